@@ -1,0 +1,27 @@
+// qkvlab: the workbench window, or a headless command (see CommandLine.h).
+
+#include "CommandLine.h"
+#include "MainWindow.h"
+
+#include <QApplication>
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+int main(int argc, char* argv[])
+{
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    const qkv::app::CommandLineOutcome outcome = qkv::app::runCommandLine(args, std::cin, std::cout, std::cerr);
+    if (outcome.handled)
+        return outcome.exitCode;
+
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("QKV Lab"));
+    QApplication::setOrganizationName(QStringLiteral("QKV Lab"));
+    QApplication::setApplicationVersion(QStringLiteral(QKV_VERSION));
+    qkv::ui::MainWindow window;
+    window.openSession(QString::fromStdString(outcome.sessionToOpen));
+    window.show();
+    return QApplication::exec();
+}

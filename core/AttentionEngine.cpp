@@ -1,0 +1,151 @@
+#include "AttentionEngine.h"
+
+#include "Error.h"
+#include "Masks.h"
+#include "Normalizers.h"
+
+#include <cmath>
+#include <string>
+
+namespace qkv {
+
+namespace {
+
+void requireFinite(const Matrix& m, int head, const char* what)
+{
+    if (!m.allFinite())
+        throw Error("heads[" + std::to_string(head) + "]." + what +
+                    ": a value overflows double precision; reduce the magnitudes in X, Z or the weights");
+}
+
+// Rows scaled to unit Euclidean length; a zero row stays zero (its cosine with anything is 0).
+void normalizeRows(const Matrix& in, Matrix& out)
+{
+    out.resize(in.rows(), in.cols());
+    for (Index r = 0; r < in.rows(); ++r) {
+        const double norm = in.row(r).stableNorm();
+        if (norm > 0)
+            out.row(r) = in.row(r) / norm;
+        else
+            out.row(r).setZero();
+    }
+}
+
+} // namespace
+
+void computeScores(ScoreFunction score, const Head& head, const Matrix& Q, const Matrix& K, Matrix& scores)
+{
+    scores.resize(Q.rows(), K.rows());
+    switch (score) {
+    case ScoreFunction::Dot:
+        scores.noalias() = Q * K.transpose();
+        break;
+    case ScoreFunction::General: {
+        const Matrix QW = Q * head.W_S;
+        scores.noalias() = QW * K.transpose();
+        break;
+    }
+    case ScoreFunction::Additive: {
+        const Matrix QW = Q * head.W_a;
+        const Matrix KU = K * head.U_a;
+        for (Index i = 0; i < Q.rows(); ++i)
+            for (Index j = 0; j < K.rows(); ++j)
+                scores(i, j) = ((QW.row(i) + KU.row(j)).array().tanh().matrix() * head.v_a).value();
+        break;
+    }
+    case ScoreFunction::Cosine: {
+        Matrix Qn, Kn;
+        normalizeRows(Q, Qn);
+        normalizeRows(K, Kn);
+        scores.noalias() = Qn * Kn.transpose();
+        scores = scores.cwiseMax(-1.0).cwiseMin(1.0); // rounding can step just outside [−1, 1]
+        break;
+    }
+    }
+}
+
+RowStats rowStatistics(const double* weights, Index m)
+{
+    RowStats stats;
+    for (Index j = 0; j < m; ++j) {
+        const double a = weights[j];
+        stats.sum += a;
+        if (a > 0) {
+            ++stats.support;
+            stats.entropy -= a * std::log(a);
+            if (a > stats.max)
+                stats.max = a;
+        }
+    }
+    return stats;
+}
+
+void computeAttention(const Session& session, AttentionResult& result)
+{
+    if (const std::string problem = validate(session); !problem.empty())
+        throw Error(problem);
+
+    const Matrix& keySide = session.keySide();
+    const Index n = session.n();
+    const Index m = session.m();
+    const Index dV = session.dV();
+    const double divisor = scaleDivisor(session.scale, session.dK());
+    const int headCount = session.headCount();
+
+    result.heads.resize(static_cast<std::size_t>(headCount));
+    result.concat.resize(n, headCount * dV);
+    NormalizerScratch scratch;
+    for (int h = 0; h < headCount; ++h) {
+        const Head& head = session.heads[static_cast<std::size_t>(h)];
+        HeadResult& out = result.heads[static_cast<std::size_t>(h)];
+        out.Q.resize(n, head.W_Q.cols());
+        out.K.resize(m, head.W_K.cols());
+        out.V.resize(m, head.W_V.cols());
+        out.Q.noalias() = session.X * head.W_Q;
+        out.K.noalias() = keySide * head.W_K;
+        out.V.noalias() = keySide * head.W_V;
+        requireFinite(out.Q, h, "Q");
+        requireFinite(out.K, h, "K");
+        requireFinite(out.V, h, "V");
+
+        computeScores(session.score, head, out.Q, out.K, out.scores);
+        requireFinite(out.scores, h, "scores");
+        out.scaled.resize(n, m);
+        out.scaled.noalias() = out.scores / divisor;
+        requireFinite(out.scaled, h, "scaled");
+
+        buildMask(session, out.allowed);
+        out.weights.resize(n, m);
+        out.rowStats.resize(static_cast<std::size_t>(n));
+        out.emptyRows.clear();
+        for (Index i = 0; i < n; ++i) {
+            normalizeRow(session.normalizer, out.scaled.row(i).data(), out.allowed.row(i).data(), m,
+                         session.temperature, out.weights.row(i).data(), scratch);
+            out.rowStats[static_cast<std::size_t>(i)] = rowStatistics(out.weights.row(i).data(), m);
+            if ((out.allowed.row(i).array() == 0).all())
+                out.emptyRows.push_back(i);
+        }
+
+        out.output.resize(n, out.V.cols());
+        out.output.noalias() = out.weights * out.V;
+        result.concat.middleCols(h * dV, dV) = out.output;
+    }
+
+    if (session.W_O) {
+        result.output.resize(n, session.W_O->cols());
+        result.output.noalias() = result.concat * *session.W_O;
+        if (!result.output.allFinite())
+            throw Error("W_O: the output overflows double precision; reduce the magnitudes in W_O");
+    } else {
+        result.output = result.concat;
+    }
+}
+
+AttentionResult computeAttention(const Session& session)
+{
+    AttentionResult result;
+    computeAttention(session, result);
+    return result;
+}
+
+} // namespace qkv

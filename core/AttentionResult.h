@@ -1,0 +1,43 @@
+#pragma once
+/// @file
+/// Everything the engine computes for a session: every intermediate matrix of every head, the
+/// concatenation, the final output and per-row statistics. A plain value, safe to hand across threads.
+
+#include "EigenTypes.h"
+
+#include <vector>
+
+namespace qkv {
+
+struct RowStats {
+    double entropy = 0.0; ///< −Σ a ln a, with 0 ln 0 = 0
+    Index support = 0;    ///< number of a > 0
+    double max = 0.0;
+    double sum = 0.0;
+
+    friend bool operator==(const RowStats& a, const RowStats& b)
+    {
+        return a.entropy == b.entropy && a.support == b.support && a.max == b.max && a.sum == b.sum;
+    }
+};
+
+struct HeadResult {
+    Matrix Q;           ///< n × d_k
+    Matrix K;           ///< m × d_k
+    Matrix V;           ///< m × d_v
+    Matrix scores;      ///< n × m, s(q_i, k_j)
+    Matrix scaled;      ///< n × m, scores / scale
+    MaskMatrix allowed; ///< n × m, 1 where attention is allowed
+    Matrix weights;     ///< n × m, the normalized rows
+    Matrix output;      ///< n × d_v, weights · V
+    std::vector<RowStats> rowStats;
+    std::vector<Index> emptyRows; ///< rows with no allowed key (all-zero weights)
+};
+
+struct AttentionResult {
+    std::vector<HeadResult> heads;
+    Matrix concat; ///< n × (H·d_v)
+    Matrix output; ///< concat · W_O, or concat when there is no W_O
+};
+
+} // namespace qkv

@@ -1,0 +1,10 @@
+# Writes a C++ file holding each example session's JSON text as a raw string literal.
+set(body "// Generated from resources/examples by EmbedExamples.cmake. Do not edit.\n#include <string>\n#include <utility>\n#include <vector>\n\nnamespace qkv::detail {\nconst std::vector<std::pair<std::string, std::string>>& embeddedExamples()\n{\n    static const std::vector<std::pair<std::string, std::string>> examples = {\n")
+foreach(input IN LISTS INPUTS)
+  get_filename_component(fileName "${input}" NAME)
+  string(REGEX REPLACE "\\.qkv\\.json$" "" name "${fileName}")
+  file(READ "${input}" text)
+  string(APPEND body "        {\"${name}\", R\"qkvjson(${text})qkvjson\"},\n")
+endforeach()
+string(APPEND body "    };\n    return examples;\n}\n} // namespace qkv::detail\n")
+file(WRITE "${OUTPUT}" "${body}")

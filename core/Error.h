@@ -1,0 +1,15 @@
+#pragma once
+/// @file
+/// The one exception the engine throws: a refused session or file, with a message that names the key path.
+
+#include <stdexcept>
+#include <string>
+
+namespace qkv {
+
+class Error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+} // namespace qkv

@@ -1,0 +1,221 @@
+#include "Session.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace qkv {
+
+Scale defaultScale(ScoreFunction score)
+{
+    Scale scale;
+    scale.kind = (score == ScoreFunction::Dot || score == ScoreFunction::General) ? Scale::Kind::SqrtDk
+                                                                                  : Scale::Kind::None;
+    return scale;
+}
+
+double scaleDivisor(const Scale& scale, Index dK)
+{
+    switch (scale.kind) {
+    case Scale::Kind::SqrtDk:
+        return std::sqrt(static_cast<double>(dK));
+    case Scale::Kind::None:
+        return 1.0;
+    case Scale::Kind::Constant:
+        return scale.value;
+    }
+    return 1.0;
+}
+
+namespace {
+
+template <typename Enum, std::size_t N>
+const char* nameOf(Enum value, const char* const (&names)[N])
+{
+    const auto index = static_cast<std::size_t>(value);
+    return index < N ? names[index] : "?";
+}
+
+template <typename Enum, std::size_t N>
+std::optional<Enum> valueOf(const std::string& name, const char* const (&names)[N])
+{
+    for (std::size_t i = 0; i < N; ++i)
+        if (name == names[i])
+            return static_cast<Enum>(i);
+    return std::nullopt;
+}
+
+// Order matches the enums.
+const char* const scoreNames[] = {"dot", "general", "additive", "cosine"};
+const char* const maskNames[] = {"none", "causal", "prefix", "sliding", "custom"};
+const char* const normalizerNames[] = {"softmax", "sparsemax", "entmax", "sigmoid", "hardmax"};
+
+std::string describe(const std::string& path, const std::string& problem)
+{
+    return path + ": " + problem;
+}
+
+// "expected R × C, found r × c" style checks for one matrix.
+std::string checkShape(const std::string& path, const Matrix& m, Index rows, Index cols)
+{
+    std::ostringstream out;
+    if (m.rows() != rows)
+        out << path << ": expected " << rows << " rows, found " << m.rows();
+    else if (m.cols() != cols)
+        out << path << ": expected " << cols << " columns, found " << m.cols();
+    else if (!m.allFinite())
+        out << path << ": contains a number that is not finite";
+    return out.str();
+}
+
+std::string checkDimension(const std::string& path, Index value, Index max)
+{
+    if (value < 1 || value > max) {
+        std::ostringstream out;
+        out << path << ": " << value << " is outside the allowed range 1 to " << max;
+        return out.str();
+    }
+    return {};
+}
+
+} // namespace
+
+const char* toString(ScoreFunction score) { return nameOf(score, scoreNames); }
+const char* toString(MaskType type) { return nameOf(type, maskNames); }
+const char* toString(NormalizerType type) { return nameOf(type, normalizerNames); }
+std::optional<ScoreFunction> scoreFromString(const std::string& name)
+{
+    return valueOf<ScoreFunction>(name, scoreNames);
+}
+std::optional<MaskType> maskTypeFromString(const std::string& name)
+{
+    return valueOf<MaskType>(name, maskNames);
+}
+std::optional<NormalizerType> normalizerFromString(const std::string& name)
+{
+    return valueOf<NormalizerType>(name, normalizerNames);
+}
+
+std::string validate(const Session& s)
+{
+    const Index n = s.X.rows();
+    const Index dModel = s.X.cols();
+    std::string problem;
+    if (!(problem = checkDimension("X (rows)", n, Limits::maxTokens)).empty())
+        return problem;
+    if (!(problem = checkDimension("X (columns, d_model)", dModel, Limits::maxDimension)).empty())
+        return problem;
+    if (!s.X.allFinite())
+        return describe("X", "contains a number that is not finite");
+    if (static_cast<Index>(s.tokens.size()) != n)
+        return describe("tokens", "expected " + std::to_string(n) + " tokens (one per row of X), found " +
+                                      std::to_string(s.tokens.size()));
+    if (static_cast<Index>(s.pad.size()) != n)
+        return describe("pad", "expected " + std::to_string(n) + " flags, found " + std::to_string(s.pad.size()));
+
+    Index m = n;
+    if (s.context) {
+        const Context& c = *s.context;
+        m = c.Z.rows();
+        if (!(problem = checkDimension("context.Z (rows)", m, Limits::maxTokens)).empty())
+            return problem;
+        if (!(problem = checkShape("context.Z", c.Z, m, dModel)).empty())
+            return problem;
+        if (static_cast<Index>(c.tokens.size()) != m)
+            return describe("context.tokens", "expected " + std::to_string(m) +
+                                                  " tokens (one per row of context.Z), found " +
+                                                  std::to_string(c.tokens.size()));
+        if (static_cast<Index>(c.pad.size()) != m)
+            return describe("context.pad",
+                            "expected " + std::to_string(m) + " flags, found " + std::to_string(c.pad.size()));
+    }
+
+    if (s.heads.empty() || static_cast<int>(s.heads.size()) > Limits::maxHeads)
+        return describe("heads", "expected 1 to " + std::to_string(Limits::maxHeads) + " heads, found " +
+                                     std::to_string(s.heads.size()));
+    const Index dK = s.heads.front().W_Q.cols();
+    const Index dV = s.heads.front().W_V.cols();
+    if (!(problem = checkDimension("heads[0].W_Q (columns, d_k)", dK, Limits::maxDimension)).empty())
+        return problem;
+    if (!(problem = checkDimension("heads[0].W_V (columns, d_v)", dV, Limits::maxDimension)).empty())
+        return problem;
+    Index dA = 0;
+    for (std::size_t h = 0; h < s.heads.size(); ++h) {
+        const Head& head = s.heads[h];
+        const std::string at = "heads[" + std::to_string(h) + "].";
+        if (!(problem = checkShape(at + "W_Q", head.W_Q, dModel, dK)).empty() ||
+            !(problem = checkShape(at + "W_K", head.W_K, dModel, dK)).empty() ||
+            !(problem = checkShape(at + "W_V", head.W_V, dModel, dV)).empty())
+            return problem;
+        if (s.score == ScoreFunction::General) {
+            if (head.W_S.size() == 0)
+                return describe(at + "W_S", "missing (the general score needs a d_k × d_k matrix)");
+            if (!(problem = checkShape(at + "W_S", head.W_S, dK, dK)).empty())
+                return problem;
+        }
+        if (s.score == ScoreFunction::Additive) {
+            if (head.W_a.size() == 0)
+                return describe(at + "W_a", "missing (the additive score needs W_a, U_a and v_a)");
+            if (head.U_a.size() == 0)
+                return describe(at + "U_a", "missing (the additive score needs W_a, U_a and v_a)");
+            if (head.v_a.size() == 0)
+                return describe(at + "v_a", "missing (the additive score needs W_a, U_a and v_a)");
+            if (h == 0)
+                dA = head.W_a.cols();
+            if (!(problem = checkDimension(at + "W_a (columns, d_a)", head.W_a.cols(), Limits::maxDimension))
+                     .empty())
+                return problem;
+            if (!(problem = checkShape(at + "W_a", head.W_a, dK, dA)).empty() ||
+                !(problem = checkShape(at + "U_a", head.U_a, dK, dA)).empty())
+                return problem;
+            if (head.v_a.size() != dA)
+                return describe(at + "v_a", "expected " + std::to_string(dA) + " numbers, found " +
+                                                std::to_string(head.v_a.size()));
+            if (!head.v_a.allFinite())
+                return describe(at + "v_a", "contains a number that is not finite");
+        }
+    }
+
+    if (s.W_O) {
+        const Index concatWidth = static_cast<Index>(s.heads.size()) * dV;
+        if (!(problem = checkDimension("W_O (columns, d_out)", s.W_O->cols(), Limits::maxDimension)).empty())
+            return problem;
+        if (!(problem = checkShape("W_O", *s.W_O, concatWidth, s.W_O->cols())).empty())
+            return problem;
+    }
+
+    if (s.scale.kind == Scale::Kind::Constant && !(std::isfinite(s.scale.value) && s.scale.value > 0))
+        return describe("scale", "expected \"sqrt_dk\", \"none\" or a finite number > 0");
+    if (!(std::isfinite(s.temperature) && s.temperature > 0))
+        return describe("temperature", "expected a finite number > 0");
+
+    switch (s.mask.type) {
+    case MaskType::Prefix:
+        if (s.mask.prefixLength < 0)
+            return describe("mask.prefix_length", "expected a whole number ≥ 0");
+        break;
+    case MaskType::Sliding:
+        if (s.mask.window < 1)
+            return describe("mask.window", "expected a whole number ≥ 1");
+        break;
+    case MaskType::Custom:
+        if (s.mask.allowed.rows() != n)
+            return describe("mask.allowed", "expected " + std::to_string(n) + " rows, found " +
+                                                std::to_string(s.mask.allowed.rows()));
+        if (s.mask.allowed.cols() != m)
+            return describe("mask.allowed", "expected " + std::to_string(m) + " columns, found " +
+                                                std::to_string(s.mask.allowed.cols()));
+        if ((s.mask.allowed.array() > 1).any())
+            return describe("mask.allowed", "expected only 0 and 1");
+        break;
+    case MaskType::None:
+    case MaskType::Causal:
+        break;
+    }
+
+    if (s.normalizer.type == NormalizerType::Entmax &&
+        !(std::isfinite(s.normalizer.alpha) && s.normalizer.alpha >= 1.0))
+        return describe("normalizer.alpha", "expected a finite number ≥ 1");
+    return {};
+}
+
+} // namespace qkv

@@ -1,0 +1,144 @@
+#pragma once
+/// @file
+/// The session: everything a person can edit, as one value type. The engine reads it; the session file
+/// stores it; the window's document owns one.
+
+#include "EigenTypes.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qkv {
+
+/// Size limits from the spec (section 5).
+struct Limits {
+    static constexpr Index maxTokens = 4096;    ///< n and m
+    static constexpr Index maxDimension = 4096; ///< d_model, d_k, d_v, d_a, d_out
+    static constexpr int maxHeads = 64;
+};
+
+enum class ScoreFunction { Dot, General, Additive, Cosine };
+enum class MaskType { None, Causal, Prefix, Sliding, Custom };
+enum class NormalizerType { Softmax, Sparsemax, Entmax, Sigmoid, Hardmax };
+
+/// How the raw scores are divided: by √d_k, by 1, or by a positive number.
+struct Scale {
+    enum class Kind { SqrtDk, None, Constant };
+    Kind kind = Kind::SqrtDk;
+    double value = 1.0; ///< only for Kind::Constant
+
+    friend bool operator==(const Scale& a, const Scale& b)
+    {
+        return a.kind == b.kind && (a.kind != Kind::Constant || a.value == b.value);
+    }
+};
+
+struct MaskSpec {
+    MaskType type = MaskType::None;
+    Index prefixLength = 0; ///< prefix: keys j < prefixLength are always visible
+    Index window = 1;       ///< sliding: i − j < window
+    MaskMatrix allowed;     ///< custom: n × m of 0/1
+
+    friend bool operator==(const MaskSpec& a, const MaskSpec& b)
+    {
+        return a.type == b.type && a.prefixLength == b.prefixLength && a.window == b.window &&
+               a.allowed == b.allowed;
+    }
+};
+
+struct NormalizerSpec {
+    NormalizerType type = NormalizerType::Softmax;
+    double alpha = 1.5; ///< entmax only; α ≥ 1
+
+    friend bool operator==(const NormalizerSpec& a, const NormalizerSpec& b)
+    {
+        return a.type == b.type && a.alpha == b.alpha;
+    }
+};
+
+/// One attention head's parameters. The score parameters are empty unless the score function needs them.
+struct Head {
+    Matrix W_Q; ///< d_model × d_k
+    Matrix W_K; ///< d_model × d_k
+    Matrix W_V; ///< d_model × d_v
+    Matrix W_S; ///< general: d_k × d_k
+    Matrix W_a; ///< additive: d_k × d_a
+    Matrix U_a; ///< additive: d_k × d_a
+    Vector v_a; ///< additive: d_a
+
+    friend bool operator==(const Head& a, const Head& b)
+    {
+        return a.W_Q == b.W_Q && a.W_K == b.W_K && a.W_V == b.W_V && a.W_S == b.W_S && a.W_a == b.W_a &&
+               a.U_a == b.U_a && a.v_a == b.v_a;
+    }
+};
+
+/// The key/value-side sequence of cross-attention.
+struct Context {
+    std::vector<std::string> tokens; ///< m labels
+    Matrix Z;                        ///< m × d_model
+    std::vector<bool> pad;           ///< m flags
+
+    friend bool operator==(const Context& a, const Context& b)
+    {
+        return a.tokens == b.tokens && a.Z == b.Z && a.pad == b.pad;
+    }
+};
+
+struct Session {
+    std::string title;
+    std::vector<std::string> tokens; ///< n labels
+    std::vector<bool> pad;           ///< n flags (all false when the file has none)
+    Matrix X;                        ///< n × d_model
+    std::optional<Context> context;  ///< present ⇒ cross-attention
+    std::vector<Head> heads;
+    std::optional<Matrix> W_O; ///< (H·d_v) × d_out
+    ScoreFunction score = ScoreFunction::Dot;
+    Scale scale;
+    double temperature = 1.0;
+    MaskSpec mask;
+    NormalizerSpec normalizer;
+    /// Keys the engine does not know (including `view`), kept as compact JSON text so a round trip
+    /// preserves them. Empty when there are none. Managed by SessionFile.
+    std::string preservedJson;
+
+    Index n() const { return X.rows(); }
+    Index m() const { return context ? context->Z.rows() : X.rows(); }
+    Index dModel() const { return X.cols(); }
+    Index dK() const { return heads.empty() ? 0 : heads.front().W_Q.cols(); }
+    Index dV() const { return heads.empty() ? 0 : heads.front().W_V.cols(); }
+    int headCount() const { return static_cast<int>(heads.size()); }
+    /// The key/value side: Z for cross-attention, X otherwise.
+    const Matrix& keySide() const { return context ? context->Z : X; }
+    const std::vector<std::string>& keyTokens() const { return context ? context->tokens : tokens; }
+    const std::vector<bool>& keyPad() const { return context ? context->pad : pad; }
+
+    friend bool operator==(const Session& a, const Session& b)
+    {
+        return a.title == b.title && a.tokens == b.tokens && a.pad == b.pad && a.X == b.X &&
+               a.context == b.context && a.heads == b.heads && a.W_O == b.W_O && a.score == b.score &&
+               a.scale == b.scale && a.temperature == b.temperature && a.mask == b.mask &&
+               a.normalizer == b.normalizer && a.preservedJson == b.preservedJson;
+    }
+};
+
+/// The default scale for a score function: √d_k for dot and general, none for additive and cosine.
+Scale defaultScale(ScoreFunction score);
+
+/// The number the scores are divided by.
+double scaleDivisor(const Scale& scale, Index dK);
+
+/// Names as written in the session file ("dot", "causal", "entmax", ...).
+const char* toString(ScoreFunction score);
+const char* toString(MaskType type);
+const char* toString(NormalizerType type);
+std::optional<ScoreFunction> scoreFromString(const std::string& name);
+std::optional<MaskType> maskTypeFromString(const std::string& name);
+std::optional<NormalizerType> normalizerFromString(const std::string& name);
+
+/// Checks every shape, option and limit. Returns the first problem as "key.path: what is wrong",
+/// or an empty string when the session is valid.
+std::string validate(const Session& session);
+
+} // namespace qkv

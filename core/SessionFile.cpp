@@ -1,0 +1,606 @@
+#include "SessionFile.h"
+
+#include "Error.h"
+#include "JsonText.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace qkv {
+
+namespace {
+
+using json::Json;
+
+constexpr const char* formatName = "qkvlab-session";
+constexpr int currentVersion = 1;
+
+[[noreturn]] void refuse(const std::string& path, const std::string& problem)
+{
+    throw Error(path + ": " + problem);
+}
+
+std::string typeName(const Json& value)
+{
+    switch (value.type()) {
+    case Json::value_t::null:
+        return "null";
+    case Json::value_t::boolean:
+        return "a boolean";
+    case Json::value_t::string:
+        return "a string";
+    case Json::value_t::array:
+        return "an array";
+    case Json::value_t::object:
+        return "an object";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+    case Json::value_t::number_float:
+        return "a number";
+    default:
+        return "an unsupported value";
+    }
+}
+
+[[noreturn]] void wrongType(const std::string& path, const char* expected, const Json& found)
+{
+    refuse(path, std::string("expected ") + expected + ", found " + typeName(found));
+}
+
+const Json& require(const Json& object, const std::string& objectPath, const char* key)
+{
+    const auto it = object.find(key);
+    if (it == object.end())
+        refuse(objectPath.empty() ? key : objectPath + "." + key, "missing");
+    return *it;
+}
+
+double readNumber(const Json& value, const std::string& path)
+{
+    if (!value.is_number())
+        wrongType(path, "a number", value);
+    const double number = value.get<double>();
+    if (!std::isfinite(number))
+        refuse(path, "not a finite number");
+    return number;
+}
+
+Index readWholeNumber(const Json& value, const std::string& path, Index min)
+{
+    const double number = readNumber(value, path);
+    if (number != std::floor(number) || number < static_cast<double>(min) || number > 1e9)
+        refuse(path, "expected a whole number ≥ " + std::to_string(min) + ", found " + value.dump());
+    return static_cast<Index>(number);
+}
+
+std::string readString(const Json& value, const std::string& path)
+{
+    if (!value.is_string())
+        wrongType(path, "a string", value);
+    return value.get<std::string>();
+}
+
+const Json& requireObject(const Json& value, const std::string& path)
+{
+    if (!value.is_object())
+        wrongType(path, "an object", value);
+    return value;
+}
+
+void checkCount(const std::string& path, std::size_t count, const char* what, Index max)
+{
+    if (count < 1 || static_cast<Index>(count) > max)
+        refuse(path, "expected 1 to " + std::to_string(max) + " " + what + ", found " + std::to_string(count));
+}
+
+/// A matrix as an array of rows. `rows`/`cols` of −1 mean "any" (within the limits); otherwise the
+/// shape must match exactly.
+Matrix readMatrix(const Json& value, const std::string& path, Index rows, Index cols, Index maxRows,
+                  Index maxCols)
+{
+    if (!value.is_array())
+        wrongType(path, "an array of rows", value);
+    const auto rowCount = static_cast<Index>(value.size());
+    if (rows >= 0 && rowCount != rows)
+        refuse(path, "expected " + std::to_string(rows) + " rows, found " + std::to_string(rowCount));
+    checkCount(path, value.size(), "rows", maxRows);
+    const Json& first = value.front();
+    if (!first.is_array())
+        wrongType(path + "[0]", "an array of numbers", first);
+    const auto colCount = static_cast<Index>(first.size());
+    if (cols >= 0 && colCount != cols)
+        refuse(path, "expected " + std::to_string(cols) + " columns, found " + std::to_string(colCount));
+    checkCount(path + "[0]", first.size(), "columns", maxCols);
+    Matrix matrix(rowCount, colCount);
+    for (Index r = 0; r < rowCount; ++r) {
+        const Json& row = value[static_cast<std::size_t>(r)];
+        const std::string rowPath = path + "[" + std::to_string(r) + "]";
+        if (!row.is_array())
+            wrongType(rowPath, "an array of numbers", row);
+        if (static_cast<Index>(row.size()) != colCount)
+            refuse(rowPath, "expected " + std::to_string(colCount) + " numbers (like row 0), found " +
+                                std::to_string(row.size()));
+        for (Index c = 0; c < colCount; ++c)
+            matrix(r, c) = readNumber(row[static_cast<std::size_t>(c)], rowPath + "[" + std::to_string(c) + "]");
+    }
+    return matrix;
+}
+
+Vector readVector(const Json& value, const std::string& path, Index size)
+{
+    if (!value.is_array())
+        wrongType(path, "an array of numbers", value);
+    if (static_cast<Index>(value.size()) != size)
+        refuse(path, "expected " + std::to_string(size) + " numbers, found " + std::to_string(value.size()));
+    Vector vector(size);
+    for (Index i = 0; i < size; ++i)
+        vector(i) = readNumber(value[static_cast<std::size_t>(i)], path + "[" + std::to_string(i) + "]");
+    return vector;
+}
+
+std::vector<std::string> readTokens(const Json& value, const std::string& path, Index count)
+{
+    if (!value.is_array())
+        wrongType(path, "an array of strings", value);
+    if (static_cast<Index>(value.size()) != count)
+        refuse(path, "expected " + std::to_string(count) + " tokens (one per row), found " +
+                         std::to_string(value.size()));
+    std::vector<std::string> tokens;
+    tokens.reserve(value.size());
+    for (std::size_t i = 0; i < value.size(); ++i)
+        tokens.push_back(readString(value[i], path + "[" + std::to_string(i) + "]"));
+    return tokens;
+}
+
+std::vector<bool> readPad(const Json* value, const std::string& path, Index count)
+{
+    std::vector<bool> pad(static_cast<std::size_t>(count), false);
+    if (!value)
+        return pad;
+    if (!value->is_array())
+        wrongType(path, "an array of booleans", *value);
+    if (static_cast<Index>(value->size()) != count)
+        refuse(path, "expected " + std::to_string(count) + " flags (one per token), found " +
+                         std::to_string(value->size()));
+    for (std::size_t i = 0; i < value->size(); ++i) {
+        const Json& flag = (*value)[i];
+        if (!flag.is_boolean())
+            wrongType(path + "[" + std::to_string(i) + "]", "true or false", flag);
+        pad[i] = flag.get<bool>();
+    }
+    return pad;
+}
+
+const Json* find(const Json& object, const char* key)
+{
+    const auto it = object.find(key);
+    return it == object.end() ? nullptr : &*it;
+}
+
+/// Copies the keys of `object` that are not in `known` into `extras`.
+void keepUnknown(const Json& object, std::initializer_list<const char*> known, Json& extras)
+{
+    for (auto it = object.begin(); it != object.end(); ++it) {
+        bool isKnown = false;
+        for (const char* key : known)
+            isKnown = isKnown || it.key() == key;
+        if (!isKnown)
+            extras[it.key()] = it.value();
+    }
+}
+
+MaskSpec readMask(const Json& value, Index n, Index m, Json& extras)
+{
+    requireObject(value, "mask");
+    MaskSpec mask;
+    const std::string typeText = readString(require(value, "mask", "type"), "mask.type");
+    const auto type = maskTypeFromString(typeText);
+    if (!type)
+        refuse("mask.type", "unknown mask \"" + typeText + "\" (expected none, causal, prefix, sliding or custom)");
+    mask.type = *type;
+    if (const Json* p = find(value, "prefix_length"))
+        mask.prefixLength = readWholeNumber(*p, "mask.prefix_length", 0);
+    if (const Json* w = find(value, "window"))
+        mask.window = readWholeNumber(*w, "mask.window", 1);
+    if (const Json* allowed = find(value, "allowed")) {
+        if (!allowed->is_array())
+            wrongType("mask.allowed", "an array of rows", *allowed);
+        if (static_cast<Index>(allowed->size()) != n)
+            refuse("mask.allowed", "expected " + std::to_string(n) + " rows, found " + std::to_string(allowed->size()));
+        mask.allowed.resize(n, m);
+        for (Index i = 0; i < n; ++i) {
+            const Json& row = (*allowed)[static_cast<std::size_t>(i)];
+            const std::string rowPath = "mask.allowed[" + std::to_string(i) + "]";
+            if (!row.is_array())
+                wrongType(rowPath, "an array of 0 and 1", row);
+            if (static_cast<Index>(row.size()) != m)
+                refuse(rowPath, "expected " + std::to_string(m) + " entries (one per key), found " +
+                                    std::to_string(row.size()));
+            for (Index j = 0; j < m; ++j) {
+                const Json& cell = row[static_cast<std::size_t>(j)];
+                const std::string cellPath = rowPath + "[" + std::to_string(j) + "]";
+                if (cell.is_boolean())
+                    mask.allowed(i, j) = cell.get<bool>() ? 1 : 0;
+                else if (cell.is_number() && (cell.get<double>() == 0.0 || cell.get<double>() == 1.0))
+                    mask.allowed(i, j) = cell.get<double>() == 1.0 ? 1 : 0;
+                else
+                    refuse(cellPath, "expected 0 or 1, found " + cell.dump());
+            }
+        }
+    } else if (mask.type == MaskType::Custom) {
+        refuse("mask.allowed", "missing (a custom mask needs an n × m matrix of 0 and 1)");
+    }
+    Json unknown = Json::object();
+    keepUnknown(value, {"type", "prefix_length", "window", "allowed"}, unknown);
+    if (!unknown.empty())
+        extras["mask"] = unknown;
+    return mask;
+}
+
+NormalizerSpec readNormalizer(const Json& value, Json& extras)
+{
+    requireObject(value, "normalizer");
+    NormalizerSpec normalizer;
+    const std::string typeText = readString(require(value, "normalizer", "type"), "normalizer.type");
+    const auto type = normalizerFromString(typeText);
+    if (!type)
+        refuse("normalizer.type", "unknown normalizer \"" + typeText +
+                                      "\" (expected softmax, sparsemax, entmax, sigmoid or hardmax)");
+    normalizer.type = *type;
+    if (const Json* alpha = find(value, "alpha")) {
+        normalizer.alpha = readNumber(*alpha, "normalizer.alpha");
+        if (normalizer.alpha < 1.0)
+            refuse("normalizer.alpha", "expected a number ≥ 1, found " + alpha->dump());
+    }
+    Json unknown = Json::object();
+    keepUnknown(value, {"type", "alpha"}, unknown);
+    if (!unknown.empty())
+        extras["normalizer"] = unknown;
+    return normalizer;
+}
+
+Scale readScale(const Json& value)
+{
+    Scale scale;
+    if (value.is_string()) {
+        const std::string text = value.get<std::string>();
+        if (text == "sqrt_dk")
+            scale.kind = Scale::Kind::SqrtDk;
+        else if (text == "none")
+            scale.kind = Scale::Kind::None;
+        else
+            refuse("scale", "unknown scale \"" + text + "\" (expected \"sqrt_dk\", \"none\" or a number > 0)");
+        return scale;
+    }
+    scale.kind = Scale::Kind::Constant;
+    scale.value = readNumber(value, "scale");
+    if (scale.value <= 0)
+        refuse("scale", "expected a number > 0, found " + value.dump());
+    return scale;
+}
+
+Session sessionFromJson(const Json& root)
+{
+    requireObject(root, "(file)");
+    const Json& format = require(root, "", "format");
+    if (!format.is_string() || format.get<std::string>() != formatName)
+        refuse("format", std::string("expected \"") + formatName + "\", found " + format.dump());
+    const Json& version = require(root, "", "version");
+    if (!version.is_number_integer() && !version.is_number_unsigned())
+        wrongType("version", "a whole number", version);
+    if (version.get<long long>() > currentVersion)
+        refuse("version", "this file is version " + version.dump() + ", made by a newer QKV Lab; this one reads version " +
+                              std::to_string(currentVersion));
+    if (version.get<long long>() < 1)
+        refuse("version", "expected 1, found " + version.dump());
+
+    Session s;
+    Json extras = Json::object();
+    s.title = readString(require(root, "", "title"), "title");
+
+    s.X = readMatrix(require(root, "", "X"), "X", -1, -1, Limits::maxTokens, Limits::maxDimension);
+    const Index n = s.X.rows();
+    const Index dModel = s.X.cols();
+    s.tokens = readTokens(require(root, "", "tokens"), "tokens", n);
+    s.pad = readPad(find(root, "pad"), "pad", n);
+
+    Index m = n;
+    if (const Json* context = find(root, "context")) {
+        requireObject(*context, "context");
+        Context c;
+        c.Z = readMatrix(require(*context, "context", "Z"), "context.Z", -1, dModel, Limits::maxTokens,
+                         Limits::maxDimension);
+        m = c.Z.rows();
+        c.tokens = readTokens(require(*context, "context", "tokens"), "context.tokens", m);
+        c.pad = readPad(find(*context, "pad"), "context.pad", m);
+        Json unknown = Json::object();
+        keepUnknown(*context, {"tokens", "Z", "pad"}, unknown);
+        if (!unknown.empty())
+            extras["context"] = unknown;
+        s.context = std::move(c);
+    }
+
+    const Json& heads = require(root, "", "heads");
+    if (!heads.is_array())
+        wrongType("heads", "an array of heads", heads);
+    checkCount("heads", heads.size(), "heads", Limits::maxHeads);
+    Index dK = -1, dV = -1, dA = -1;
+    Json headExtras = Json::array();
+    bool anyHeadExtras = false;
+    for (std::size_t h = 0; h < heads.size(); ++h) {
+        const std::string at = "heads[" + std::to_string(h) + "]";
+        const Json& headJson = requireObject(heads[h], at);
+        Head head;
+        head.W_Q = readMatrix(require(headJson, at, "W_Q"), at + ".W_Q", dModel, dK, Limits::maxDimension,
+                              Limits::maxDimension);
+        dK = head.W_Q.cols();
+        head.W_K = readMatrix(require(headJson, at, "W_K"), at + ".W_K", dModel, dK, Limits::maxDimension,
+                              Limits::maxDimension);
+        head.W_V = readMatrix(require(headJson, at, "W_V"), at + ".W_V", dModel, dV, Limits::maxDimension,
+                              Limits::maxDimension);
+        dV = head.W_V.cols();
+        if (const Json* ws = find(headJson, "W_S"))
+            head.W_S = readMatrix(*ws, at + ".W_S", dK, dK, Limits::maxDimension, Limits::maxDimension);
+        if (const Json* wa = find(headJson, "W_a")) {
+            head.W_a = readMatrix(*wa, at + ".W_a", dK, dA, Limits::maxDimension, Limits::maxDimension);
+            dA = head.W_a.cols();
+        }
+        if (const Json* ua = find(headJson, "U_a")) {
+            head.U_a = readMatrix(*ua, at + ".U_a", dK, dA, Limits::maxDimension, Limits::maxDimension);
+            dA = head.U_a.cols();
+        }
+        if (const Json* va = find(headJson, "v_a")) {
+            if (dA < 0)
+                refuse(at + ".v_a", "needs W_a and U_a beside it");
+            head.v_a = readVector(*va, at + ".v_a", dA);
+        }
+        Json unknown = Json::object();
+        keepUnknown(headJson, {"W_Q", "W_K", "W_V", "W_S", "W_a", "U_a", "v_a"}, unknown);
+        anyHeadExtras = anyHeadExtras || !unknown.empty();
+        headExtras.push_back(unknown);
+        s.heads.push_back(std::move(head));
+    }
+    if (anyHeadExtras)
+        extras["heads"] = headExtras;
+
+    if (const Json* wo = find(root, "W_O"))
+        s.W_O = readMatrix(*wo, "W_O", static_cast<Index>(heads.size()) * dV, -1,
+                           static_cast<Index>(heads.size()) * dV, Limits::maxDimension);
+
+    const std::string scoreText = readString(require(root, "", "score"), "score");
+    const auto score = scoreFromString(scoreText);
+    if (!score)
+        refuse("score", "unknown score \"" + scoreText + "\" (expected dot, general, additive or cosine)");
+    s.score = *score;
+    s.scale = defaultScale(s.score);
+    if (const Json* scale = find(root, "scale"))
+        s.scale = readScale(*scale);
+    if (const Json* temperature = find(root, "temperature")) {
+        s.temperature = readNumber(*temperature, "temperature");
+        if (s.temperature <= 0)
+            refuse("temperature", "expected a number > 0, found " + temperature->dump());
+    }
+    if (const Json* mask = find(root, "mask"))
+        s.mask = readMask(*mask, n, m, extras);
+    if (const Json* normalizer = find(root, "normalizer"))
+        s.normalizer = readNormalizer(*normalizer, extras);
+    if (const Json* view = find(root, "view"))
+        requireObject(*view, "view");
+
+    keepUnknown(root,
+                {"format", "version", "title", "tokens", "pad", "X", "context", "heads", "W_O", "score", "scale",
+                 "temperature", "mask", "normalizer"},
+                extras);
+    if (!extras.empty())
+        s.preservedJson = extras.dump();
+
+    // Everything the reader could not see on its own (score parameters needed by the score, ...).
+    if (const std::string problem = validate(s); !problem.empty())
+        throw Error(problem);
+    return s;
+}
+
+Json sessionToJson(const Session& s)
+{
+    const Json extras = s.preservedJson.empty() ? Json::object() : Json::parse(s.preservedJson);
+    const auto mergeExtras = [](Json& target, const Json* source) {
+        if (source && source->is_object())
+            for (auto it = source->begin(); it != source->end(); ++it)
+                target[it.key()] = it.value();
+    };
+    Json root = Json::object();
+    root["format"] = formatName;
+    root["version"] = currentVersion;
+    root["title"] = s.title;
+    root["tokens"] = s.tokens;
+    root["pad"] = s.pad;
+    root["X"] = json::matrix(s.X);
+    if (s.context) {
+        Json context = Json::object();
+        context["tokens"] = s.context->tokens;
+        context["pad"] = s.context->pad;
+        context["Z"] = json::matrix(s.context->Z);
+        mergeExtras(context, find(extras, "context"));
+        root["context"] = std::move(context);
+    }
+    Json heads = Json::array();
+    const Json* headExtras = find(extras, "heads");
+    for (std::size_t h = 0; h < s.heads.size(); ++h) {
+        const Head& head = s.heads[h];
+        Json headJson = Json::object();
+        headJson["W_Q"] = json::matrix(head.W_Q);
+        headJson["W_K"] = json::matrix(head.W_K);
+        headJson["W_V"] = json::matrix(head.W_V);
+        if (head.W_S.size() > 0)
+            headJson["W_S"] = json::matrix(head.W_S);
+        if (head.W_a.size() > 0)
+            headJson["W_a"] = json::matrix(head.W_a);
+        if (head.U_a.size() > 0)
+            headJson["U_a"] = json::matrix(head.U_a);
+        if (head.v_a.size() > 0)
+            headJson["v_a"] = std::vector<double>(head.v_a.data(), head.v_a.data() + head.v_a.size());
+        if (headExtras && headExtras->is_array() && h < headExtras->size())
+            mergeExtras(headJson, &(*headExtras)[h]);
+        heads.push_back(std::move(headJson));
+    }
+    root["heads"] = std::move(heads);
+    if (s.W_O)
+        root["W_O"] = json::matrix(*s.W_O);
+    root["score"] = toString(s.score);
+    switch (s.scale.kind) {
+    case Scale::Kind::SqrtDk:
+        root["scale"] = "sqrt_dk";
+        break;
+    case Scale::Kind::None:
+        root["scale"] = "none";
+        break;
+    case Scale::Kind::Constant:
+        root["scale"] = s.scale.value;
+        break;
+    }
+    root["temperature"] = s.temperature;
+    Json mask = Json::object();
+    mask["type"] = toString(s.mask.type);
+    if (s.mask.type == MaskType::Prefix)
+        mask["prefix_length"] = s.mask.prefixLength;
+    if (s.mask.type == MaskType::Sliding)
+        mask["window"] = s.mask.window;
+    if (s.mask.allowed.size() > 0) {
+        Json rows = Json::array();
+        for (Index i = 0; i < s.mask.allowed.rows(); ++i) {
+            Json row = Json::array();
+            for (Index j = 0; j < s.mask.allowed.cols(); ++j)
+                row.push_back(static_cast<int>(s.mask.allowed(i, j)));
+            rows.push_back(std::move(row));
+        }
+        mask["allowed"] = std::move(rows);
+    }
+    mergeExtras(mask, find(extras, "mask"));
+    root["mask"] = std::move(mask);
+    Json normalizer = Json::object();
+    normalizer["type"] = toString(s.normalizer.type);
+    if (s.normalizer.type == NormalizerType::Entmax)
+        normalizer["alpha"] = s.normalizer.alpha;
+    mergeExtras(normalizer, find(extras, "normalizer"));
+    root["normalizer"] = std::move(normalizer);
+    for (auto it = extras.begin(); it != extras.end(); ++it)
+        if (!root.contains(it.key()))
+            root[it.key()] = it.value();
+    return root;
+}
+
+} // namespace
+
+Session parseSession(const std::string& jsonText)
+{
+    Json root;
+    try {
+        root = Json::parse(jsonText);
+    } catch (const Json::parse_error& e) {
+        std::string what = e.what();
+        // Drop nlohmann's "[json.exception.parse_error.101] " prefix: it means nothing to a user.
+        if (const auto end = what.find("] "); what.rfind("[json.exception", 0) == 0 && end != std::string::npos)
+            what = what.substr(end + 2);
+        throw Error("not valid JSON: " + what);
+    }
+    return sessionFromJson(root);
+}
+
+Session loadSession(const std::string& path)
+{
+    std::ifstream file(path, std::ios::binary);
+    if (!file)
+        throw Error(path + ": cannot open: " + std::strerror(errno));
+    std::ostringstream text;
+    text << file.rdbuf();
+    if (file.bad())
+        throw Error(path + ": cannot read: " + std::strerror(errno));
+    return parseSession(text.str());
+}
+
+std::string serializeSession(const Session& session)
+{
+    return json::prettyJson(sessionToJson(session));
+}
+
+void saveSession(const Session& session, const std::string& path)
+{
+    if (const std::string problem = validate(session); !problem.empty())
+        throw Error("not saved: " + problem);
+    const std::string text = serializeSession(session);
+    std::string temporary = path + ".XXXXXX";
+    const int fd = mkstemp(temporary.data());
+    if (fd < 0)
+        throw Error(path + ": cannot create a file beside it: " + std::strerror(errno));
+    const auto fail = [&](const char* what) {
+        const std::string reason = std::strerror(errno);
+        ::close(fd);
+        std::remove(temporary.c_str());
+        throw Error(path + ": " + what + ": " + reason);
+    };
+    std::size_t written = 0;
+    while (written < text.size()) {
+        const ssize_t count = ::write(fd, text.data() + written, text.size() - written);
+        if (count < 0) {
+            if (errno == EINTR)
+                continue;
+            fail("cannot write");
+        }
+        written += static_cast<std::size_t>(count);
+    }
+    // Keep the permissions of the file being replaced (mkstemp creates 0600).
+    struct stat existing {};
+    const mode_t mode = ::stat(path.c_str(), &existing) == 0 ? (existing.st_mode & 07777) : 0644;
+    if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0)
+        fail("cannot flush to disk");
+    if (::close(fd) != 0) {
+        const std::string reason = std::strerror(errno);
+        std::remove(temporary.c_str());
+        throw Error(path + ": cannot write: " + reason);
+    }
+    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+        const std::string reason = std::strerror(errno);
+        std::remove(temporary.c_str());
+        throw Error(path + ": cannot replace: " + reason);
+    }
+}
+
+std::string viewJson(const Session& session)
+{
+    if (session.preservedJson.empty())
+        return {};
+    const Json extras = Json::parse(session.preservedJson);
+    const Json* view = find(extras, "view");
+    return view ? view->dump() : std::string();
+}
+
+void setViewJson(Session& session, const std::string& viewObject)
+{
+    Json extras = session.preservedJson.empty() ? Json::object() : Json::parse(session.preservedJson);
+    if (viewObject.empty()) {
+        extras.erase("view");
+    } else {
+        Json view;
+        try {
+            view = Json::parse(viewObject);
+        } catch (const Json::parse_error&) {
+            throw Error("view: not valid JSON");
+        }
+        if (!view.is_object())
+            throw Error("view: expected an object");
+        extras["view"] = std::move(view);
+    }
+    session.preservedJson = extras.empty() ? std::string() : extras.dump();
+}
+
+} // namespace qkv
