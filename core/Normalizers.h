@@ -33,7 +33,8 @@ std::vector<double> normalize(const NormalizerSpec& spec, const std::vector<doub
 
 /// What a normalizer did to one row, for the step-by-step view: the threshold t of sparsemax/entmax
 /// (p_j = [(α−1) z_j − t]₊^{1/(α−1)}, with α = 2 for sparsemax), the sum of exponentials of softmax, and
-/// the support size. Fields that do not apply to the normalizer are 0.
+/// the support size. Fields that do not apply to the normalizer are 0. As in spec section 4, z here is the
+/// unshifted S'/τ (t is clamped to ±DBL_MAX), and expSum = Σ exp(z − max z) over the allowed entries.
 struct NormalizerTrace {
     double threshold = 0.0;
     double expSum = 0.0;

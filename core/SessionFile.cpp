@@ -493,8 +493,10 @@ Json sessionToJson(const Session& s)
         normalizer["alpha"] = s.normalizer.alpha;
     mergeExtras(normalizer, find(extras, "normalizer"));
     root["normalizer"] = std::move(normalizer);
+    // The extras of the structured keys were merged above; "context" extras must not come back as a
+    // context of their own when the session no longer has one.
     for (auto it = extras.begin(); it != extras.end(); ++it)
-        if (!root.contains(it.key()))
+        if (!root.contains(it.key()) && it.key() != "context")
             root[it.key()] = it.value();
     return root;
 }
@@ -503,9 +505,42 @@ Json sessionToJson(const Session& s)
 
 Session parseSession(const std::string& jsonText)
 {
+    // Where the parser is, so that a number too large for a double (1e999, which the parser refuses with
+    // out_of_range rather than parse_error) is refused with its key path like any other non-finite number.
+    struct Open {
+        bool isArray;
+        std::string key;       // object: the key being read
+        std::size_t count = 0; // array: elements read so far
+    };
+    std::vector<Open> containers;
+    const Json::parser_callback_t track = [&containers](int, Json::parse_event_t event, Json& parsed) {
+        switch (event) {
+        case Json::parse_event_t::object_start:
+        case Json::parse_event_t::array_start:
+            containers.push_back({event == Json::parse_event_t::array_start, {}});
+            break;
+        case Json::parse_event_t::key:
+            containers.back().key = parsed.get<std::string>();
+            break;
+        case Json::parse_event_t::object_end:
+        case Json::parse_event_t::array_end:
+            containers.pop_back();
+            [[fallthrough]];
+        case Json::parse_event_t::value:
+            if (!containers.empty() && containers.back().isArray)
+                ++containers.back().count;
+            break;
+        }
+        return true;
+    };
     Json root;
     try {
-        root = Json::parse(jsonText);
+        root = Json::parse(jsonText, track);
+    } catch (const Json::out_of_range&) {
+        std::string path;
+        for (const Open& o : containers)
+            path += o.isArray ? "[" + std::to_string(o.count) + "]" : (path.empty() ? "" : ".") + o.key;
+        refuse(path.empty() ? "(file)" : path, "not a finite number");
     } catch (const Json::parse_error& e) {
         std::string what = e.what();
         // Drop nlohmann's "[json.exception.parse_error.101] " prefix: it means nothing to a user.

@@ -1,4 +1,410 @@
+// The pipeline of spec section 2 against the seeds' worked examples and hand computations.
+
+#include "AttentionEngine.h"
+#include "Error.h"
+#include "Examples.h"
+#include "Initializers.h"
+
 #include <QtTest>
-class Tst : public QObject { Q_OBJECT private slots: void placeholder() { QVERIFY(true); } };
-QTEST_APPLESS_MAIN(Tst)
+
+#include <cmath>
+
+using namespace qkv;
+
+namespace {
+
+Matrix fromRows(std::initializer_list<std::initializer_list<double>> rows)
+{
+    Matrix m(static_cast<Index>(rows.size()), static_cast<Index>(rows.begin()->size()));
+    Index r = 0;
+    for (const auto& row : rows) {
+        Index c = 0;
+        for (double v : row)
+            m(r, c++) = v;
+        ++r;
+    }
+    return m;
+}
+
+void compareMatrix(const Matrix& actual, const Matrix& expected, double tolerance, const char* what)
+{
+    QCOMPARE(actual.rows(), expected.rows());
+    QCOMPARE(actual.cols(), expected.cols());
+    for (Index r = 0; r < actual.rows(); ++r)
+        for (Index c = 0; c < actual.cols(); ++c)
+            QVERIFY2(std::abs(actual(r, c) - expected(r, c)) <= tolerance,
+                     qPrintable(QStringLiteral("%1(%2,%3) = %4, expected %5")
+                                    .arg(QLatin1String(what))
+                                    .arg(r)
+                                    .arg(c)
+                                    .arg(actual(r, c), 0, 'g', 17)
+                                    .arg(expected(r, c), 0, 'g', 17)));
+}
+
+Session randomSession(Index n, Index m, Index dModel, Index dK, Index dV, int heads, std::uint64_t seed)
+{
+    Session s;
+    s.title = "random";
+    s.X = initializeMatrix({Initializer::Normal, 1.0, seed}, n, dModel);
+    s.tokens.assign(static_cast<std::size_t>(n), "t");
+    s.pad.assign(static_cast<std::size_t>(n), false);
+    if (m != n) {
+        Context c;
+        c.Z = initializeMatrix({Initializer::Normal, 1.0, seed + 1}, m, dModel);
+        c.tokens.assign(static_cast<std::size_t>(m), "z");
+        c.pad.assign(static_cast<std::size_t>(m), false);
+        s.context = c;
+    }
+    for (int h = 0; h < heads; ++h) {
+        const std::uint64_t base = seed + 10 * static_cast<std::uint64_t>(h + 1);
+        Head head;
+        head.W_Q = initializeMatrix({Initializer::XavierNormal, 1.0, base}, dModel, dK);
+        head.W_K = initializeMatrix({Initializer::XavierNormal, 1.0, base + 1}, dModel, dK);
+        head.W_V = initializeMatrix({Initializer::XavierNormal, 1.0, base + 2}, dModel, dV);
+        s.heads.push_back(head);
+    }
+    return s;
+}
+
+} // namespace
+
+class TestEngine : public QObject {
+    Q_OBJECT
+private slots:
+    void loveAI();
+    void catSat();
+    void everyExampleComputes();
+    void crossAttentionShapes();
+    void multiHeadConcatAndOutputProjection();
+    void scoringFunctions_data();
+    void scoringFunctions();
+    void cosineOfZeroVectorIsZero();
+    void scaleAndTemperature();
+    void fullyMaskedRows();
+    void rowStatistics();
+    void noNaNUnderExtremes_data();
+    void noNaNUnderExtremes();
+    void overflowIsAnError();
+    void invalidSessionsAreRefused_data();
+    void invalidSessionsAreRefused();
+    void reusedBuffersGiveTheSameResult();
+};
+
+void TestEngine::loveAI()
+{
+    const AttentionResult r = computeAttention(loadExample("love"));
+    QCOMPARE(r.heads.size(), std::size_t(1));
+    const HeadResult& h = r.heads[0];
+    compareMatrix(h.Q, fromRows({{2, 0, 1}, {0, 2, 1}, {1, 1, 1}}), 0, "Q");
+    compareMatrix(h.K, fromRows({{0, 1, 1}, {2, 1, 1}, {1, 1, 1}}), 0, "K");
+    compareMatrix(h.V, fromRows({{1, 0, 1}, {1, 2, 0}, {1, 1, 0}}), 0, "V");
+    compareMatrix(h.scores, fromRows({{1, 5, 3}, {3, 3, 3}, {2, 4, 3}}), 0, "scores");
+    // The article prints three decimals.
+    compareMatrix(h.scaled, fromRows({{0.577, 2.887, 1.732}, {1.732, 1.732, 1.732}, {1.155, 2.309, 1.732}}), 5e-4,
+                  "scaled");
+    compareMatrix(h.weights, fromRows({{0.070, 0.707, 0.223}, {0.333, 0.333, 0.333}, {0.168, 0.533, 0.299}}), 5e-4,
+                  "weights");
+    // The article's "love" row prints 0.999 because it multiplies the rounded 0.333; the exact value is 1.
+    compareMatrix(h.output, fromRows({{1.000, 1.637, 0.070}, {1.000, 1.000, 0.333}, {1.000, 1.365, 0.168}}), 5e-4,
+                  "output");
+    QCOMPARE(h.output(1, 0), 1.0);
+    QVERIFY(std::abs(h.output(1, 1) - 1.0) < 1e-15);
+    compareMatrix(r.output, h.output, 0, "final output");
+    // Exact values, independent of the article's rounding.
+    const double e0 = std::exp(1 / std::sqrt(3.0)), e1 = std::exp(5 / std::sqrt(3.0)), e2 = std::exp(3 / std::sqrt(3.0));
+    QVERIFY(std::abs(h.weights(0, 1) - e1 / (e0 + e1 + e2)) < 1e-15);
+    QVERIFY(h.emptyRows.empty());
+}
+
+void TestEngine::catSat()
+{
+    const AttentionResult r = computeAttention(loadExample("cat-sat"));
+    const HeadResult& h = r.heads[0];
+    compareMatrix(h.Q, fromRows({{1, 0, 1, 0}, {0, 1, 0, 1}}), 0, "Q");
+    compareMatrix(h.K, fromRows({{1, 0, 1, 0}, {0, 1, 0, 1}}), 0, "K");
+    compareMatrix(h.V, fromRows({{2, 3}, {5, 7}}), 0, "V");
+    compareMatrix(h.scores, fromRows({{2, 0}, {0, 2}}), 0, "scores");
+    compareMatrix(h.scaled, fromRows({{1, 0}, {0, 1}}), 0, "scaled");
+    compareMatrix(h.weights, fromRows({{0.73, 0.27}, {0.27, 0.73}}), 5e-3, "weights");
+    compareMatrix(h.output, fromRows({{2.81, 4.08}, {4.19, 5.92}}), 5e-3, "output");
+}
+
+void TestEngine::everyExampleComputes()
+{
+    for (const ExampleInfo& example : builtinExamples()) {
+        const Session s = loadExample(example.name);
+        const AttentionResult r = computeAttention(s);
+        QVERIFY2(r.output.allFinite(), example.name.c_str());
+        QCOMPARE(r.output.rows(), s.n());
+        QCOMPARE(r.heads.size(), s.heads.size());
+    }
+    // The sparsemax example exists to show exact zeros.
+    const AttentionResult sparse = computeAttention(loadExample("sparsemax"));
+    QVERIFY((sparse.heads[0].weights.array() == 0.0).any());
+}
+
+void TestEngine::crossAttentionShapes()
+{
+    const Session s = randomSession(3, 5, 4, 2, 3, 1, 7);
+    const AttentionResult r = computeAttention(s);
+    const HeadResult& h = r.heads[0];
+    QCOMPARE(h.Q.rows(), Index(3));
+    QCOMPARE(h.K.rows(), Index(5));
+    QCOMPARE(h.V.rows(), Index(5));
+    QCOMPARE(h.scores.rows(), Index(3));
+    QCOMPARE(h.scores.cols(), Index(5));
+    QCOMPARE(h.output.rows(), Index(3));
+    QCOMPARE(h.output.cols(), Index(3));
+    // Keys and values come from Z, queries from X.
+    compareMatrix(h.K, s.context->Z * s.heads[0].W_K, 1e-14, "K");
+    compareMatrix(h.Q, s.X * s.heads[0].W_Q, 1e-14, "Q");
+    for (Index i = 0; i < 3; ++i)
+        QVERIFY(std::abs(h.weights.row(i).sum() - 1) < 1e-12);
+}
+
+void TestEngine::multiHeadConcatAndOutputProjection()
+{
+    Session s = randomSession(4, 4, 6, 3, 2, 3, 11);
+    s.W_O = initializeMatrix({Initializer::XavierUniform, 1.0, 99}, 6, 5);
+    const AttentionResult r = computeAttention(s);
+    QCOMPARE(r.concat.rows(), Index(4));
+    QCOMPARE(r.concat.cols(), Index(6));
+    for (int h = 0; h < 3; ++h) {
+        // Each head by hand: softmax(Q Kᵀ / √d_k) V.
+        const Head& head = s.heads[static_cast<std::size_t>(h)];
+        const Matrix Q = s.X * head.W_Q, K = s.X * head.W_K, V = s.X * head.W_V;
+        Matrix A = (Q * K.transpose()) / std::sqrt(3.0);
+        for (Index i = 0; i < A.rows(); ++i) {
+            A.row(i) = (A.row(i).array() - A.row(i).maxCoeff()).exp();
+            A.row(i) /= A.row(i).sum();
+        }
+        compareMatrix(r.concat.middleCols(h * 2, 2), A * V, 1e-13, "concat block");
+    }
+    compareMatrix(r.output, r.concat * *s.W_O, 1e-13, "output");
+    QCOMPARE(r.output.cols(), Index(5));
+}
+
+void TestEngine::scoringFunctions_data()
+{
+    QTest::addColumn<int>("score");
+    QTest::newRow("dot") << int(ScoreFunction::Dot);
+    QTest::newRow("general") << int(ScoreFunction::General);
+    QTest::newRow("additive") << int(ScoreFunction::Additive);
+    QTest::newRow("cosine") << int(ScoreFunction::Cosine);
+}
+
+void TestEngine::scoringFunctions()
+{
+    QFETCH(int, score);
+    Session s = randomSession(3, 4, 5, 3, 2, 1, 21);
+    s.score = static_cast<ScoreFunction>(score);
+    s.scale = defaultScale(s.score);
+    Head& head = s.heads[0];
+    head.W_S = initializeMatrix({Initializer::Normal, 1.0, 31}, 3, 3);
+    head.W_a = initializeMatrix({Initializer::Normal, 1.0, 32}, 3, 4);
+    head.U_a = initializeMatrix({Initializer::Normal, 1.0, 33}, 3, 4);
+    head.v_a = initializeMatrix({Initializer::Normal, 1.0, 34}, 4, 1);
+    const AttentionResult r = computeAttention(s);
+    const HeadResult& h = r.heads[0];
+    for (Index i = 0; i < 3; ++i)
+        for (Index j = 0; j < 4; ++j) {
+            const RowVector q = h.Q.row(i), k = h.K.row(j);
+            double expected = 0;
+            switch (s.score) {
+            case ScoreFunction::Dot:
+                expected = q.dot(k);
+                break;
+            case ScoreFunction::General:
+                expected = (q * head.W_S * k.transpose())(0, 0);
+                break;
+            case ScoreFunction::Additive: {
+                const RowVector hidden = q * head.W_a + k * head.U_a;
+                for (Index a = 0; a < 4; ++a)
+                    expected += head.v_a(a) * std::tanh(hidden(a));
+                break;
+            }
+            case ScoreFunction::Cosine:
+                expected = q.dot(k) / (q.norm() * k.norm());
+                break;
+            }
+            QVERIFY2(std::abs(h.scores(i, j) - expected) < 1e-12, qPrintable(QString::number(h.scores(i, j))));
+        }
+    const double divisor = (s.score == ScoreFunction::Dot || s.score == ScoreFunction::General) ? std::sqrt(3.0) : 1.0;
+    compareMatrix(h.scaled, h.scores / divisor, 1e-15, "scaled");
+}
+
+void TestEngine::cosineOfZeroVectorIsZero()
+{
+    Session s = loadExample("love");
+    s.score = ScoreFunction::Cosine;
+    s.X.row(0).setZero(); // query "I" and key "I" become zero vectors
+    const AttentionResult r = computeAttention(s);
+    QVERIFY(r.heads[0].scores.row(0).isZero(0));
+    QVERIFY(r.heads[0].scores.col(0).isZero(0));
+    QVERIFY(r.output.allFinite());
+}
+
+void TestEngine::scaleAndTemperature()
+{
+    Session s = loadExample("love");
+    s.scale = {Scale::Kind::None, 1.0};
+    QCOMPARE(computeAttention(s).heads[0].scaled, computeAttention(s).heads[0].scores);
+    s.scale = {Scale::Kind::Constant, 4.0};
+    const AttentionResult byFour = computeAttention(s);
+    compareMatrix(byFour.heads[0].scaled, byFour.heads[0].scores / 4.0, 0, "scaled");
+    // Temperature 2 on scale 2 equals temperature 1 on scale 4 for softmax.
+    s.scale = {Scale::Kind::Constant, 2.0};
+    s.temperature = 2.0;
+    compareMatrix(computeAttention(s).heads[0].weights, byFour.heads[0].weights, 1e-15, "weights");
+}
+
+void TestEngine::fullyMaskedRows()
+{
+    Session s = loadExample("love");
+    s.pad = {false, true, false}; // "love" is padding: its row and its column are masked
+    const AttentionResult r = computeAttention(s);
+    const HeadResult& h = r.heads[0];
+    QCOMPARE(h.emptyRows, std::vector<Index>{1});
+    QVERIFY(h.weights.row(1).isZero(0));
+    QVERIFY(h.weights.col(1).isZero(0));
+    QVERIFY(h.output.row(1).isZero(0));
+    QCOMPARE(h.rowStats[1], RowStats{});
+    QVERIFY(std::abs(h.weights.row(0).sum() - 1) < 1e-15);
+    // Causal with a custom all-zero row.
+    s.pad = {false, false, false};
+    s.mask.type = MaskType::Custom;
+    s.mask.allowed = MaskMatrix::Ones(3, 3);
+    s.mask.allowed.row(2).setZero();
+    const AttentionResult custom = computeAttention(s);
+    QCOMPARE(custom.heads[0].emptyRows, std::vector<Index>{2});
+    QVERIFY(custom.output.allFinite());
+}
+
+void TestEngine::rowStatistics()
+{
+    const AttentionResult r = computeAttention(loadExample("love"));
+    const HeadResult& h = r.heads[0];
+    for (Index i = 0; i < 3; ++i) {
+        double entropy = 0;
+        for (Index j = 0; j < 3; ++j)
+            entropy -= h.weights(i, j) * std::log(h.weights(i, j));
+        const RowStats& stats = h.rowStats[static_cast<std::size_t>(i)];
+        QVERIFY(std::abs(stats.entropy - entropy) < 1e-14);
+        QCOMPARE(stats.support, Index(3));
+        QCOMPARE(stats.max, h.weights.row(i).maxCoeff());
+        QVERIFY(std::abs(stats.sum - 1) < 1e-15);
+    }
+    QVERIFY(std::abs(h.rowStats[1].entropy - std::log(3.0)) < 1e-15);
+    // Sparse rows: 0 ln 0 = 0, support counts only positive weights.
+    const double w[] = {0.0, 0.25, 0.75};
+    const RowStats sparse = qkv::rowStatistics(w, 3);
+    QCOMPARE(sparse.support, Index(2));
+    QVERIFY(std::abs(sparse.entropy - (-0.25 * std::log(0.25) - 0.75 * std::log(0.75))) < 1e-15);
+}
+
+void TestEngine::noNaNUnderExtremes_data()
+{
+    QTest::addColumn<int>("normalizer");
+    QTest::addColumn<double>("magnitude");
+    QTest::addColumn<double>("temperature");
+    for (int type = 0; type <= int(NormalizerType::Hardmax); ++type)
+        for (double magnitude : {1e-300, 1.0, 1e150})
+            for (double temperature : {1e-300, 1e-10, 1.0, 1e10, 1e300})
+                QTest::addRow("%s/|X|=%g/tau=%g", toString(NormalizerType(type)), magnitude, temperature)
+                    << type << magnitude << temperature;
+}
+
+void TestEngine::noNaNUnderExtremes()
+{
+    QFETCH(int, normalizer);
+    QFETCH(double, magnitude);
+    QFETCH(double, temperature);
+    // |X| = 1e150 with unit weights gives scores near ±1e300, the spec's extreme.
+    Session s = randomSession(5, 5, 2, 2, 2, 1, 3);
+    s.X *= magnitude;
+    s.heads[0].W_Q.setIdentity();
+    s.heads[0].W_K.setIdentity();
+    s.heads[0].W_K(1, 1) = -1;
+    s.heads[0].W_V.setIdentity();
+    s.X /= std::max(1.0, s.X.cwiseAbs().maxCoeff() / magnitude); // keep |x| ≤ magnitude so q·k ≤ 2·1e300
+    s.scale = {Scale::Kind::None, 1.0};
+    s.normalizer.type = static_cast<NormalizerType>(normalizer);
+    s.temperature = temperature;
+    s.mask.type = MaskType::Causal;
+    const AttentionResult r = computeAttention(s);
+    const HeadResult& h = r.heads[0];
+    QVERIFY(h.weights.allFinite());
+    QVERIFY(r.output.allFinite());
+    QVERIFY((h.weights.array() >= 0).all() && (h.weights.array() <= 1).all());
+    if (s.normalizer.type != NormalizerType::Sigmoid)
+        for (Index i = 0; i < 5; ++i)
+            QVERIFY2(std::abs(h.weights.row(i).sum() - 1) < 1e-12, qPrintable(QString::number(h.weights.row(i).sum())));
+}
+
+void TestEngine::overflowIsAnError()
+{
+    Session s = loadExample("love");
+    s.X *= 1e200; // q·k ≈ 1e400 does not fit in a double
+    try {
+        computeAttention(s);
+        QFAIL("expected an error");
+    } catch (const Error& e) {
+        QVERIFY2(QByteArray(e.what()).startsWith("heads[0]."), e.what());
+        QVERIFY2(QByteArray(e.what()).contains("overflows"), e.what());
+    }
+}
+
+void TestEngine::invalidSessionsAreRefused_data()
+{
+    QTest::addColumn<int>("variant");
+    QTest::addColumn<QString>("path");
+    QTest::newRow("tokens") << 0 << QStringLiteral("tokens");
+    QTest::newRow("temperature") << 1 << QStringLiteral("temperature");
+    QTest::newRow("W_K") << 2 << QStringLiteral("heads[0].W_K");
+    QTest::newRow("alpha") << 3 << QStringLiteral("normalizer.alpha");
+    QTest::newRow("W_S") << 4 << QStringLiteral("heads[0].W_S");
+    QTest::newRow("custom") << 5 << QStringLiteral("mask.allowed");
+    QTest::newRow("heads") << 6 << QStringLiteral("heads");
+    QTest::newRow("nan") << 7 << QStringLiteral("X");
+}
+
+void TestEngine::invalidSessionsAreRefused()
+{
+    QFETCH(int, variant);
+    QFETCH(QString, path);
+    Session s = loadExample("love");
+    switch (variant) {
+    case 0: s.tokens.pop_back(); break;
+    case 1: s.temperature = 0; break;
+    case 2: s.heads[0].W_K = Matrix::Zero(3, 3); break;
+    case 3: s.normalizer = {NormalizerType::Entmax, 0.5}; break;
+    case 4: s.score = ScoreFunction::General; break;
+    case 5: s.mask.type = MaskType::Custom; break;
+    case 6: s.heads.clear(); break;
+    case 7: s.X(0, 0) = std::nan(""); break;
+    }
+    try {
+        computeAttention(s);
+        QFAIL("expected an error");
+    } catch (const Error& e) {
+        QVERIFY2(QString::fromUtf8(e.what()).startsWith(path + QLatin1Char(':')), e.what());
+    }
+}
+
+void TestEngine::reusedBuffersGiveTheSameResult()
+{
+    Session s = randomSession(8, 8, 6, 4, 3, 2, 5);
+    AttentionResult reused = computeAttention(randomSession(8, 8, 6, 4, 3, 2, 6));
+    computeAttention(s, reused);
+    const AttentionResult fresh = computeAttention(s);
+    QCOMPARE(reused.output, fresh.output);
+    QCOMPARE(reused.heads[1].weights, fresh.heads[1].weights);
+    // A smaller session into the same buffers.
+    const Session small = randomSession(3, 3, 6, 4, 3, 1, 9);
+    computeAttention(small, reused);
+    QCOMPARE(reused.heads.size(), std::size_t(1));
+    QCOMPARE(reused.output, computeAttention(small).output);
+}
+
+QTEST_APPLESS_MAIN(TestEngine)
 #include "tst_engine.moc"

@@ -1,0 +1,237 @@
+#include "SessionEdits.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace qkv {
+
+namespace {
+
+// Each new matrix gets its own seed, so two matrices resized together do not receive equal entries.
+InitializerSpec derived(const InitializerSpec& init, std::uint64_t salt)
+{
+    InitializerSpec spec = init;
+    spec.seed = init.seed * 0x9E3779B97F4A7C15ull + salt;
+    return spec;
+}
+
+template <typename MatrixType>
+MatrixType insertRow(const MatrixType& m, Index at, const Eigen::Ref<const Eigen::Matrix<typename MatrixType::Scalar, 1, Eigen::Dynamic>>& row)
+{
+    MatrixType out(m.rows() + 1, m.cols());
+    out.topRows(at) = m.topRows(at);
+    out.row(at) = row;
+    out.bottomRows(m.rows() - at) = m.bottomRows(m.rows() - at);
+    return out;
+}
+
+template <typename MatrixType>
+MatrixType removeRow(const MatrixType& m, Index at)
+{
+    MatrixType out(m.rows() - 1, m.cols());
+    out.topRows(at) = m.topRows(at);
+    out.bottomRows(m.rows() - at - 1) = m.bottomRows(m.rows() - at - 1);
+    return out;
+}
+
+template <typename MatrixType>
+MatrixType moveRow(const MatrixType& m, Index from, Index to)
+{
+    MatrixType out = m;
+    if (from < to)
+        for (Index r = from; r < to; ++r)
+            out.row(r) = m.row(r + 1);
+    else
+        for (Index r = to; r < from; ++r)
+            out.row(r + 1) = m.row(r);
+    out.row(to) = m.row(from);
+    return out;
+}
+
+template <typename T>
+void moveItem(std::vector<T>& items, Index from, Index to)
+{
+    T item = items[static_cast<std::size_t>(from)];
+    items.erase(items.begin() + from);
+    items.insert(items.begin() + to, item);
+}
+
+// The custom mask follows the tokens: rows are queries, columns are keys.
+bool queryRowsOf(Side side) { return side == Side::Query; }
+bool keyColumnsOf(const Session& s, Side side) { return side == Side::Context || !s.context; }
+
+} // namespace
+
+Matrix resizedMatrix(const Matrix& m, Index rows, Index cols, const InitializerSpec& init)
+{
+    Matrix out = initializeMatrix(init, rows, cols);
+    const Index keepRows = std::min(rows, m.rows()), keepCols = std::min(cols, m.cols());
+    out.topLeftCorner(keepRows, keepCols) = m.topLeftCorner(keepRows, keepCols);
+    return out;
+}
+
+void insertToken(Session& s, Side side, Index at, const std::string& text, const InitializerSpec& init)
+{
+    const bool context = side == Side::Context && s.context;
+    Matrix& embeddings = context ? s.context->Z : s.X;
+    std::vector<std::string>& tokens = context ? s.context->tokens : s.tokens;
+    std::vector<bool>& pad = context ? s.context->pad : s.pad;
+    const RowVector row = initializeMatrix(init, 1, embeddings.cols()).row(0);
+    embeddings = insertRow(embeddings, at, row);
+    tokens.insert(tokens.begin() + at, text);
+    pad.insert(pad.begin() + at, false);
+    if (s.mask.allowed.size() > 0) {
+        if (queryRowsOf(side))
+            s.mask.allowed = insertRow(s.mask.allowed, at, MaskMatrix::Ones(1, s.mask.allowed.cols()).row(0));
+        if (keyColumnsOf(s, side)) {
+            const MaskMatrix transposed = s.mask.allowed.transpose();
+            s.mask.allowed = insertRow<MaskMatrix>(transposed, at, MaskMatrix::Ones(1, transposed.cols()).row(0)).transpose();
+        }
+    }
+}
+
+void removeToken(Session& s, Side side, Index at)
+{
+    const bool context = side == Side::Context && s.context;
+    Matrix& embeddings = context ? s.context->Z : s.X;
+    std::vector<std::string>& tokens = context ? s.context->tokens : s.tokens;
+    std::vector<bool>& pad = context ? s.context->pad : s.pad;
+    embeddings = removeRow(embeddings, at);
+    tokens.erase(tokens.begin() + at);
+    pad.erase(pad.begin() + at);
+    if (s.mask.allowed.size() > 0) {
+        if (queryRowsOf(side))
+            s.mask.allowed = removeRow(s.mask.allowed, at);
+        if (keyColumnsOf(s, side)) {
+            const MaskMatrix transposed = s.mask.allowed.transpose();
+            s.mask.allowed = removeRow<MaskMatrix>(transposed, at).transpose();
+        }
+    }
+}
+
+void moveToken(Session& s, Side side, Index from, Index to)
+{
+    if (from == to)
+        return;
+    const bool context = side == Side::Context && s.context;
+    Matrix& embeddings = context ? s.context->Z : s.X;
+    embeddings = moveRow(embeddings, from, to);
+    moveItem(context ? s.context->tokens : s.tokens, from, to);
+    std::vector<bool>& pad = context ? s.context->pad : s.pad;
+    const bool flag = pad[static_cast<std::size_t>(from)];
+    pad.erase(pad.begin() + from);
+    pad.insert(pad.begin() + to, flag);
+    if (s.mask.allowed.size() > 0) {
+        if (queryRowsOf(side))
+            s.mask.allowed = moveRow(s.mask.allowed, from, to);
+        if (keyColumnsOf(s, side)) {
+            const MaskMatrix transposed = s.mask.allowed.transpose();
+            s.mask.allowed = moveRow<MaskMatrix>(transposed, from, to).transpose();
+        }
+    }
+}
+
+void resizeDModel(Session& s, Index dModel, const InitializerSpec& init)
+{
+    s.X = resizedMatrix(s.X, s.X.rows(), dModel, derived(init, 1));
+    if (s.context)
+        s.context->Z = resizedMatrix(s.context->Z, s.context->Z.rows(), dModel, derived(init, 2));
+    std::uint64_t salt = 10;
+    for (Head& head : s.heads) {
+        head.W_Q = resizedMatrix(head.W_Q, dModel, head.W_Q.cols(), derived(init, salt++));
+        head.W_K = resizedMatrix(head.W_K, dModel, head.W_K.cols(), derived(init, salt++));
+        head.W_V = resizedMatrix(head.W_V, dModel, head.W_V.cols(), derived(init, salt++));
+    }
+}
+
+void resizeDK(Session& s, Index dK, const InitializerSpec& init)
+{
+    std::uint64_t salt = 100;
+    for (Head& head : s.heads) {
+        head.W_Q = resizedMatrix(head.W_Q, head.W_Q.rows(), dK, derived(init, salt++));
+        head.W_K = resizedMatrix(head.W_K, head.W_K.rows(), dK, derived(init, salt++));
+        if (head.W_S.size() > 0)
+            head.W_S = resizedMatrix(head.W_S, dK, dK, derived(init, salt++));
+        if (head.W_a.size() > 0)
+            head.W_a = resizedMatrix(head.W_a, dK, head.W_a.cols(), derived(init, salt++));
+        if (head.U_a.size() > 0)
+            head.U_a = resizedMatrix(head.U_a, dK, head.U_a.cols(), derived(init, salt++));
+    }
+}
+
+void resizeDV(Session& s, Index dV, const InitializerSpec& init)
+{
+    const Index oldDV = s.dV();
+    std::uint64_t salt = 200;
+    for (Head& head : s.heads)
+        head.W_V = resizedMatrix(head.W_V, head.W_V.rows(), dV, derived(init, salt++));
+    if (s.W_O) {
+        // W_O has one block of d_v rows per head; each block grows or shrinks on its own.
+        const Index heads = s.headCount();
+        Matrix resized(heads * dV, s.W_O->cols());
+        for (Index h = 0; h < heads; ++h)
+            resized.middleRows(h * dV, dV) =
+                resizedMatrix(s.W_O->middleRows(h * oldDV, oldDV), dV, s.W_O->cols(), derived(init, salt++));
+        s.W_O = resized;
+    }
+}
+
+void setHeadCount(Session& s, int heads, const InitializerSpec& init)
+{
+    const Index dModel = s.dModel(), dK = s.dK(), dV = s.dV();
+    const Head model = s.heads.front();
+    std::uint64_t salt = 300;
+    while (s.headCount() > heads)
+        s.heads.pop_back();
+    while (s.headCount() < heads) {
+        salt += 10 * static_cast<std::uint64_t>(s.headCount());
+        Head head;
+        head.W_Q = initializeMatrix(derived(init, salt + 1), dModel, dK);
+        head.W_K = initializeMatrix(derived(init, salt + 2), dModel, dK);
+        head.W_V = initializeMatrix(derived(init, salt + 3), dModel, dV);
+        if (model.W_S.size() > 0)
+            head.W_S = initializeMatrix(derived(init, salt + 4), dK, dK);
+        if (model.W_a.size() > 0) {
+            head.W_a = initializeMatrix(derived(init, salt + 5), dK, model.W_a.cols());
+            head.U_a = initializeMatrix(derived(init, salt + 6), dK, model.U_a.cols());
+            head.v_a = initializeMatrix(derived(init, salt + 7), model.v_a.size(), 1).col(0);
+        }
+        s.heads.push_back(std::move(head));
+    }
+    if (s.W_O)
+        s.W_O = resizedMatrix(*s.W_O, static_cast<Index>(heads) * dV, s.W_O->cols(), derived(init, salt + 9));
+}
+
+void setCrossAttention(Session& s, bool on)
+{
+    if (on == s.context.has_value())
+        return;
+    if (on) {
+        s.context = Context{s.tokens, s.X, s.pad};
+    } else {
+        s.context.reset();
+        if (s.mask.allowed.size() > 0)
+            s.mask.allowed = MaskMatrix::Ones(s.n(), s.n()); // the key side changed shape
+    }
+}
+
+void ensureScoreParameters(Session& s, const InitializerSpec& init)
+{
+    const Index dK = s.dK();
+    std::uint64_t salt = 400;
+    for (Head& head : s.heads) {
+        if (s.score == ScoreFunction::General && head.W_S.size() == 0)
+            head.W_S = initializeMatrix(derived(init, salt++), dK, dK);
+        if (s.score == ScoreFunction::Additive) {
+            const Index dA = head.W_a.size() > 0 ? head.W_a.cols() : dK;
+            if (head.W_a.size() == 0)
+                head.W_a = initializeMatrix(derived(init, salt++), dK, dA);
+            if (head.U_a.size() == 0)
+                head.U_a = initializeMatrix(derived(init, salt++), dK, dA);
+            if (head.v_a.size() == 0)
+                head.v_a = initializeMatrix(derived(init, salt++), dA, 1).col(0);
+        }
+    }
+}
+
+} // namespace qkv

@@ -1,0 +1,120 @@
+#pragma once
+// The open session: its value, its undo stack, its file, and the latest engine result.
+
+#include "AttentionResult.h"
+#include "Initializers.h"
+#include "Session.h"
+
+#include <QFutureWatcher>
+#include <QObject>
+#include <QString>
+
+#include <functional>
+#include <memory>
+
+class QUndoCommand;
+class QUndoStack;
+
+namespace qkv::ui {
+
+/// One finished computation, handed from the worker thread as a plain value.
+struct ComputeOutcome {
+    std::shared_ptr<const AttentionResult> result; ///< null when the engine refused the session
+    QString error;
+    double milliseconds = 0;
+    quint64 generation = 0;
+};
+
+class Document : public QObject {
+    Q_OBJECT
+public:
+    /// What an edit touched, so views redraw only what they must.
+    enum Change {
+        Values = 0x1,    ///< numbers inside matrices
+        Tokens = 0x2,    ///< token texts or padding flags
+        Shape = 0x4,     ///< sizes, heads, cross-attention, presence of matrices
+        Options = 0x8,   ///< score, scale, temperature, mask, normalizer
+        Everything = 0xF
+    };
+    Q_DECLARE_FLAGS(Changes, Change)
+
+    explicit Document(QObject* parent = nullptr);
+    ~Document() override;
+
+    const Session& session() const { return m_session; }
+    /// The newest finished result (null if the engine refused the session: see resultError()).
+    std::shared_ptr<const AttentionResult> result() const { return m_result; }
+    QString resultError() const { return m_resultError; }
+    double lastComputeMilliseconds() const { return m_lastMilliseconds; }
+    /// True while a newer computation than result() is running in the background.
+    bool isComputing() const;
+
+    QUndoStack* undoStack() const { return m_undoStack; }
+    QString filePath() const { return m_filePath; }
+    /// The file name, or the title for a session that was never saved.
+    QString displayName() const;
+    bool isModified() const;
+
+    /// Replaces the whole session (New, Open): clears the undo history.
+    void reset(const Session& session, const QString& filePath = QString());
+    /// Loads a session file or "example:NAME". On failure returns false with the engine's message and
+    /// changes nothing.
+    bool open(const QString& source, QString* error);
+    /// Saves atomically; on success the document is clean and takes the new path.
+    bool saveAs(const QString& path, QString* error);
+
+    /// Pushes one undoable edit. `edit` changes the session; it runs again on every redo.
+    void edit(const QString& text, Changes changes, std::function<void(Session&)> edit);
+    /// Pushes an arbitrary command (the value-change commands of DocumentCommands.h).
+    void push(QUndoCommand* command);
+
+    /// New entries of resized matrices, and re-initialisation, come from this (a preference, not undoable).
+    InitializerSpec initializer() const { return m_initializer; }
+    void setInitializer(const InitializerSpec& spec) { m_initializer = spec; }
+
+    /// The head the views show (view state, not undoable).
+    int currentHead() const { return m_currentHead; }
+    void setCurrentHead(int head);
+
+    /// Sessions whose work (n·m·(d_k + d_v)·heads) stays below this are computed at once on the GUI thread;
+    /// bigger ones in the background, newest edit winning.
+    static constexpr double synchronousWorkLimit = 4e6;
+    /// Blocks until the background computation (if any) finished and its result is published. For tests
+    /// and command-line export.
+    void waitForResult();
+
+    /// Called by commands: the session to change, then the notification.
+    Session& mutableSession() { return m_session; }
+    void notifyChanged(Changes changes);
+
+signals:
+    void sessionChanged(qkv::ui::Document::Changes changes);
+    void resultChanged();
+    void currentHeadChanged(int head);
+    void modifiedChanged(bool modified);
+    void filePathChanged(const QString& path);
+
+private:
+    void recompute();
+    void startBackground();
+    void onBackgroundFinished();
+    void publish(const ComputeOutcome& outcome);
+
+    Session m_session;
+    QUndoStack* m_undoStack;
+    QString m_filePath;
+    InitializerSpec m_initializer;
+    int m_currentHead = 0;
+
+    std::shared_ptr<const AttentionResult> m_result;
+    QString m_resultError;
+    double m_lastMilliseconds = 0;
+    quint64 m_generation = 0;          // of the newest edit
+    quint64 m_publishedGeneration = 0; // of the result shown
+    bool m_backgroundPending = false;
+    QFutureWatcher<ComputeOutcome> m_watcher;
+};
+
+} // namespace qkv::ui
+
+Q_DECLARE_OPERATORS_FOR_FLAGS(qkv::ui::Document::Changes)

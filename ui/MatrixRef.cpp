@@ -1,0 +1,97 @@
+#include "MatrixRef.h"
+
+namespace qkv::ui {
+
+namespace {
+
+Head& headOf(Session& s, const MatrixRef& ref) { return s.heads[static_cast<std::size_t>(ref.head)]; }
+
+const Matrix& storedMatrix(const Session& s, const MatrixRef& ref)
+{
+    switch (ref.kind) {
+    case MatrixKind::X: return s.X;
+    case MatrixKind::Z: return s.context->Z;
+    case MatrixKind::W_O: return *s.W_O;
+    default: break;
+    }
+    const Head& head = s.heads[static_cast<std::size_t>(ref.head)];
+    switch (ref.kind) {
+    case MatrixKind::W_Q: return head.W_Q;
+    case MatrixKind::W_K: return head.W_K;
+    case MatrixKind::W_V: return head.W_V;
+    case MatrixKind::W_S: return head.W_S;
+    case MatrixKind::W_a: return head.W_a;
+    default: return head.U_a; // v_a is handled by the callers
+    }
+}
+
+} // namespace
+
+QString displayName(const MatrixRef& ref)
+{
+    static const char* const names[] = {"X", "Z", "W_Q", "W_K", "W_V", "W_O", "W_S", "W_a", "U_a", "v_a"};
+    const QString name = QLatin1String(names[static_cast<int>(ref.kind)]);
+    return ref.isPerHead() ? QStringLiteral("%1 (head %2)").arg(name).arg(ref.head + 1) : name;
+}
+
+bool exists(const Session& s, const MatrixRef& ref)
+{
+    switch (ref.kind) {
+    case MatrixKind::X: return true;
+    case MatrixKind::Z: return s.context.has_value();
+    case MatrixKind::W_O: return s.W_O.has_value();
+    default: break;
+    }
+    if (ref.head < 0 || ref.head >= s.headCount())
+        return false;
+    const Head& head = s.heads[static_cast<std::size_t>(ref.head)];
+    switch (ref.kind) {
+    case MatrixKind::W_S: return head.W_S.size() > 0;
+    case MatrixKind::W_a: return head.W_a.size() > 0;
+    case MatrixKind::U_a: return head.U_a.size() > 0;
+    case MatrixKind::v_a: return head.v_a.size() > 0;
+    default: return true;
+    }
+}
+
+Matrix matrixValue(const Session& s, const MatrixRef& ref)
+{
+    if (ref.kind == MatrixKind::v_a)
+        return s.heads[static_cast<std::size_t>(ref.head)].v_a.transpose();
+    return storedMatrix(s, ref);
+}
+
+Index rowCount(const Session& s, const MatrixRef& ref)
+{
+    return ref.kind == MatrixKind::v_a ? 1 : storedMatrix(s, ref).rows();
+}
+
+Index columnCount(const Session& s, const MatrixRef& ref)
+{
+    return ref.kind == MatrixKind::v_a ? s.heads[static_cast<std::size_t>(ref.head)].v_a.size()
+                                       : storedMatrix(s, ref).cols();
+}
+
+double& cell(Session& s, const MatrixRef& ref, Index row, Index column)
+{
+    if (ref.kind == MatrixKind::v_a)
+        return headOf(s, ref).v_a(column);
+    return const_cast<Matrix&>(storedMatrix(s, ref))(row, column);
+}
+
+double cellValue(const Session& s, const MatrixRef& ref, Index row, Index column)
+{
+    if (ref.kind == MatrixKind::v_a)
+        return s.heads[static_cast<std::size_t>(ref.head)].v_a(column);
+    return storedMatrix(s, ref)(row, column);
+}
+
+void setMatrix(Session& s, const MatrixRef& ref, const Matrix& value)
+{
+    if (ref.kind == MatrixKind::v_a)
+        headOf(s, ref).v_a = value.row(0).transpose();
+    else
+        const_cast<Matrix&>(storedMatrix(s, ref)) = value;
+}
+
+} // namespace qkv::ui
