@@ -1,8 +1,10 @@
 #include "Normalizers.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <stdexcept>
@@ -10,23 +12,28 @@
 // Algorithms (spec section 4):
 //
 // * All shift-invariant normalizers work on z_j = (S'_j − max S') / τ over the allowed entries, clamped to
-//   [−DBL_MAX, 0], so max z = 0 exactly and no infinity ever enters the arithmetic.
-// * sparsemax: only z_j > −1 can be in the support (the threshold is ≥ −1), so those candidates are copied to
-//   the scratch and the threshold is found by Michelot's filtering iteration: t = (Σ_W z − 1)/|W|, drop the
-//   z ≤ t, repeat. Each t is a lower bound of the exact threshold, the loop ends when nothing is dropped, and
-//   then W is exactly the support and t = (Σ_W z − 1)/|W| is the exact threshold of the sort-based algorithm.
-//   After a bounded number of passes the remaining candidates are sorted instead (worst case O(k log k)).
-// * 1.5-entmax: the exact sort-based algorithm of the entmax library on the candidates z/2 > −1 (with a
-//   Welford update for the variance instead of the cancelling mean_sq − mean²).
-// * other α: with ε = α − 1, q = 1/ε and y = ε z, the threshold is written t = −e^{−ελ} with λ ∈ [0, ln k]
-//   (t ∈ [−1, −k^{−ε}]), so that p_j = e^{−λ} (1 + w_j)^q with w_j = y_j e^{ελ}. This parametrisation keeps full
-//   relative precision when α → 1 (where t itself is within 1e-12 of −1) and reduces to logsumexp at α = 1.
-//   λ is found by safeguarded Newton iteration inside a bisection bracket. For α < 2 the step is Newton's
-//   step on u(t) = ‖[y − t]₊‖_q, which is convex and decreasing, so the iterates rise monotonically to the
-//   root (this is Michelot's iteration again when q = 1) and entries leaving the support are dropped for
-//   good. For α > 2 the step is Newton's on ln Σp, with rtsafe's fallback to bisection, and w is computed as
-//   −exp(ln(−y) + ελ) so that huge α cannot overflow. Finally p is renormalised by its sum (as the entmax
-//   library's ensure_sum_one).
+//   [−DBL_MAX, 0], so max z = 0 exactly and no infinity ever enters the arithmetic. Since max z = 0, the
+//   thresholds below are ≥ −1, so only the candidates with (α−1) z_j > −1 can be in a support; they are copied
+//   to the scratch (which only grows, so rows after the first allocate nothing) and nothing is fully sorted.
+// * sparsemax: Michelot's filtering iteration on the candidates: t = (Σ_W z − 1)/|W|, drop the z ≤ t, repeat.
+//   Every t is a lower bound of the exact threshold; when nothing is dropped W is exactly the support and t is
+//   the exact threshold of the sort-based algorithm. After 40 passes (adversarial input) the remaining
+//   candidates are sorted instead.
+// * 1.5-entmax: the entmax library's exact sort-based algorithm on the candidates z/2 > −1. With more than 64
+//   candidates, Newton's method on the convex u(t) = ‖[z/2 − t]₊‖₂ first prunes them from below, and the
+//   closed form τ = mean − sqrt((1 − ss)/k) of the sorted algorithm is taken on the survivors if they are
+//   provably the support (else they are sorted).
+// * other α, 1 < α < 2 (q = 1/(α−1) > 1): with ε = α − 1 and y = εz, the threshold is written
+//   t = −e^{−ελ}, λ ∈ [0, ln k], so that p_j = e^{−λ} (1 + w_j)^q with w_j = y_j e^{ελ}. This keeps full
+//   relative precision when α → 1 (where t is within 1e-12 of −1) and becomes logsumexp at α = 1. λ comes
+//   from Halley's (or Newton's) method on u(t) = ‖[y − t]₊‖_q − 1, which is convex and decreasing, so the
+//   iterates rise to the root and entries leaving the support are dropped for good; the last step moves the
+//   stored p with a second-order expansion instead of another pass.
+// * other α > 2 (q < 1): p_j = d_j^q with d_j = y_j − t has an unbounded derivative as d_j → 0, so y_j
+//   (via fma) and t are double-doubles and d_j keeps its relative precision; t comes from Newton's method on
+//   ln Σp against ln(−t), falling back to false position and bisection in ln(−t). When t* could underflow
+//   (ε ln k > 600) the λ form above is used instead, with w_j = −exp(ln(−y_j) + ελ).
+// * Finally p is renormalised by its sum (as the entmax library's ensure_sum_one).
 // * normalizeRow also works in place (out == scaled).
 
 namespace qkv {
@@ -40,6 +47,16 @@ double clampFinite(double x)
     if (std::isnan(x))
         return 0.0;
     return std::clamp(x, kLowest, std::numeric_limits<double>::max());
+}
+
+/// keep ? x : +0.0 without a branch (for conditions a branch predictor cannot guess).
+inline double selectIf(bool keep, double x)
+{
+    std::uint64_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    bits &= std::uint64_t{0} - static_cast<std::uint64_t>(keep);
+    std::memcpy(&x, &bits, sizeof x);
+    return x;
 }
 
 /// What one pass over the allowed scores finds.
@@ -76,26 +93,26 @@ RowScan scanRow(const double* scaled, const std::uint8_t* allowed, Index m)
 void computeLogits(const double* scaled, const std::uint8_t* allowed, Index m, double temperature,
                    const RowScan& scan, double* out)
 {
+    if (!scan.found) {
+        std::fill(out, out + m, 0.0);
+        return;
+    }
+    const double max = scan.max;
     for (Index j = 0; j < m; ++j) {
-        if (!allowed[j] || !scan.found) {
-            out[j] = 0.0;
-            continue;
-        }
         const double s = scaled[j];
-        double z = s == scan.max ? 0.0 : (s - scan.max) / temperature;
-        if (!(z >= kLowest))
-            z = kLowest;
-        else if (z > 0.0)
-            z = 0.0;
-        out[j] = z;
+        double z = (s - max) / temperature;
+        z = s == max ? 0.0 : z;           // also for s = max = ±∞
+        z = z >= kLowest ? z : kLowest;   // −∞ and NaN
+        z = z > 0.0 ? 0.0 : z;            // only for τ ≤ 0, outside the contract
+        out[j] = allowed[j] ? z : 0.0;
     }
 }
 
 void ensureScratch(NormalizerScratch& scratch, Index m)
 {
     const auto size = static_cast<std::size_t>(m);
-    if (scratch.values.size() < size)
-        scratch.values.resize(size);
+    if (scratch.values.size() < 2 * size)
+        scratch.values.resize(2 * size);
     if (scratch.indices.size() < size)
         scratch.indices.resize(size);
 }
@@ -114,20 +131,36 @@ double softmaxRow(const std::uint8_t* allowed, Index m, double* out)
     return sum;
 }
 
-/// Exact threshold of the projection onto the simplex of v[0..n) (all ≤ 0, one = 0, sum = Σv).
-/// Reorders and overwrites v.
-double simplexThreshold(double* v, Index n, double sum)
+/// Copies the allowed x_j = scale·out[j] > −1 to v (without branching on them) and returns how many.
+Index collectCandidates(const std::uint8_t* allowed, Index m, const double* out, double scale, double* v)
 {
+    Index n = 0;
+    for (Index j = 0; j < m; ++j) {
+        const double x = scale * out[j];
+        v[n] = x;
+        n += (allowed[j] != 0) & (x > -1.0);
+    }
+    return n;
+}
+
+/// Exact threshold of the projection onto the simplex of v[0..n) (all ≤ 0, one = 0). Reorders and
+/// overwrites v.
+double simplexThreshold(double* v, Index n)
+{
+    double sum = 0.0;
+    for (Index i = 0; i < n; ++i)
+        sum += v[i];
     constexpr int maxFilterPasses = 40;
     for (int pass = 0; pass < maxFilterPasses; ++pass) {
         const double t = (sum - 1.0) / static_cast<double>(n);
         Index kept = 0;
         double keptSum = 0.0;
         for (Index i = 0; i < n; ++i) {
-            if (v[i] > t) {
-                keptSum += v[i];
-                v[kept++] = v[i];
-            }
+            const double x = v[i];
+            const bool keep = x > t;
+            v[kept] = x;
+            kept += keep;
+            keptSum += selectIf(keep, x);
         }
         if (kept == n || kept == 0)
             return t;
@@ -153,36 +186,20 @@ double simplexThreshold(double* v, Index n, double sum)
 double sparsemaxRow(const std::uint8_t* allowed, Index m, double* out, NormalizerScratch& scratch)
 {
     double* v = scratch.values.data();
-    Index n = 0;
-    double sum = 0.0;
-    for (Index j = 0; j < m; ++j) {
-        if (allowed[j] && out[j] > -1.0) {
-            v[n++] = out[j];
-            sum += out[j];
-        }
-    }
-    const double t = simplexThreshold(v, n, sum);
+    const double t = simplexThreshold(v, collectCandidates(allowed, m, out, 1.0, v));
     for (Index j = 0; j < m; ++j) {
         const double d = out[j] - t;
-        out[j] = allowed[j] && d > 0.0 ? d : 0.0;
+        out[j] = selectIf(allowed[j] && d > 0.0, d);
     }
     return t;
 }
 
-/// 1.5-entmax over the logits in out (the entmax library's exact sort-based algorithm on z' = z/2);
-/// returns τ* (p = [z/2 − τ*]₊²).
-double entmax15Row(const std::uint8_t* allowed, Index m, double* out, NormalizerScratch& scratch)
+/// The threshold τ of 1.5-entmax for candidates v[0..n) that already are sorted in descending order: the
+/// entmax library's exact algorithm, τ_k = mean_k − sqrt(max((1 − ss_k)/k, 0)) with
+/// ss_k = k·(mean_sq_k − mean_k²) = Σ_{i≤k} (x_i − mean_k)² (updated as Welford does, without cancellation),
+/// support = #{k : τ_k ≤ x_k}, τ* = τ_support.
+double entmax15SortedThreshold(const double* v, Index n)
 {
-    double* v = scratch.values.data();
-    Index n = 0;
-    for (Index j = 0; j < m; ++j) {
-        const double x = 0.5 * out[j];
-        if (allowed[j] && x > -1.0)
-            v[n++] = x;
-    }
-    std::sort(v, v + n, std::greater<double>());
-
-    // tau_k = mean_k − sqrt(max((1 − ss_k)/k, 0)) with ss_k = k·(mean_sq_k − mean_k²) = Σ (x − mean_k)².
     const auto tauAt = [v](Index k, Index* supportCount) {
         double mean = 0.0;
         double ss = 0.0;
@@ -202,36 +219,102 @@ double entmax15Row(const std::uint8_t* allowed, Index m, double* out, Normalizer
     };
     Index support = 0;
     tauAt(n, &support);
-    const double tau = tauAt(std::max<Index>(support, 1), nullptr);
+    return tauAt(std::max<Index>(support, 1), nullptr);
+}
 
+/// 1.5-entmax without sorting, for many candidates: Newton's method on the convex, decreasing
+/// u(t) = ‖[x − t]₊‖₂ from t = −1 rises monotonically towards τ*, so every x ≤ t can be dropped for good.
+/// When it has converged, the survivors W give τ_W = mean_W − sqrt((1 − ss_W)/|W|), the same closed form the
+/// sorted algorithm uses; if all of W is ≥ τ_W and everything dropped is ≤ τ_W, then Σ[x − τ_W]₊² = 1, so
+/// τ_W is exact and true is returned. Otherwise (ties within rounding of τ*) v[0..n) still holds every
+/// candidate of the support and false is returned.
+bool entmax15UnsortedThreshold(double* v, Index& n, double& tau)
+{
+    double t = -1.0;
+    double dropped = -1.0; // every dropped x is ≤ this
+    for (int pass = 0; pass < 64; ++pass) {
+        double sum = 0.0;
+        double sumSquares = 0.0;
+        Index kept = 0;
+        for (Index i = 0; i < n; ++i) {
+            const double x = v[i];
+            const bool keep = x > t;
+            const double d = selectIf(keep, x - t);
+            v[kept] = x;
+            kept += keep;
+            sum += d;
+            sumSquares += d * d;
+        }
+        if (kept != n)
+            dropped = t;
+        n = kept;
+        const double u = std::sqrt(sumSquares);
+        const double slope = sum;
+        if (!(u > 1.0 + 1e-12) || !(slope > 0.0))
+            break;
+        t += (u - 1.0) * u / slope;
+    }
+
+    // mean and ss = Σ(x − mean)² in two passes (no cancellation).
+    double total = 0.0;
+    double smallest = 0.0;
+    for (Index i = 0; i < n; ++i) {
+        total += v[i];
+        smallest = std::min(smallest, v[i]);
+    }
+    const double mean = total / static_cast<double>(n);
+    double ss = 0.0;
+    for (Index i = 0; i < n; ++i)
+        ss += (v[i] - mean) * (v[i] - mean);
+    const double delta = (1.0 - ss) / static_cast<double>(n);
+    if (!(delta >= 0.0))
+        return false;
+    tau = mean - std::sqrt(delta);
+    return tau <= smallest && dropped <= tau;
+}
+
+/// 1.5-entmax over the logits in out; returns τ* (p = [z/2 − τ*]₊²). Only candidates z/2 > −1 can be in the
+/// support (τ* ≥ −1); a few are sorted, many are first pruned without sorting.
+double entmax15Row(const std::uint8_t* allowed, Index m, double* out, NormalizerScratch& scratch)
+{
+    double* v = scratch.values.data();
+    Index n = collectCandidates(allowed, m, out, 0.5, v);
+    double tau = 0.0;
+    if (n <= 64 || !entmax15UnsortedThreshold(v, n, tau)) {
+        std::sort(v, v + n, std::greater<double>());
+        tau = entmax15SortedThreshold(v, n);
+    }
     for (Index j = 0; j < m; ++j) {
         const double d = 0.5 * out[j] - tau;
-        out[j] = allowed[j] && d > 0.0 ? d * d : 0.0;
+        out[j] = selectIf(allowed[j] && d > 0.0, d * d);
     }
     return tau;
 }
 
-/// α-entmax for α ∉ {1, 1.5, 2} (see the file comment). LowAlpha: 1 < α < 2, the scratch holds y = εz and
-/// w = y·e^{ελ}; otherwise it holds ln(−y) and w = −exp(ln(−y) + ελ). Returns the threshold t = −e^{−ελ}.
+/// α-entmax in the λ form (see the file comment). LowAlpha: 1 < α < 2, the scratch holds y = εz and
+/// w = y·e^{ελ}; otherwise (astronomically large α) it holds ln(−y) and w = −exp(ln(−y) + ελ), Newton's step
+/// is on ln Σp and rtsafe's fallback to bisection guards it. Returns the threshold t = −e^{−ελ} of the shifted
+/// logits.
 template <bool LowAlpha>
 double entmaxSolve(double alpha, const std::uint8_t* allowed, Index m, double* out, NormalizerScratch& scratch)
 {
     const double eps = alpha - 1.0;
     const double q = 1.0 / eps;
-    double* v = scratch.values.data();
-    Index* index = scratch.indices.data();
+    double* v = scratch.values.data();     // candidate values, working set first
+    double* g = v + m;                     // 1/(1 + w) of the entries inside the support at the last λ
+    Index* index = scratch.indices.data(); // their positions in the row
 
     Index n = 0;
     for (Index j = 0; j < m; ++j) {
-        if (allowed[j]) {
-            const double y = eps * out[j];
-            if (y > -1.0) {
-                v[n] = LowAlpha ? y : std::log(-y);
-                index[n] = j;
-                ++n;
-            }
-        }
+        const double y = eps * out[j];
+        v[n] = y;
+        index[n] = j;
+        n += (allowed[j] != 0) & (y > -1.0);
         out[j] = 0.0;
+    }
+    if (!LowAlpha) {
+        for (Index i = 0; i < n; ++i)
+            v[i] = std::log(-v[i]);
     }
 
     // The per-λ factor: e^{ελ} (≤ k) for LowAlpha, else ελ capped so that ln(−y) + ελ stays finite.
@@ -242,82 +325,306 @@ double entmaxSolve(double alpha, const std::uint8_t* allowed, Index m, double* o
         return LowAlpha ? value * factor : -std::exp(value + factor);
     };
 
+    // Writes p_j(λ) to out (0 outside the support) for the working set v[0..count), moves the entries inside
+    // the support to the front with g_j = 1/(1 + w_j) in g, and returns Σp, Σpg, Σph and Σph² with
+    // h = g − 1 = −wg (small when α → 1, where g − 1 itself would lose its digits) and how many are inside.
+    struct Evaluation {
+        double sum = 0.0;
+        double sumG = 0.0;
+        double sumH = 0.0;
+        double sumH2 = 0.0;
+        Index inside = 0;
+    };
+    const auto evaluate = [&](double lambda, Index count) {
+        const double factor = factorAt(lambda);
+        Evaluation e;
+        for (Index i = 0; i < count; ++i) {
+            const double w = wOf(v[i], factor);
+            if (w > -1.0) {
+                // ln(1 + w) as accurately as log1p, at the cost of log: 1 + w rounds to a, the rounding error
+                // w − (a − 1) is exact (Fast2Sum, |w| ≤ 1), and ln(1 + w) = ln a + ln(1 + err/a) ≈ ln a + err/a.
+                const double a = 1.0 + w;
+                const double gi = 1.0 / a;
+                const double logOnePlusW = std::log(a) + (w - (a - 1.0)) * gi;
+                const double p = std::exp(q * logOnePlusW - lambda);
+                if (i != e.inside) {
+                    std::swap(v[i], v[e.inside]);
+                    std::swap(index[i], index[e.inside]);
+                }
+                out[index[e.inside]] = p;
+                g[e.inside] = gi;
+                const double h = -w * gi;
+                e.sum += p;
+                e.sumG += p * gi;
+                e.sumH += p * h;
+                e.sumH2 += p * h * h;
+                ++e.inside;
+            } else {
+                out[index[i]] = 0.0;
+            }
+        }
+        return e;
+    };
+
     double lambda = 0.0;
-    if (n > 1) {
-        double lo = 0.0;                                   // Σp ≥ 1 here (t = −1)
-        double hi = std::log(static_cast<double>(n));      // Σp ≤ 1 here (t = −n^{−ε})
-        double logSumLo = std::numeric_limits<double>::infinity();
-        double logSumHi = -std::numeric_limits<double>::infinity();
-        double stepBefore = hi - lo;
-        double lastStep = hi - lo;
-        for (int iteration = 0; iteration < 200; ++iteration) {
-            // Σp and Σp/(1+w) at λ; entries with w ≤ −1 (outside the support) move behind the rest.
-            const double factor = factorAt(lambda);
-            double sum = 0.0;
-            double slope = 0.0;
-            Index inside = 0;
-            for (Index i = 0; i < n; ++i) {
-                const double w = wOf(v[i], factor);
-                if (w > -1.0) {
-                    const double p = std::exp(q * std::log1p(w) - lambda);
-                    sum += p;
-                    slope += p / (1.0 + w);
-                    std::swap(v[i], v[inside]);
-                    std::swap(index[i], index[inside]);
-                    ++inside;
+    Evaluation last;
+    bool finished = false; // out already holds p at the final λ (before renormalisation)
+    if (n == 1) {
+        out[index[0]] = 1.0;
+        last.sum = 1.0;
+        last.inside = 1;
+        finished = true;
+    }
+    double lo = 0.0;                              // Σp ≥ 1 here (t = −1)
+    double hi = std::log(static_cast<double>(n)); // Σp ≤ 1 here (t = −n^{−ε})
+    double logSumLo = std::numeric_limits<double>::infinity();
+    double logSumHi = -std::numeric_limits<double>::infinity();
+    double stepBefore = hi - lo;
+    double lastStep = hi - lo;
+    for (int iteration = 0; iteration < 200 && !finished; ++iteration) {
+        last = evaluate(lambda, n);
+        const double logSum = std::log(last.sum);
+        if (logSum >= 0.0) {
+            lo = lambda;
+            logSumLo = logSum;
+            n = last.inside; // the support only shrinks as λ grows
+        } else {
+            hi = lambda;
+            logSumHi = logSum;
+        }
+        if (logSum == 0.0) {
+            finished = true;
+            break;
+        }
+
+        const double ratio = last.sum / last.sumG; // in (0, 1]
+        double step;
+        if (LowAlpha) {
+            // Newton's and Halley's steps on u(t) = (Σ [y − t]₊^q)^{1/q} − 1, as relative changes of c = −t:
+            // Δc/c = −Δt/c. With Σ d^{q−1} = Σpg/c and Σ d^{q−2} = Σpg²/c², the Halley factor is
+            // 1/(1 − (Δt_N/c)(q − 1)·spread/2) with spread = Σpg²/Σpg − Σpg/Σp = (ΣpΣph² − (Σph)²)/(ΣpΣpg);
+            // it is ≥ 1 (Cauchy–Schwarz) and corrects Newton's undershoot on the convex u. A step that would
+            // leave the bracket is handled below.
+            const double newton = -ratio * std::expm1(-eps * logSum); // Δt_N/c
+            const double spread =
+                std::max((last.sum * last.sumH2 - last.sumH * last.sumH) / (last.sum * last.sumG), 0.0);
+            const double damping = 1.0 - 0.5 * newton * (q - 1.0) * spread;
+            const double halley = newton / damping;
+            const double relative = damping > 0.25 && halley < 0.5 ? halley : newton;
+            step = -std::log1p(-relative) / eps;
+        } else {
+            step = ratio * logSum; // Newton on ln Σp
+        }
+        if (LowAlpha && std::abs(step) <= 1e-6 && (step >= 0.0 || (last.inside == n && lambda + step > lo))) {
+            // λ* = λ + step within ~step³: move the stored p there instead of another pass. ln p_j(λ) has the
+            // derivatives −g_j and ε g_j (1 − g_j), so a second-order expansion of its change a_j is exact to
+            // ~|a_j|³ when |a_j| ≤ 1e-5; the few entries near the threshold (large g_j) are recomputed.
+            // Nothing enters the support: as λ grows entries only leave, and when it shrinks, every entry left
+            // in the working set is inside already and the others were outside at lo.
+            const double next = lambda + step;
+            const double factor = factorAt(next);
+            for (Index i = 0; i < last.inside; ++i) {
+                const double a = step * (-g[i] + 0.5 * step * eps * g[i] * (1.0 - g[i]));
+                if (std::abs(a) <= 1e-5) {
+                    out[index[i]] *= 1.0 + a * (1.0 + 0.5 * a);
+                } else {
+                    const double w = wOf(v[i], factor);
+                    out[index[i]] = w > -1.0 ? std::exp(q * std::log1p(w) - next) : 0.0;
                 }
             }
-            const double logSum = std::log(sum);
-            if (logSum >= 0.0) {
-                lo = lambda;
-                logSumLo = logSum;
-                n = inside; // the support only shrinks as λ grows
-            } else {
-                hi = lambda;
-                logSumHi = logSum;
-            }
-            if (logSum == 0.0)
-                break;
-
-            const double ratio = sum / slope; // in (0, 1]
-            const double step = LowAlpha ? -std::log1p(ratio * std::expm1(-eps * logSum)) / eps
-                                         : ratio * logSum;
-            double next = lambda + step;
-            if (std::abs(logSum) <= 1e-13) {
-                // |λ − λ*| ≤ |ln Σp|: one last Newton step makes it negligible.
-                if (next > lo && next < hi)
-                    lambda = next;
-                break;
-            }
-            const bool slow = !LowAlpha && std::abs(step) > 0.5 * std::abs(stepBefore);
-            if (!(next > lo && next < hi) || slow)
-                next = 0.5 * (lo + hi);
-            if (!(next > lo && next < hi)) {
-                // The bracket is down to adjacent doubles: take the better end.
-                lambda = std::abs(logSumLo) <= std::abs(logSumHi) ? lo : hi;
-                break;
-            }
-            stepBefore = lastStep;
-            lastStep = next - lambda;
             lambda = next;
+            finished = true;
+            break;
         }
+        double next = lambda + step;
+        if (std::abs(logSum) <= 1e-13) {
+            // |λ − λ*| ≤ |ln Σp|: one last Newton step makes it negligible.
+            if (next > lo && next < hi)
+                lambda = next;
+            break;
+        }
+        const bool slow = !LowAlpha && std::abs(step) > 0.5 * std::abs(stepBefore);
+        if (!(next > lo && next < hi) || slow)
+            next = 0.5 * (lo + hi);
+        if (!(next > lo && next < hi)) {
+            // The bracket is down to adjacent doubles: take the better end.
+            lambda = std::abs(logSumLo) <= std::abs(logSumHi) ? lo : hi;
+            break;
+        }
+        stepBefore = lastStep;
+        lastStep = next - lambda;
+        lambda = next;
     }
+    if (!finished)
+        last = evaluate(lambda, n);
 
-    const double factor = factorAt(lambda);
     double sum = 0.0;
-    for (Index i = 0; i < n; ++i) {
-        const double w = wOf(v[i], factor);
-        if (w > -1.0) {
-            const double p = std::exp(q * std::log1p(w) - lambda);
-            out[index[i]] = p;
-            sum += p;
-        }
-    }
-    for (Index i = 0; i < n; ++i)
+    for (Index i = 0; i < last.inside; ++i)
+        sum += out[index[i]];
+    for (Index i = 0; i < last.inside; ++i)
         out[index[i]] /= sum;
 
     const double threshold = -std::exp(-std::min(eps * lambda, 1e300));
     return threshold == 0.0 ? 0.0 : threshold;
+}
+
+/// A double-double number hi + lo (|lo| ≤ ulp(hi)/2), enough to hold y = εz and t exactly where it matters.
+struct DoubleDouble {
+    double hi = 0.0;
+    double lo = 0.0;
+};
+
+inline DoubleDouble twoSum(double a, double b)
+{
+    const double s = a + b;
+    const double bb = s - a;
+    return {s, (a - (s - bb)) + (b - bb)};
+}
+
+inline DoubleDouble add(DoubleDouble x, DoubleDouble y)
+{
+    const DoubleDouble s = twoSum(x.hi, y.hi);
+    const double e = s.lo + (x.lo + y.lo);
+    const double hi = s.hi + e;
+    return {hi, e - (hi - s.hi)};
+}
+
+inline bool less(DoubleDouble a, DoubleDouble b) { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo); }
+
+/// α-entmax for α > 2 (q = 1/ε < 1), solved directly for t. There p_j = d_j^q with d_j = y_j − t has an
+/// unbounded derivative where d_j → 0, so an entry near the threshold is only right if d_j is: y_j = εz_j is
+/// kept exactly as a double-double (fma), t is a double-double, and d_j = (y_j.hi − t.hi) + (y_j.lo − t.lo) is
+/// then accurate to a few ulps of d_j itself. The root of ln Σ d^q is found by Newton's method with rtsafe's
+/// fallback to bisection inside the bracket [−1, 0]; left ends of the bracket drop entries for good.
+/// Needs t* ≥ −k^{−ε} to stay a normal double, i.e. ε·ln k ≤ 600 (see entmaxSolve<false> otherwise).
+double entmaxSolveHighAlpha(double alpha, const std::uint8_t* allowed, Index m, double* out,
+                            NormalizerScratch& scratch)
+{
+    const double eps = alpha - 1.0; // exact for α < 2^53
+    const double q = 1.0 / eps;
+    double* yHi = scratch.values.data();
+    double* yLo = yHi + m;
+    Index* index = scratch.indices.data();
+
+    Index n = 0;
+    for (Index j = 0; j < m; ++j) {
+        const double z = out[j];
+        const double hi = eps * z;
+        yHi[n] = hi;
+        yLo[n] = std::fma(eps, z, -hi);
+        index[n] = j;
+        n += (allowed[j] != 0) & (hi > -1.0);
+        out[j] = 0.0;
+    }
+    if (n == 1) {
+        out[index[0]] = 1.0;
+        return -1.0;
+    }
+
+    // Writes p_j(t) to out for the working set [0, count), moves the support to the front and returns its
+    // size, Σp and Σp/d (−dΣp/dt = qΣp/d).
+    double sum = 0.0;
+    double slope = 0.0;
+    const auto evaluate = [&](DoubleDouble t, Index count) {
+        sum = 0.0;
+        slope = 0.0;
+        Index inside = 0;
+        for (Index i = 0; i < count; ++i) {
+            const double d = (yHi[i] - t.hi) + (yLo[i] - t.lo);
+            if (d > 0.0) {
+                const double p = std::exp(q * std::log(d));
+                sum += p;
+                slope += p / d;
+                if (i != inside) {
+                    std::swap(yHi[i], yHi[inside]);
+                    std::swap(yLo[i], yLo[inside]);
+                    std::swap(index[i], index[inside]);
+                }
+                out[index[inside]] = p;
+                ++inside;
+            } else {
+                out[index[i]] = 0.0;
+            }
+        }
+        return inside;
+    };
+
+    // The root lies in [−1, −n^{−ε}] (every p ≤ 1/n at the right end), often orders of magnitude from −1, so
+    // both Newton's method and bisection work on s = ln(−t): ln Σp is linear in s when the support is ties.
+    DoubleDouble t{-1.0, 0.0};
+    DoubleDouble lo{-1.0, 0.0};                                                // Σp ≥ 1
+    DoubleDouble hi{-std::exp(-eps * std::log(static_cast<double>(n))), 0.0}; // Σp ≤ 1
+    double logSumLo = std::numeric_limits<double>::infinity();
+    double logSumHi = -std::numeric_limits<double>::infinity();
+    double stepBefore = 1.0;
+    double lastStep = 1.0;
+    Index inside = 0;
+    bool evaluated = false; // out holds p at t
+    bool falsePositionBefore = false;
+    const auto between = [&](DoubleDouble x) { return less(lo, x) && less(x, hi); };
+    for (int iteration = 0; iteration < 400; ++iteration) {
+        inside = evaluate(t, n);
+        evaluated = true;
+        const double logSum = std::log(sum);
+        if (logSum >= 0.0) {
+            lo = t;
+            logSumLo = logSum;
+            n = inside;
+        } else {
+            hi = t;
+            logSumHi = logSum;
+        }
+        if (logSum == 0.0)
+            break;
+        // d ln Σp / ds = q (−t) Σ(p/d) / Σp.
+        const double ds = -logSum * sum / (q * -t.hi * slope);
+        const double step = t.hi * std::expm1(ds);
+        DoubleDouble next = add(t, {step, 0.0});
+        if (std::abs(logSum) <= std::max(1e-13, 8.0 * DBL_EPSILON * static_cast<double>(n))) {
+            // One last Newton step makes the error negligible.
+            if (between(next)) {
+                t = next;
+                evaluated = false;
+            }
+            break;
+        }
+        const bool slow = std::abs(step) > 0.5 * std::abs(stepBefore);
+        if (slow || !between(next)) {
+            // False position in s when both ends have been evaluated, alternating with bisection in s (which
+            // keeps the bracket shrinking).
+            const bool bothEnds = std::isfinite(logSumLo) && std::isfinite(logSumHi);
+            double fraction = 0.5;
+            if (bothEnds && !falsePositionBefore)
+                fraction = logSumLo / (logSumLo - logSumHi);
+            falsePositionBefore = bothEnds && !falsePositionBefore;
+            const double sLo = std::log(-lo.hi);
+            const double sHi = std::log(-hi.hi);
+            next = {-std::exp(sLo + fraction * (sHi - sLo)), 0.0};
+            if (!between(next)) {
+                const DoubleDouble sumEnds = add(lo, hi);
+                next = {0.5 * sumEnds.hi, 0.5 * sumEnds.lo};
+            }
+        }
+        if (!between(next)) {
+            // The bracket is down to adjacent double-doubles: take the better end.
+            t = std::abs(logSumLo) <= std::abs(logSumHi) ? lo : hi;
+            evaluated = false;
+            break;
+        }
+        stepBefore = lastStep;
+        lastStep = (next.hi - t.hi) + (next.lo - t.lo);
+        t = next;
+        evaluated = false;
+    }
+    if (!evaluated)
+        inside = evaluate(t, n);
+
+    double total = 0.0;
+    for (Index i = 0; i < inside; ++i)
+        total += out[index[i]];
+    for (Index i = 0; i < inside; ++i)
+        out[index[i]] /= total;
+    return t.hi;
 }
 
 /// Uniform weights over the allowed entries whose logit is exactly 0 (the maxima); returns their count.
@@ -406,8 +713,12 @@ NormalizerTrace normalizeRowImpl(const NormalizerSpec& spec, const double* scale
             uniformOverZeros(allowed, m, out);
         } else {
             ensureScratch(scratch, m);
-            trace.threshold = alpha < 2.0 ? entmaxSolve<true>(alpha, allowed, m, out, scratch)
-                                          : entmaxSolve<false>(alpha, allowed, m, out, scratch);
+            if (alpha < 2.0)
+                trace.threshold = entmaxSolve<true>(alpha, allowed, m, out, scratch);
+            else if ((alpha - 1.0) * std::log(static_cast<double>(scan.allowed)) <= 600.0)
+                trace.threshold = entmaxSolveHighAlpha(alpha, allowed, m, out, scratch);
+            else // astronomically large α: t* may underflow, so work with λ = −ln(−t)/ε
+                trace.threshold = entmaxSolve<false>(alpha, allowed, m, out, scratch);
             thresholdSlope = alpha - 1.0;
         }
         break;

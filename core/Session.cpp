@@ -188,16 +188,14 @@ std::string validate(const Session& s)
     if (!(std::isfinite(s.temperature) && s.temperature > 0))
         return describe("temperature", "expected a finite number > 0");
 
-    switch (s.mask.type) {
-    case MaskType::Prefix:
-        if (s.mask.prefixLength < 0)
-            return describe("mask.prefix_length", "expected a whole number ≥ 0");
-        break;
-    case MaskType::Sliding:
-        if (s.mask.window < 1)
-            return describe("mask.window", "expected a whole number ≥ 1");
-        break;
-    case MaskType::Custom:
+    // Parameters are checked even when their mask type is not selected: they are saved and must load back.
+    if (s.mask.prefixLength < 0)
+        return describe("mask.prefix_length", "expected a whole number ≥ 0");
+    if (s.mask.window < 1)
+        return describe("mask.window", "expected a whole number ≥ 1");
+    if (s.mask.type == MaskType::Custom && s.mask.allowed.size() == 0)
+        return describe("mask.allowed", "missing (a custom mask needs an n × m matrix of 0 and 1)");
+    if (s.mask.allowed.size() > 0) {
         if (s.mask.allowed.rows() != n)
             return describe("mask.allowed", "expected " + std::to_string(n) + " rows, found " +
                                                 std::to_string(s.mask.allowed.rows()));
@@ -206,14 +204,9 @@ std::string validate(const Session& s)
                                                 std::to_string(s.mask.allowed.cols()));
         if ((s.mask.allowed.array() > 1).any())
             return describe("mask.allowed", "expected only 0 and 1");
-        break;
-    case MaskType::None:
-    case MaskType::Causal:
-        break;
     }
 
-    if (s.normalizer.type == NormalizerType::Entmax &&
-        !(std::isfinite(s.normalizer.alpha) && s.normalizer.alpha >= 1.0))
+    if (!(std::isfinite(s.normalizer.alpha) && s.normalizer.alpha >= 1.0))
         return describe("normalizer.alpha", "expected a finite number ≥ 1");
     return {};
 }

@@ -56,6 +56,9 @@ void moveItem(std::vector<T>& items, Index from, Index to)
     items.insert(items.begin() + to, item);
 }
 
+// In self-attention there is one sequence: a context-side edit is a query-side edit (mask rows and columns).
+Side sideOf(const Session& s, Side side) { return s.context ? side : Side::Query; }
+
 // The custom mask follows the tokens: rows are queries, columns are keys.
 bool queryRowsOf(Side side) { return side == Side::Query; }
 bool keyColumnsOf(const Session& s, Side side) { return side == Side::Context || !s.context; }
@@ -72,6 +75,7 @@ Matrix resizedMatrix(const Matrix& m, Index rows, Index cols, const InitializerS
 
 void insertToken(Session& s, Side side, Index at, const std::string& text, const InitializerSpec& init)
 {
+    side = sideOf(s, side);
     const bool context = side == Side::Context && s.context;
     Matrix& embeddings = context ? s.context->Z : s.X;
     std::vector<std::string>& tokens = context ? s.context->tokens : s.tokens;
@@ -92,6 +96,7 @@ void insertToken(Session& s, Side side, Index at, const std::string& text, const
 
 void removeToken(Session& s, Side side, Index at)
 {
+    side = sideOf(s, side);
     const bool context = side == Side::Context && s.context;
     Matrix& embeddings = context ? s.context->Z : s.X;
     std::vector<std::string>& tokens = context ? s.context->tokens : s.tokens;
@@ -113,6 +118,7 @@ void moveToken(Session& s, Side side, Index from, Index to)
 {
     if (from == to)
         return;
+    side = sideOf(s, side);
     const bool context = side == Side::Context && s.context;
     Matrix& embeddings = context ? s.context->Z : s.X;
     embeddings = moveRow(embeddings, from, to);
@@ -218,12 +224,19 @@ void setCrossAttention(Session& s, bool on)
 void ensureScoreParameters(Session& s, const InitializerSpec& init)
 {
     const Index dK = s.dK();
+    // Every head shares d_a: take it from parameters already there (a file may carry them on some heads only).
+    Index dA = dK;
+    for (const Head& head : s.heads) {
+        if (head.W_a.size() > 0 || head.U_a.size() > 0 || head.v_a.size() > 0) {
+            dA = head.W_a.size() > 0 ? head.W_a.cols() : head.U_a.size() > 0 ? head.U_a.cols() : head.v_a.size();
+            break;
+        }
+    }
     std::uint64_t salt = 400;
     for (Head& head : s.heads) {
         if (s.score == ScoreFunction::General && head.W_S.size() == 0)
             head.W_S = initializeMatrix(derived(init, salt++), dK, dK);
         if (s.score == ScoreFunction::Additive) {
-            const Index dA = head.W_a.size() > 0 ? head.W_a.cols() : dK;
             if (head.W_a.size() == 0)
                 head.W_a = initializeMatrix(derived(init, salt++), dK, dA);
             if (head.U_a.size() == 0)
@@ -232,6 +245,29 @@ void ensureScoreParameters(Session& s, const InitializerSpec& init)
                 head.v_a = initializeMatrix(derived(init, salt++), dA, 1).col(0);
         }
     }
+}
+
+} // namespace qkv
+
+namespace qkv {
+
+Session blankSession(Index n, Index dModel, Index dK, Index dV, const InitializerSpec& init)
+{
+    Session s;
+    s.title = "Untitled";
+    for (Index i = 0; i < n; ++i)
+        s.tokens.push_back("tok" + std::to_string(i));
+    s.pad.assign(static_cast<std::size_t>(n), false);
+    InitializerSpec embeddings = init;
+    embeddings.kind = Initializer::Normal;
+    embeddings.scale = 1.0;
+    s.X = initializeMatrix(embeddings, n, dModel);
+    Head head;
+    head.W_Q = initializeMatrix(derived(init, 1), dModel, dK);
+    head.W_K = initializeMatrix(derived(init, 2), dModel, dK);
+    head.W_V = initializeMatrix(derived(init, 3), dModel, dV);
+    s.heads.push_back(std::move(head));
+    return s;
 }
 
 } // namespace qkv

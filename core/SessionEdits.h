@@ -34,3 +34,10 @@ void ensureScoreParameters(Session& session, const InitializerSpec& init);
 Matrix resizedMatrix(const Matrix& m, Index rows, Index cols, const InitializerSpec& init);
 
 } // namespace qkv
+
+namespace qkv {
+
+/// A blank self-attention session: `n` tokens "tok0", "tok1", …, X and the weights of one head from `init`.
+Session blankSession(Index n, Index dModel, Index dK, Index dV, const InitializerSpec& init);
+
+} // namespace qkv

@@ -1,20 +1,16 @@
 #include "SessionFile.h"
 
 #include "Error.h"
+#include "FileWriting.h"
 #include "JsonText.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace qkv {
 
@@ -471,9 +467,11 @@ Json sessionToJson(const Session& s)
     root["temperature"] = s.temperature;
     Json mask = Json::object();
     mask["type"] = toString(s.mask.type);
-    if (s.mask.type == MaskType::Prefix)
+    // A parameter is written when its mask uses it or when it differs from its default, so a round trip
+    // keeps what a person set before switching to another mask type.
+    if (s.mask.type == MaskType::Prefix || s.mask.prefixLength != MaskSpec().prefixLength)
         mask["prefix_length"] = s.mask.prefixLength;
-    if (s.mask.type == MaskType::Sliding)
+    if (s.mask.type == MaskType::Sliding || s.mask.window != MaskSpec().window)
         mask["window"] = s.mask.window;
     if (s.mask.allowed.size() > 0) {
         Json rows = Json::array();
@@ -489,7 +487,7 @@ Json sessionToJson(const Session& s)
     root["mask"] = std::move(mask);
     Json normalizer = Json::object();
     normalizer["type"] = toString(s.normalizer.type);
-    if (s.normalizer.type == NormalizerType::Entmax)
+    if (s.normalizer.type == NormalizerType::Entmax || s.normalizer.alpha != NormalizerSpec().alpha)
         normalizer["alpha"] = s.normalizer.alpha;
     mergeExtras(normalizer, find(extras, "normalizer"));
     root["normalizer"] = std::move(normalizer);
@@ -573,41 +571,7 @@ void saveSession(const Session& session, const std::string& path)
     if (const std::string problem = validate(session); !problem.empty())
         throw Error("not saved: " + problem);
     const std::string text = serializeSession(session);
-    std::string temporary = path + ".XXXXXX";
-    const int fd = mkstemp(temporary.data());
-    if (fd < 0)
-        throw Error(path + ": cannot create a file beside it: " + std::strerror(errno));
-    const auto fail = [&](const char* what) {
-        const std::string reason = std::strerror(errno);
-        ::close(fd);
-        std::remove(temporary.c_str());
-        throw Error(path + ": " + what + ": " + reason);
-    };
-    std::size_t written = 0;
-    while (written < text.size()) {
-        const ssize_t count = ::write(fd, text.data() + written, text.size() - written);
-        if (count < 0) {
-            if (errno == EINTR)
-                continue;
-            fail("cannot write");
-        }
-        written += static_cast<std::size_t>(count);
-    }
-    // Keep the permissions of the file being replaced (mkstemp creates 0600).
-    struct stat existing {};
-    const mode_t mode = ::stat(path.c_str(), &existing) == 0 ? (existing.st_mode & 07777) : 0644;
-    if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0)
-        fail("cannot flush to disk");
-    if (::close(fd) != 0) {
-        const std::string reason = std::strerror(errno);
-        std::remove(temporary.c_str());
-        throw Error(path + ": cannot write: " + reason);
-    }
-    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-        const std::string reason = std::strerror(errno);
-        std::remove(temporary.c_str());
-        throw Error(path + ": cannot replace: " + reason);
-    }
+    writeFileAtomically(path, text);
 }
 
 std::string viewJson(const Session& session)

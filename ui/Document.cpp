@@ -11,6 +11,8 @@
 #include <QUndoStack>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <algorithm>
+
 namespace qkv::ui {
 
 namespace {
@@ -132,12 +134,25 @@ void Document::setCurrentHead(int head)
     emit currentHeadChanged(head);
 }
 
+void Document::setSelection(Index query, Index key)
+{
+    query = std::clamp<Index>(query, 0, m_session.n() - 1);
+    key = std::clamp<Index>(key, 0, m_session.m() - 1);
+    if (query == m_selectedQuery && key == m_selectedKey)
+        return;
+    m_selectedQuery = query;
+    m_selectedKey = key;
+    emit selectionChanged(query, key);
+}
+
 void Document::notifyChanged(Changes changes)
 {
     if (m_currentHead >= m_session.headCount()) {
         m_currentHead = m_session.headCount() - 1;
         emit currentHeadChanged(m_currentHead);
     }
+    if (m_selectedQuery >= m_session.n() || m_selectedKey >= m_session.m())
+        setSelection(std::min(m_selectedQuery, m_session.n() - 1), std::min(m_selectedKey, m_session.m() - 1));
     emit sessionChanged(changes);
     recompute();
 }

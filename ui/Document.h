@@ -76,6 +76,12 @@ public:
     int currentHead() const { return m_currentHead; }
     void setCurrentHead(int head);
 
+    /// The selected cell: query i and key j, shared by every view (view state, not undoable). Clamped to the
+    /// session's n and m.
+    Index selectedQuery() const { return m_selectedQuery; }
+    Index selectedKey() const { return m_selectedKey; }
+    void setSelection(Index query, Index key);
+
     /// Sessions whose work (n·m·(d_k + d_v)·heads) stays below this are computed at once on the GUI thread;
     /// bigger ones in the background, newest edit winning.
     static constexpr double synchronousWorkLimit = 4e6;
@@ -91,6 +97,7 @@ signals:
     void sessionChanged(qkv::ui::Document::Changes changes);
     void resultChanged();
     void currentHeadChanged(int head);
+    void selectionChanged(qkv::Index query, qkv::Index key);
     void modifiedChanged(bool modified);
     void filePathChanged(const QString& path);
 
@@ -105,6 +112,8 @@ private:
     QString m_filePath;
     InitializerSpec m_initializer;
     int m_currentHead = 0;
+    Index m_selectedQuery = 0;
+    Index m_selectedKey = 0;
 
     std::shared_ptr<const AttentionResult> m_result;
     QString m_resultError;

@@ -27,10 +27,15 @@ const Matrix& storedMatrix(const Session& s, const MatrixRef& ref)
 
 } // namespace
 
-QString displayName(const MatrixRef& ref)
+QString matrixName(MatrixKind kind)
 {
     static const char* const names[] = {"X", "Z", "W_Q", "W_K", "W_V", "W_O", "W_S", "W_a", "U_a", "v_a"};
-    const QString name = QLatin1String(names[static_cast<int>(ref.kind)]);
+    return QLatin1String(names[static_cast<int>(kind)]);
+}
+
+QString displayName(const MatrixRef& ref)
+{
+    const QString name = matrixName(ref.kind);
     return ref.isPerHead() ? QStringLiteral("%1 (head %2)").arg(name).arg(ref.head + 1) : name;
 }
 

@@ -21,6 +21,8 @@ struct MatrixRef {
     friend bool operator!=(const MatrixRef& a, const MatrixRef& b) { return !(a == b); }
 };
 
+/// "X", "W_Q", ...
+QString matrixName(MatrixKind kind);
 /// "X", "W_Q (head 2)", ... as shown to a person.
 QString displayName(const MatrixRef& ref);
 

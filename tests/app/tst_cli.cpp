@@ -1,4 +1,378 @@
+// `qkvlab compute`, `--help` and `--version` (spec section 6), run as the real executable.
+
+#include "AttentionEngine.h"
+#include "Examples.h"
+
 #include <QtTest>
-class Tst : public QObject { Q_OBJECT private slots: void placeholder() { QVERIFY(true); } };
-QTEST_APPLESS_MAIN(Tst)
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include <cmath>
+
+using namespace qkv;
+
+namespace {
+
+constexpr int timeoutMs = 30000;
+
+struct Run {
+    bool finished = false;
+    QProcess::ExitStatus status = QProcess::CrashExit;
+    int exitCode = -1;
+    QByteArray out;
+    QByteArray err;
+
+    QString describe() const
+    {
+        return QStringLiteral("exit %1 (%2)\nstdout: %3\nstderr: %4")
+            .arg(exitCode)
+            .arg(status == QProcess::NormalExit ? QStringLiteral("normal") : QStringLiteral("crashed"))
+            .arg(QString::fromUtf8(out.left(400)), QString::fromUtf8(err.left(2000)));
+    }
+};
+
+Run runQkvlab(const QStringList& arguments, const QByteArray& input = QByteArray())
+{
+    QProcess process;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    process.setProcessEnvironment(environment);
+    process.start(QStringLiteral(QKVLAB_EXECUTABLE), arguments);
+    Run run;
+    if (!process.waitForStarted(timeoutMs))
+        return run;
+    if (!input.isEmpty())
+        process.write(input);
+    process.closeWriteChannel(); // standard input ends here, so `compute -` never waits for more
+    run.finished = process.waitForFinished(timeoutMs);
+    if (!run.finished) {
+        process.kill();
+        process.waitForFinished(timeoutMs);
+    }
+    run.status = process.exitStatus();
+    run.exitCode = process.exitCode();
+    run.out = process.readAllStandardOutput();
+    run.err = process.readAllStandardError();
+    return run;
+}
+
+#define QVERIFY_RUN(run, condition) QVERIFY2((run).finished && (condition), qPrintable((run).describe()))
+
+QJsonObject parseOutput(const QByteArray& out, bool* ok)
+{
+    QJsonParseError error{};
+    const QJsonDocument doc = QJsonDocument::fromJson(out, &error);
+    *ok = error.error == QJsonParseError::NoError && doc.isObject();
+    if (!*ok)
+        qWarning("stdout is not a JSON object: %s", qPrintable(error.errorString()));
+    return doc.object();
+}
+
+/// Every number of `json` (an array of rows) equals the matrix entry exactly.
+template <typename Derived>
+bool sameMatrix(const QJsonValue& json, const Eigen::MatrixBase<Derived>& expected, const QString& what,
+                QString* problem)
+{
+    const QJsonArray rows = json.toArray();
+    if (!json.isArray() || rows.size() != expected.rows()) {
+        *problem = QStringLiteral("%1: expected %2 rows").arg(what).arg(expected.rows());
+        return false;
+    }
+    for (Index r = 0; r < expected.rows(); ++r) {
+        const QJsonArray row = rows.at(static_cast<qsizetype>(r)).toArray();
+        if (row.size() != expected.cols()) {
+            *problem = QStringLiteral("%1[%2]: expected %3 numbers").arg(what).arg(r).arg(expected.cols());
+            return false;
+        }
+        for (Index c = 0; c < expected.cols(); ++c) {
+            const QJsonValue value = row.at(static_cast<qsizetype>(c));
+            const double wanted = static_cast<double>(expected(r, c));
+            if (!value.isDouble() || value.toDouble() != wanted) {
+                *problem = QStringLiteral("%1[%2][%3] = %4, expected %5")
+                               .arg(what)
+                               .arg(r)
+                               .arg(c)
+                               .arg(value.toDouble(), 0, 'g', 17)
+                               .arg(wanted, 0, 'g', 17);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/// The printed result equals the engine's result exactly: every number reads back to the same double.
+bool sameResult(const QJsonObject& printed, const AttentionResult& expected, QString* problem)
+{
+    const QJsonArray heads = printed.value(QStringLiteral("heads")).toArray();
+    if (heads.size() != static_cast<qsizetype>(expected.heads.size())) {
+        *problem = QStringLiteral("heads: expected %1").arg(expected.heads.size());
+        return false;
+    }
+    for (std::size_t h = 0; h < expected.heads.size(); ++h) {
+        const HeadResult& e = expected.heads[h];
+        const QJsonObject head = heads.at(static_cast<qsizetype>(h)).toObject();
+        const QString at = QStringLiteral("heads[%1].").arg(h);
+        const auto field = [&head](const char* key) { return head.value(QString::fromUtf8(key)); };
+        if (!sameMatrix(field("Q"), e.Q, at + "Q", problem) || !sameMatrix(field("K"), e.K, at + "K", problem) ||
+            !sameMatrix(field("V"), e.V, at + "V", problem) ||
+            !sameMatrix(field("scores"), e.scores, at + "scores", problem) ||
+            !sameMatrix(field("scaled"), e.scaled, at + "scaled", problem) ||
+            !sameMatrix(field("allowed"), e.allowed, at + "allowed", problem) ||
+            !sameMatrix(field("weights"), e.weights, at + "weights", problem) ||
+            !sameMatrix(field("output"), e.output, at + "output", problem))
+            return false;
+        const QJsonArray stats = field("row_stats").toArray();
+        if (stats.size() != static_cast<qsizetype>(e.rowStats.size())) {
+            *problem = at + QStringLiteral("row_stats: wrong count");
+            return false;
+        }
+        for (std::size_t i = 0; i < e.rowStats.size(); ++i) {
+            const QJsonObject row = stats.at(static_cast<qsizetype>(i)).toObject();
+            const RowStats& s = e.rowStats[i];
+            if (row.value(QStringLiteral("entropy")).toDouble() != s.entropy ||
+                row.value(QStringLiteral("support")).toDouble() != static_cast<double>(s.support) ||
+                row.value(QStringLiteral("max")).toDouble() != s.max ||
+                row.value(QStringLiteral("sum")).toDouble() != s.sum) {
+                *problem = at + QStringLiteral("row_stats[%1] differs").arg(i);
+                return false;
+            }
+        }
+        const QJsonArray empty = field("empty_rows").toArray();
+        if (empty.size() != static_cast<qsizetype>(e.emptyRows.size())) {
+            *problem = at + QStringLiteral("empty_rows: wrong count");
+            return false;
+        }
+        for (std::size_t i = 0; i < e.emptyRows.size(); ++i)
+            if (empty.at(static_cast<qsizetype>(i)).toDouble() != static_cast<double>(e.emptyRows[i])) {
+                *problem = at + QStringLiteral("empty_rows[%1] differs").arg(i);
+                return false;
+            }
+    }
+    return sameMatrix(printed.value(QStringLiteral("concat")), expected.concat, QStringLiteral("concat"), problem) &&
+           sameMatrix(printed.value(QStringLiteral("output")), expected.output, QStringLiteral("output"), problem);
+}
+
+bool writeFile(const QString& path, const QByteArray& content)
+{
+    QFile file(path);
+    return file.open(QIODevice::WriteOnly | QIODevice::Truncate) && file.write(content) == content.size();
+}
+
+/// "I love AI" with a second head whose W_K has 3 rows although d_model is 4.
+QByteArray raggedSession()
+{
+    QJsonObject root = QJsonDocument::fromJson(QByteArray::fromStdString(exampleJson("love"))).object();
+    QJsonArray heads = root.value(QStringLiteral("heads")).toArray();
+    QJsonObject second = heads.at(0).toObject();
+    second[QStringLiteral("W_K")] = QJsonArray{QJsonArray{0, 1, 0}, QJsonArray{1, 0, 1}, QJsonArray{0, 0, 1}};
+    heads.append(second);
+    root[QStringLiteral("heads")] = heads;
+    return QJsonDocument(root).toJson();
+}
+
+const char* const raggedMessage = "heads[1].W_K: expected 4 rows, found 3";
+
+} // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+
+private slots:
+    void computeLoveExample();
+    void computeFileAndStandardInput();
+    void computeEveryExample_data();
+    void computeEveryExample();
+    void refusedFileExitsTwo();
+    void refusedStandardInputExitsTwo();
+    void hugeNumberIsRefusedNotCrashed();
+    void missingFileExitsTwo();
+    void unknownExampleListsTheKnownOnes();
+    void computeNeedsOneArgument_data();
+    void computeNeedsOneArgument();
+    void help();
+    void version();
+};
+
+void TestCli::computeLoveExample()
+{
+    const Run run = runQkvlab({QStringLiteral("compute"), QStringLiteral("example:love")});
+    QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 0);
+    QVERIFY2(run.err.isEmpty(), run.err.constData());
+    bool ok = false;
+    const QJsonObject printed = parseOutput(run.out, &ok);
+    QVERIFY(ok);
+
+    QString problem;
+    QVERIFY2(sameResult(printed, computeAttention(loadExample("love")), &problem), qPrintable(problem));
+
+    // The seed's worked numbers (spec section 5's session).
+    const QJsonObject head = printed.value(QStringLiteral("heads")).toArray().at(0).toObject();
+    const Matrix scores = (Matrix(3, 3) << 1, 5, 3, 3, 3, 3, 2, 4, 3).finished();
+    QVERIFY2(sameMatrix(head.value(QStringLiteral("scores")), scores, QStringLiteral("scores"), &problem),
+             qPrintable(problem));
+    const QJsonArray weights0 = head.value(QStringLiteral("weights")).toArray().at(0).toArray();
+    const double expected[] = {0.070, 0.707, 0.223};
+    QCOMPARE(weights0.size(), 3);
+    for (int j = 0; j < 3; ++j)
+        QVERIFY2(std::abs(weights0.at(j).toDouble() - expected[j]) <= 5e-4,
+                 qPrintable(QStringLiteral("weights[0][%1] = %2").arg(j).arg(weights0.at(j).toDouble(), 0, 'g', 17)));
+    const QJsonArray scaled0 = head.value(QStringLiteral("scaled")).toArray().at(0).toArray();
+    QVERIFY(std::abs(scaled0.at(1).toDouble() - 5.0 / std::sqrt(3.0)) <= 1e-15);
+}
+
+void TestCli::computeFileAndStandardInput()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("love.qkv.json"));
+    const QByteArray session = QByteArray::fromStdString(exampleJson("love"));
+    QVERIFY(writeFile(path, session));
+
+    const Run fromExample = runQkvlab({QStringLiteral("compute"), QStringLiteral("example:love")});
+    const Run fromFile = runQkvlab({QStringLiteral("compute"), path});
+    const Run fromStdin = runQkvlab({QStringLiteral("compute"), QStringLiteral("-")}, session);
+    for (const Run* run : {&fromExample, &fromFile, &fromStdin}) {
+        QVERIFY_RUN(*run, run->status == QProcess::NormalExit && run->exitCode == 0);
+        QVERIFY2(run->err.isEmpty(), run->err.constData());
+    }
+    QCOMPARE(fromFile.out, fromExample.out);
+    QCOMPARE(fromStdin.out, fromExample.out);
+
+    bool ok = false;
+    const QJsonObject printed = parseOutput(fromStdin.out, &ok);
+    QVERIFY(ok);
+    QString problem;
+    QVERIFY2(sameResult(printed, computeAttention(loadExample("love")), &problem), qPrintable(problem));
+}
+
+void TestCli::computeEveryExample_data()
+{
+    QTest::addColumn<QString>("name");
+    const std::vector<ExampleInfo> examples = builtinExamples();
+    QVERIFY(!examples.empty());
+    for (const ExampleInfo& example : examples)
+        QTest::newRow(example.name.c_str()) << QString::fromStdString(example.name);
+}
+
+void TestCli::computeEveryExample()
+{
+    QFETCH(QString, name);
+    const Run run = runQkvlab({QStringLiteral("compute"), QStringLiteral("example:") + name});
+    QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 0);
+    QVERIFY2(run.err.isEmpty(), run.err.constData());
+    bool ok = false;
+    const QJsonObject printed = parseOutput(run.out, &ok);
+    QVERIFY(ok);
+    QString problem;
+    QVERIFY2(sameResult(printed, computeAttention(loadExample(name.toStdString())), &problem), qPrintable(problem));
+}
+
+void TestCli::refusedFileExitsTwo()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("ragged.qkv.json"));
+    QVERIFY(writeFile(path, raggedSession()));
+    const Run run = runQkvlab({QStringLiteral("compute"), path});
+    QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 2);
+    QVERIFY2(run.out.isEmpty(), run.out.constData());
+    const QString err = QString::fromUtf8(run.err);
+    QVERIFY2(err.contains(QLatin1String(raggedMessage)), qPrintable(err));
+    QVERIFY2(err.contains(path), qPrintable(err));
+    QCOMPARE(err.count(QLatin1Char('\n')), 1); // one message on one line
+}
+
+void TestCli::refusedStandardInputExitsTwo()
+{
+    const Run ragged = runQkvlab({QStringLiteral("compute"), QStringLiteral("-")}, raggedSession());
+    QVERIFY_RUN(ragged, ragged.status == QProcess::NormalExit && ragged.exitCode == 2);
+    QVERIFY(ragged.out.isEmpty());
+    QVERIFY2(ragged.err.contains(raggedMessage), ragged.err.constData());
+
+    const Run garbage = runQkvlab({QStringLiteral("compute"), QStringLiteral("-")}, "{ not json");
+    QVERIFY_RUN(garbage, garbage.status == QProcess::NormalExit && garbage.exitCode == 2);
+    QVERIFY(garbage.out.isEmpty());
+    QVERIFY2(garbage.err.contains("not valid JSON"), garbage.err.constData());
+
+    const Run empty = runQkvlab({QStringLiteral("compute"), QStringLiteral("-")});
+    QVERIFY_RUN(empty, empty.status == QProcess::NormalExit && empty.exitCode == 2);
+    QVERIFY(empty.out.isEmpty());
+    QVERIFY2(!empty.err.isEmpty(), "no message for empty standard input");
+}
+
+void TestCli::hugeNumberIsRefusedNotCrashed()
+{
+    std::string text = exampleJson("love");
+    const std::string firstRow = "[1, 0, 1, 0]";
+    const auto at = text.find(firstRow);
+    QVERIFY(at != std::string::npos);
+    text.replace(at, firstRow.size(), "[1e999, 0, 1, 0]");
+    const Run run = runQkvlab({QStringLiteral("compute"), QStringLiteral("-")}, QByteArray::fromStdString(text));
+    QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 2);
+    QVERIFY(run.out.isEmpty());
+    QVERIFY2(run.err.contains("X[0][0]: not a finite number"), run.err.constData());
+}
+
+void TestCli::missingFileExitsTwo()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("absent.qkv.json"));
+    const Run run = runQkvlab({QStringLiteral("compute"), path});
+    QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 2);
+    QVERIFY(run.out.isEmpty());
+    QVERIFY2(QString::fromUtf8(run.err).contains(path), run.err.constData());
+}
+
+void TestCli::unknownExampleListsTheKnownOnes()
+{
+    const Run run = runQkvlab({QStringLiteral("compute"), QStringLiteral("example:no-such-example")});
+    QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 2);
+    QVERIFY(run.out.isEmpty());
+    QVERIFY2(run.err.contains("no-such-example"), run.err.constData());
+    for (const ExampleInfo& example : builtinExamples())
+        QVERIFY2(run.err.contains(QByteArray::fromStdString(example.name)),
+                 qPrintable(QStringLiteral("%1 not listed in: %2")
+                                .arg(QString::fromStdString(example.name), QString::fromUtf8(run.err))));
+}
+
+void TestCli::computeNeedsOneArgument_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::newRow("no argument") << QStringList{QStringLiteral("compute")};
+    QTest::newRow("two arguments") << QStringList{QStringLiteral("compute"), QStringLiteral("example:love"),
+                                                  QStringLiteral("example:causal")};
+}
+
+void TestCli::computeNeedsOneArgument()
+{
+    QFETCH(QStringList, arguments);
+    const Run run = runQkvlab(arguments);
+    QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 2);
+    QVERIFY(run.out.isEmpty());
+    QVERIFY2(run.err.contains("compute"), run.err.constData());
+}
+
+void TestCli::help()
+{
+    const Run run = runQkvlab({QStringLiteral("--help")});
+    QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 0);
+    QVERIFY2(run.out.contains("qkvlab compute"), run.out.constData());
+    QVERIFY2(run.out.contains("example:love"), run.out.constData());
+}
+
+void TestCli::version()
+{
+    const Run run = runQkvlab({QStringLiteral("--version")});
+    QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 0);
+    QCOMPARE(QString::fromUtf8(run.out).trimmed(), QStringLiteral("qkvlab " QKV_VERSION));
+}
+
+QTEST_GUILESS_MAIN(TestCli)
 #include "tst_cli.moc"

@@ -1,4 +1,727 @@
+// The session file, version 1 (spec section 5): round trips, atomic saves, one refusal per kind of bad
+// input, the seed example's values and the documented defaults.
+
+#include "Error.h"
+#include "Examples.h"
+#include "SessionFile.h"
+
 #include <QtTest>
-class Tst : public QObject { Q_OBJECT private slots: void placeholder() { QVERIFY(true); } };
-QTEST_APPLESS_MAIN(Tst)
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+
+#include <functional>
+#include <string>
+
+using namespace qkv;
+
+namespace {
+
+Matrix fromRows(std::initializer_list<std::initializer_list<double>> rows)
+{
+    Matrix m(static_cast<Index>(rows.size()), static_cast<Index>(rows.begin()->size()));
+    Index r = 0;
+    for (const auto& row : rows) {
+        Index c = 0;
+        for (double v : row)
+            m(r, c++) = v;
+        ++r;
+    }
+    return m;
+}
+
+QJsonObject exampleObject(const std::string& name)
+{
+    const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(exampleJson(name)));
+    return doc.object();
+}
+
+std::string toText(const QJsonObject& object)
+{
+    return QJsonDocument(object).toJson(QJsonDocument::Compact).toStdString();
+}
+
+QJsonObject parseSaved(const std::string& text)
+{
+    QJsonParseError error{};
+    const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(text), &error);
+    if (error.error != QJsonParseError::NoError)
+        qWarning("saved text is not JSON: %s", qPrintable(error.errorString()));
+    return doc.object();
+}
+
+/// The value at a dotted path ("heads.1.W_K"; numbers index arrays) replaced, or removed when `remove`.
+QJsonValue changed(const QJsonValue& node, QStringList path, const QJsonValue& value, bool remove)
+{
+    if (path.isEmpty())
+        return value;
+    const QString step = path.takeFirst();
+    bool isIndex = false;
+    const int index = step.toInt(&isIndex);
+    if (isIndex) {
+        QJsonArray array = node.toArray();
+        if (path.isEmpty() && remove)
+            array.removeAt(index);
+        else
+            array[index] = changed(array.at(index), path, value, remove);
+        return array;
+    }
+    QJsonObject object = node.toObject();
+    if (path.isEmpty() && remove)
+        object.remove(step);
+    else
+        object[step] = changed(object.value(step), path, value, remove);
+    return object;
+}
+
+QJsonObject with(const QJsonObject& root, const QString& path, const QJsonValue& value)
+{
+    return changed(root, path.split(QLatin1Char('.')), value, false).toObject();
+}
+
+QJsonObject without(const QJsonObject& root, const QString& path)
+{
+    return changed(root, path.split(QLatin1Char('.')), QJsonValue(), true).toObject();
+}
+
+QJsonArray rows(std::initializer_list<std::initializer_list<double>> values)
+{
+    QJsonArray result;
+    for (const auto& row : values) {
+        QJsonArray r;
+        for (double v : row)
+            r.append(v);
+        result.append(r);
+    }
+    return result;
+}
+
+QJsonArray repeatedRows(int count, const QJsonArray& row)
+{
+    QJsonArray result;
+    for (int i = 0; i < count; ++i)
+        result.append(row);
+    return result;
+}
+
+/// "I love AI" with a second head (a copy of the first): d_model 4, d_k = d_v = 3, n = 3.
+QJsonObject twoHeads()
+{
+    QJsonObject root = exampleObject("love");
+    QJsonArray heads = root.value(QStringLiteral("heads")).toArray();
+    heads.append(heads.at(0));
+    root[QStringLiteral("heads")] = heads;
+    return root;
+}
+
+/// A cross-attention session from "I love AI": m = 2 context tokens.
+QJsonObject withContext()
+{
+    return with(exampleObject("love"), QStringLiteral("context"),
+                QJsonObject{{QStringLiteral("tokens"), QJsonArray{QStringLiteral("x"), QStringLiteral("y")}},
+                            {QStringLiteral("Z"), rows({{1, 0, 0, 1}, {0, 1, 1, 0}})}});
+}
+
+/// Replaces the JSON string "@@BIG@@" by a number token no double can hold.
+std::string withHugeNumber(const QJsonObject& root, const char* number)
+{
+    std::string text = toText(root);
+    const std::string marker = "\"@@BIG@@\"";
+    text.replace(text.find(marker), marker.size(), number);
+    return text;
+}
+
+QString messageOf(const std::function<void()>& action)
+{
+    try {
+        action();
+    } catch (const Error& e) {
+        return QString::fromStdString(e.what());
+    }
+    return QString();
+}
+
+QStringList entries(const QString& directory)
+{
+    return QDir(directory).entryList(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot);
+}
+
+bool writeFile(const QString& path, const QByteArray& content)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate))
+        return false;
+    return file.write(content) == content.size();
+}
+
+QByteArray readFile(const QString& path)
+{
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+} // namespace
+
+class TestSessionFile : public QObject {
+    Q_OBJECT
+
+private slots:
+    void builtinExamplesRoundTrip_data();
+    void builtinExamplesRoundTrip();
+    void unknownKeysSurviveRoundTrip();
+    void contextExtrasDoNotOutliveTheContext();
+    void viewJsonGetAndSet();
+
+    void saveWritesAFileThatLoadsBackEqual();
+    void saveReplacesAnExistingFile();
+    void saveIntoMissingDirectoryThrowsAndCreatesNothing();
+    void saveOfInvalidSessionLeavesTheOldFile();
+
+    void refusesBadInput_data();
+    void refusesBadInput();
+    void raggedHeadMessageIsExact();
+    void failedParseLeavesTheOldSession();
+    void failedLoadLeavesTheOldSession();
+    void missingFileNamesThePath();
+
+    void loveExampleHasTheSpecValues();
+    void defaultScaleDependsOnScore_data();
+    void defaultScaleDependsOnScore();
+    void otherDefaults();
+};
+
+// ---- round trips ------------------------------------------------------------------------------------
+
+void TestSessionFile::builtinExamplesRoundTrip_data()
+{
+    QTest::addColumn<QString>("name");
+    const std::vector<ExampleInfo> examples = builtinExamples();
+    QVERIFY(examples.size() >= 6);
+    for (const ExampleInfo& example : examples)
+        QTest::newRow(example.name.c_str()) << QString::fromStdString(example.name);
+}
+
+void TestSessionFile::builtinExamplesRoundTrip()
+{
+    QFETCH(QString, name);
+    const Session loaded = loadExample(name.toStdString());
+    QVERIFY(loaded == parseSession(exampleJson(name.toStdString())));
+
+    const std::string first = serializeSession(loaded);
+    const Session reloaded = parseSession(first);
+    QVERIFY(reloaded == loaded);
+    const std::string second = serializeSession(reloaded);
+    QCOMPARE(second, first);
+    QCOMPARE(serializeSession(loaded), first); // the same session always gives the same text
+}
+
+void TestSessionFile::unknownKeysSurviveRoundTrip()
+{
+    QJsonObject root = withContext();
+    root = with(root, QStringLiteral("heads"),
+                twoHeads().value(QStringLiteral("heads")).toArray()); // heads[1] has no extras
+    root = with(root, QStringLiteral("author"),
+                QJsonObject{{QStringLiteral("name"), QStringLiteral("Ada")}, {QStringLiteral("year"), 1843}});
+    root = with(root, QStringLiteral("tags"), QJsonArray{QStringLiteral("demo"), 2, true});
+    root = with(root, QStringLiteral("heads.0.note"), QStringLiteral("first head"));
+    root = with(root, QStringLiteral("heads.0.init"), QJsonObject{{QStringLiteral("seed"), 42}});
+    root = with(root, QStringLiteral("mask.comment"), QStringLiteral("no mask yet"));
+    root = with(root, QStringLiteral("normalizer.tried"), QJsonArray{QStringLiteral("sparsemax")});
+    root = with(root, QStringLiteral("context.language"), QStringLiteral("en"));
+    const QJsonObject view{{QStringLiteral("zoom"), 1.5},
+                           {QStringLiteral("selected"), QJsonObject{{QStringLiteral("head"), 0}}}};
+    root = with(root, QStringLiteral("view"), view);
+
+    const Session session = parseSession(toText(root));
+    const std::string saved = serializeSession(session);
+    const QJsonObject out = parseSaved(saved);
+
+    QCOMPARE(out.value(QStringLiteral("author")), root.value(QStringLiteral("author")));
+    QCOMPARE(out.value(QStringLiteral("tags")), root.value(QStringLiteral("tags")));
+    QCOMPARE(out.value(QStringLiteral("view")), QJsonValue(view));
+    const QJsonArray heads = out.value(QStringLiteral("heads")).toArray();
+    QCOMPARE(heads.size(), 2);
+    QCOMPARE(heads.at(0).toObject().value(QStringLiteral("note")), QJsonValue(QStringLiteral("first head")));
+    QCOMPARE(heads.at(0).toObject().value(QStringLiteral("init")),
+             QJsonValue(QJsonObject{{QStringLiteral("seed"), 42}}));
+    QVERIFY(!heads.at(1).toObject().contains(QStringLiteral("note")));
+    QVERIFY(!heads.at(1).toObject().contains(QStringLiteral("init")));
+    const QJsonObject mask = out.value(QStringLiteral("mask")).toObject();
+    QCOMPARE(mask.value(QStringLiteral("type")), QJsonValue(QStringLiteral("none")));
+    QCOMPARE(mask.value(QStringLiteral("comment")), QJsonValue(QStringLiteral("no mask yet")));
+    QCOMPARE(out.value(QStringLiteral("normalizer")).toObject().value(QStringLiteral("tried")),
+             QJsonValue(QJsonArray{QStringLiteral("sparsemax")}));
+    const QJsonObject context = out.value(QStringLiteral("context")).toObject();
+    QCOMPARE(context.value(QStringLiteral("language")), QJsonValue(QStringLiteral("en")));
+    QCOMPARE(context.value(QStringLiteral("tokens")), root.value(QStringLiteral("context")).toObject().value(
+                                                          QStringLiteral("tokens")));
+
+    // And the saved text is itself stable and loads back to the same session.
+    const Session reloaded = parseSession(saved);
+    QVERIFY(reloaded == session);
+    QCOMPARE(serializeSession(reloaded), saved);
+}
+
+void TestSessionFile::contextExtrasDoNotOutliveTheContext()
+{
+    // Extras kept from a context must not turn into a (broken) context when the session loses it.
+    Session session = parseSession(toText(with(withContext(), QStringLiteral("context.language"),
+                                               QStringLiteral("en"))));
+    QVERIFY(session.context.has_value());
+    session.context.reset();
+    const std::string saved = serializeSession(session);
+    QVERIFY(!parseSaved(saved).contains(QStringLiteral("context")));
+    Session reloaded;
+    try {
+        reloaded = parseSession(saved);
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    QVERIFY(!reloaded.context.has_value());
+    QVERIFY(reloaded.X == session.X);
+}
+
+void TestSessionFile::viewJsonGetAndSet()
+{
+    Session love = loadExample("love");
+    const QJsonObject view = parseSaved(viewJson(love));
+    QVERIFY(view.value(QStringLiteral("source")).toString().contains(QStringLiteral("Outcome School")));
+    QCOMPARE(viewJson(loadExample("causal")), std::string()); // no view in that file
+
+    setViewJson(love, R"({"zoom": 2, "panel": "weights"})");
+    const QJsonObject expected{{QStringLiteral("zoom"), 2}, {QStringLiteral("panel"), QStringLiteral("weights")}};
+    QCOMPARE(QJsonValue(parseSaved(viewJson(love))), QJsonValue(expected));
+    const std::string saved = serializeSession(love);
+    QCOMPARE(parseSaved(saved).value(QStringLiteral("view")), QJsonValue(expected));
+    QCOMPARE(parseSaved(viewJson(parseSession(saved))), expected);
+
+    // A bad view is refused and changes nothing.
+    const Session before = love;
+    QVERIFY_THROWS_EXCEPTION(Error, setViewJson(love, "[1, 2]"));
+    QVERIFY_THROWS_EXCEPTION(Error, setViewJson(love, "{not json"));
+    QVERIFY(love == before);
+
+    // Empty text removes the view; a session with no other extras then has none at all.
+    setViewJson(love, "");
+    QCOMPARE(viewJson(love), std::string());
+    QVERIFY(love.preservedJson.empty());
+    QVERIFY(!parseSaved(serializeSession(love)).contains(QStringLiteral("view")));
+
+    // Setting a view on a session that had no extras.
+    Session causal = loadExample("causal");
+    setViewJson(causal, R"({"a":1})");
+    QCOMPARE(parseSaved(viewJson(causal)), QJsonObject({{QStringLiteral("a"), 1}}));
+}
+
+// ---- saving -----------------------------------------------------------------------------------------
+
+void TestSessionFile::saveWritesAFileThatLoadsBackEqual()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("love.qkv.json"));
+    const Session love = loadExample("love");
+    saveSession(love, path.toStdString());
+    QVERIFY(loadSession(path.toStdString()) == love);
+    QCOMPARE(readFile(path).toStdString(), serializeSession(love));
+    QCOMPARE(entries(dir.path()), QStringList{QStringLiteral("love.qkv.json")}); // no temporary left over
+}
+
+void TestSessionFile::saveReplacesAnExistingFile()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("session.qkv.json"));
+    QVERIFY(writeFile(path, "old content that is not a session"));
+    const QFileDevice::Permissions permissions = QFileDevice::ReadOwner | QFileDevice::WriteOwner |
+                                                 QFileDevice::ReadGroup;
+    QVERIFY(QFile::setPermissions(path, permissions));
+
+    const Session causal = loadExample("causal");
+    saveSession(causal, path.toStdString());
+    QVERIFY(loadSession(path.toStdString()) == causal);
+    // The replaced file's permissions are kept (the "User" flags only repeat the owner's for us).
+    const QFileDevice::Permissions userFlags = QFileDevice::ReadUser | QFileDevice::WriteUser | QFileDevice::ExeUser;
+    QCOMPARE(QFile::permissions(path) & ~userFlags, permissions);
+
+    const Session multihead = loadExample("multihead");
+    saveSession(multihead, path.toStdString());
+    QVERIFY(loadSession(path.toStdString()) == multihead);
+    QCOMPARE(entries(dir.path()), QStringList{QStringLiteral("session.qkv.json")});
+}
+
+void TestSessionFile::saveIntoMissingDirectoryThrowsAndCreatesNothing()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString missing = dir.filePath(QStringLiteral("no-such-directory"));
+    const QString path = missing + QStringLiteral("/s.qkv.json");
+    const QString message = messageOf([&] { saveSession(loadExample("love"), path.toStdString()); });
+    QVERIFY2(message.startsWith(path + QLatin1Char(':')), qPrintable(message));
+    QVERIFY(!QFileInfo::exists(missing));
+    QVERIFY(entries(dir.path()).isEmpty());
+}
+
+void TestSessionFile::saveOfInvalidSessionLeavesTheOldFile()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("s.qkv.json"));
+    const Session love = loadExample("love");
+    saveSession(love, path.toStdString());
+    const QByteArray before = readFile(path);
+
+    Session broken = love;
+    broken.temperature = 0.0;
+    const QString message = messageOf([&] { saveSession(broken, path.toStdString()); });
+    QVERIFY2(message.contains(QStringLiteral("temperature")), qPrintable(message));
+    QCOMPARE(readFile(path), before);
+    QCOMPARE(entries(dir.path()), QStringList{QStringLiteral("s.qkv.json")});
+}
+
+// ---- refusals ---------------------------------------------------------------------------------------
+
+void TestSessionFile::refusesBadInput_data()
+{
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<QString>("path"); // the key path the message must start with
+
+    const QJsonObject love = exampleObject("love");
+    const auto row = [](const char* name, const std::string& text, const char* path) {
+        QTest::newRow(name) << QByteArray::fromStdString(text) << QString::fromUtf8(path);
+    };
+    const auto set = [&love](const char* key, const QJsonValue& value) {
+        return toText(with(love, QString::fromUtf8(key), value));
+    };
+    const auto drop = [](const QJsonObject& root, const char* key) {
+        return toText(without(root, QString::fromUtf8(key)));
+    };
+
+    // Not valid JSON, wrong root, wrong format or version.
+    row("not JSON", R"({"format": "qkvlab-session", "version": 1,)", "not valid JSON:");
+    row("empty text", "", "not valid JSON:");
+    row("trailing garbage", toText(love) + " }", "not valid JSON:");
+    row("root is an array", "[1, 2, 3]", "(file):");
+    row("root is a string", "\"session\"", "(file):");
+    row("wrong format", set("format", QStringLiteral("qkvlab-notebook")), "format: ");
+    row("format is a number", set("format", 1), "format: ");
+    row("newer version", set("version", 2), "version: ");
+    row("version 0", set("version", 0), "version: ");
+    row("version is a string", set("version", QStringLiteral("1")), "version: ");
+
+    // Missing keys.
+    for (const char* key : {"format", "version", "title", "tokens", "X", "heads", "score"})
+        row((std::string("missing ") + key).c_str(), drop(love, key), (std::string(key) + ": missing").c_str());
+    row("missing heads[0].W_Q", drop(love, "heads.0.W_Q"), "heads[0].W_Q: missing");
+    row("missing heads[0].W_K", drop(love, "heads.0.W_K"), "heads[0].W_K: missing");
+    row("missing heads[0].W_V", drop(love, "heads.0.W_V"), "heads[0].W_V: missing");
+    row("missing context.Z", drop(withContext(), "context.Z"), "context.Z: missing");
+    row("missing context.tokens", drop(withContext(), "context.tokens"), "context.tokens: missing");
+    row("missing mask.type", set("mask", QJsonObject{{QStringLiteral("window"), 2}}), "mask.type: missing");
+    row("missing normalizer.type", set("normalizer", QJsonObject()), "normalizer.type: missing");
+    row("general without W_S", set("score", QStringLiteral("general")), "heads[0].W_S: ");
+    row("additive without W_a", set("score", QStringLiteral("additive")), "heads[0].W_a: ");
+
+    // Wrong types.
+    row("title is a number", set("title", 7), "title: ");
+    row("tokens not an array", set("tokens", QStringLiteral("I love AI")), "tokens: ");
+    row("token not a string", set("tokens.1", 5), "tokens[1]: ");
+    row("X is a string", set("X", QStringLiteral("[[1, 0, 1, 0]]")), "X: ");
+    row("X row is a number", set("X.1", 3), "X[1]: ");
+    row("X entry is a string", set("X.0.2", QStringLiteral("1")), "X[0][2]: ");
+    row("X entry is null", set("X.2.3", QJsonValue()), "X[2][3]: ");
+    row("temperature is a string", set("temperature", QStringLiteral("1.0")), "temperature: ");
+    row("pad is an object", set("pad", QJsonObject()), "pad: ");
+    row("pad entry not boolean", set("pad", QJsonArray{false, 1, false}), "pad[1]: ");
+    row("mask.type is a number", set("mask.type", 1), "mask.type: ");
+    row("mask is a string", set("mask", QStringLiteral("causal")), "mask: ");
+    row("normalizer is a number", set("normalizer", 2), "normalizer: ");
+    row("normalizer.alpha is a string", set("normalizer", QJsonObject{{QStringLiteral("type"), QStringLiteral("entmax")},
+                                                                   {QStringLiteral("alpha"), QStringLiteral("2")}}),
+        "normalizer.alpha: ");
+    row("heads is an object", set("heads", QJsonObject()), "heads: ");
+    row("head is a number", set("heads.0", 1), "heads[0]: ");
+    row("score is an array", set("score", QJsonArray{QStringLiteral("dot")}), "score: ");
+    row("scale is a boolean", set("scale", true), "scale: ");
+    row("context is an array", set("context", QJsonArray()), "context: ");
+    row("view is a string", set("view", QStringLiteral("zoom")), "view: ");
+    row("mask.window is a string", set("mask", QJsonObject{{QStringLiteral("type"), QStringLiteral("sliding")},
+                                                         {QStringLiteral("window"), QStringLiteral("2")}}),
+        "mask.window: ");
+
+    // Ragged or mis-shaped matrices.
+    row("X row of different length", set("X.1", QJsonArray{0, 1, 0}), "X[1]: ");
+    row("heads[1].W_K with 3 rows", toText(with(twoHeads(), QStringLiteral("heads.1.W_K"), rows({{0, 1, 0}, {1, 0, 1}, {0, 0, 1}}))),
+        "heads[1].W_K: expected 4 rows, found 3");
+    row("heads[1].W_Q with another d_k", toText(with(twoHeads(), QStringLiteral("heads.1.W_Q"),
+                                                    rows({{1, 0}, {0, 1}, {1, 0}, {0, 1}}))),
+        "heads[1].W_Q: ");
+    row("heads[0].W_V ragged", set("heads.0.W_V.2", QJsonArray{0, 0}), "heads[0].W_V[2]: ");
+    row("context.Z of another d_model", toText(with(withContext(), QStringLiteral("context.Z"), rows({{1, 0, 0}, {0, 1, 1}}))),
+        "context.Z: ");
+    row("W_S of the wrong shape",
+        toText(with(with(love, QStringLiteral("score"), QStringLiteral("general")), QStringLiteral("heads.0.W_S"),
+                    rows({{1, 0}, {0, 1}}))),
+        "heads[0].W_S: ");
+    row("v_a without W_a", set("heads.0.v_a", QJsonArray{1, 2}), "heads[0].v_a: ");
+    row("W_O of wrong rows", set("W_O", rows({{1, 0}, {0, 1}})), "W_O: ");
+    row("mask.allowed of wrong rows",
+        set("mask", QJsonObject{{QStringLiteral("type"), QStringLiteral("custom")},
+                                {QStringLiteral("allowed"), rows({{1, 1, 1}, {1, 1, 1}})}}),
+        "mask.allowed: ");
+    row("mask.allowed row of wrong length",
+        set("mask", QJsonObject{{QStringLiteral("type"), QStringLiteral("custom")},
+                                {QStringLiteral("allowed"), rows({{1, 1, 1}, {1, 1}, {1, 1, 1}})}}),
+        "mask.allowed[1]: ");
+
+    // Non-finite numbers.
+    row("1e999 in X", withHugeNumber(with(love, QStringLiteral("X.0.0"), QStringLiteral("@@BIG@@")), "1e999"),
+        "X[0][0]: ");
+    row("-1e999 in heads[0].W_V", withHugeNumber(with(love, QStringLiteral("heads.0.W_V.3.1"), QStringLiteral("@@BIG@@")), "-1e999"),
+        "heads[0].W_V[3][1]: ");
+    row("1e999 temperature", withHugeNumber(with(love, QStringLiteral("temperature"), QStringLiteral("@@BIG@@")), "1e999"),
+        "temperature: ");
+    row("1e999 as the whole file", "1e999", "(file):");
+
+    // Token counts.
+    row("too few tokens", set("tokens", QJsonArray{QStringLiteral("I"), QStringLiteral("love")}), "tokens: ");
+    row("too many tokens", set("tokens", QJsonArray{QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c"), QStringLiteral("d")}),
+        "tokens: ");
+    row("context tokens not matching Z", toText(with(withContext(), QStringLiteral("context.tokens"), QJsonArray{QStringLiteral("x")})),
+        "context.tokens: ");
+    row("pad of wrong length", set("pad", QJsonArray{false, false}), "pad: ");
+
+    // Out-of-range options.
+    row("temperature 0", set("temperature", 0), "temperature: ");
+    row("temperature negative", set("temperature", -0.5), "temperature: ");
+    row("scale -1", set("scale", -1), "scale: ");
+    row("scale 0", set("scale", 0), "scale: ");
+    row("unknown scale name", set("scale", QStringLiteral("sqrt_dv")), "scale: ");
+    row("unknown score", set("score", QStringLiteral("bilinear")), "score: ");
+    row("unknown mask", set("mask.type", QStringLiteral("diagonal")), "mask.type: ");
+    row("unknown normalizer", set("normalizer.type", QStringLiteral("softermax")), "normalizer.type: ");
+    row("normalizer.alpha 0.5", set("normalizer", QJsonObject{{QStringLiteral("type"), QStringLiteral("entmax")},
+                                                             {QStringLiteral("alpha"), 0.5}}),
+        "normalizer.alpha: ");
+    row("mask.window 0", set("mask", QJsonObject{{QStringLiteral("type"), QStringLiteral("sliding")},
+                                                {QStringLiteral("window"), 0}}),
+        "mask.window: ");
+    row("mask.window 1.5", set("mask", QJsonObject{{QStringLiteral("type"), QStringLiteral("sliding")},
+                                                  {QStringLiteral("window"), 1.5}}),
+        "mask.window: ");
+    row("mask.prefix_length -1", set("mask", QJsonObject{{QStringLiteral("type"), QStringLiteral("prefix")},
+                                                        {QStringLiteral("prefix_length"), -1}}),
+        "mask.prefix_length: ");
+    row("custom mask without allowed", set("mask", QJsonObject{{QStringLiteral("type"), QStringLiteral("custom")}}),
+        "mask.allowed: ");
+    row("custom allowed with a 2",
+        set("mask", QJsonObject{{QStringLiteral("type"), QStringLiteral("custom")},
+                                {QStringLiteral("allowed"), rows({{1, 0, 0}, {1, 1, 2}, {1, 1, 1}})}}),
+        "mask.allowed[1][2]: ");
+    row("custom allowed with a string",
+        set("mask", QJsonObject{{QStringLiteral("type"), QStringLiteral("custom")},
+                                {QStringLiteral("allowed"), QJsonArray{QJsonArray{1, 0, 0}, QJsonArray{1, 1, 0},
+                                                                       QJsonArray{1, QStringLiteral("1"), 1}}}}),
+        "mask.allowed[2][1]: ");
+
+    // Sizes outside the limits.
+    {
+        QJsonArray heads;
+        for (int h = 0; h < 65; ++h)
+            heads.append(love.value(QStringLiteral("heads")).toArray().at(0));
+        row("65 heads", set("heads", heads), "heads: ");
+    }
+    row("no heads", set("heads", QJsonArray()), "heads: ");
+    row("X with no rows", set("X", QJsonArray()), "X: ");
+    row("X with 0 columns", set("X", repeatedRows(3, QJsonArray())), "X[0]: ");
+    row("W_Q with 0 columns", set("heads.0.W_Q", repeatedRows(4, QJsonArray())), "heads[0].W_Q[0]: ");
+    row("W_V with 0 columns", set("heads.0.W_V", repeatedRows(4, QJsonArray())), "heads[0].W_V[0]: ");
+    row("W_O with 0 columns", set("W_O", repeatedRows(3, QJsonArray())), "W_O[0]: ");
+    row("n = 4097", set("X", repeatedRows(4097, QJsonArray{0})), "X: ");
+    {
+        // m = 4097 with d_model 1: everything else is a valid 1-dimensional session.
+        QJsonObject tiny = love;
+        tiny = with(tiny, QStringLiteral("X"), rows({{1}}));
+        tiny = with(tiny, QStringLiteral("tokens"), QJsonArray{QStringLiteral("a")});
+        tiny = with(tiny, QStringLiteral("heads"),
+                    QJsonArray{QJsonObject{{QStringLiteral("W_Q"), rows({{1}})},
+                                           {QStringLiteral("W_K"), rows({{1}})},
+                                           {QStringLiteral("W_V"), rows({{1}})}}});
+        QVERIFY(parseSession(toText(tiny)).n() == 1); // the base is valid
+        QJsonArray many;
+        for (int j = 0; j < 4097; ++j)
+            many.append(QStringLiteral("z"));
+        tiny = with(tiny, QStringLiteral("context"),
+                    QJsonObject{{QStringLiteral("tokens"), many}, {QStringLiteral("Z"), repeatedRows(4097, QJsonArray{0})}});
+        row("m = 4097", toText(tiny), "context.Z: ");
+    }
+}
+
+void TestSessionFile::refusesBadInput()
+{
+    QFETCH(QByteArray, text);
+    QFETCH(QString, path);
+    const std::string json = text.toStdString();
+    bool refused = false;
+    QString message;
+    try {
+        (void)parseSession(json);
+    } catch (const Error& e) {
+        refused = true;
+        message = QString::fromStdString(e.what());
+    } catch (const std::exception& e) {
+        QFAIL(qPrintable(QStringLiteral("threw something other than qkv::Error: ") + QString::fromUtf8(e.what())));
+    }
+    QVERIFY2(refused, "parseSession accepted the input");
+    QVERIFY2(message.startsWith(path), qPrintable(QStringLiteral("message: \"%1\", expected it to start with \"%2\"")
+                                                      .arg(message, path)));
+    QVERIFY2(!message.contains(QStringLiteral("json.exception")), qPrintable(message));
+    QVERIFY2(!message.contains(QLatin1Char('\n')), qPrintable(message)); // one message, one line
+}
+
+void TestSessionFile::raggedHeadMessageIsExact()
+{
+    const QJsonObject root =
+        with(twoHeads(), QStringLiteral("heads.1.W_K"), rows({{0, 1, 0}, {1, 0, 1}, {0, 0, 1}}));
+    QCOMPARE(messageOf([&] { (void)parseSession(toText(root)); }),
+             QStringLiteral("heads[1].W_K: expected 4 rows, found 3"));
+    // The same file with four rows is fine: the refusal is about the shape alone.
+    QCOMPARE(parseSession(toText(twoHeads())).headCount(), 2);
+}
+
+void TestSessionFile::failedParseLeavesTheOldSession()
+{
+    Session session = parseSession(exampleJson("causal"));
+    const Session before = session;
+    const std::string bad =
+        toText(with(twoHeads(), QStringLiteral("heads.1.W_K"), rows({{0, 1, 0}, {1, 0, 1}, {0, 0, 1}})));
+    QVERIFY_THROWS_EXCEPTION(Error, session = parseSession(bad));
+    QVERIFY(session == before);
+    QVERIFY_THROWS_EXCEPTION(Error, session = parseSession("{"));
+    QVERIFY(session == before);
+    QCOMPARE(session.title, std::string("GPT-style causal: The cat sat on the mat"));
+}
+
+void TestSessionFile::failedLoadLeavesTheOldSession()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString good = dir.filePath(QStringLiteral("good.qkv.json"));
+    const QString bad = dir.filePath(QStringLiteral("bad.qkv.json"));
+    saveSession(loadExample("sparsemax"), good.toStdString());
+    const QByteArray badText = QByteArray::fromStdString(
+        toText(with(exampleObject("love"), QStringLiteral("normalizer.type"), QStringLiteral("nope"))));
+    QVERIFY(writeFile(bad, badText));
+
+    Session session = loadSession(good.toStdString());
+    const Session before = session;
+    QVERIFY(session == loadExample("sparsemax"));
+    QVERIFY_THROWS_EXCEPTION(Error, session = loadSession(bad.toStdString()));
+    QVERIFY(session == before);
+    QCOMPARE(readFile(bad), badText); // loading never touches the file
+}
+
+void TestSessionFile::missingFileNamesThePath()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("absent.qkv.json"));
+    const QString message = messageOf([&] { (void)loadSession(path.toStdString()); });
+    QVERIFY2(message.startsWith(path + QLatin1Char(':')), qPrintable(message));
+    QVERIFY(!QFileInfo::exists(path));
+}
+
+// ---- values and defaults ----------------------------------------------------------------------------
+
+void TestSessionFile::loveExampleHasTheSpecValues()
+{
+    const Session s = loadExample("love");
+    QCOMPARE(s.title, std::string("I love AI"));
+    QCOMPARE(s.tokens, (std::vector<std::string>{"I", "love", "AI"}));
+    QCOMPARE(s.pad, (std::vector<bool>{false, false, false}));
+    QVERIFY(s.X == fromRows({{1, 0, 1, 0}, {0, 1, 0, 1}, {1, 1, 0, 0}}));
+    QVERIFY(!s.context.has_value());
+    QCOMPARE(s.headCount(), 1);
+    const Head& head = s.heads.front();
+    QVERIFY(head.W_Q == fromRows({{1, 0, 1}, {0, 1, 0}, {1, 0, 0}, {0, 1, 1}}));
+    QVERIFY(head.W_K == fromRows({{0, 1, 0}, {1, 0, 1}, {0, 0, 1}, {1, 1, 0}}));
+    QVERIFY(head.W_V == fromRows({{1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 0}}));
+    QCOMPARE(head.W_S.size(), Index(0));
+    QCOMPARE(head.W_a.size(), Index(0));
+    QCOMPARE(head.U_a.size(), Index(0));
+    QCOMPARE(head.v_a.size(), Index(0));
+    QVERIFY(!s.W_O.has_value());
+    QCOMPARE(s.n(), Index(3));
+    QCOMPARE(s.m(), Index(3));
+    QCOMPARE(s.dModel(), Index(4));
+    QCOMPARE(s.dK(), Index(3));
+    QCOMPARE(s.dV(), Index(3));
+    QVERIFY(s.score == ScoreFunction::Dot);
+    QVERIFY(s.scale.kind == Scale::Kind::SqrtDk);
+    QCOMPARE(s.temperature, 1.0);
+    QVERIFY(s.mask.type == MaskType::None);
+    QVERIFY(s.normalizer.type == NormalizerType::Softmax);
+}
+
+void TestSessionFile::defaultScaleDependsOnScore_data()
+{
+    QTest::addColumn<QString>("score");
+    QTest::addColumn<int>("expectedKind");
+    QTest::newRow("dot") << QStringLiteral("dot") << int(Scale::Kind::SqrtDk);
+    QTest::newRow("general") << QStringLiteral("general") << int(Scale::Kind::SqrtDk);
+    QTest::newRow("additive") << QStringLiteral("additive") << int(Scale::Kind::None);
+    QTest::newRow("cosine") << QStringLiteral("cosine") << int(Scale::Kind::None);
+}
+
+void TestSessionFile::defaultScaleDependsOnScore()
+{
+    QFETCH(QString, score);
+    QFETCH(int, expectedKind);
+    QJsonObject root = without(exampleObject("love"), QStringLiteral("scale"));
+    root = with(root, QStringLiteral("score"), score);
+    // The score parameters each function needs (d_k = 3, d_a = 2).
+    root = with(root, QStringLiteral("heads.0.W_S"), rows({{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}));
+    root = with(root, QStringLiteral("heads.0.W_a"), rows({{1, 0}, {0, 1}, {1, 1}}));
+    root = with(root, QStringLiteral("heads.0.U_a"), rows({{0, 1}, {1, 0}, {1, -1}}));
+    root = with(root, QStringLiteral("heads.0.v_a"), QJsonArray{0.5, -0.5});
+    const Session s = parseSession(toText(root));
+    QCOMPARE(QString::fromUtf8(toString(s.score)), score);
+    QCOMPARE(int(s.scale.kind), expectedKind);
+    QVERIFY(s.scale == defaultScale(s.score));
+
+    // An explicit scale always wins over the default.
+    const Session explicitScale = parseSession(toText(with(root, QStringLiteral("scale"), 2.5)));
+    QVERIFY(explicitScale.scale.kind == Scale::Kind::Constant);
+    QCOMPARE(explicitScale.scale.value, 2.5);
+}
+
+void TestSessionFile::otherDefaults()
+{
+    QJsonObject root = exampleObject("love");
+    for (const char* key : {"pad", "scale", "temperature", "mask", "normalizer", "view"})
+        root = without(root, QString::fromUtf8(key));
+    const Session s = parseSession(toText(root));
+    QCOMPARE(s.temperature, 1.0);
+    QVERIFY(s.scale.kind == Scale::Kind::SqrtDk);
+    QVERIFY(s.mask.type == MaskType::None);
+    QVERIFY(s.normalizer.type == NormalizerType::Softmax);
+    QCOMPARE(s.normalizer.alpha, 1.5);
+    QCOMPARE(s.pad, (std::vector<bool>{false, false, false}));
+    QVERIFY(s.preservedJson.empty());
+    Session love = loadExample("love");
+    setViewJson(love, "");
+    QVERIFY(s == love); // the spelled-out defaults of the example are exactly the implicit ones
+
+    // entmax without alpha gets α = 1.5.
+    const Session entmax = parseSession(
+        toText(with(root, QStringLiteral("normalizer"), QJsonObject{{QStringLiteral("type"), QStringLiteral("entmax")}})));
+    QVERIFY(entmax.normalizer.type == NormalizerType::Entmax);
+    QCOMPARE(entmax.normalizer.alpha, 1.5);
+}
+
+QTEST_APPLESS_MAIN(TestSessionFile)
 #include "tst_sessionfile.moc"

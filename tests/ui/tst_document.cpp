@@ -1,4 +1,169 @@
+// The document: undo/redo of edits, files, the modified flag and the background recompute.
+
+#include "AttentionEngine.h"
+#include "Document.h"
+#include "DocumentCommands.h"
+#include "Examples.h"
+#include "SessionEdits.h"
+#include "SessionFile.h"
+
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QUndoStack>
 #include <QtTest>
-class Tst : public QObject { Q_OBJECT private slots: void placeholder() { QVERIFY(true); } };
-QTEST_MAIN(Tst)
+
+using namespace qkv;
+using namespace qkv::ui;
+
+class TestDocument : public QObject {
+    Q_OBJECT
+private slots:
+    void startsWithTheDefaultExample();
+    void cellEditUndoRedo();
+    void structuralEditUndoRedo();
+    void slidersMergeIntoOneStep();
+    void saveCloseReopen();
+    void badFileChangesNothing();
+    void largeSessionsComputeInTheBackgroundNewestWins();
+    void refusedSessionShowsTheMessage();
+};
+
+void TestDocument::startsWithTheDefaultExample()
+{
+    Document document;
+    QCOMPARE(document.session(), loadExample("love"));
+    QVERIFY(document.result());
+    QVERIFY(std::abs(document.result()->heads[0].weights(0, 1) - 0.707) < 5e-4);
+    QVERIFY(!document.isModified());
+    QCOMPARE(document.displayName(), QStringLiteral("I love AI"));
+}
+
+void TestDocument::cellEditUndoRedo()
+{
+    Document document;
+    QSignalSpy modified(&document, &Document::modifiedChanged);
+    const Matrix before = document.result()->heads[0].weights;
+    document.push(makeCellCommand(&document, {MatrixKind::W_Q, 0}, 0, 0, 3.0));
+    QCOMPARE(document.session().heads[0].W_Q(0, 0), 3.0);
+    QCOMPARE(document.result()->heads[0].Q(0, 0), 4.0); // x_I = [1,0,1,0]: 3 + 1
+    QVERIFY(document.result()->heads[0].weights != before);
+    QVERIFY(document.isModified());
+    QCOMPARE(modified.count(), 1);
+    document.undoStack()->undo();
+    QCOMPARE(document.session(), loadExample("love"));
+    QCOMPARE(document.result()->heads[0].weights, before);
+    QVERIFY(!document.isModified());
+    document.undoStack()->redo();
+    QCOMPARE(document.result()->heads[0].Q(0, 0), 4.0);
+}
+
+void TestDocument::structuralEditUndoRedo()
+{
+    Document document;
+    document.edit(QStringLiteral("Three heads"), Document::Shape,
+                  [](Session& s) { setHeadCount(s, 3, InitializerSpec{}); });
+    QCOMPARE(document.session().headCount(), 3);
+    QCOMPARE(document.result()->heads.size(), std::size_t(3));
+    QCOMPARE(document.result()->output.cols(), Index(9));
+    document.setCurrentHead(2);
+    document.undoStack()->undo();
+    QCOMPARE(document.session(), loadExample("love"));
+    QCOMPARE(document.currentHead(), 0); // clamped to the heads that exist
+    document.undoStack()->redo();
+    QCOMPARE(document.session().headCount(), 3);
+}
+
+void TestDocument::slidersMergeIntoOneStep()
+{
+    Document document;
+    const auto access = [](Session& s) -> double& { return s.temperature; };
+    for (double t : {0.9, 0.7, 0.5})
+        document.push(new ChangeValueCommand<double>(&document, QStringLiteral("Temperature"), Document::Options,
+                                                     access, t, MergeId::Temperature));
+    QCOMPARE(document.undoStack()->count(), 1);
+    QCOMPARE(document.session().temperature, 0.5);
+    document.undoStack()->undo();
+    QCOMPARE(document.session().temperature, 1.0);
+}
+
+void TestDocument::saveCloseReopen()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("love.qkv.json"));
+    Session expected;
+    {
+        Document document;
+        document.push(makeCellCommand(&document, {MatrixKind::X, 0}, 1, 2, -1.25));
+        document.edit(QStringLiteral("Causal"), Document::Options, [](Session& s) { s.mask.type = MaskType::Causal; });
+        QString error;
+        QVERIFY2(document.saveAs(path, &error), qPrintable(error));
+        QVERIFY(!document.isModified());
+        QCOMPARE(document.displayName(), QStringLiteral("love.qkv.json"));
+        expected = document.session();
+    }
+    Document reopened;
+    QString error;
+    QVERIFY2(reopened.open(path, &error), qPrintable(error));
+    QCOMPARE(reopened.session(), expected);
+    QCOMPARE(reopened.filePath(), QFileInfo(path).absoluteFilePath());
+    QCOMPARE(reopened.undoStack()->count(), 0);
+}
+
+void TestDocument::badFileChangesNothing()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("bad.qkv.json"));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(R"({"format": "qkvlab-session", "version": 1, "title": "t", "tokens": ["a"], "X": [[1, 2]],
+                  "heads": [{"W_Q": [[1], [2]], "W_K": [[1]], "W_V": [[1], [2]]}], "score": "dot"})");
+    file.close();
+    Document document;
+    document.push(makeCellCommand(&document, {MatrixKind::X, 0}, 0, 0, 7.0));
+    const Session before = document.session();
+    QString error;
+    QVERIFY(!document.open(path, &error));
+    QVERIFY2(error.startsWith(QStringLiteral("heads[0].W_K: expected 2 rows, found 1")), qPrintable(error));
+    QCOMPARE(document.session(), before);
+    QCOMPARE(document.undoStack()->count(), 1);
+    QVERIFY(!document.open(dir.filePath(QStringLiteral("missing.qkv.json")), &error));
+    QVERIFY(error.contains(QStringLiteral("missing.qkv.json")));
+    QCOMPARE(document.session(), before);
+}
+
+void TestDocument::largeSessionsComputeInTheBackgroundNewestWins()
+{
+    Document document;
+    Session big = loadExample("love");
+    const InitializerSpec init{Initializer::XavierNormal, 1.0, 5};
+    for (Index i = 0; i < 300; ++i)
+        insertToken(big, Side::Query, 0, "t", init);
+    resizeDModel(big, 64, init);
+    resizeDK(big, 64, init);
+    resizeDV(big, 64, init);
+    document.reset(big);
+    QSignalSpy results(&document, &Document::resultChanged);
+    for (double value : {2.0, 3.0, 4.0})
+        document.push(makeCellCommand(&document, {MatrixKind::W_Q, 0}, 0, 0, value));
+    document.waitForResult();
+    QVERIFY(!document.isComputing());
+    // Only the newest edit's result is published, and it matches the engine on the newest session.
+    const AttentionResult expected = computeAttention(document.session());
+    QCOMPARE(document.result()->heads[0].weights, expected.heads[0].weights);
+    QVERIFY(results.count() >= 1);
+    QVERIFY(results.count() <= 2); // the first edit's run may publish before the newest one starts
+}
+
+void TestDocument::refusedSessionShowsTheMessage()
+{
+    Document document;
+    document.edit(QStringLiteral("Huge"), Document::Values, [](Session& s) { s.X *= 1e200; });
+    QVERIFY(!document.result());
+    QVERIFY2(document.resultError().contains(QStringLiteral("overflows")), qPrintable(document.resultError()));
+    document.undoStack()->undo();
+    QVERIFY(document.result());
+    QVERIFY(document.resultError().isEmpty());
+}
+
+QTEST_MAIN(TestDocument)
 #include "tst_document.moc"

@@ -1,0 +1,107 @@
+#pragma once
+/// @file
+/// The step-by-step arithmetic behind one cell (i, j) of one head: the score, the scale, the mask, the
+/// temperature, the row's normalizer and the output row, as data and as plain text or LaTeX.
+///
+/// Every number is the engine's own (taken from the AttentionResult, or from traceRow on the engine's row);
+/// the explanation only adds the intermediate values the engine does not keep, computed the same way.
+
+#include "AttentionResult.h"
+#include "Normalizers.h"
+#include "Session.h"
+
+#include <string>
+#include <vector>
+
+namespace qkv {
+
+/// Why a cell is masked (or Allowed). Padding wins over the pattern when both apply.
+enum class MaskReason { Allowed, Causal, Prefix, Sliding, Custom, QueryPadding, KeyPadding };
+
+/// One key of the explained row, for the normalizer and output steps.
+struct RowEntry {
+    Index key = 0;
+    std::string token;
+    bool allowed = false;
+    double scaled = 0.0;      ///< S'[i][j]
+    double logit = 0.0;       ///< z_j = S'[i][j] / τ
+    double shifted = 0.0;     ///< (S'[i][j] − max S') / τ over the allowed keys, as the engine computes it
+    double exponential = 0.0; ///< softmax: e^shifted; 0 for masked keys and other normalizers
+    double plainExponential = 0.0; ///< softmax with showPlainExponentials: e^S'[i][j]
+    double weight = 0.0;           ///< A[i][j]
+    RowVector value;               ///< v_j
+};
+
+struct CellExplanation {
+    int head = 0;
+    Index query = 0; ///< i
+    Index key = 0;   ///< j
+    std::string queryToken;
+    std::string keyToken;
+    RowVector q; ///< q_i
+    RowVector k; ///< k_j
+
+    // Score. The last step of every score function is a term-by-term sum Σ_t left_t · right_t:
+    // dot: q · k; general: (q W_S) · k; additive: v_a · tanh(q W_a + k U_a); cosine: q · k, then divided.
+    ScoreFunction scoreFunction = ScoreFunction::Dot;
+    RowVector left;
+    RowVector right;
+    double sum = 0.0;           ///< Σ_t left_t · right_t (for cosine the dot product before dividing)
+    RowVector queryTransformed; ///< general: q W_S; additive: q W_a; empty otherwise
+    RowVector keyTransformed;   ///< additive: k U_a; empty otherwise
+    RowVector hidden;           ///< additive: tanh(q W_a + k U_a); empty otherwise
+    double queryNorm = 0.0;     ///< cosine: ‖q‖
+    double keyNorm = 0.0;       ///< cosine: ‖k‖
+    double score = 0.0;         ///< S[i][j]
+
+    // Scale.
+    Scale scale;
+    Index dK = 0;
+    double divisor = 1.0; ///< what the score is divided by
+    double scaled = 0.0;  ///< S'[i][j]
+
+    // Mask.
+    bool allowed = true;
+    MaskReason maskReason = MaskReason::Allowed;
+    MaskType maskType = MaskType::None;
+    Index prefixLength = 0;
+    Index window = 1;
+
+    // Temperature: z = S' / τ.
+    double temperature = 1.0;
+    double logit = 0.0;
+
+    // The normalizer over row i.
+    NormalizerSpec normalizer;
+    NormalizerTrace trace;              ///< traceRow on the engine's row i
+    std::vector<RowEntry> row;          ///< every key j' of row i
+    Index allowedCount = 0;             ///< allowed keys in row i
+    double rowMax = 0.0;                ///< max S'[i][·] over the allowed keys (0 when none is allowed)
+    bool showPlainExponentials = false; ///< softmax, τ = 1, moderate row: also e^S' without the shift
+    double plainExponentialSum = 0.0;   ///< Σ e^S' over the allowed keys when shown
+    std::vector<Index> support;         ///< keys with A[i][j] > 0 (for hardmax: the arg-max set)
+    double weight = 0.0;                ///< A[i][j]
+
+    // Output of the head for query i: o_i = Σ_j A[i][j] v_j.
+    RowVector output;
+};
+
+/// Explains cell (i, j) of head `head`. `result` must be computeAttention(session).
+/// @throws std::out_of_range when head, i or j is out of range
+/// @throws std::invalid_argument when the result does not have the session's shapes
+CellExplanation explainCell(const Session& session, const AttentionResult& result, int head, Index i,
+                            Index j);
+
+/// Plain UTF-8 text, one step per line, with '*' for products as the worked examples write them
+/// (for the "I love AI" example: "2*2 + 0*1 + 1*1 = 5", "5 / √3 = 2.887", "17.935 / 25.368 = 0.707").
+/// Integers are written without decimals, inputs with up to 4 decimals, derived values with 3. Long rows
+/// and vectors are shortened with "...".
+std::string toPlainText(const CellExplanation& explanation);
+
+/// The same steps as a LaTeX align* environment (needs amsmath), with token text escaped.
+std::string toLatex(const CellExplanation& explanation);
+
+/// Escapes text for LaTeX (both in text mode and inside \text{}): \ { } $ & # ^ _ % ~ and control characters.
+std::string escapeLatex(const std::string& text);
+
+} // namespace qkv

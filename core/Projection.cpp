@@ -1,0 +1,182 @@
+#include "Projection.h"
+
+#include <Eigen/Eigenvalues>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+// PCA notes:
+// * The scatter matrix Xcᵀ Xc (d × d) and the Gram matrix Xc Xcᵀ (n × n) share their non-zero eigenvalues,
+//   and an eigenvector u of the Gram matrix gives the axis Xcᵀ u; the smaller of the two is decomposed.
+// * Rows that are not all identical always have a positive variance, so "no variance" is decided exactly
+//   (every row equal to the first), not with a tolerance that would hide a small but real spread.
+// * `explained` is measured on the projected points themselves (‖Xc a‖² / ‖Xc‖²_F), which is the
+//   eigenvalue share for an eigenvector and stays honest for the completed second axis of a rank-1 cloud.
+
+namespace qkv {
+
+namespace {
+
+/// Flips the column so that its largest-magnitude component (the first one on ties) is positive.
+void fixSign(Matrix& axes, Index column)
+{
+    Index largest = 0;
+    axes.col(column).cwiseAbs().maxCoeff(&largest);
+    if (axes(largest, column) < 0.0)
+        axes.col(column) *= -1.0;
+}
+
+/// A unit vector orthogonal to the unit vector `axis` (d ≥ 2): the unit vector of the coordinate where
+/// `axis` is smallest, with its component along `axis` removed.
+Vector orthogonalCompletion(const Vector& axis)
+{
+    Index smallest = 0;
+    axis.cwiseAbs().minCoeff(&smallest);
+    Vector v = Vector::Unit(axis.size(), smallest);
+    v -= axis.dot(v) * axis;
+    return v.normalized();
+}
+
+bool allRowsEqual(const Matrix& rows)
+{
+    for (Index r = 1; r < rows.rows(); ++r)
+        if (rows.row(r) != rows.row(0))
+            return false;
+    return true;
+}
+
+/// The unit eigenvectors of the two largest eigenvalues of Xcᵀ Xc as columns of a d × 2 matrix (d ≥ 2,
+/// at least two distinct rows).
+Matrix leadingAxes(const Matrix& centred)
+{
+    const Index n = centred.rows();
+    const Index d = centred.cols();
+    Vector first;
+    Vector second;
+    double lambda1 = 0.0;
+    double lambda2 = 0.0;
+    if (n >= d) {
+        const Matrix scatter = centred.transpose() * centred;
+        const Eigen::SelfAdjointEigenSolver<Matrix> solver(scatter);
+        lambda1 = solver.eigenvalues()(d - 1);
+        lambda2 = solver.eigenvalues()(d - 2);
+        first = solver.eigenvectors().col(d - 1);
+        second = solver.eigenvectors().col(d - 2);
+    } else {
+        const Matrix gram = centred * centred.transpose();
+        const Eigen::SelfAdjointEigenSolver<Matrix> solver(gram);
+        lambda1 = solver.eigenvalues()(n - 1);
+        lambda2 = solver.eigenvalues()(n - 2);
+        first = (centred.transpose() * solver.eigenvectors().col(n - 1)).normalized();
+        second = centred.transpose() * solver.eigenvectors().col(n - 2);
+    }
+
+    // A rank-1 cloud (all rows on a line) has no second direction: its eigenvector is rounding noise, so a
+    // direction orthogonal to the first is chosen deterministically instead.
+    constexpr double rankTolerance = 1e-12;
+    if (!(lambda2 > rankTolerance * lambda1)) {
+        second = orthogonalCompletion(first);
+    } else {
+        second -= first.dot(second) * first;
+        second.normalize();
+    }
+    Matrix axes(d, 2);
+    axes.col(0) = first;
+    axes.col(1) = second;
+    return axes;
+}
+
+} // namespace
+
+Projection2D pcaProjection(const Matrix& rows)
+{
+    const Index n = rows.rows();
+    const Index d = rows.cols();
+    if (d < 1)
+        throw std::invalid_argument("pcaProjection: the rows have no columns");
+
+    Projection2D p;
+    p.axes = Matrix::Zero(d, 2);
+    p.axes(0, 0) = 1.0;
+    if (d >= 2)
+        p.axes(1, 1) = 1.0;
+
+    const bool noVariance = n < 2 || allRowsEqual(rows);
+    if (noVariance) {
+        // Subtracting the first row (not a rounded mean) puts identical points exactly at the origin.
+        p.mean = n > 0 ? Vector(rows.row(0).transpose()) : Vector::Zero(d);
+        p.points = Matrix::Zero(n, 2);
+        return p;
+    }
+
+    p.mean = rows.colwise().mean().transpose();
+    const Matrix centred = rows.rowwise() - p.mean.transpose();
+    if (d >= 2) {
+        p.axes = leadingAxes(centred);
+        fixSign(p.axes, 0);
+        fixSign(p.axes, 1);
+    }
+    p.points = centred * p.axes;
+
+    const double total = centred.squaredNorm();
+    for (Index k = 0; k < 2; ++k)
+        p.explained[k] = std::clamp(p.points.col(k).squaredNorm() / total, 0.0, 1.0);
+    return p;
+}
+
+Projection2D pickDimensions(const Matrix& rows, Index first, Index second)
+{
+    const Index d = rows.cols();
+    for (Index dimension : {first, second})
+        if (dimension < 0 || dimension >= d)
+            throw std::out_of_range("pickDimensions: dimension " + std::to_string(dimension) +
+                                    " is outside [0, " + std::to_string(d) + ")");
+
+    Projection2D p;
+    p.mean = Vector::Zero(d);
+    p.axes = Matrix::Zero(d, 2);
+    p.axes(first, 0) = 1.0;
+    p.axes(second, 1) = 1.0;
+    p.points.resize(rows.rows(), 2);
+    p.points.col(0) = rows.col(first);
+    p.points.col(1) = rows.col(second);
+
+    if (rows.rows() > 0) {
+        const Eigen::RowVectorXd columnMeans = rows.colwise().mean();
+        const Eigen::RowVectorXd variances = (rows.rowwise() - columnMeans).colwise().squaredNorm();
+        const double total = variances.sum();
+        if (total > 0.0) {
+            p.explained[0] = std::clamp(variances(first) / total, 0.0, 1.0);
+            p.explained[1] = std::clamp(variances(second) / total, 0.0, 1.0);
+        }
+    }
+    return p;
+}
+
+Matrix projectRows(const Projection2D& projection, const Matrix& rows)
+{
+    if (rows.cols() != projection.mean.size())
+        throw std::invalid_argument("projectRows: the rows have " + std::to_string(rows.cols()) +
+                                    " columns, the projection expects " +
+                                    std::to_string(projection.mean.size()));
+    Matrix out = (rows.rowwise() - projection.mean.transpose()) * projection.axes;
+    return out;
+}
+
+Matrix stackRows(const Matrix& a, const Matrix& b)
+{
+    if (a.rows() == 0)
+        return b;
+    if (b.rows() == 0)
+        return a;
+    if (a.cols() != b.cols())
+        throw std::invalid_argument("stackRows: widths " + std::to_string(a.cols()) + " and " +
+                                    std::to_string(b.cols()) + " differ");
+    Matrix out(a.rows() + b.rows(), a.cols());
+    out.topRows(a.rows()) = a;
+    out.bottomRows(b.rows()) = b;
+    return out;
+}
+
+} // namespace qkv

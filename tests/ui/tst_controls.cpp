@@ -1,0 +1,761 @@
+// The control panels, the shape panel and the result views: every control edits the session through one undo
+// command, follows undo and redo, and the heatmaps show the recomputed result.
+
+#include "ControlsPanel.h"
+#include "Document.h"
+#include "Heatmap.h"
+#include "ResultViews.h"
+#include "SessionEdits.h"
+#include "ShapePanel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QToolTip>
+#include <QUndoStack>
+#include <QVBoxLayout>
+#include <QtTest>
+
+#include <cmath>
+#include <memory>
+
+using namespace qkv;
+using namespace qkv::ui;
+
+namespace {
+
+// Eigen's == requires equal shapes (without NDEBUG it asserts, with it it reads out of bounds), so every
+// comparison here checks the shape first.
+template <typename A, typename B> bool same(const Eigen::MatrixBase<A>& a, const Eigen::MatrixBase<B>& b)
+{
+    return a.rows() == b.rows() && a.cols() == b.cols() && a == b;
+}
+
+bool same(const Head& a, const Head& b)
+{
+    return same(a.W_Q, b.W_Q) && same(a.W_K, b.W_K) && same(a.W_V, b.W_V) && same(a.W_S, b.W_S) &&
+           same(a.W_a, b.W_a) && same(a.U_a, b.U_a) && same(a.v_a, b.v_a);
+}
+
+bool same(const Session& a, const Session& b)
+{
+    if (a.heads.size() != b.heads.size() || a.context.has_value() != b.context.has_value() ||
+        a.W_O.has_value() != b.W_O.has_value())
+        return false;
+    for (std::size_t h = 0; h < a.heads.size(); ++h)
+        if (!same(a.heads[h], b.heads[h]))
+            return false;
+    if (a.context && (a.context->tokens != b.context->tokens || !same(a.context->Z, b.context->Z) ||
+                      a.context->pad != b.context->pad))
+        return false;
+    return a.title == b.title && a.tokens == b.tokens && a.pad == b.pad && same(a.X, b.X) &&
+           (!a.W_O || same(*a.W_O, *b.W_O)) && a.score == b.score && a.scale == b.scale &&
+           a.temperature == b.temperature && a.mask.type == b.mask.type &&
+           a.mask.prefixLength == b.mask.prefixLength && a.mask.window == b.mask.window &&
+           same(a.mask.allowed, b.mask.allowed) && a.normalizer == b.normalizer &&
+           a.preservedJson == b.preservedJson;
+}
+
+bool same(const AttentionResult& a, const AttentionResult& b)
+{
+    if (a.heads.size() != b.heads.size() || !same(a.concat, b.concat) || !same(a.output, b.output))
+        return false;
+    for (std::size_t h = 0; h < a.heads.size(); ++h) {
+        const HeadResult& x = a.heads[h];
+        const HeadResult& y = b.heads[h];
+        if (!same(x.Q, y.Q) || !same(x.K, y.K) || !same(x.V, y.V) || !same(x.scores, y.scores) ||
+            !same(x.scaled, y.scaled) || !same(x.allowed, y.allowed) || !same(x.weights, y.weights) ||
+            !same(x.output, y.output) || x.rowStats != y.rowStats || x.emptyRows != y.emptyRows)
+            return false;
+    }
+    return true;
+}
+
+// What a control shows, as text, so any kind of control compares the same way.
+QString shownBy(QWidget* control)
+{
+    if (auto* box = qobject_cast<QComboBox*>(control))
+        return box->currentText();
+    if (auto* spin = qobject_cast<QAbstractSpinBox*>(control))
+        return spin->text();
+    if (auto* slider = qobject_cast<QSlider*>(control))
+        return QString::number(slider->value());
+    if (auto* check = qobject_cast<QCheckBox*>(control))
+        return check->isChecked() ? QStringLiteral("on") : QStringLiteral("off");
+    return QString();
+}
+
+// Changes a control the way a person would.
+void operate(QWidget* control, const QVariant& value)
+{
+    if (auto* box = qobject_cast<QComboBox*>(control))
+        box->setCurrentIndex(value.toInt());
+    else if (auto* spin = qobject_cast<QSpinBox*>(control))
+        spin->setValue(value.toInt());
+    else if (auto* doubleSpin = qobject_cast<QDoubleSpinBox*>(control))
+        doubleSpin->setValue(value.toDouble());
+    else if (auto* slider = qobject_cast<QSlider*>(control))
+        slider->setValue(value.toInt());
+    else if (auto* check = qobject_cast<QCheckBox*>(control))
+        check->setChecked(value.toBool());
+    else if (auto* button = qobject_cast<QPushButton*>(control))
+        button->click();
+}
+
+QStringList loveTokens()
+{
+    return {QStringLiteral("I"), QStringLiteral("love"), QStringLiteral("AI")};
+}
+
+} // namespace
+
+class TestControls : public QObject {
+    Q_OBJECT
+private slots:
+    void init();
+    void cleanup();
+
+    void everyControlIsOneUndoableEdit_data();
+    void everyControlIsOneUndoableEdit();
+    void dragsMergeIntoOneStep_data();
+    void dragsMergeIntoOneStep();
+    void typedTemperature_data();
+    void typedTemperature();
+    void enabledOnlyWhenMeaningful();
+    void scoreCreatesParametersAndResetsScale();
+    void headIsViewState();
+    void everyControlHasATooltip();
+
+    void dimensionsUpAndDown_data();
+    void dimensionsUpAndDown();
+    void threeHeadsWithOutputProjection();
+    void reinitializeAll();
+    void initializerSeedIsReproducible();
+
+    void heatmapShowsTheMatrix();
+    void heatmapHidesValuesInSmallCells();
+    void resultViewsFollowEdits();
+    void resultViewsShowTheEngineError();
+    void resultViewsFollowTheCurrentHead();
+
+private:
+    template <typename T> T* find(const char* name)
+    {
+        T* widget = m_window->findChild<T*>(QLatin1String(name));
+        if (!widget)
+            qFatal("no widget named %s", name);
+        return widget;
+    }
+    void prepare(const QString& step);
+
+    std::unique_ptr<Document> m_document;
+    std::unique_ptr<QWidget> m_window;
+    ResultViews* m_views = nullptr;
+};
+
+void TestControls::init()
+{
+    m_document = std::make_unique<Document>();
+    m_window = std::make_unique<QWidget>();
+    auto* layout = new QHBoxLayout(m_window.get());
+    auto* panels = new QVBoxLayout;
+    panels->addWidget(new ControlsPanel(m_document.get(), m_window.get()));
+    panels->addWidget(new ShapePanel(m_document.get(), m_window.get()));
+    layout->addLayout(panels);
+    m_views = new ResultViews(m_document.get(), m_window.get());
+    layout->addWidget(m_views, 1);
+    m_window->resize(1000, 600);
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+}
+
+void TestControls::cleanup()
+{
+    m_window.reset();
+    m_document.reset();
+}
+
+// A state a control needs before it means anything, set up as an ordinary edit.
+void TestControls::prepare(const QString& step)
+{
+    if (step.isEmpty())
+        return;
+    m_document->edit(QStringLiteral("prepare"), Document::Options, [step](Session& s) {
+        if (step == QLatin1String("prefix"))
+            s.mask.type = MaskType::Prefix;
+        else if (step == QLatin1String("sliding"))
+            s.mask.type = MaskType::Sliding;
+        else if (step == QLatin1String("constant"))
+            s.scale.kind = Scale::Kind::Constant;
+        else if (step == QLatin1String("entmax"))
+            s.normalizer.type = NormalizerType::Entmax;
+    });
+}
+
+void TestControls::everyControlIsOneUndoableEdit_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QString>("preparation");
+    QTest::addColumn<QVariant>("value");
+    QTest::addColumn<bool>("resultChanges"); // false: recomputed, but the same numbers
+
+    QTest::newRow("cross-attention") << "attentionKind"
+                                     << "" << QVariant(1) << false;
+    QTest::newRow("causal mask") << "maskType"
+                                 << "" << QVariant(1) << true;
+    QTest::newRow("prefix mask") << "maskType"
+                                 << "" << QVariant(2) << true;
+    QTest::newRow("sliding mask") << "maskType"
+                                  << "" << QVariant(3) << true;
+    QTest::newRow("custom mask") << "maskType"
+                                 << "" << QVariant(4) << false;
+    QTest::newRow("prefix length") << "maskParameter"
+                                   << "prefix" << QVariant(2) << true;
+    QTest::newRow("window") << "maskParameter"
+                            << "sliding" << QVariant(2) << true;
+    QTest::newRow("no scale") << "scaleKind"
+                              << "" << QVariant(1) << true;
+    QTest::newRow("constant scale") << "scaleKind"
+                                    << "" << QVariant(2) << true;
+    QTest::newRow("scale constant") << "scaleValue"
+                                    << "constant" << QVariant(4.0) << true;
+    QTest::newRow("temperature slider") << "temperatureSlider"
+                                        << "" << QVariant(50) << true;
+    QTest::newRow("temperature spin") << "temperatureSpin"
+                                      << "" << QVariant(2.5) << true;
+    QTest::newRow("sparsemax") << "normalizer"
+                               << "" << QVariant(1) << true;
+    QTest::newRow("entmax") << "normalizer"
+                            << "" << QVariant(2) << true;
+    QTest::newRow("sigmoid") << "normalizer"
+                             << "" << QVariant(3) << true;
+    QTest::newRow("hardmax") << "normalizer"
+                             << "" << QVariant(4) << true;
+    QTest::newRow("alpha") << "alpha"
+                           << "entmax" << QVariant(2.0) << true;
+    QTest::newRow("general score") << "score"
+                                   << "" << QVariant(1) << true;
+    QTest::newRow("additive score") << "score"
+                                    << "" << QVariant(2) << true;
+    QTest::newRow("cosine score") << "score"
+                                  << "" << QVariant(3) << true;
+    QTest::newRow("d_model") << "dModel"
+                             << "" << QVariant(6) << true;
+    QTest::newRow("d_k") << "dK"
+                         << "" << QVariant(5) << true;
+    QTest::newRow("d_v") << "dV"
+                         << "" << QVariant(2) << true;
+    QTest::newRow("heads") << "heads"
+                           << "" << QVariant(2) << true;
+    QTest::newRow("output projection") << "outputProjection"
+                                       << "" << QVariant(true) << true;
+    QTest::newRow("re-initialise") << "reinitializeAll"
+                                   << "" << QVariant() << true;
+}
+
+void TestControls::everyControlIsOneUndoableEdit()
+{
+    QFETCH(QString, name);
+    QFETCH(QString, preparation);
+    QFETCH(QVariant, value);
+    QFETCH(bool, resultChanges);
+
+    prepare(preparation);
+    QWidget* control = find<QWidget>(name.toLatin1().constData());
+    QVERIFY(control->isEnabled());
+    QUndoStack* stack = m_document->undoStack();
+    const int steps = stack->count();
+    const Session before = m_document->session();
+    const auto resultBefore = m_document->result();
+    QVERIFY(resultBefore);
+    const QString shownBefore = shownBy(control);
+
+    operate(control, value);
+    QCOMPARE(stack->count(), steps + 1);
+    const Session after = m_document->session();
+    QVERIFY(!same(after, before));
+    QCOMPARE(validate(after), std::string());
+    const auto resultAfter = m_document->result();
+    QVERIFY(resultAfter);
+    QVERIFY(resultAfter != resultBefore); // recomputed
+    QCOMPARE(!same(*resultAfter, *resultBefore), resultChanges);
+    const QString shownAfter = shownBy(control);
+    if (!qobject_cast<QPushButton*>(control))
+        QVERIFY(shownAfter != shownBefore);
+
+    stack->undo();
+    QCOMPARE(stack->count(), steps + 1); // syncing the controls pushed nothing
+    QCOMPARE(stack->index(), steps);
+    QVERIFY(same(m_document->session(), before));
+    QVERIFY(same(*m_document->result(), *resultBefore));
+    QCOMPARE(shownBy(control), shownBefore);
+
+    stack->redo();
+    QCOMPARE(stack->count(), steps + 1);
+    QVERIFY(same(m_document->session(), after));
+    QVERIFY(same(*m_document->result(), *resultAfter));
+    QCOMPARE(shownBy(control), shownAfter);
+}
+
+void TestControls::dragsMergeIntoOneStep_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QString>("preparation");
+    QTest::addColumn<QVariantList>("values");
+
+    QTest::newRow("temperature slider") << "temperatureSlider"
+                                        << "" << QVariantList{10, 20, 30, 40, 50};
+    QTest::newRow("temperature spin") << "temperatureSpin"
+                                      << "" << QVariantList{1.5, 2.0, 2.5, 3.0};
+    QTest::newRow("scale constant") << "scaleValue"
+                                    << "constant" << QVariantList{2.0, 3.0, 4.0};
+    QTest::newRow("alpha") << "alpha"
+                           << "entmax" << QVariantList{1.6, 1.7, 1.8, 2.0};
+    QTest::newRow("window") << "maskParameter"
+                            << "sliding" << QVariantList{2, 3};
+    QTest::newRow("prefix length") << "maskParameter"
+                                   << "prefix" << QVariantList{1, 2, 3};
+}
+
+void TestControls::dragsMergeIntoOneStep()
+{
+    QFETCH(QString, name);
+    QFETCH(QString, preparation);
+    QFETCH(QVariantList, values);
+
+    prepare(preparation);
+    QWidget* control = find<QWidget>(name.toLatin1().constData());
+    QUndoStack* stack = m_document->undoStack();
+    const int steps = stack->count();
+    const Session before = m_document->session();
+    const QString shownBefore = shownBy(control);
+    for (const QVariant& value : values)
+        operate(control, value);
+    QCOMPARE(stack->count(), steps + 1);
+    const Session after = m_document->session();
+    stack->undo();
+    QVERIFY(same(m_document->session(), before));
+    QCOMPARE(shownBy(control), shownBefore);
+    stack->redo();
+    QVERIFY(same(m_document->session(), after));
+}
+
+void TestControls::typedTemperature_data()
+{
+    QTest::addColumn<QString>("typed");
+    QTest::addColumn<double>("temperature");
+    QTest::addColumn<int>("sliderPosition");
+
+    QTest::newRow("2.5") << "2.5" << 2.5 << 40;
+    QTest::newRow("smallest") << "0.000001" << 1e-6 << ControlsPanel::temperatureSliderMinimum;
+    QTest::newRow("largest") << "1000000" << 1e6 << ControlsPanel::temperatureSliderMaximum;
+    QTest::newRow("0.05") << "0.05" << 0.05 << -130;
+}
+
+void TestControls::typedTemperature()
+{
+    QFETCH(QString, typed);
+    QFETCH(double, temperature);
+    QFETCH(int, sliderPosition);
+
+    auto* spin = find<QDoubleSpinBox>("temperatureSpin");
+    const int steps = m_document->undoStack()->count();
+    spin->selectAll();
+    QTest::keyClicks(spin, typed);
+    QTest::keyClick(spin, Qt::Key_Return);
+    QCOMPARE(m_document->session().temperature, temperature);
+    QCOMPARE(m_document->undoStack()->count(), steps + 1); // the keystrokes merged into one step
+    QCOMPARE(spin->text(), typed);
+    QCOMPARE(find<QSlider>("temperatureSlider")->value(), sliderPosition);
+
+    m_document->undoStack()->undo();
+    QCOMPARE(m_document->session().temperature, 1.0);
+    QCOMPARE(spin->text(), QStringLiteral("1"));
+    QCOMPARE(find<QSlider>("temperatureSlider")->value(), 0);
+}
+
+void TestControls::enabledOnlyWhenMeaningful()
+{
+    QVERIFY(!find<QSpinBox>("maskParameter")->isEnabled());
+    QVERIFY(!find<QDoubleSpinBox>("scaleValue")->isEnabled());
+    QVERIFY(!find<QDoubleSpinBox>("alpha")->isEnabled());
+    QVERIFY(!find<QDoubleSpinBox>("initScale")->isEnabled());
+
+    find<QComboBox>("maskType")->setCurrentIndex(3);
+    QVERIFY(find<QSpinBox>("maskParameter")->isEnabled());
+    QCOMPARE(find<QSpinBox>("maskParameter")->minimum(), 1);
+    find<QComboBox>("maskType")->setCurrentIndex(2);
+    QVERIFY(find<QSpinBox>("maskParameter")->isEnabled());
+    QCOMPARE(find<QSpinBox>("maskParameter")->minimum(), 0);
+    find<QComboBox>("scaleKind")->setCurrentIndex(2);
+    QVERIFY(find<QDoubleSpinBox>("scaleValue")->isEnabled());
+    find<QComboBox>("normalizer")->setCurrentIndex(2);
+    QVERIFY(find<QDoubleSpinBox>("alpha")->isEnabled());
+    find<QComboBox>("initializer")->setCurrentIndex(3);
+    QVERIFY(find<QDoubleSpinBox>("initScale")->isEnabled());
+
+    m_document->undoStack()->undo(); // the normalizer
+    QVERIFY(!find<QDoubleSpinBox>("alpha")->isEnabled());
+}
+
+void TestControls::scoreCreatesParametersAndResetsScale()
+{
+    find<QComboBox>("scaleKind")->setCurrentIndex(2); // constant
+    const int steps = m_document->undoStack()->count();
+    find<QComboBox>("score")->setCurrentIndex(2); // additive
+    QCOMPARE(m_document->undoStack()->count(), steps + 1);
+    const Session& s = m_document->session();
+    QCOMPARE(s.score, ScoreFunction::Additive);
+    QVERIFY(s.scale == defaultScale(ScoreFunction::Additive));
+    QCOMPARE(s.heads[0].W_a.rows(), s.dK());
+    QCOMPARE(s.heads[0].U_a.rows(), s.dK());
+    QCOMPARE(s.heads[0].v_a.size(), s.heads[0].W_a.cols());
+    QCOMPARE(find<QComboBox>("scaleKind")->currentIndex(), 1);
+    QVERIFY(!find<QComboBox>("score")->toolTip().isEmpty());
+
+    m_document->undoStack()->undo();
+    QCOMPARE(m_document->session().heads[0].W_a.size(), Index(0));
+    QCOMPARE(m_document->session().scale.kind, Scale::Kind::Constant);
+    QCOMPARE(find<QComboBox>("scaleKind")->currentIndex(), 2);
+}
+
+void TestControls::headIsViewState()
+{
+    auto* head = find<QSpinBox>("head");
+    QCOMPARE(head->maximum(), 1);
+    find<QSpinBox>("heads")->setValue(3);
+    QCOMPARE(head->minimum(), 1);
+    QCOMPARE(head->maximum(), 3);
+    QVERIFY(head->isEnabled());
+    const int steps = m_document->undoStack()->count();
+    QSignalSpy spy(m_document.get(), &Document::currentHeadChanged);
+    head->setValue(3);
+    QCOMPARE(m_document->currentHead(), 2);
+    QCOMPARE(spy.count(), 1);
+    QCOMPARE(m_document->undoStack()->count(), steps);
+
+    m_document->setCurrentHead(1);
+    QCOMPARE(head->value(), 2);
+    m_document->undoStack()->undo(); // back to one head
+    QCOMPARE(m_document->currentHead(), 0);
+    QCOMPARE(head->value(), 1);
+    QCOMPARE(head->maximum(), 1);
+}
+
+void TestControls::everyControlHasATooltip()
+{
+    for (const char* name : {"attentionKind",
+                             "maskType",
+                             "maskParameter",
+                             "scaleKind",
+                             "scaleValue",
+                             "temperatureSlider",
+                             "temperatureSpin",
+                             "normalizer",
+                             "alpha",
+                             "score",
+                             "head",
+                             "dModel",
+                             "dK",
+                             "dV",
+                             "heads",
+                             "outputProjection",
+                             "initializer",
+                             "initScale",
+                             "initSeed",
+                             "reinitializeAll"})
+        QVERIFY2(!find<QWidget>(name)->toolTip().isEmpty(), name);
+    QVERIFY(find<QWidget>("controlsPanel"));
+    QVERIFY(find<QWidget>("shapePanel"));
+}
+
+void TestControls::dimensionsUpAndDown_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<int>("up");
+    QTest::addColumn<int>("down");
+
+    QTest::newRow("d_model") << "dModel" << 7 << 1;
+    QTest::newRow("d_k") << "dK" << 6 << 1;
+    QTest::newRow("d_v") << "dV" << 5 << 1;
+    QTest::newRow("heads") << "heads" << 4 << 1;
+}
+
+void TestControls::dimensionsUpAndDown()
+{
+    QFETCH(QString, name);
+    QFETCH(int, up);
+    QFETCH(int, down);
+
+    // With the parameters of every score function and W_O, so every matrix has to follow.
+    m_document->edit(QStringLiteral("prepare"), Document::Shape, [](Session& s) {
+        s.score = ScoreFunction::Additive;
+        ensureScoreParameters(s, InitializerSpec());
+        s.score = ScoreFunction::General;
+        ensureScoreParameters(s, InitializerSpec());
+        s.W_O = Matrix::Ones(3, 2);
+    });
+    const Session before = m_document->session();
+    auto* box = find<QSpinBox>(name.toLatin1().constData());
+    const int original = box->value();
+    for (const int value : {up, down}) {
+        box->setValue(value);
+        const Session& s = m_document->session();
+        QCOMPARE(validate(s), std::string());
+        const auto result = m_document->result();
+        QVERIFY(result);
+        if (name == QLatin1String("dModel"))
+            QCOMPARE(s.dModel(), Index(value));
+        else if (name == QLatin1String("dK"))
+            QCOMPARE(result->heads[0].Q.cols(), Index(value));
+        else if (name == QLatin1String("dV"))
+            QCOMPARE(result->heads[0].output.cols(), Index(value));
+        else
+            QCOMPARE(int(result->heads.size()), value);
+        QCOMPARE(result->concat.cols(), Index(s.headCount()) * s.dV());
+        QCOMPARE(result->output.cols(), Index(2));
+        QCOMPARE(box->value(), value);
+    }
+    m_document->undoStack()->undo();
+    m_document->undoStack()->undo();
+    QVERIFY(same(m_document->session(), before));
+    QCOMPARE(box->value(), original);
+}
+
+void TestControls::threeHeadsWithOutputProjection()
+{
+    find<QCheckBox>("outputProjection")->setChecked(true);
+    QCOMPARE(m_document->session().W_O->rows(), Index(3));
+    QCOMPARE(m_document->session().W_O->cols(), Index(3));
+    find<QSpinBox>("heads")->setValue(3);
+    const Session& s = m_document->session();
+    QCOMPARE(validate(s), std::string());
+    QCOMPARE(s.headCount(), 3);
+    QCOMPARE(s.W_O->rows(), Index(9));
+    const auto result = m_document->result();
+    QVERIFY(result);
+    QCOMPARE(result->heads.size(), std::size_t(3));
+    QCOMPARE(result->concat.cols(), Index(9));
+    QCOMPARE(result->output.cols(), Index(3));
+    QVERIFY(!same(result->heads[1].weights, result->heads[2].weights)); // the new heads differ
+
+    find<QCheckBox>("outputProjection")->setChecked(false);
+    QVERIFY(!m_document->session().W_O);
+    QVERIFY(same(m_document->result()->output, m_document->result()->concat));
+    m_document->undoStack()->undo();
+    QVERIFY(find<QCheckBox>("outputProjection")->isChecked());
+}
+
+void TestControls::reinitializeAll()
+{
+    find<QComboBox>("score")->setCurrentIndex(1); // general: W_S
+    find<QCheckBox>("outputProjection")->setChecked(true);
+    find<QSpinBox>("heads")->setValue(2);
+    const Session before = m_document->session();
+    const int steps = m_document->undoStack()->count();
+    find<QPushButton>("reinitializeAll")->click();
+    QCOMPARE(m_document->undoStack()->count(), steps + 1);
+    const Session after = m_document->session();
+    QCOMPARE(validate(after), std::string());
+    QVERIFY(same(after.X, before.X)); // embeddings are not weights
+    for (int h = 0; h < 2; ++h) {
+        const Head& a = after.heads[static_cast<std::size_t>(h)];
+        const Head& b = before.heads[static_cast<std::size_t>(h)];
+        QVERIFY(!same(a.W_Q, b.W_Q) && !same(a.W_K, b.W_K) && !same(a.W_V, b.W_V) && !same(a.W_S, b.W_S));
+        QCOMPARE(a.W_Q.rows(), b.W_Q.rows());
+        QCOMPARE(a.W_S.cols(), b.W_S.cols());
+        QVERIFY(!same(a.W_Q, a.W_K)); // a seed of its own for every matrix
+    }
+    QVERIFY(!same(after.heads[0].W_Q, after.heads[1].W_Q));
+    QVERIFY(!same(*after.W_O, *before.W_O));
+
+    m_document->undoStack()->undo();
+    QVERIFY(same(m_document->session(), before));
+    m_document->undoStack()->redo();
+    QVERIFY(same(m_document->session(), after));
+}
+
+void TestControls::initializerSeedIsReproducible()
+{
+    const int steps = m_document->undoStack()->count();
+    find<QComboBox>("initializer")->setCurrentIndex(3); // Normal × scale
+    find<QDoubleSpinBox>("initScale")->setValue(0.5);
+    find<QSpinBox>("initSeed")->setValue(7);
+    QCOMPARE(m_document->undoStack()->count(), steps); // a preference, not an edit
+    QCOMPARE(m_document->initializer().kind, Initializer::Normal);
+    QCOMPARE(m_document->initializer().scale, 0.5);
+    QCOMPARE(m_document->initializer().seed, std::uint64_t(7));
+
+    auto* reinitialize = find<QPushButton>("reinitializeAll");
+    reinitialize->click();
+    const Session seven = m_document->session();
+    m_document->undoStack()->undo();
+    reinitialize->click();
+    QVERIFY(same(m_document->session(), seven));
+    m_document->undoStack()->undo();
+    find<QSpinBox>("initSeed")->setValue(8);
+    reinitialize->click();
+    QVERIFY(!same(m_document->session(), seven));
+    m_document->undoStack()->undo();
+    find<QSpinBox>("initSeed")->setValue(7);
+    reinitialize->click();
+    QVERIFY(same(m_document->session(), seven));
+}
+
+void TestControls::heatmapShowsTheMatrix()
+{
+    Heatmap map;
+    map.resize(420, 320);
+    map.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&map));
+    const Matrix weights = m_document->result()->heads[0].weights;
+    map.setAxisTitles(QStringLiteral("query"), QStringLiteral("key"));
+    map.setFixedRange(0.0, 1.0);
+    map.setMatrix(weights, loveTokens(), loveTokens());
+    QTRY_VERIFY(map.showsCellValues());
+    QVERIFY(same(map.values(), weights));
+    QCOMPARE(map.rowLabels(), loveTokens());
+    QCOMPARE(map.cellText(0, 0), QStringLiteral("0.070"));
+    QCOMPARE(map.cellText(0, 1), QStringLiteral("0.707"));
+    QCOMPARE(map.cellText(0, 2), QStringLiteral("0.223"));
+    QCOMPARE(map.cellDescription(0, 1), QStringLiteral("query ‘I’ → key ‘love’: 0.707"));
+
+    // Hovering a cell names it.
+    QWidget* plot = map.childAt(map.cellCentre(0, 1));
+    QVERIFY(plot);
+    const QPointF inPlot = plot->mapFrom(&map, map.cellCentre(0, 1));
+    QMouseEvent move(QEvent::MouseMove, inPlot, plot->mapToGlobal(inPlot), Qt::NoButton, Qt::NoButton,
+                     Qt::NoModifier);
+    QApplication::sendEvent(plot, &move);
+    QTRY_COMPARE(QToolTip::text(), QStringLiteral("query ‘I’ → key ‘love’: 0.707"));
+
+    MaskMatrix allowed = MaskMatrix::Ones(3, 3);
+    allowed(0, 2) = 0;
+    map.setMasked(&allowed);
+    QVERIFY(map.isMasked(0, 2));
+    QVERIFY(!map.isMasked(0, 1));
+    QTRY_VERIFY(map.showsCellValues());
+    QCOMPARE(map.cellText(0, 2), QString());
+    QCOMPARE(map.cellDescription(0, 2), QStringLiteral("query ‘I’ → key ‘AI’: masked"));
+
+    map.clearFixedRange();
+    map.setColorMode(Heatmap::ColorMode::Diverging);
+    Matrix signedValues(2, 2);
+    signedValues << -1, 0.5, 2, 0;
+    map.setMatrix(signedValues, {}, {});
+    QCOMPARE(map.rowLabels(), (QStringList{QStringLiteral("0"), QStringLiteral("1")}));
+    QCOMPARE(map.colorRange(), std::make_pair(-2.0, 2.0)); // symmetric about 0
+    map.setColorMode(Heatmap::ColorMode::Sequential);
+    QCOMPARE(map.colorRange(), std::make_pair(-1.0, 2.0));
+    QCOMPARE(Heatmap::formatValue(-0.0001), QStringLiteral("0.000"));
+
+    // A click on a cell names it.
+    map.setMatrix(weights, loveTokens(), loveTokens());
+    QTRY_VERIFY(map.showsCellValues());
+    QSignalSpy clicked(&map, &Heatmap::cellClicked);
+    const QPoint centre = map.cellCentre(2, 1);
+    QTest::mouseClick(plot, Qt::LeftButton, {}, plot->mapFrom(&map, centre));
+    QCOMPARE(clicked.count(), 1);
+    QCOMPARE(clicked.at(0).at(0).toInt(), 2);
+    QCOMPARE(clicked.at(0).at(1).toInt(), 1);
+}
+
+void TestControls::heatmapHidesValuesInSmallCells()
+{
+    Heatmap map;
+    map.resize(320, 260);
+    map.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&map));
+    map.setMatrix(Matrix::Constant(20, 20, 0.5), {}, {});
+    QTest::qWait(50);
+    QVERIFY(!map.showsCellValues());
+    QCOMPARE(map.cellText(0, 0), QString());
+    map.setMatrix(Matrix::Constant(3, 3, 0.5), {}, {});
+    QTRY_VERIFY(map.showsCellValues());
+}
+
+void TestControls::resultViewsFollowEdits()
+{
+    QVERIFY(find<QWidget>("resultViews"));
+    auto* weights = find<Heatmap>("heatmap_weights");
+    for (const char* name : {"heatmap_Q", "heatmap_K", "heatmap_V", "heatmap_scores", "heatmap_scaled",
+                             "heatmap_mask", "heatmap_output", "heatmap_finalOutput"})
+        QVERIFY(find<Heatmap>(name));
+    QVERIFY(same(weights->values(), m_document->result()->heads[0].weights));
+    QCOMPARE(weights->rowLabels(), loveTokens());
+    QCOMPARE(weights->columnLabels(), loveTokens());
+    QCOMPARE(weights->colorRange(), std::make_pair(0.0, 1.0));
+    QVERIFY(std::abs(weights->values()(0, 1) - 0.707) < 5e-4);
+
+    const Matrix old = weights->values();
+    find<QSlider>("temperatureSlider")->setValue(100); // τ = 10
+    QVERIFY(!same(weights->values(), old));
+    QVERIFY(same(weights->values(), m_document->result()->heads[0].weights));
+    QVERIFY(same(find<Heatmap>("heatmap_Q")->values(), m_document->result()->heads[0].Q));
+    QVERIFY(same(find<Heatmap>("heatmap_finalOutput")->values(), m_document->result()->output));
+    m_document->undoStack()->undo();
+    QVERIFY(same(weights->values(), old));
+    QTRY_VERIFY(weights->showsCellValues());
+    QCOMPARE(weights->cellText(0, 1), QStringLiteral("0.707"));
+
+    // A tab shown later draws the newest numbers.
+    auto* q = find<Heatmap>("heatmap_Q");
+    QVERIFY(!q->showsCellValues());
+    m_views->tabs()->setCurrentWidget(q);
+    QTRY_VERIFY(q->showsCellValues());
+    QCOMPARE(q->cellText(0, 0), QStringLiteral("2.000"));
+    QCOMPARE(q->colorRange(), std::make_pair(-2.0, 2.0));
+
+    // Masked weights are grey, not 0.
+    find<QComboBox>("maskType")->setCurrentIndex(1);
+    QVERIFY(weights->isMasked(0, 1));
+    QVERIFY(!weights->isMasked(1, 0));
+    QCOMPARE(find<Heatmap>("heatmap_mask")->values()(0, 1), 0.0);
+
+    // Token labels follow token edits; the key side follows cross-attention.
+    m_document->edit(QStringLiteral("rename"), Document::Tokens, [](Session& s) { s.tokens[1] = "like"; });
+    QCOMPARE(weights->rowLabels().at(1), QStringLiteral("like"));
+    find<QComboBox>("attentionKind")->setCurrentIndex(1);
+    m_document->edit(QStringLiteral("rename key"), Document::Tokens,
+                     [](Session& s) { s.context->tokens[2] = "ML"; });
+    QCOMPARE(weights->columnLabels().at(2), QStringLiteral("ML"));
+    QCOMPARE(weights->rowLabels().at(2), QStringLiteral("AI"));
+    QCOMPARE(find<Heatmap>("heatmap_K")->rowLabels().at(2), QStringLiteral("ML"));
+}
+
+void TestControls::resultViewsShowTheEngineError()
+{
+    auto* error = find<QLabel>("resultError");
+    auto* weights = find<Heatmap>("heatmap_weights");
+    QVERIFY(error->isHidden());
+    const Matrix shown = weights->values();
+    m_document->edit(QStringLiteral("overflow"), Document::Values, [](Session& s) { s.X *= 1e200; });
+    QVERIFY(!m_document->result());
+    QVERIFY(!error->isHidden());
+    QVERIFY(error->text().contains(m_document->resultError()));
+    QCOMPARE(weights->values().size(), Index(0)); // no stale numbers
+    m_document->undoStack()->undo();
+    QVERIFY(error->isHidden());
+    QVERIFY(same(weights->values(), shown));
+}
+
+void TestControls::resultViewsFollowTheCurrentHead()
+{
+    find<QSpinBox>("heads")->setValue(2);
+    auto* weights = find<Heatmap>("heatmap_weights");
+    QVERIFY(same(weights->values(), m_document->result()->heads[0].weights));
+    find<QSpinBox>("head")->setValue(2);
+    QVERIFY(same(weights->values(), m_document->result()->heads[1].weights));
+    QVERIFY(weights->title().contains(QStringLiteral("head 2 of 2")));
+    QVERIFY(same(find<Heatmap>("heatmap_V")->values(), m_document->result()->heads[1].V));
+}
+
+QTEST_MAIN(TestControls)
+#include "tst_controls.moc"

@@ -1,0 +1,101 @@
+#include "Actions.h"
+
+#include "Examples.h"
+
+#include <QAction>
+#include <QMenu>
+#include <QMenuBar>
+#include <QToolBar>
+#include <QUndoStack>
+
+namespace qkv::ui {
+
+namespace {
+
+QAction* makeAction(QObject* parent, const QString& text, const QKeySequence& shortcut, const QString& tip,
+                    const QString& iconName = QString())
+{
+    auto* action = new QAction(text, parent);
+    action->setShortcut(shortcut);
+    action->setToolTip(shortcut.isEmpty() ? tip
+                                          : QStringLiteral("%1 (%2)").arg(tip, shortcut.toString(QKeySequence::NativeText)));
+    action->setStatusTip(tip);
+    if (!iconName.isEmpty())
+        action->setIcon(QIcon::fromTheme(iconName));
+    return action;
+}
+
+} // namespace
+
+Actions Actions::create(QObject* parent, QUndoStack* undoStack)
+{
+    Actions a{};
+    a.newEmpty = makeAction(parent, QObject::tr("&New Blank Session"), QKeySequence::New,
+                            QObject::tr("Start a blank session of three tokens"), QStringLiteral("document-new"));
+    a.newFromExample = new QMenu(QObject::tr("New from &Example"));
+    for (const ExampleInfo& example : builtinExamples()) {
+        QAction* action = a.newFromExample->addAction(QString::fromStdString(example.title));
+        action->setData(QString::fromStdString(example.name));
+        action->setStatusTip(QObject::tr("Open the built-in example \"%1\"").arg(QString::fromStdString(example.name)));
+    }
+    a.open = makeAction(parent, QObject::tr("&Open…"), QKeySequence::Open, QObject::tr("Open a session file"),
+                        QStringLiteral("document-open"));
+    a.recentFiles = new QMenu(QObject::tr("Open &Recent"));
+    a.save = makeAction(parent, QObject::tr("&Save"), QKeySequence::Save, QObject::tr("Save the session"),
+                        QStringLiteral("document-save"));
+    a.saveAs = makeAction(parent, QObject::tr("Save &As…"), QKeySequence::SaveAs,
+                          QObject::tr("Save the session under a new name"), QStringLiteral("document-save-as"));
+    a.importMatrix = makeAction(parent, QObject::tr("&Import Matrix…"), QKeySequence(QObject::tr("Ctrl+I")),
+                                QObject::tr("Replace the selected editor's matrix with one from a CSV or .npy file"));
+    a.exportMatrix = makeAction(parent, QObject::tr("&Export Matrix…"), QKeySequence(QObject::tr("Ctrl+E")),
+                                QObject::tr("Write any input or result matrix to a CSV or .npy file"));
+    a.quit = makeAction(parent, QObject::tr("&Quit"), QKeySequence::Quit, QObject::tr("Quit QKV Lab"),
+                        QStringLiteral("application-exit"));
+    a.undo = undoStack->createUndoAction(parent, QObject::tr("&Undo"));
+    a.undo->setShortcut(QKeySequence::Undo);
+    a.undo->setIcon(QIcon::fromTheme(QStringLiteral("edit-undo")));
+    a.redo = undoStack->createRedoAction(parent, QObject::tr("&Redo"));
+    a.redo->setShortcut(QKeySequence::Redo);
+    a.redo->setIcon(QIcon::fromTheme(QStringLiteral("edit-redo")));
+    a.resetLayout = makeAction(parent, QObject::tr("&Restore Default Layout"), QKeySequence(),
+                               QObject::tr("Show every panel in its original place"));
+    a.about = makeAction(parent, QObject::tr("&About QKV Lab"), QKeySequence(), QObject::tr("Version and licence"));
+    return a;
+}
+
+void Actions::fillMenuBar(QMenuBar* menuBar, const QList<QAction*>& dockToggles) const
+{
+    QMenu* file = menuBar->addMenu(QObject::tr("&File"));
+    file->addAction(newEmpty);
+    file->addMenu(newFromExample);
+    file->addAction(open);
+    file->addMenu(recentFiles);
+    file->addSeparator();
+    file->addAction(save);
+    file->addAction(saveAs);
+    file->addSeparator();
+    file->addAction(importMatrix);
+    file->addAction(exportMatrix);
+    file->addSeparator();
+    file->addAction(quit);
+    QMenu* edit = menuBar->addMenu(QObject::tr("&Edit"));
+    edit->addAction(undo);
+    edit->addAction(redo);
+    QMenu* view = menuBar->addMenu(QObject::tr("&View"));
+    view->addActions(dockToggles);
+    view->addSeparator();
+    view->addAction(resetLayout);
+    QMenu* help = menuBar->addMenu(QObject::tr("&Help"));
+    help->addAction(about);
+}
+
+void Actions::fillToolBar(QToolBar* toolBar) const
+{
+    toolBar->addAction(open);
+    toolBar->addAction(save);
+    toolBar->addSeparator();
+    toolBar->addAction(undo);
+    toolBar->addAction(redo);
+}
+
+} // namespace qkv::ui

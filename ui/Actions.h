@@ -1,0 +1,36 @@
+#pragma once
+// Every menu and toolbar action of the window, defined in one place with its shortcut and tooltip.
+
+#include <QObject>
+
+class QAction;
+class QMenu;
+class QMenuBar;
+class QToolBar;
+class QUndoStack;
+
+namespace qkv::ui {
+
+struct Actions {
+    QAction* newEmpty;
+    QMenu* newFromExample; ///< one action per built-in example, data() = its name
+    QAction* open;
+    QMenu* recentFiles;    ///< filled by the window
+    QAction* save;
+    QAction* saveAs;
+    QAction* importMatrix;
+    QAction* exportMatrix;
+    QAction* quit;
+    QAction* undo;
+    QAction* redo;
+    QAction* resetLayout;
+    QAction* about;
+
+    /// Creates the actions (owned by `parent`), the undo/redo pair bound to `undoStack`.
+    static Actions create(QObject* parent, QUndoStack* undoStack);
+    /// File, Edit, View and Help menus; `docks` lists the dock toggle actions for the View menu.
+    void fillMenuBar(QMenuBar* menuBar, const QList<QAction*>& dockToggles) const;
+    void fillToolBar(QToolBar* toolBar) const;
+};
+
+} // namespace qkv::ui

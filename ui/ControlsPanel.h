@@ -1,0 +1,44 @@
+#pragma once
+// The attention options of the session (cross-attention, score, scale, temperature, normalizer, mask) and the
+// head the views show, as compact controls. Every change is one undo command.
+
+#include <QWidget>
+
+class QComboBox;
+class QDoubleSpinBox;
+class QSlider;
+class QSpinBox;
+
+namespace qkv::ui {
+
+class Document;
+
+class ControlsPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit ControlsPanel(Document* document, QWidget* parent = nullptr);
+
+    /// Slider positions of the temperature: log10 τ in hundredths, from τ = 0.01 to τ = 100.
+    static constexpr int temperatureSliderMinimum = -200;
+    static constexpr int temperatureSliderMaximum = 200;
+
+private:
+    void syncFromSession();
+    void syncHead();
+    void setTemperature(double temperature);
+
+    Document* m_document;
+    QComboBox* m_attentionKind;
+    QComboBox* m_score;
+    QComboBox* m_scaleKind;
+    QDoubleSpinBox* m_scaleValue;
+    QSlider* m_temperatureSlider;
+    QDoubleSpinBox* m_temperatureSpin;
+    QComboBox* m_normalizer;
+    QDoubleSpinBox* m_alpha;
+    QComboBox* m_maskType;
+    QSpinBox* m_maskParameter;
+    QSpinBox* m_head;
+};
+
+} // namespace qkv::ui

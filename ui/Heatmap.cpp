@@ -1,0 +1,522 @@
+#include "Heatmap.h"
+
+#include <qcustomplot.h>
+
+#include <QFontMetrics>
+#include <QMouseEvent>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace qkv::ui {
+
+namespace {
+
+constexpr int minimumCellForText = 28; // pixels: below this the values are not written in the cells
+constexpr int maximumLabelCharacters = 12;
+const QColor maskedColor(160, 160, 160);
+
+// Matplotlib's viridis, sampled at eleven points.
+QCPColorGradient viridis()
+{
+    static const char* const stops[] = {"#440154", "#482475", "#414487", "#355f8d", "#2a788e", "#21918c",
+                                        "#22a884", "#44bf70", "#7ad151", "#bddf26", "#fde725"};
+    QCPColorGradient gradient;
+    gradient.clearColorStops();
+    const int count = static_cast<int>(std::size(stops));
+    for (int i = 0; i < count; ++i)
+        gradient.setColorStopAt(static_cast<double>(i) / (count - 1), QColor(QLatin1String(stops[i])));
+    return gradient;
+}
+
+// Blue for negative, white at 0, red for positive (ColorBrewer RdBu, reversed).
+QCPColorGradient blueWhiteRed()
+{
+    QCPColorGradient gradient;
+    gradient.clearColorStops();
+    gradient.setColorStopAt(0.0, QColor(0x21, 0x66, 0xac));
+    gradient.setColorStopAt(0.25, QColor(0x67, 0xa9, 0xcf));
+    gradient.setColorStopAt(0.5, QColor(0xff, 0xff, 0xff));
+    gradient.setColorStopAt(0.75, QColor(0xef, 0x8a, 0x62));
+    gradient.setColorStopAt(1.0, QColor(0xb2, 0x18, 0x2b));
+    return gradient;
+}
+
+QString elided(const QString& label)
+{
+    if (label.size() <= maximumLabelCharacters)
+        return label;
+    return label.left(maximumLabelCharacters - 1) + QChar(0x2026);
+}
+
+QStringList labelsFor(const QStringList& labels, Index count)
+{
+    if (labels.size() == count)
+        return labels;
+    QStringList indices;
+    indices.reserve(static_cast<int>(count));
+    for (Index i = 0; i < count; ++i)
+        indices.append(QString::number(i));
+    return indices;
+}
+
+// Cell centres are the integers 0..count−1. QCPColorMap spreads `count` cells over the range between the
+// first and last centre; a single cell has no such range, so it is given its full extent instead.
+QCPRange centreRange(Index count)
+{
+    return count > 1 ? QCPRange(0.0, static_cast<double>(count - 1)) : QCPRange(-0.5, 0.5);
+}
+
+double linearChannel(int value)
+{
+    const double s = value / 255.0;
+    return s <= 0.03928 ? s / 12.92 : std::pow((s + 0.055) / 1.055, 2.4);
+}
+
+// Black or white, whichever contrasts more with the cell (WCAG relative luminance).
+QColor textColorOn(QRgb background)
+{
+    const double luminance = 0.2126 * linearChannel(qRed(background)) +
+                             0.7152 * linearChannel(qGreen(background)) +
+                             0.0722 * linearChannel(qBlue(background));
+    return luminance > 0.179 ? QColor(Qt::black) : QColor(Qt::white);
+}
+
+struct TickPlan {
+    int rowStride = 1;
+    int columnStride = 1;
+    bool columnsVertical = false;
+    friend bool operator==(const TickPlan& a, const TickPlan& b)
+    {
+        return a.rowStride == b.rowStride && a.columnStride == b.columnStride &&
+               a.columnsVertical == b.columnsVertical;
+    }
+};
+
+QSharedPointer<QCPAxisTickerText> textTicker(const QStringList& labels, int stride)
+{
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    for (int i = 0; i < labels.size(); i += stride)
+        ticker->addTick(i, elided(labels.at(i)));
+    return ticker;
+}
+
+} // namespace
+
+Heatmap::Heatmap(QWidget* parent)
+    : QWidget(parent), m_plot(new QCustomPlot(this)), m_map(nullptr), m_scale(nullptr),
+      m_titleElement(nullptr)
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_plot);
+    m_plot->setMinimumSize(160, 120);
+    m_plot->setMouseTracking(true);
+    m_plot->setInteractions(QCP::Interactions());
+
+    QFont titleFont = font();
+    titleFont.setBold(true);
+    m_plot->plotLayout()->insertRow(0);
+    m_titleElement = new QCPTextElement(m_plot, QString(), titleFont);
+    m_plot->plotLayout()->addElement(0, 0, m_titleElement);
+    m_plot->plotLayout()->setRowSpacing(0);
+
+    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
+        axis->grid()->setVisible(false);
+        axis->setSubTicks(false);
+        axis->setTickLength(0, 3);
+        axis->setBasePen(Qt::NoPen);
+    }
+    m_plot->yAxis->setRangeReversed(true); // row 0 at the top
+
+    m_map = new QCPColorMap(m_plot->xAxis, m_plot->yAxis); // key: column, value: row
+    m_map->setInterpolate(false);
+    m_map->setTightBoundary(false);
+
+    m_scale = new QCPColorScale(m_plot);
+    m_scale->setType(QCPAxis::atRight);
+    m_scale->setBarWidth(10);
+    m_scale->axis()->setSubTicks(false);
+    m_plot->plotLayout()->addElement(1, 1, m_scale);
+    m_map->setColorScale(m_scale);
+    auto* margins = new QCPMarginGroup(m_plot);
+    m_plot->axisRect()->setMarginGroup(QCP::msTop | QCP::msBottom, margins);
+    m_scale->setMarginGroup(QCP::msTop | QCP::msBottom, margins);
+
+    connect(m_plot, &QCustomPlot::beforeReplot, this, &Heatmap::updateTickers);
+    connect(m_plot, &QCustomPlot::afterLayout, this, &Heatmap::afterLayout);
+    connect(m_plot, &QCustomPlot::mouseMove, this, &Heatmap::onMouseMove);
+    connect(m_plot, &QCustomPlot::mousePress, this, &Heatmap::onMousePress);
+
+    rebuild();
+}
+
+Heatmap::~Heatmap() = default;
+
+void Heatmap::setMatrix(const Matrix& values, const QStringList& rowLabels, const QStringList& columnLabels)
+{
+    m_values = values;
+    m_rowLabels = labelsFor(rowLabels, values.rows());
+    m_columnLabels = labelsFor(columnLabels, values.cols());
+    rebuild();
+}
+
+void Heatmap::clear()
+{
+    setMatrix(Matrix(), QStringList(), QStringList());
+}
+
+void Heatmap::setTitle(const QString& title)
+{
+    m_title = title;
+    m_titleElement->setText(title);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void Heatmap::setAxisTitles(const QString& rows, const QString& columns)
+{
+    m_rowTitle = rows;
+    m_columnTitle = columns;
+    m_plot->yAxis->setLabel(rows);
+    m_plot->xAxis->setLabel(columns);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void Heatmap::setColorMode(ColorMode mode)
+{
+    m_mode = mode;
+    updateColors();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void Heatmap::setFixedRange(double lower, double upper)
+{
+    m_fixedRange = std::make_pair(lower, upper);
+    updateColors();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void Heatmap::clearFixedRange()
+{
+    m_fixedRange.reset();
+    updateColors();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void Heatmap::setMasked(const MaskMatrix* allowed)
+{
+    m_allowed = allowed ? *allowed : MaskMatrix();
+    rebuild();
+}
+
+bool Heatmap::isMasked(Index row, Index column) const
+{
+    return m_allowed.rows() == m_values.rows() && m_allowed.cols() == m_values.cols() && row >= 0 &&
+           column >= 0 && row < m_allowed.rows() && column < m_allowed.cols() && m_allowed(row, column) == 0;
+}
+
+QString Heatmap::formatValue(double value)
+{
+    if (!std::isfinite(value))
+        return QString::number(value);
+    const QString text =
+        std::abs(value) >= 1e5 ? QString::number(value, 'g', 3) : QString::number(value, 'f', 3);
+    return text == QLatin1String("-0.000") ? QStringLiteral("0.000") : text;
+}
+
+QString Heatmap::cellText(Index row, Index column) const
+{
+    if (!m_cellTextShown || row < 0 || column < 0 || row >= m_values.rows() || column >= m_values.cols())
+        return QString();
+    const auto index = static_cast<int>(row * m_values.cols() + column);
+    const QCPItemText* item = index < m_cellTexts.size() ? m_cellTexts.at(index) : nullptr;
+    return item ? item->text() : QString();
+}
+
+QString Heatmap::cellDescription(Index row, Index column) const
+{
+    const QString value = isMasked(row, column) ? tr("masked") : formatValue(m_values(row, column));
+    const QString rowTitle = m_rowTitle.isEmpty() ? tr("row") : m_rowTitle;
+    const QString columnTitle = m_columnTitle.isEmpty() ? tr("column") : m_columnTitle;
+    return tr("%1 ‘%2’ → %3 ‘%4’: %5")
+        .arg(rowTitle, m_rowLabels.value(static_cast<int>(row)), columnTitle,
+             m_columnLabels.value(static_cast<int>(column)), value);
+}
+
+// Puts the matrix into the colour map and sets the axes to one unit per cell.
+void Heatmap::rebuild()
+{
+    removeCellTexts();
+    m_rowStride = 0;
+    m_columnStride = 0;
+    m_relayouts = 0;
+    updateColors();
+    const Index rows = m_values.rows(), columns = m_values.cols();
+    QCPColorMapData* cells = m_map->data();
+    // A hidden heatmap (another tab) fills its cells when it is shown: large matrices cost time and memory.
+    m_cellsPending = !isVisible() && rows > 0 && columns > 0;
+    if (m_cellsPending) {
+        cells->clear();
+        return;
+    }
+    if (rows == 0 || columns == 0) {
+        cells->clear();
+        m_map->setVisible(false);
+        m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+        m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+        m_plot->xAxis->setRange(-0.5, 0.5);
+        m_plot->yAxis->setRange(-0.5, 0.5);
+    } else {
+        m_map->setVisible(true);
+        cells->setSize(static_cast<int>(columns), static_cast<int>(rows));
+        cells->setRange(centreRange(columns), centreRange(rows));
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        for (Index i = 0; i < rows; ++i)
+            for (Index j = 0; j < columns; ++j)
+                cells->setCell(static_cast<int>(j), static_cast<int>(i),
+                               isMasked(i, j) ? nan : m_values(i, j));
+        m_plot->xAxis->setRange(-0.5, static_cast<double>(columns) - 0.5);
+        m_plot->yAxis->setRange(-0.5, static_cast<double>(rows) - 0.5);
+    }
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void Heatmap::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (m_cellsPending)
+        rebuild();
+}
+
+void Heatmap::updateColors()
+{
+    QCPColorGradient gradient = m_mode == ColorMode::Diverging ? blueWhiteRed() : viridis();
+    gradient.setNanHandling(QCPColorGradient::nhNanColor);
+    gradient.setNanColor(maskedColor);
+    m_scale->setGradient(gradient);
+
+    if (m_fixedRange) {
+        m_range = *m_fixedRange;
+    } else {
+        double lowest = std::numeric_limits<double>::infinity(), highest = -lowest;
+        for (Index i = 0; i < m_values.rows(); ++i)
+            for (Index j = 0; j < m_values.cols(); ++j)
+                if (!isMasked(i, j) && std::isfinite(m_values(i, j))) {
+                    lowest = std::min(lowest, m_values(i, j));
+                    highest = std::max(highest, m_values(i, j));
+                }
+        if (lowest > highest) {
+            lowest = 0.0;
+            highest = 1.0;
+        }
+        if (m_mode == ColorMode::Diverging) {
+            const double extent = std::max(std::abs(lowest), std::abs(highest));
+            m_range = extent > 0 ? std::make_pair(-extent, extent) : std::make_pair(-1.0, 1.0);
+        } else {
+            m_range = highest > lowest ? std::make_pair(lowest, highest)
+                                       : std::make_pair(lowest - 0.5, lowest + 0.5);
+        }
+    }
+    m_scale->setDataRange(QCPRange(m_range.first, m_range.second));
+    if (m_cellTextShown)
+        updateCellTexts();
+}
+
+namespace {
+
+// How many labels fit along each axis of an axis rectangle of `size`, and whether the column labels must
+// stand upright to fit.
+TickPlan planTicks(QSize size, const QFontMetrics& metrics, const QStringList& rowLabels,
+                   const QStringList& columnLabels)
+{
+    TickPlan plan;
+    if (rowLabels.isEmpty() || columnLabels.isEmpty())
+        return plan;
+    const double cellWidth =
+        std::max(1.0, static_cast<double>(size.width()) / static_cast<double>(columnLabels.size()));
+    const double cellHeight =
+        std::max(1.0, static_cast<double>(size.height()) / static_cast<double>(rowLabels.size()));
+    const int lineHeight = metrics.height() + 2;
+    plan.rowStride = std::max(1, static_cast<int>(std::ceil(lineHeight / cellHeight)));
+
+    int widest = 0;
+    bool numeric = true;
+    for (const QString& label : columnLabels) {
+        widest = std::max(widest, metrics.horizontalAdvance(elided(label)));
+        bool isNumber = false;
+        label.toInt(&isNumber);
+        numeric = numeric && isNumber;
+    }
+    const int horizontalStride = std::max(1, static_cast<int>(std::ceil((widest + 8) / cellWidth)));
+    if (horizontalStride == 1 || numeric) {
+        plan.columnStride = horizontalStride;
+    } else {
+        plan.columnsVertical = true;
+        plan.columnStride = std::max(1, static_cast<int>(std::ceil(lineHeight / cellWidth)));
+    }
+    return plan;
+}
+
+QSize axisRectSize(QCustomPlot* plot)
+{
+    const QRect rect = plot->axisRect()->rect();
+    if (rect.width() > 10 && rect.height() > 10)
+        return rect.size();
+    // Not laid out yet: a guess that the next layout corrects.
+    return QSize(std::max(50, plot->width() - 120), std::max(50, plot->height() - 90));
+}
+
+} // namespace
+
+// Before each replot: writes as many tick labels as fit the axis rectangle of the last layout.
+void Heatmap::updateTickers()
+{
+    if (m_values.size() == 0)
+        return;
+    const TickPlan plan = planTicks(axisRectSize(m_plot), QFontMetrics(m_plot->xAxis->tickLabelFont()),
+                                    m_rowLabels, m_columnLabels);
+    const TickPlan current{m_rowStride, m_columnStride, m_columnLabelsVertical};
+    if (plan == current)
+        return;
+    m_rowStride = plan.rowStride;
+    m_columnStride = plan.columnStride;
+    m_columnLabelsVertical = plan.columnsVertical;
+    m_plot->yAxis->setTicker(textTicker(m_rowLabels, m_rowStride));
+    m_plot->xAxis->setTicker(textTicker(m_columnLabels, m_columnStride));
+    m_plot->xAxis->setTickLabelRotation(m_columnLabelsVertical ? -90 : 0);
+}
+
+// After the layout of a replot, before drawing: the cell size is known now.
+void Heatmap::afterLayout()
+{
+    if (m_values.size() == 0) {
+        m_cellTextShown = false;
+        return;
+    }
+    const TickPlan plan = planTicks(axisRectSize(m_plot), QFontMetrics(m_plot->xAxis->tickLabelFont()),
+                                    m_rowLabels, m_columnLabels);
+    const TickPlan current{m_rowStride, m_columnStride, m_columnLabelsVertical};
+    if (!(plan == current) && m_relayouts < 2) {
+        ++m_relayouts; // the labels changed the margins: lay out once more with the new plan
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+    } else if (plan == current) {
+        m_relayouts = 0;
+    }
+    updateCellTexts();
+}
+
+void Heatmap::updateCellTexts()
+{
+    const Index rows = m_values.rows(), columns = m_values.cols();
+    const QRect rect = m_plot->axisRect()->rect();
+    const double cellWidth =
+        rows > 0 && columns > 0 ? static_cast<double>(rect.width()) / static_cast<double>(columns) : 0.0;
+    const double cellHeight =
+        rows > 0 && columns > 0 ? static_cast<double>(rect.height()) / static_cast<double>(rows) : 0.0;
+
+    bool show = std::min(cellWidth, cellHeight) >= minimumCellForText;
+    QFont font = m_plot->xAxis->tickLabelFont();
+    if (show) {
+        int widest = 0;
+        for (Index i = 0; i < rows; ++i)
+            for (Index j = 0; j < columns; ++j)
+                widest = std::max(widest, QFontMetrics(font).horizontalAdvance(formatValue(m_values(i, j))));
+        // Shrinks the font a little (not below 6.5 pt) before giving up on writing the values.
+        const double basePoint = font.pointSizeF() > 0 ? font.pointSizeF() : 9.0;
+        const double fit = widest > 0 ? (cellWidth - 4) / widest : 1.0;
+        const double point = std::floor(basePoint * std::min(1.0, fit) * 2.0) / 2.0;
+        font.setPointSizeF(std::max(point, 6.5));
+        show = point >= 6.5;
+    }
+    if (!show) {
+        m_cellTextShown = false;
+        for (QCPItemText* item : std::as_const(m_cellTexts))
+            if (item)
+                item->setVisible(false);
+        return;
+    }
+
+    if (m_cellTexts.size() != rows * columns) {
+        removeCellTexts();
+        for (Index i = 0; i < rows; ++i)
+            for (Index j = 0; j < columns; ++j) {
+                if (isMasked(i, j)) {
+                    m_cellTexts.append(nullptr);
+                    continue;
+                }
+                auto* item = new QCPItemText(m_plot);
+                item->setClipToAxisRect(true);
+                item->setSelectable(false);
+                item->position->setType(QCPItemPosition::ptPlotCoords);
+                item->position->setAxes(m_plot->xAxis, m_plot->yAxis);
+                item->position->setCoords(static_cast<double>(j), static_cast<double>(i));
+                item->setPositionAlignment(Qt::AlignCenter);
+                item->setText(formatValue(m_values(i, j)));
+                m_cellTexts.append(item);
+            }
+    }
+    QCPColorGradient gradient = m_map->gradient();
+    const QCPRange range(m_range.first, m_range.second);
+    for (Index i = 0; i < rows; ++i)
+        for (Index j = 0; j < columns; ++j) {
+            QCPItemText* item = m_cellTexts.at(static_cast<int>(i * columns + j));
+            if (!item)
+                continue;
+            item->setFont(font);
+            item->setColor(textColorOn(gradient.color(m_values(i, j), range)));
+            item->setVisible(true);
+        }
+    m_cellTextShown = true;
+}
+
+void Heatmap::removeCellTexts()
+{
+    for (QCPItemText* item : std::as_const(m_cellTexts))
+        if (item)
+            m_plot->removeItem(item);
+    m_cellTexts.clear();
+    m_cellTextShown = false;
+}
+
+QPoint Heatmap::cellCentre(Index row, Index column) const
+{
+    const QPointF inPlot(m_plot->xAxis->coordToPixel(static_cast<double>(column)),
+                         m_plot->yAxis->coordToPixel(static_cast<double>(row)));
+    return m_plot->mapTo(this, inPlot.toPoint());
+}
+
+bool Heatmap::cellAt(const QPoint& position, Index* row, Index* column) const
+{
+    if (m_values.size() == 0 || !m_plot->axisRect()->rect().contains(position))
+        return false;
+    const double x = m_plot->xAxis->pixelToCoord(position.x());
+    const double y = m_plot->yAxis->pixelToCoord(position.y());
+    const auto j = static_cast<Index>(std::floor(x + 0.5));
+    const auto i = static_cast<Index>(std::floor(y + 0.5));
+    if (i < 0 || j < 0 || i >= m_values.rows() || j >= m_values.cols())
+        return false;
+    *row = i;
+    *column = j;
+    return true;
+}
+
+void Heatmap::onMouseMove(QMouseEvent* event)
+{
+    Index row = 0, column = 0;
+    if (cellAt(event->position().toPoint(), &row, &column))
+        QToolTip::showText(event->globalPosition().toPoint(), cellDescription(row, column), m_plot);
+    else
+        QToolTip::hideText();
+}
+
+void Heatmap::onMousePress(QMouseEvent* event)
+{
+    Index row = 0, column = 0;
+    if (event->button() == Qt::LeftButton && cellAt(event->position().toPoint(), &row, &column))
+        emit cellClicked(static_cast<int>(row), static_cast<int>(column));
+}
+
+} // namespace qkv::ui

@@ -1,0 +1,117 @@
+#pragma once
+// The heatmap plot adapter: a matrix with labelled rows and columns, drawn by QCustomPlot with a colour bar.
+
+#include "EigenTypes.h"
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+
+#include <optional>
+#include <utility>
+
+class QCustomPlot;
+class QCPColorMap;
+class QCPColorScale;
+class QCPItemText;
+class QCPTextElement;
+class QMouseEvent;
+class QShowEvent;
+
+namespace qkv::ui {
+
+/// One matrix as a grid of coloured cells: row 0 at the top, row labels down the left, column labels along
+/// the bottom, a colour bar on the right, and each cell's value written in it when the cells are large
+/// enough. Only draws: the numbers arrive finished.
+class Heatmap : public QWidget {
+    Q_OBJECT
+public:
+    /// Sequential: viridis from the smallest to the largest value. Diverging: blue–white–red, symmetric about
+    /// 0.
+    enum class ColorMode { Sequential, Diverging };
+
+    explicit Heatmap(QWidget* parent = nullptr);
+    ~Heatmap() override;
+
+    /// Shows `values`; labels that do not match the matrix's size are replaced by indices. An empty matrix
+    /// shows an empty plot.
+    void setMatrix(const Matrix& values, const QStringList& rowLabels, const QStringList& columnLabels);
+    /// Empties the plot (nothing to show, for example when the engine refused the session).
+    void clear();
+    void setTitle(const QString& title);
+    /// Axis titles, also used by the hover text ("query ‘I’ → key ‘love’: 0.707").
+    void setAxisTitles(const QString& rows, const QString& columns);
+    void setColorMode(ColorMode mode);
+    /// Fixes the colour range (weights: 0 to 1) instead of following the data.
+    void setFixedRange(double lower, double upper);
+    void clearFixedRange();
+    /// Cells where `allowed` is 0 are drawn grey, distinct from any value; null (or a mismatched shape)
+    /// masks nothing. The mask is copied.
+    void setMasked(const MaskMatrix* allowed);
+
+    /// The plot, for export.
+    QCustomPlot* plot() const { return m_plot; }
+
+    // What is shown, for tests and export.
+    const Matrix& values() const { return m_values; }
+    QStringList rowLabels() const { return m_rowLabels; }
+    QStringList columnLabels() const { return m_columnLabels; }
+    QString title() const { return m_title; }
+    ColorMode colorMode() const { return m_mode; }
+    bool isMasked(Index row, Index column) const;
+    /// The values mapped to the two ends of the colour bar.
+    std::pair<double, double> colorRange() const { return m_range; }
+    /// Whether cell values are written in the cells at the current size (decided at the last replot).
+    bool showsCellValues() const { return m_cellTextShown; }
+    /// The text written in a cell ("" when values are not shown or the cell is masked).
+    QString cellText(Index row, Index column) const;
+    /// The hover text of a cell.
+    QString cellDescription(Index row, Index column) const;
+    /// The centre of a cell in this widget's coordinates (as of the last replot).
+    QPoint cellCentre(Index row, Index column) const;
+    /// How a value is written in a cell and in the hover text (3 decimals).
+    static QString formatValue(double value);
+
+signals:
+    void cellClicked(int row, int column);
+
+protected:
+    void showEvent(QShowEvent* event) override;
+
+private:
+    void rebuild();
+    void updateColors();
+    void updateTickers();
+    void afterLayout();
+    void updateCellTexts();
+    void removeCellTexts();
+    bool cellAt(const QPoint& position, Index* row, Index* column) const;
+    void onMouseMove(QMouseEvent* event);
+    void onMousePress(QMouseEvent* event);
+
+    QCustomPlot* m_plot;
+    QCPColorMap* m_map;
+    QCPColorScale* m_scale;
+    QCPTextElement* m_titleElement;
+    QList<QCPItemText*> m_cellTexts; // row-major, created only while the cells are large enough
+
+    Matrix m_values;
+    MaskMatrix m_allowed; // empty: nothing masked
+    QStringList m_rowLabels;
+    QStringList m_columnLabels;
+    QString m_title;
+    QString m_rowTitle;
+    QString m_columnTitle;
+    ColorMode m_mode = ColorMode::Sequential;
+    std::optional<std::pair<double, double>> m_fixedRange;
+    std::pair<double, double> m_range{0.0, 1.0};
+    int m_rowStride = 0; // every how many rows a label is written (0: not yet decided)
+    int m_columnStride = 0;
+    bool m_columnLabelsVertical = false;
+    bool m_cellTextShown = false;
+    bool m_cellsPending = false; // hidden when the matrix arrived: the colour map is filled on show
+    int m_relayouts = 0;         // guards the re-layout after a tick-label change
+};
+
+} // namespace qkv::ui

@@ -1,0 +1,185 @@
+#include "MaskModel.h"
+
+#include "Masks.h"
+
+#include <QBrush>
+#include <QColor>
+
+namespace qkv::ui {
+
+namespace {
+
+// Fixed colours rather than palette roles: the grid must read the same in light and dark themes.
+const QColor allowedColour(0xb9, 0xe4, 0xc0);
+const QColor maskedColour(0xe2, 0xe2, 0xe2);
+const QColor paddingColour(0xbd, 0xbd, 0xbd);
+
+QString tokenText(const std::vector<std::string>& tokens, int index)
+{
+    const auto i = static_cast<std::size_t>(index);
+    return i < tokens.size() ? QString::fromStdString(tokens[i]) : QString::number(index);
+}
+
+bool flagAt(const std::vector<bool>& flags, int index)
+{
+    const auto i = static_cast<std::size_t>(index);
+    return i < flags.size() && flags[i];
+}
+
+} // namespace
+
+MaskModel::MaskModel(Document* document, QObject* parent) : QAbstractTableModel(parent), m_document(document)
+{
+    refresh();
+    connect(document, &Document::sessionChanged, this, &MaskModel::onSessionChanged);
+}
+
+void MaskModel::refresh()
+{
+    buildMask(m_document->session(), m_allowed);
+}
+
+bool MaskModel::inSession(const QModelIndex& index) const
+{
+    const Session& s = m_document->session();
+    return index.isValid() && !index.parent().isValid() && index.row() < m_allowed.rows() &&
+           index.column() < m_allowed.cols() && index.row() < s.n() && index.column() < s.m();
+}
+
+bool MaskModel::isPadding(int row, int column) const
+{
+    const Session& s = m_document->session();
+    return flagAt(s.pad, row) || flagAt(s.keyPad(), column);
+}
+
+int MaskModel::rowCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : static_cast<int>(m_allowed.rows());
+}
+
+int MaskModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : static_cast<int>(m_allowed.cols());
+}
+
+QVariant MaskModel::data(const QModelIndex& index, int role) const
+{
+    if (!inSession(index))
+        return {};
+    const bool allowed = m_allowed(index.row(), index.column()) != 0;
+    switch (role) {
+    case Qt::DisplayRole:
+        return allowed ? QStringLiteral("1") : QStringLiteral("0");
+    case Qt::CheckStateRole:
+        return allowed ? Qt::Checked : Qt::Unchecked;
+    case Qt::TextAlignmentRole:
+        return QVariant::fromValue(Qt::Alignment(Qt::AlignCenter));
+    case Qt::BackgroundRole:
+        return QBrush(allowed                                  ? allowedColour
+                      : isPadding(index.row(), index.column()) ? paddingColour
+                                                               : maskedColour);
+    case Qt::ForegroundRole:
+        return QBrush(Qt::black);
+    case Qt::ToolTipRole: {
+        const Session& s = m_document->session();
+        const QString pair = tr("query “%1” (%2) → key “%3” (%4)")
+                                 .arg(tokenText(s.tokens, index.row()))
+                                 .arg(index.row())
+                                 .arg(tokenText(s.keyTokens(), index.column()))
+                                 .arg(index.column());
+        if (allowed)
+            return tr("%1: allowed").arg(pair);
+        return isPadding(index.row(), index.column()) ? tr("%1: masked (padding)").arg(pair)
+                                                      : tr("%1: masked").arg(pair);
+    }
+    default:
+        return {};
+    }
+}
+
+QVariant MaskModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (role != Qt::DisplayRole || section < 0)
+        return {};
+    const Session& s = m_document->session();
+    if (orientation == Qt::Vertical) {
+        if (section >= m_allowed.rows())
+            return {};
+        return QString(tokenText(s.tokens, section) + (flagAt(s.pad, section) ? tr(" (pad)") : QString()));
+    }
+    if (section >= m_allowed.cols())
+        return {};
+    return QString(tokenText(s.keyTokens(), section) +
+                   (flagAt(s.keyPad(), section) ? tr(" (pad)") : QString()));
+}
+
+Qt::ItemFlags MaskModel::flags(const QModelIndex& index) const
+{
+    if (!index.isValid())
+        return Qt::NoItemFlags;
+    Qt::ItemFlags flags = Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemNeverHasChildren;
+    if (inSession(index) && !isPadding(index.row(), index.column()))
+        flags |= Qt::ItemIsUserCheckable;
+    return flags;
+}
+
+bool MaskModel::setData(const QModelIndex& index, const QVariant& value, int role)
+{
+    if (role != Qt::CheckStateRole || !inSession(index))
+        return false;
+    const int row = index.row();
+    const int column = index.column();
+    if (isPadding(row, column)) {
+        emit inputRejected(tr("The cell (%1, %2) belongs to a padding token, which is always masked; "
+                              "unmark the padding to change it.")
+                               .arg(row)
+                               .arg(column));
+        return false;
+    }
+    const bool allow = static_cast<Qt::CheckState>(value.toInt()) == Qt::Checked;
+    const MaskSpec& mask = m_document->session().mask;
+    if (patternAllows(mask, row, column) == allow)
+        return true; // nothing to undo (and no conversion to custom for nothing)
+    const QString text = allow ? tr("Allow attention %1 → %2") : tr("Mask attention %1 → %2");
+    m_document->edit(text.arg(row).arg(column), Document::Options, [row, column, allow](Session& s) {
+        if (s.mask.type != MaskType::Custom) {
+            MaskMatrix pattern(s.n(), s.m());
+            for (Index i = 0; i < s.n(); ++i)
+                for (Index j = 0; j < s.m(); ++j)
+                    pattern(i, j) = patternAllows(s.mask, i, j) ? 1 : 0;
+            s.mask.type = MaskType::Custom;
+            s.mask.allowed = pattern;
+        }
+        s.mask.allowed(row, column) = allow ? 1 : 0;
+    });
+    return true;
+}
+
+bool MaskModel::toggle(const QModelIndex& index)
+{
+    if (!inSession(index))
+        return false;
+    const bool allowed = m_allowed(index.row(), index.column()) != 0;
+    return setData(index, allowed ? Qt::Unchecked : Qt::Checked, Qt::CheckStateRole);
+}
+
+void MaskModel::onSessionChanged()
+{
+    const Session& s = m_document->session();
+    if (s.n() != m_allowed.rows() || s.m() != m_allowed.cols()) {
+        beginResetModel();
+        refresh();
+        endResetModel();
+        return;
+    }
+    refresh();
+    if (m_allowed.size() == 0)
+        return;
+    const int lastRow = static_cast<int>(m_allowed.rows()) - 1;
+    const int lastColumn = static_cast<int>(m_allowed.cols()) - 1;
+    emit dataChanged(index(0, 0), index(lastRow, lastColumn));
+    emit headerDataChanged(Qt::Vertical, 0, lastRow);
+    emit headerDataChanged(Qt::Horizontal, 0, lastColumn);
+}
+
+} // namespace qkv::ui

@@ -1,0 +1,335 @@
+#include "MatrixEditor.h"
+
+#include "Document.h"
+#include "MatrixModel.h"
+#include "TokenModel.h"
+
+#include <QAction>
+#include <QClipboard>
+#include <QEvent>
+#include <QGuiApplication>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLocale>
+#include <QScrollBar>
+#include <QStyledItemDelegate>
+#include <QTableView>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <memory>
+#include <set>
+
+namespace qkv::ui {
+
+namespace {
+
+// Cells are edited as text, so that anything typed reaches MatrixModel::setData (which refuses what is not
+// a finite number with a message) and no spin box rounds or clamps the value.
+class NumberDelegate : public QStyledItemDelegate {
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+    QWidget* createEditor(QWidget* parent, const QStyleOptionViewItem&, const QModelIndex&) const override
+    {
+        auto* editor = new QLineEdit(parent);
+        editor->setFrame(false);
+        editor->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        return editor;
+    }
+    void setEditorData(QWidget* editor, const QModelIndex& index) const override
+    {
+        const double value = index.data(Qt::EditRole).toDouble();
+        static_cast<QLineEdit*>(editor)->setText(QString::number(value, 'g', QLocale::FloatingPointShortest));
+    }
+    void setModelData(QWidget* editor, QAbstractItemModel* model, const QModelIndex& index) const override
+    {
+        model->setData(index, static_cast<QLineEdit*>(editor)->text(), Qt::EditRole);
+    }
+};
+
+// A model reset (a new shape, another head) would drop the current cell; put it back, clamped.
+void keepCurrentAcrossResets(QTableView* view)
+{
+    auto saved = std::make_shared<QPoint>(-1, -1);
+    QAbstractItemModel* model = view->model();
+    QObject::connect(model, &QAbstractItemModel::modelAboutToBeReset, view, [view, saved] {
+        const QModelIndex current = view->currentIndex();
+        *saved = current.isValid() ? QPoint(current.column(), current.row()) : QPoint(-1, -1);
+    });
+    QObject::connect(model, &QAbstractItemModel::modelReset, view, [view, model, saved] {
+        if (saved->y() < 0 || model->rowCount() == 0 || model->columnCount() == 0)
+            return;
+        const int row = std::min(saved->y(), model->rowCount() - 1);
+        const int column = std::min(saved->x(), model->columnCount() - 1);
+        view->setCurrentIndex(model->index(row, column));
+    });
+}
+
+QToolButton* makeToolButton(QWidget* parent, const QString& text, const QString& toolTip)
+{
+    auto* button = new QToolButton(parent);
+    button->setText(text);
+    button->setToolTip(toolTip);
+    button->setAutoRaise(true);
+    return button;
+}
+
+} // namespace
+
+MatrixEditor::MatrixEditor(Document* document, MatrixRef ref, QWidget* parent)
+    : QWidget(parent), m_document(document), m_model(new MatrixModel(document, ref, this)),
+      m_tokenModel(new TokenModel(document, Side::Query, this)), m_title(new QLabel(this)),
+      m_table(new QTableView(this)), m_tokenPane(new QWidget(this)), m_tokenView(new QTableView(m_tokenPane))
+{
+    m_model->setFollowsCurrentHead(ref.isPerHead());
+
+    m_title->setObjectName(QStringLiteral("title"));
+    m_title->setTextFormat(Qt::PlainText);
+
+    // The matrix table: compact columns wide enough for six significant digits and a sign.
+    const QFontMetrics metrics(m_table->font());
+    m_table->setModel(m_model);
+    m_table->setItemDelegate(new NumberDelegate(m_table));
+    m_table->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed |
+                             QAbstractItemView::AnyKeyPressed);
+    m_table->horizontalHeader()->setMinimumSectionSize(metrics.horizontalAdvance(QStringLiteral("00")) + 8);
+    m_table->horizontalHeader()->setDefaultSectionSize(
+        metrics.horizontalAdvance(QStringLiteral("-0.000000")) + 10);
+    m_table->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    m_table->verticalHeader()->setDefaultSectionSize(metrics.height() + 6);
+    m_table->installEventFilter(this);
+    keepCurrentAcrossResets(m_table);
+
+    m_copyAction = new QAction(tr("&Copy"), this);
+    m_copyAction->setObjectName(QStringLiteral("copy"));
+    m_copyAction->setShortcut(QKeySequence::Copy);
+    m_copyAction->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    m_copyAction->setToolTip(tr("Copy the selected cells as tab-separated numbers"));
+    connect(m_copyAction, &QAction::triggered, this, &MatrixEditor::copySelection);
+    m_pasteAction = new QAction(tr("&Paste"), this);
+    m_pasteAction->setObjectName(QStringLiteral("paste"));
+    m_pasteAction->setShortcut(QKeySequence::Paste);
+    m_pasteAction->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    m_pasteAction->setToolTip(tr("Paste a block of numbers (from a spreadsheet or CSV) at the current cell"));
+    connect(m_pasteAction, &QAction::triggered, this, &MatrixEditor::paste);
+    m_table->addAction(m_copyAction);
+    m_table->addAction(m_pasteAction);
+    m_table->setContextMenuPolicy(Qt::ActionsContextMenu);
+
+    // The token list beside X or Z, row for row with the matrix.
+    m_tokenView->setModel(m_tokenModel);
+    m_tokenView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_tokenView->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    m_tokenView->verticalHeader()->setDefaultSectionSize(metrics.height() + 6);
+    m_tokenView->horizontalHeader()->setStretchLastSection(true);
+    m_tokenView->setColumnWidth(TokenModel::TokenColumn,
+                                metrics.horizontalAdvance(QStringLiteral("wwwwwwww")));
+    m_tokenView->setMaximumWidth(metrics.horizontalAdvance(QStringLiteral("wwwwwwwwwwwwwwwwww")) + 40);
+    m_tokenView->installEventFilter(this);
+    keepCurrentAcrossResets(m_tokenView);
+    connect(m_tokenView->verticalScrollBar(), &QScrollBar::valueChanged, m_table->verticalScrollBar(),
+            &QScrollBar::setValue);
+    connect(m_table->verticalScrollBar(), &QScrollBar::valueChanged, m_tokenView->verticalScrollBar(),
+            &QScrollBar::setValue);
+
+    m_addButton = makeToolButton(m_tokenPane, tr("Add"), tr("Add a token at the end"));
+    m_insertButton = makeToolButton(m_tokenPane, tr("Insert"), tr("Insert a token before the current one"));
+    m_removeButton = makeToolButton(m_tokenPane, tr("Remove"), tr("Remove the selected tokens"));
+    m_upButton = makeToolButton(m_tokenPane, tr("Up"), tr("Move the current token up"));
+    m_downButton = makeToolButton(m_tokenPane, tr("Down"), tr("Move the current token down"));
+    connect(m_addButton, &QToolButton::clicked, this, &MatrixEditor::addToken);
+    connect(m_insertButton, &QToolButton::clicked, this, &MatrixEditor::insertToken);
+    connect(m_removeButton, &QToolButton::clicked, this, &MatrixEditor::removeTokens);
+    connect(m_upButton, &QToolButton::clicked, this, [this] { moveToken(-1); });
+    connect(m_downButton, &QToolButton::clicked, this, [this] { moveToken(+1); });
+
+    auto* buttons = new QHBoxLayout;
+    buttons->setContentsMargins(0, 0, 0, 0);
+    buttons->setSpacing(0);
+    for (QToolButton* button : {m_addButton, m_insertButton, m_removeButton, m_upButton, m_downButton})
+        buttons->addWidget(button);
+    buttons->addStretch();
+    auto* tokenLayout = new QVBoxLayout(m_tokenPane);
+    tokenLayout->setContentsMargins(0, 0, 0, 0);
+    tokenLayout->setSpacing(2);
+    tokenLayout->addWidget(m_tokenView);
+    tokenLayout->addLayout(buttons);
+
+    auto* body = new QHBoxLayout;
+    body->setContentsMargins(0, 0, 0, 0);
+    body->addWidget(m_tokenPane);
+    body->addWidget(m_table, 1);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(2, 2, 2, 2);
+    layout->setSpacing(2);
+    layout->addWidget(m_title);
+    layout->addLayout(body, 1);
+
+    connect(m_model, &MatrixModel::inputRejected, this, &MatrixEditor::message);
+    connect(m_tokenModel, &TokenModel::inputRejected, this, &MatrixEditor::message);
+    connect(m_model, &QAbstractItemModel::modelReset, this, &MatrixEditor::updateTitle);
+    connect(m_tokenModel, &QAbstractItemModel::modelReset, this, &MatrixEditor::updateTokenButtons);
+    connect(m_tokenView->selectionModel(), &QItemSelectionModel::currentChanged, this,
+            &MatrixEditor::updateTokenButtons);
+
+    updateTokenPane();
+    updateTitle();
+}
+
+MatrixRef MatrixEditor::matrixRef() const
+{
+    return m_model->matrixRef();
+}
+
+void MatrixEditor::setMatrixRef(MatrixRef ref)
+{
+    m_model->setMatrixRef(ref);
+    updateTokenPane();
+    updateTitle();
+}
+
+void MatrixEditor::setFollowsCurrentHead(bool follow)
+{
+    m_model->setFollowsCurrentHead(follow);
+}
+
+void MatrixEditor::updateTitle()
+{
+    const MatrixRef ref = m_model->matrixRef();
+    if (m_model->rowCount() == 0) {
+        m_title->setText(tr("%1 (not in this session)").arg(displayName(ref)));
+        return;
+    }
+    m_title->setText(QStringLiteral("%1  %2 × %3")
+                         .arg(displayName(ref))
+                         .arg(m_model->rowCount())
+                         .arg(m_model->columnCount()));
+}
+
+void MatrixEditor::updateTokenPane()
+{
+    const MatrixKind kind = m_model->matrixRef().kind;
+    m_table->setObjectName(QStringLiteral("editor_") + matrixName(kind));
+    const bool tokens = kind == MatrixKind::X || kind == MatrixKind::Z;
+    m_tokenPane->setVisible(tokens);
+    if (!tokens)
+        return;
+    const Side side = kind == MatrixKind::X ? Side::Query : Side::Context;
+    const QString sideName = side == Side::Query ? QStringLiteral("query") : QStringLiteral("context");
+    if (m_tokenModel->side() != side)
+        m_tokenModel->setSide(side);
+    m_tokenView->setObjectName(QStringLiteral("tokens_") + sideName);
+    m_addButton->setObjectName(QStringLiteral("addToken_") + sideName);
+    m_insertButton->setObjectName(QStringLiteral("insertToken_") + sideName);
+    m_removeButton->setObjectName(QStringLiteral("removeToken_") + sideName);
+    m_upButton->setObjectName(QStringLiteral("moveTokenUp_") + sideName);
+    m_downButton->setObjectName(QStringLiteral("moveTokenDown_") + sideName);
+    updateTokenButtons();
+}
+
+int MatrixEditor::currentTokenRow() const
+{
+    const QModelIndex current = m_tokenView->currentIndex();
+    return current.isValid() ? current.row() : -1;
+}
+
+void MatrixEditor::selectTokenRow(int row)
+{
+    if (row < 0 || row >= m_tokenModel->rowCount())
+        return;
+    m_tokenView->setCurrentIndex(m_tokenModel->index(row, TokenModel::TokenColumn));
+    m_tokenView->selectRow(row);
+    updateTokenButtons();
+}
+
+void MatrixEditor::updateTokenButtons()
+{
+    const int count = m_tokenModel->rowCount();
+    const int row = currentTokenRow();
+    const bool any = count > 0; // a context exists (the query side always has tokens)
+    m_addButton->setEnabled(any);
+    m_insertButton->setEnabled(any);
+    m_removeButton->setEnabled(count > 1);
+    m_upButton->setEnabled(row > 0);
+    m_downButton->setEnabled(row >= 0 && row + 1 < count);
+}
+
+void MatrixEditor::addToken()
+{
+    if (m_tokenModel->appendToken())
+        selectTokenRow(m_tokenModel->rowCount() - 1);
+}
+
+void MatrixEditor::insertToken()
+{
+    const int row = std::max(currentTokenRow(), 0);
+    if (m_tokenModel->insertToken(row))
+        selectTokenRow(row);
+}
+
+void MatrixEditor::removeTokens()
+{
+    QList<int> rows;
+    const QModelIndexList selected = m_tokenView->selectionModel()->selectedIndexes();
+    for (const QModelIndex& index : selected)
+        if (!rows.contains(index.row()))
+            rows.append(index.row());
+    if (rows.isEmpty() && currentTokenRow() >= 0)
+        rows.append(currentTokenRow());
+    const int first = rows.isEmpty() ? 0 : *std::min_element(rows.begin(), rows.end());
+    if (m_tokenModel->removeTokens(rows))
+        selectTokenRow(std::min(first, m_tokenModel->rowCount() - 1));
+}
+
+void MatrixEditor::moveToken(int delta)
+{
+    const int row = currentTokenRow();
+    if (row < 0)
+        return;
+    if (m_tokenModel->moveToken(row, row + delta))
+        selectTokenRow(row + delta);
+}
+
+void MatrixEditor::copySelection()
+{
+    // The corners of the selection's bounding rectangle, not every selected index (Select All on a
+    // 4096 × 4096 matrix would list 16 million).
+    QModelIndexList indexes;
+    for (const QItemSelectionRange& range : m_table->selectionModel()->selection())
+        indexes << range.topLeft() << range.bottomRight();
+    if (indexes.isEmpty() && m_table->currentIndex().isValid())
+        indexes.append(m_table->currentIndex());
+    const QString text = m_model->copyText(indexes);
+    if (text.isEmpty()) {
+        emit message(tr("Select the cells to copy first."));
+        return;
+    }
+    QGuiApplication::clipboard()->setText(text);
+}
+
+void MatrixEditor::paste()
+{
+    const QString text = QGuiApplication::clipboard()->text();
+    if (text.trimmed().isEmpty()) {
+        emit message(tr("The clipboard holds no numbers to paste."));
+        return;
+    }
+    const QModelIndex current = m_table->currentIndex();
+    QString error;
+    if (!m_model->pasteText(current.isValid() ? current : m_model->index(0, 0), text, &error))
+        emit message(error);
+}
+
+bool MatrixEditor::eventFilter(QObject* watched, QEvent* event)
+{
+    if (event->type() == QEvent::FocusIn && (watched == m_table || watched == m_tokenView))
+        emit activated();
+    return QWidget::eventFilter(watched, event);
+}
+
+} // namespace qkv::ui

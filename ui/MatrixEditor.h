@@ -1,0 +1,82 @@
+#pragma once
+// One matrix editor of the workbench: a title, a table over a MatrixModel, and for X and Z the token list
+// with its tool buttons. Copy and paste use the spreadsheet clipboard format.
+
+#include "MatrixRef.h"
+
+#include <QWidget>
+
+class QAction;
+class QLabel;
+class QTableView;
+class QToolButton;
+
+namespace qkv::ui {
+
+class Document;
+class MatrixModel;
+class TokenModel;
+
+class MatrixEditor : public QWidget {
+    Q_OBJECT
+public:
+    /// The table's objectName is "editor_" + the matrix name ("editor_X", "editor_W_Q"); the token list
+    /// of X is "tokens_query", of Z "tokens_context". Per-head matrices follow the document's current head.
+    MatrixEditor(Document* document, MatrixRef ref, QWidget* parent = nullptr);
+
+    MatrixRef matrixRef() const;
+    void setMatrixRef(MatrixRef ref);
+    /// On by default for per-head matrices: show the document's current head.
+    void setFollowsCurrentHead(bool follow);
+
+    QTableView* table() const { return m_table; }
+    MatrixModel* model() const { return m_model; }
+    /// The token list (hidden unless the matrix is X or Z).
+    QTableView* tokenTable() const { return m_tokenView; }
+    TokenModel* tokenModel() const { return m_tokenModel; }
+    QAction* copyAction() const { return m_copyAction; }
+    QAction* pasteAction() const { return m_pasteAction; }
+
+public slots:
+    /// Puts the selected block (or the current cell) on the clipboard, tab-separated.
+    void copySelection();
+    /// Writes the clipboard's block of numbers with its top-left at the current cell ((0, 0) if none).
+    void paste();
+
+signals:
+    /// A refused edit or paste, for the status bar or a message box.
+    void message(const QString& text);
+    /// The table (or the token list) got the keyboard focus: this is now the "selected" editor.
+    void activated();
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    void updateTitle();
+    void updateTokenPane();
+    void updateTokenButtons();
+    int currentTokenRow() const;
+    void selectTokenRow(int row);
+    void addToken();
+    void insertToken();
+    void removeTokens();
+    void moveToken(int delta);
+
+    Document* m_document;
+    MatrixModel* m_model;
+    TokenModel* m_tokenModel;
+    QLabel* m_title;
+    QTableView* m_table;
+    QWidget* m_tokenPane;
+    QTableView* m_tokenView;
+    QToolButton* m_addButton;
+    QToolButton* m_insertButton;
+    QToolButton* m_removeButton;
+    QToolButton* m_upButton;
+    QToolButton* m_downButton;
+    QAction* m_copyAction;
+    QAction* m_pasteAction;
+};
+
+} // namespace qkv::ui

@@ -1,0 +1,36 @@
+#include "Preferences.h"
+
+#include <QSettings>
+
+namespace qkv::ui {
+
+namespace {
+const QString geometryKey = QStringLiteral("window/geometry");
+const QString stateKey = QStringLiteral("window/state");
+const QString recentKey = QStringLiteral("files/recent");
+} // namespace
+
+QByteArray Preferences::windowGeometry() { return QSettings().value(geometryKey).toByteArray(); }
+void Preferences::setWindowGeometry(const QByteArray& geometry) { QSettings().setValue(geometryKey, geometry); }
+QByteArray Preferences::windowState() { return QSettings().value(stateKey).toByteArray(); }
+void Preferences::setWindowState(const QByteArray& state) { QSettings().setValue(stateKey, state); }
+QStringList Preferences::recentFiles() { return QSettings().value(recentKey).toStringList(); }
+
+void Preferences::addRecentFile(const QString& path)
+{
+    QStringList files = recentFiles();
+    files.removeAll(path);
+    files.prepend(path);
+    while (files.size() > maxRecentFiles)
+        files.removeLast();
+    QSettings().setValue(recentKey, files);
+}
+
+void Preferences::removeRecentFile(const QString& path)
+{
+    QStringList files = recentFiles();
+    files.removeAll(path);
+    QSettings().setValue(recentKey, files);
+}
+
+} // namespace qkv::ui

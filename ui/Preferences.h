@@ -1,0 +1,23 @@
+#pragma once
+// Typed keys over QSettings: what the window remembers between runs.
+
+#include <QByteArray>
+#include <QStringList>
+
+namespace qkv::ui {
+
+class Preferences {
+public:
+    static constexpr int maxRecentFiles = 8;
+
+    static QByteArray windowGeometry();
+    static void setWindowGeometry(const QByteArray& geometry);
+    static QByteArray windowState();
+    static void setWindowState(const QByteArray& state);
+    /// Newest first, without duplicates.
+    static QStringList recentFiles();
+    static void addRecentFile(const QString& path);
+    static void removeRecentFile(const QString& path);
+};
+
+} // namespace qkv::ui

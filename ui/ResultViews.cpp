@@ -1,0 +1,142 @@
+#include "ResultViews.h"
+
+#include "Document.h"
+#include "Heatmap.h"
+
+#include <QLabel>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace qkv::ui {
+
+namespace {
+
+QStringList tokenLabels(const std::vector<std::string>& tokens, Index expected)
+{
+    QStringList labels;
+    if (static_cast<Index>(tokens.size()) != expected)
+        return labels; // a result of another session size: the heatmap falls back to indices
+    labels.reserve(static_cast<int>(tokens.size()));
+    for (const std::string& token : tokens)
+        labels.append(QString::fromStdString(token));
+    return labels;
+}
+
+} // namespace
+
+ResultViews::ResultViews(Document* document, QWidget* parent)
+    : QWidget(parent), m_document(document), m_error(new QLabel(this)), m_tabs(new QTabWidget(this))
+{
+    setObjectName(QStringLiteral("resultViews"));
+    m_error->setObjectName(QStringLiteral("resultError"));
+    m_error->setWordWrap(true);
+    m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_error->setStyleSheet(QStringLiteral("QLabel { color: #a40000; padding: 4px; }"));
+    m_error->setToolTip(tr("The engine refused the session: nothing is computed until this is fixed"));
+    m_error->hide();
+    m_tabs->setObjectName(QStringLiteral("resultTabs"));
+    m_tabs->setDocumentMode(true);
+    m_tabs->setUsesScrollButtons(true);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
+    layout->addWidget(m_error);
+    layout->addWidget(m_tabs, 1);
+
+    const auto diverging = Heatmap::ColorMode::Diverging;
+    const auto sequential = Heatmap::ColorMode::Sequential;
+    struct Tab {
+        const char* name;
+        QString text;
+        QString rows;
+        QString columns;
+        Heatmap::ColorMode mode;
+    };
+    const Tab tabs[] = {
+        {"Q", tr("Q"), tr("query"), tr("d_k"), diverging},
+        {"K", tr("K"), tr("key"), tr("d_k"), diverging},
+        {"V", tr("V"), tr("key"), tr("d_v"), diverging},
+        {"scores", tr("Scores"), tr("query"), tr("key"), diverging},
+        {"scaled", tr("Scaled"), tr("query"), tr("key"), diverging},
+        {"mask", tr("Mask"), tr("query"), tr("key"), sequential},
+        {"weights", tr("Weights"), tr("query"), tr("key"), sequential},
+        {"output", tr("Output"), tr("query"), tr("d_v"), diverging},
+        {"finalOutput", tr("Final output"), tr("query"), tr("output dimension"), diverging},
+    };
+    for (const Tab& tab : tabs) {
+        Heatmap* map = addHeatmap(QLatin1String(tab.name), tab.text);
+        map->setAxisTitles(tab.rows, tab.columns);
+        map->setColorMode(tab.mode);
+    }
+    heatmap(QStringLiteral("mask"))->setFixedRange(0.0, 1.0);
+    heatmap(QStringLiteral("weights"))->setFixedRange(0.0, 1.0);
+    m_tabs->setCurrentWidget(heatmap(QStringLiteral("weights")));
+
+    connect(m_document, &Document::resultChanged, this, &ResultViews::refresh);
+    connect(m_document, &Document::currentHeadChanged, this, &ResultViews::refresh);
+    connect(m_document, &Document::sessionChanged, this, [this](Document::Changes changes) {
+        if (changes & Document::Tokens)
+            refresh();
+    });
+    refresh();
+}
+
+Heatmap* ResultViews::heatmap(const QString& name) const
+{
+    return m_tabs->findChild<Heatmap*>(QStringLiteral("heatmap_") + name);
+}
+
+Heatmap* ResultViews::addHeatmap(const QString& name, const QString& tabText)
+{
+    auto* map = new Heatmap(m_tabs);
+    map->setObjectName(QStringLiteral("heatmap_") + name);
+    m_tabs->addTab(map, tabText);
+    return map;
+}
+
+void ResultViews::refresh()
+{
+    const std::shared_ptr<const AttentionResult> result = m_document->result();
+    const QList<Heatmap*> maps = m_tabs->findChildren<Heatmap*>();
+    if (!result || result->heads.empty()) {
+        m_error->setText(tr("Cannot compute attention: %1").arg(m_document->resultError()));
+        m_error->show();
+        for (Heatmap* map : maps)
+            map->clear();
+        return;
+    }
+    m_error->hide();
+
+    const Session& session = m_document->session();
+    const int headCount = static_cast<int>(result->heads.size());
+    const int head = std::clamp(m_document->currentHead(), 0, headCount - 1);
+    const HeadResult& r = result->heads[static_cast<std::size_t>(head)];
+    const QStringList queries = tokenLabels(session.tokens, r.Q.rows());
+    const QStringList keys = tokenLabels(session.keyTokens(), r.K.rows());
+    const QString suffix = headCount > 1 ? tr(" — head %1 of %2").arg(head + 1).arg(headCount) : QString();
+    const QString keySide = session.context ? QStringLiteral("Z") : QStringLiteral("X");
+
+    auto show = [this](const char* name, const QString& title, const Matrix& values, const QStringList& rows,
+                       const QStringList& columns) {
+        Heatmap* map = heatmap(QLatin1String(name));
+        map->setTitle(title);
+        map->setMatrix(values, rows, columns);
+    };
+    show("Q", tr("Queries Q = X·W_Q") + suffix, r.Q, queries, {});
+    show("K", tr("Keys K = %1·W_K").arg(keySide) + suffix, r.K, keys, {});
+    show("V", tr("Values V = %1·W_V").arg(keySide) + suffix, r.V, keys, {});
+    show("scores", tr("Scores (%1)").arg(QLatin1String(toString(session.score))) + suffix, r.scores, queries,
+         keys);
+    show("scaled", tr("Scaled scores") + suffix, r.scaled, queries, keys);
+    show("mask", tr("Mask (1 = may attend)") + suffix, r.allowed.cast<double>(), queries, keys);
+    heatmap(QStringLiteral("weights"))->setMasked(&r.allowed);
+    show("weights", tr("Attention weights") + suffix, r.weights, queries, keys);
+    show("output", tr("Head output A·V") + suffix, r.output, queries, {});
+    show("finalOutput", session.W_O ? tr("Final output concat·W_O") : tr("Final output (concatenated heads)"),
+         result->output, queries, {});
+}
+
+} // namespace qkv::ui

@@ -1,0 +1,36 @@
+#pragma once
+// The computed matrices of the current head, one heatmap tab each.
+
+#include <QWidget>
+
+class QLabel;
+class QTabWidget;
+
+namespace qkv::ui {
+
+class Document;
+class Heatmap;
+
+/// Tabs of heatmaps (Q, K, V, scores, scaled scores, mask, weights, head output, final output) that follow
+/// the document's result and current head. When the engine refuses the session, its message is shown above
+/// the tabs and the heatmaps are emptied rather than left showing stale numbers.
+class ResultViews : public QWidget {
+    Q_OBJECT
+public:
+    explicit ResultViews(Document* document, QWidget* parent = nullptr);
+
+    QTabWidget* tabs() const { return m_tabs; }
+    /// The heatmap named "Q", "K", "V", "scores", "scaled", "mask", "weights", "output" or "finalOutput"
+    /// (its objectName is "heatmap_" + name); null for another name.
+    Heatmap* heatmap(const QString& name) const;
+
+private:
+    void refresh();
+    Heatmap* addHeatmap(const QString& name, const QString& tabText);
+
+    Document* m_document;
+    QLabel* m_error;
+    QTabWidget* m_tabs;
+};
+
+} // namespace qkv::ui

@@ -1,0 +1,222 @@
+#include "ShapePanel.h"
+
+#include "Document.h"
+#include "SessionEdits.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QSpinBox>
+
+#include <algorithm>
+#include <limits>
+
+namespace qkv::ui {
+
+namespace {
+
+// A distinct seed for every re-initialised matrix, so no two receive the same entries.
+InitializerSpec seededFor(const InitializerSpec& init, std::uint64_t salt)
+{
+    InitializerSpec spec = init;
+    spec.seed = init.seed * 0xD1B54A32D192ED03ull + salt;
+    return spec;
+}
+
+// Every weight (W_Q, W_K, W_V, the score parameters, W_O) drawn anew from `init`; the embeddings are kept.
+void reinitializeWeights(Session& s, const InitializerSpec& init)
+{
+    std::uint64_t salt = 1000;
+    for (Head& head : s.heads) {
+        head.W_Q = initializeMatrix(seededFor(init, salt + 1), head.W_Q.rows(), head.W_Q.cols());
+        head.W_K = initializeMatrix(seededFor(init, salt + 2), head.W_K.rows(), head.W_K.cols());
+        head.W_V = initializeMatrix(seededFor(init, salt + 3), head.W_V.rows(), head.W_V.cols());
+        if (head.W_S.size() > 0)
+            head.W_S = initializeMatrix(seededFor(init, salt + 4), head.W_S.rows(), head.W_S.cols());
+        if (head.W_a.size() > 0)
+            head.W_a = initializeMatrix(seededFor(init, salt + 5), head.W_a.rows(), head.W_a.cols());
+        if (head.U_a.size() > 0)
+            head.U_a = initializeMatrix(seededFor(init, salt + 6), head.U_a.rows(), head.U_a.cols());
+        if (head.v_a.size() > 0)
+            head.v_a = initializeMatrix(seededFor(init, salt + 7), head.v_a.size(), 1).col(0);
+        salt += 16;
+    }
+    if (s.W_O)
+        s.W_O = initializeMatrix(seededFor(init, 999), s.W_O->rows(), s.W_O->cols());
+}
+
+QSpinBox* sizeBox(QWidget* parent, const char* name, int maximum, const QString& toolTip)
+{
+    auto* box = new QSpinBox(parent);
+    box->setObjectName(QLatin1String(name));
+    box->setRange(1, maximum);
+    box->setKeyboardTracking(false); // typing "128" is one edit, not three
+    box->setToolTip(toolTip);
+    return box;
+}
+
+} // namespace
+
+ShapePanel::ShapePanel(Document* document, QWidget* parent)
+    : QWidget(parent), m_document(document),
+      m_dModel(
+          sizeBox(this, "dModel", static_cast<int>(Limits::maxDimension),
+                  tr("d_model: the width of the token embeddings X (and Z), and the number of rows of W_Q, "
+                     "W_K and W_V. New entries come from the initializer; existing ones are kept."))),
+      m_dK(sizeBox(this, "dK", static_cast<int>(Limits::maxDimension),
+                   tr("d_k: the width of queries and keys (columns of W_Q and W_K), shared by all heads"))),
+      m_dV(sizeBox(this, "dV", static_cast<int>(Limits::maxDimension),
+                   tr("d_v: the width of values and of each head's output (columns of W_V), shared by all "
+                      "heads"))),
+      m_heads(
+          sizeBox(this, "heads", Limits::maxHeads,
+                  tr("The number of attention heads (1 to 64). New heads get weights from the initializer; "
+                     "their outputs are concatenated."))),
+      m_outputProjection(new QCheckBox(tr("Output projection W_O"), this)),
+      m_initializer(new QComboBox(this)), m_initScale(new QDoubleSpinBox(this)),
+      m_initSeed(new QSpinBox(this)),
+      m_reinitializeAll(new QPushButton(tr("Re-initialise all weights"), this))
+{
+    setObjectName(QStringLiteral("shapePanel"));
+
+    m_outputProjection->setObjectName(QStringLiteral("outputProjection"));
+    m_outputProjection->setToolTip(
+        tr("On: the concatenated head outputs (H·d_v wide) are multiplied by a square "
+           "(H·d_v)×(H·d_v) matrix W_O from the initializer. Off: the final output is "
+           "the concatenation itself."));
+
+    m_initializer->setObjectName(QStringLiteral("initializer"));
+    m_initializer->addItem(tr("Xavier normal"), static_cast<int>(Initializer::XavierNormal));
+    m_initializer->addItem(tr("Xavier uniform"), static_cast<int>(Initializer::XavierUniform));
+    m_initializer->addItem(tr("He normal"), static_cast<int>(Initializer::HeNormal));
+    m_initializer->addItem(tr("Normal × scale"), static_cast<int>(Initializer::Normal));
+    m_initializer->addItem(tr("Zeros"), static_cast<int>(Initializer::Zeros));
+    m_initializer->setToolTip(
+        tr("Where new weights come from (resizing, new heads, W_O, re-initialising): Xavier "
+           "(Glorot) normal or uniform, He normal, a normal distribution with the standard "
+           "deviation below, or zeros"));
+    m_initScale->setObjectName(QStringLiteral("initScale"));
+    m_initScale->setDecimals(4);
+    m_initScale->setRange(0.0001, 1000.0);
+    m_initScale->setSingleStep(0.1);
+    m_initScale->setPrefix(QStringLiteral("σ = "));
+    m_initScale->setToolTip(tr("The standard deviation of the \"Normal × scale\" initializer"));
+    m_initSeed->setObjectName(QStringLiteral("initSeed"));
+    m_initSeed->setRange(0, std::numeric_limits<int>::max());
+    m_initSeed->setPrefix(tr("seed "));
+    m_initSeed->setToolTip(tr("The random seed: the same seed and sizes always give the same weights"));
+    m_reinitializeAll->setObjectName(QStringLiteral("reinitializeAll"));
+    m_reinitializeAll->setToolTip(
+        tr("Draws every weight matrix of every head (W_Q, W_K, W_V, the score "
+           "parameters) and W_O anew from the initializer; the embeddings X and Z are "
+           "kept. One undoable step."));
+
+    auto* form = new QFormLayout(this);
+    form->setContentsMargins(4, 4, 4, 4);
+    form->setVerticalSpacing(4);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    form->addRow(tr("d_model"), m_dModel);
+    form->addRow(tr("d_k"), m_dK);
+    form->addRow(tr("d_v"), m_dV);
+    form->addRow(tr("Heads"), m_heads);
+    form->addRow(m_outputProjection);
+    auto* initRow = new QWidget(this);
+    auto* initLayout = new QHBoxLayout(initRow);
+    initLayout->setContentsMargins(0, 0, 0, 0);
+    initLayout->setSpacing(4);
+    initLayout->addWidget(m_initScale, 1);
+    initLayout->addWidget(m_initSeed, 1);
+    form->addRow(tr("Initializer"), m_initializer);
+    form->addRow(QString(), initRow);
+    form->addRow(m_reinitializeAll);
+
+    auto resize = [this](QSpinBox* box, const QString& text,
+                         void (*edit)(Session&, Index, const InitializerSpec&),
+                         Index (Session::*current)() const) {
+        connect(box, qOverload<int>(&QSpinBox::valueChanged), this, [this, text, edit, current](int value) {
+            if ((m_document->session().*current)() == value)
+                return;
+            const InitializerSpec init = m_document->initializer();
+            m_document->edit(text.arg(value), Document::Shape,
+                             [edit, value, init](Session& s) { edit(s, value, init); });
+        });
+    };
+    resize(m_dModel, tr("Set d_model to %1"), &resizeDModel, &Session::dModel);
+    resize(m_dK, tr("Set d_k to %1"), &resizeDK, &Session::dK);
+    resize(m_dV, tr("Set d_v to %1"), &resizeDV, &Session::dV);
+    connect(m_heads, qOverload<int>(&QSpinBox::valueChanged), this, [this](int value) {
+        if (m_document->session().headCount() == value)
+            return;
+        const InitializerSpec init = m_document->initializer();
+        m_document->edit(tr("Set %n head(s)", nullptr, value), Document::Shape,
+                         [value, init](Session& s) { setHeadCount(s, value, init); });
+    });
+    connect(m_outputProjection, &QCheckBox::toggled, this, [this](bool on) {
+        if (on == m_document->session().W_O.has_value())
+            return;
+        const InitializerSpec init = m_document->initializer();
+        m_document->edit(on ? tr("Add output projection W_O") : tr("Remove output projection W_O"),
+                         Document::Shape, [on, init](Session& s) {
+                             if (on) {
+                                 const Index width = static_cast<Index>(s.headCount()) * s.dV();
+                                 s.W_O = initializeMatrix(init, width, width);
+                             } else {
+                                 s.W_O.reset();
+                             }
+                         });
+    });
+    connect(m_initializer, qOverload<int>(&QComboBox::currentIndexChanged), this,
+            &ShapePanel::applyInitializer);
+    connect(m_initScale, qOverload<double>(&QDoubleSpinBox::valueChanged), this,
+            &ShapePanel::applyInitializer);
+    connect(m_initSeed, qOverload<int>(&QSpinBox::valueChanged), this, &ShapePanel::applyInitializer);
+    connect(m_reinitializeAll, &QPushButton::clicked, this, [this] {
+        const InitializerSpec init = m_document->initializer();
+        m_document->edit(tr("Re-initialise all weights"), Document::Values,
+                         [init](Session& s) { reinitializeWeights(s, init); });
+    });
+
+    connect(m_document, &Document::sessionChanged, this, &ShapePanel::syncFromSession);
+    syncFromSession();
+    syncInitializer();
+}
+
+void ShapePanel::applyInitializer()
+{
+    InitializerSpec spec = m_document->initializer();
+    spec.kind = static_cast<Initializer>(m_initializer->currentData().toInt());
+    spec.scale = m_initScale->value();
+    spec.seed = static_cast<std::uint64_t>(m_initSeed->value());
+    m_document->setInitializer(spec);
+    m_initScale->setEnabled(spec.kind == Initializer::Normal);
+}
+
+void ShapePanel::syncInitializer()
+{
+    const InitializerSpec spec = m_document->initializer();
+    const QSignalBlocker blockers[] = {QSignalBlocker(m_initializer), QSignalBlocker(m_initScale),
+                                       QSignalBlocker(m_initSeed)};
+    m_initializer->setCurrentIndex(m_initializer->findData(static_cast<int>(spec.kind)));
+    m_initScale->setValue(spec.scale);
+    m_initScale->setEnabled(spec.kind == Initializer::Normal);
+    m_initSeed->setValue(
+        static_cast<int>(std::min<std::uint64_t>(spec.seed, std::numeric_limits<int>::max())));
+}
+
+void ShapePanel::syncFromSession()
+{
+    const Session& s = m_document->session();
+    const QSignalBlocker blockers[] = {QSignalBlocker(m_dModel), QSignalBlocker(m_dK), QSignalBlocker(m_dV),
+                                       QSignalBlocker(m_heads), QSignalBlocker(m_outputProjection)};
+    m_dModel->setValue(static_cast<int>(s.dModel()));
+    m_dK->setValue(static_cast<int>(s.dK()));
+    m_dV->setValue(static_cast<int>(s.dV()));
+    m_heads->setValue(s.headCount());
+    m_outputProjection->setChecked(s.W_O.has_value());
+}
+
+} // namespace qkv::ui

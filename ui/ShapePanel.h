@@ -1,0 +1,40 @@
+#pragma once
+// The session's sizes (d_model, d_k, d_v, heads, the output projection) and the weight initializer.
+
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QPushButton;
+class QSpinBox;
+
+namespace qkv::ui {
+
+class Document;
+
+/// Each size change is one undoable edit whose new entries come from the document's initializer. The
+/// initializer itself is a preference (not undoable); "Re-initialise all weights" is one undoable edit.
+class ShapePanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit ShapePanel(Document* document, QWidget* parent = nullptr);
+
+private:
+    void syncFromSession();
+    void syncInitializer();
+    void applyInitializer();
+
+    Document* m_document;
+    QSpinBox* m_dModel;
+    QSpinBox* m_dK;
+    QSpinBox* m_dV;
+    QSpinBox* m_heads;
+    QCheckBox* m_outputProjection;
+    QComboBox* m_initializer;
+    QDoubleSpinBox* m_initScale;
+    QSpinBox* m_initSeed;
+    QPushButton* m_reinitializeAll;
+};
+
+} // namespace qkv::ui
