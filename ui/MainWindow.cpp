@@ -1,47 +1,424 @@
 #include "MainWindow.h"
 
-#include "AttentionEngine.h"
+#include "ControlsPanel.h"
+#include "Document.h"
+#include "DocumentCommands.h"
 #include "Error.h"
 #include "Examples.h"
-#include "SessionFile.h"
+#include "MaskModel.h"
+#include "MatrixEditor.h"
+#include "MatrixIO.h"
+#include "Preferences.h"
+#include "ResultViews.h"
+#include "SessionEdits.h"
+#include "ShapePanel.h"
 
-#include <QFontDatabase>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QInputDialog>
+#include <QLabel>
+#include <QMenu>
+#include <QMenuBar>
 #include <QMessageBox>
-#include <QPlainTextEdit>
+#include <QMimeData>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTableView>
+#include <QToolBar>
+#include <QUndoStack>
 
 namespace qkv::ui {
 
-MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_text(new QPlainTextEdit(this))
+namespace {
+
+const QString sessionFilter = QObject::tr("QKV Lab sessions (*.qkv.json *.json);;All files (*)");
+const QString matrixFilter = QObject::tr("CSV (*.csv *.txt);;NumPy arrays (*.npy);;All files (*)");
+
+bool isSessionFile(const QString& path) { return path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive); }
+
+} // namespace
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent), m_document(new Document(this)),
+      m_actions(Actions::create(this, m_document->undoStack()))
 {
-    m_text->setReadOnly(true);
-    m_text->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    setCentralWidget(m_text);
-    resize(900, 600);
+    setObjectName(QStringLiteral("mainWindow"));
+    setAcceptDrops(true);
+    setDockNestingEnabled(true);
+    auto* results = new ResultViews(m_document, this);
+    setCentralWidget(results);
+    createDocks();
+
+    QList<QAction*> dockToggles;
+    for (QDockWidget* dock : m_docks)
+        dockToggles << dock->toggleViewAction();
+    m_actions.fillMenuBar(menuBar(), dockToggles);
+    QToolBar* toolBar = addToolBar(tr("File"));
+    toolBar->setObjectName(QStringLiteral("fileToolBar"));
+    m_actions.fillToolBar(toolBar);
+
+    m_shapeLabel = new QLabel(this);
+    m_shapeLabel->setObjectName(QStringLiteral("shapeLabel"));
+    m_timeLabel = new QLabel(this);
+    m_timeLabel->setObjectName(QStringLiteral("computeTimeLabel"));
+    statusBar()->addPermanentWidget(m_shapeLabel);
+    statusBar()->addPermanentWidget(m_timeLabel);
+
+    connectActions();
+    rebuildRecentMenu();
+    resize(1400, 900);
+    m_defaultState = saveState();
+    restoreGeometry(Preferences::windowGeometry());
+    restoreState(Preferences::windowState());
+    updateTitle();
+    updateStatus();
+    updateWeightTabs();
+}
+
+void MainWindow::createDocks()
+{
+    const auto addDock = [this](const QString& title, const QString& name, QWidget* widget, Qt::DockWidgetArea area) {
+        auto* dock = new QDockWidget(title, this);
+        dock->setObjectName(name);
+        dock->setWidget(widget);
+        addDockWidget(area, dock);
+        m_docks << dock;
+        return dock;
+    };
+    const auto addEditor = [this](const MatrixRef& ref) {
+        auto* editor = new MatrixEditor(m_document, ref, this);
+        connect(editor, &MatrixEditor::activated, this, [this, editor] { m_selectedEditor = editor; });
+        connect(editor, &MatrixEditor::message, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
+        m_editors << editor;
+        return editor;
+    };
+
+    m_selectedEditor = addEditor({MatrixKind::X, 0});
+    QDockWidget* embeddings = addDock(tr("Embeddings X"), QStringLiteral("dockEmbeddings"), m_selectedEditor, Qt::LeftDockWidgetArea);
+    m_contextDock = addDock(tr("Context Z"), QStringLiteral("dockContext"), addEditor({MatrixKind::Z, 0}), Qt::LeftDockWidgetArea);
+
+    m_weightTabs = new QTabWidget(this);
+    m_weightTabs->setObjectName(QStringLiteral("weightTabs"));
+    for (MatrixKind kind : {MatrixKind::W_Q, MatrixKind::W_K, MatrixKind::W_V, MatrixKind::W_O, MatrixKind::W_S,
+                            MatrixKind::W_a, MatrixKind::U_a, MatrixKind::v_a}) {
+        const MatrixRef ref{kind, 0};
+        m_weightTabs->addTab(addEditor(ref), matrixName(kind));
+    }
+    QDockWidget* weights = addDock(tr("Weights"), QStringLiteral("dockWeights"), m_weightTabs, Qt::LeftDockWidgetArea);
+    splitDockWidget(embeddings, weights, Qt::Vertical);
+    tabifyDockWidget(embeddings, m_contextDock);
+    embeddings->raise();
+
+    QDockWidget* controls = addDock(tr("Attention"), QStringLiteral("dockControls"), new ControlsPanel(m_document, this), Qt::RightDockWidgetArea);
+    QDockWidget* shape = addDock(tr("Shape && Initialisation"), QStringLiteral("dockShape"), new ShapePanel(m_document, this), Qt::RightDockWidgetArea);
+    splitDockWidget(controls, shape, Qt::Vertical);
+
+    auto* maskView = new QTableView(this);
+    maskView->setObjectName(QStringLiteral("maskGrid"));
+    maskView->setModel(new MaskModel(m_document, maskView));
+    maskView->setToolTip(tr("Click a cell to allow or mask that key for that query; the mask becomes custom"));
+    maskView->horizontalHeader()->setDefaultSectionSize(44);
+    QDockWidget* mask = addDock(tr("Mask"), QStringLiteral("dockMask"), maskView, Qt::RightDockWidgetArea);
+    splitDockWidget(shape, mask, Qt::Vertical);
+}
+
+void MainWindow::connectActions()
+{
+    connect(m_actions.newEmpty, &QAction::triggered, this, [this] {
+        if (maybeSave())
+            m_document->reset(blankSession(3, 4, 4, 4, m_document->initializer()));
+    });
+    connect(m_actions.newFromExample, &QMenu::triggered, this, [this](QAction* action) {
+        if (maybeSave())
+            openSession(QString::fromLatin1(examplePrefix) + action->data().toString());
+    });
+    connect(m_actions.open, &QAction::triggered, this, &MainWindow::openFileDialog);
+    connect(m_actions.recentFiles, &QMenu::triggered, this, [this](QAction* action) {
+        if (maybeSave())
+            openSession(action->data().toString());
+    });
+    connect(m_actions.save, &QAction::triggered, this, &MainWindow::save);
+    connect(m_actions.saveAs, &QAction::triggered, this, &MainWindow::saveAs);
+    connect(m_actions.importMatrix, &QAction::triggered, this, &MainWindow::importMatrixDialog);
+    connect(m_actions.exportMatrix, &QAction::triggered, this, &MainWindow::exportMatrixDialog);
+    connect(m_actions.quit, &QAction::triggered, this, &QWidget::close);
+    connect(m_actions.resetLayout, &QAction::triggered, this, [this] {
+        for (QDockWidget* dock : m_docks)
+            dock->show();
+        restoreState(m_defaultState);
+    });
+    connect(m_actions.about, &QAction::triggered, this, [this] {
+        QMessageBox::about(this, tr("About QKV Lab"),
+                           tr("<b>QKV Lab %1</b><p>Take scaled dot-product attention apart: edit every matrix and "
+                              "option and watch each step update.</p>")
+                               .arg(QApplication::applicationVersion()));
+    });
+    connect(m_document, &Document::modifiedChanged, this, &MainWindow::updateTitle);
+    connect(m_document, &Document::filePathChanged, this, &MainWindow::updateTitle);
+    connect(m_document, &Document::sessionChanged, this, [this] {
+        updateTitle();
+        updateStatus();
+        updateWeightTabs();
+    });
+    connect(m_document, &Document::resultChanged, this, &MainWindow::updateStatus);
 }
 
 bool MainWindow::openSession(const QString& source)
 {
-    try {
-        const QString name = source.isEmpty() ? QStringLiteral("example:love") : source;
-        const std::string prefix = examplePrefix;
-        const std::string text = name.toStdString();
-        const Session session =
-            text.rfind(prefix, 0) == 0 ? loadExample(text.substr(prefix.size())) : loadSession(text);
-        const AttentionResult result = computeAttention(session);
-        QString report = QString::fromStdString(session.title) + QStringLiteral("\n\nweights (head 0):\n");
-        const Matrix& w = result.heads.front().weights;
-        for (Index i = 0; i < w.rows(); ++i) {
-            for (Index j = 0; j < w.cols(); ++j)
-                report += QString::number(w(i, j), 'f', 3) + QLatin1Char(' ');
-            report += QLatin1Char('\n');
-        }
-        m_text->setPlainText(report);
-        setWindowTitle(QString::fromStdString(session.title) + QStringLiteral(" — QKV Lab"));
-        return true;
-    } catch (const Error& e) {
-        QMessageBox::warning(this, tr("Cannot open session"), QString::fromStdString(e.what()));
+    const QString name = source.isEmpty() ? QStringLiteral("example:love") : source;
+    QString error;
+    if (!m_document->open(name, &error)) {
+        showError(tr("Cannot open %1").arg(name), error);
         return false;
     }
+    if (!name.startsWith(QLatin1String(examplePrefix)))
+        rememberFile(m_document->filePath());
+    return true;
+}
+
+void MainWindow::openFileDialog()
+{
+    if (!maybeSave())
+        return;
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open Session"), QString(), sessionFilter);
+    if (!path.isEmpty())
+        openSession(path);
+}
+
+bool MainWindow::save()
+{
+    if (m_document->filePath().isEmpty())
+        return saveAs();
+    QString error;
+    if (!m_document->saveAs(m_document->filePath(), &error)) {
+        showError(tr("Cannot save"), error);
+        return false;
+    }
+    statusBar()->showMessage(tr("Saved %1").arg(m_document->filePath()), 4000);
+    return true;
+}
+
+bool MainWindow::saveAs()
+{
+    QString path = QFileDialog::getSaveFileName(this, tr("Save Session As"), m_document->filePath(), sessionFilter);
+    if (path.isEmpty())
+        return false;
+    if (!isSessionFile(path))
+        path += QStringLiteral(".qkv.json");
+    QString error;
+    if (!m_document->saveAs(path, &error)) {
+        showError(tr("Cannot save"), error);
+        return false;
+    }
+    rememberFile(m_document->filePath());
+    return true;
+}
+
+bool MainWindow::maybeSave()
+{
+    if (!m_document->isModified())
+        return true;
+    const auto answer = QMessageBox::warning(
+        this, tr("Unsaved changes"), tr("%1 has unsaved changes. Save them first?").arg(m_document->displayName()),
+        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    if (answer == QMessageBox::Save)
+        return save();
+    return answer == QMessageBox::Discard;
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    if (!maybeSave()) {
+        event->ignore();
+        return;
+    }
+    Preferences::setWindowGeometry(saveGeometry());
+    Preferences::setWindowState(saveState());
+    event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event)
+{
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (urls.size() == 1 && urls.front().isLocalFile() && isSessionFile(urls.front().toLocalFile()))
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event)
+{
+    const QString path = event->mimeData()->urls().front().toLocalFile();
+    event->acceptProposedAction();
+    if (maybeSave())
+        openSession(path);
+}
+
+MatrixRef MainWindow::selectedMatrix() const { return m_selectedEditor->matrixRef(); }
+
+bool MainWindow::importMatrix(const QString& path, QString* error)
+{
+    MatrixRef ref = selectedMatrix();
+    if (ref.isPerHead())
+        ref.head = m_document->currentHead();
+    const Session& session = m_document->session();
+    if (!exists(session, ref)) {
+        *error = tr("%1 does not exist in this session").arg(displayName(ref));
+        return false;
+    }
+    Matrix matrix;
+    try {
+        matrix = loadMatrixFile(path.toStdString());
+    } catch (const Error& e) {
+        *error = QString::fromStdString(e.what());
+        return false;
+    }
+    const Index rows = rowCount(session, ref), cols = columnCount(session, ref);
+    if (matrix.rows() != rows || matrix.cols() != cols) {
+        *error = tr("%1: %2 is %3 × %4 but the file holds %5 × %6")
+                     .arg(path, displayName(ref))
+                     .arg(rows)
+                     .arg(cols)
+                     .arg(matrix.rows())
+                     .arg(matrix.cols());
+        return false;
+    }
+    m_document->push(makeMatrixCommand(m_document, tr("Import %1").arg(displayName(ref)), ref, matrix));
+    return true;
+}
+
+void MainWindow::importMatrixDialog()
+{
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Import into %1").arg(displayName(selectedMatrix())), QString(), matrixFilter);
+    QString error;
+    if (!path.isEmpty() && !importMatrix(path, &error))
+        showError(tr("Cannot import"), error);
+}
+
+QStringList MainWindow::exportableMatrices() const
+{
+    QStringList names;
+    const Session& session = m_document->session();
+    const int head = m_document->currentHead();
+    for (MatrixKind kind : {MatrixKind::X, MatrixKind::Z, MatrixKind::W_Q, MatrixKind::W_K, MatrixKind::W_V,
+                            MatrixKind::W_S, MatrixKind::W_a, MatrixKind::U_a, MatrixKind::v_a, MatrixKind::W_O})
+        if (exists(session, {kind, head}))
+            names << displayName({kind, head});
+    if (m_document->result())
+        for (const char* result : {"Q", "K", "V", "scores", "scaled", "mask", "weights", "output"})
+            names << tr("%1 (head %2)").arg(QLatin1String(result)).arg(head + 1);
+    if (m_document->result())
+        names << QStringLiteral("concat") << QStringLiteral("final output");
+    return names;
+}
+
+bool MainWindow::exportMatrix(const QString& name, const QString& path, QString* error) const
+{
+    const Session& session = m_document->session();
+    const int head = m_document->currentHead();
+    Matrix matrix;
+    for (MatrixKind kind : {MatrixKind::X, MatrixKind::Z, MatrixKind::W_Q, MatrixKind::W_K, MatrixKind::W_V,
+                            MatrixKind::W_S, MatrixKind::W_a, MatrixKind::U_a, MatrixKind::v_a, MatrixKind::W_O})
+        if (exists(session, {kind, head}) && displayName({kind, head}) == name)
+            matrix = matrixValue(session, {kind, head});
+    if (const auto result = m_document->result(); result && matrix.size() == 0) {
+        const HeadResult& h = result->heads[static_cast<std::size_t>(head)];
+        const std::pair<const char*, Matrix> results[] = {
+            {"Q", h.Q}, {"K", h.K}, {"V", h.V}, {"scores", h.scores}, {"scaled", h.scaled},
+            {"mask", h.allowed.cast<double>()}, {"weights", h.weights}, {"output", h.output}};
+        for (const auto& [label, value] : results)
+            if (name == tr("%1 (head %2)").arg(QLatin1String(label)).arg(head + 1))
+                matrix = value;
+        if (name == QLatin1String("concat"))
+            matrix = result->concat;
+        if (name == QLatin1String("final output"))
+            matrix = result->output;
+    }
+    if (matrix.size() == 0) {
+        *error = tr("There is no matrix named \"%1\"").arg(name);
+        return false;
+    }
+    try {
+        saveMatrixFile(matrix, path.toStdString());
+    } catch (const Error& e) {
+        *error = QString::fromStdString(e.what());
+        return false;
+    }
+    return true;
+}
+
+void MainWindow::exportMatrixDialog()
+{
+    bool ok = false;
+    const QStringList names = exportableMatrices();
+    const QString name = QInputDialog::getItem(this, tr("Export Matrix"), tr("Matrix:"), names,
+                                               static_cast<int>(names.indexOf(displayName(selectedMatrix()))), false, &ok);
+    if (!ok)
+        return;
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export %1").arg(name), QString(), matrixFilter);
+    QString error;
+    if (!path.isEmpty() && !exportMatrix(name, path, &error))
+        showError(tr("Cannot export"), error);
+    else if (!path.isEmpty())
+        statusBar()->showMessage(tr("Exported %1 to %2").arg(name, path), 4000);
+}
+
+void MainWindow::rememberFile(const QString& path)
+{
+    Preferences::addRecentFile(path);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    m_actions.recentFiles->clear();
+    const QStringList files = Preferences::recentFiles();
+    for (const QString& path : files) {
+        QAction* action = m_actions.recentFiles->addAction(QFileInfo(path).fileName());
+        action->setData(path);
+        action->setStatusTip(path);
+    }
+    m_actions.recentFiles->setEnabled(!files.isEmpty());
+}
+
+void MainWindow::updateTitle()
+{
+    setWindowTitle(tr("%1[*] — QKV Lab").arg(m_document->displayName()));
+    setWindowModified(m_document->isModified());
+}
+
+void MainWindow::updateStatus()
+{
+    const Session& s = m_document->session();
+    m_shapeLabel->setText(tr("n = %1   m = %2   d_model = %3   d_k = %4   d_v = %5   heads = %6")
+                              .arg(s.n())
+                              .arg(s.m())
+                              .arg(s.dModel())
+                              .arg(s.dK())
+                              .arg(s.dV())
+                              .arg(s.headCount()));
+    m_timeLabel->setText(m_document->isComputing()
+                             ? tr("computing…")
+                             : tr("computed in %1 ms").arg(m_document->lastComputeMilliseconds(), 0, 'f', 2));
+}
+
+void MainWindow::updateWeightTabs()
+{
+    const Session& session = m_document->session();
+    for (int tab = 0; tab < m_weightTabs->count(); ++tab) {
+        auto* editor = static_cast<MatrixEditor*>(m_weightTabs->widget(tab));
+        m_weightTabs->setTabVisible(tab, exists(session, {editor->matrixRef().kind, m_document->currentHead()}));
+    }
+    m_contextDock->setEnabled(session.context.has_value());
+}
+
+void MainWindow::showError(const QString& title, const QString& message)
+{
+    statusBar()->showMessage(message, 10000);
+    QMessageBox::warning(this, title, message);
 }
 
 } // namespace qkv::ui

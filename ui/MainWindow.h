@@ -1,21 +1,71 @@
 #pragma once
+// The workbench window: it assembles the pages, docks and actions; the work is done by the document,
+// the models and the views.
+
+#include "Actions.h"
+#include "MatrixRef.h"
 
 #include <QMainWindow>
 
-class QPlainTextEdit;
+class QLabel;
+class QTabWidget;
 
 namespace qkv::ui {
 
-/// Placeholder window until the workbench: shows the session's attention weights as text.
+class Document;
+class MatrixEditor;
+
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
     explicit MainWindow(QWidget* parent = nullptr);
-    /// Opens a session file or "example:NAME" ("" = the default example). Shows the engine's message on failure.
+
+    Document* document() const { return m_document; }
+
+    /// Opens a session file or "example:NAME" ("" = the default example). On failure shows the engine's
+    /// message and keeps the open session.
     bool openSession(const QString& source);
 
+    /// The matrices File ▸ Export Matrix offers: inputs of the current head and every result.
+    QStringList exportableMatrices() const;
+    /// Writes one of exportableMatrices() to `path` (.npy or CSV by extension).
+    bool exportMatrix(const QString& name, const QString& path, QString* error) const;
+    /// Replaces the selected editor's matrix with the one in `path` (same shape required), as one undo step.
+    bool importMatrix(const QString& path, QString* error);
+    /// The editor that import uses: the one that had the focus last.
+    MatrixRef selectedMatrix() const;
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+
 private:
-    QPlainTextEdit* m_text;
+    void createDocks();
+    void connectActions();
+    bool maybeSave();
+    bool save();
+    bool saveAs();
+    void openFileDialog();
+    void importMatrixDialog();
+    void exportMatrixDialog();
+    void rememberFile(const QString& path);
+    void rebuildRecentMenu();
+    void updateTitle();
+    void updateStatus();
+    void updateWeightTabs();
+    void showError(const QString& title, const QString& message);
+
+    Document* m_document;
+    Actions m_actions;
+    QList<QDockWidget*> m_docks;
+    QByteArray m_defaultState;
+    QTabWidget* m_weightTabs = nullptr;
+    QList<MatrixEditor*> m_editors;
+    MatrixEditor* m_selectedEditor = nullptr;
+    QDockWidget* m_contextDock = nullptr;
+    QLabel* m_shapeLabel = nullptr;
+    QLabel* m_timeLabel = nullptr;
 };
 
 } // namespace qkv::ui
