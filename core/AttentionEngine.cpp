@@ -13,7 +13,7 @@ namespace {
 
 void requireFinite(const Matrix& m, int head, const char* what)
 {
-    if (!m.allFinite())
+    if (!isAllFinite(m))
         throw Error("heads[" + std::to_string(head) + "]." + what +
                     ": a value overflows double precision; reduce the magnitudes in X, Z or the weights");
 }
@@ -66,16 +66,14 @@ void computeScores(ScoreFunction score, const Head& head, const Matrix& Q, const
 
 RowStats rowStatistics(const double* weights, Index m)
 {
+    // Vectorised: one log per entry is the bulk of the cost for dense rows.
+    const Eigen::Map<const Eigen::ArrayXd> a(weights, m);
     RowStats stats;
-    for (Index j = 0; j < m; ++j) {
-        const double a = weights[j];
-        stats.sum += a;
-        if (a > 0) {
-            ++stats.support;
-            stats.entropy -= a * std::log(a);
-            if (a > stats.max)
-                stats.max = a;
-        }
+    stats.sum = a.sum();
+    stats.support = (a > 0.0).count();
+    if (stats.support > 0) {
+        stats.max = a.maxCoeff();
+        stats.entropy = -(a > 0.0).select(a * a.log(), 0.0).sum(); // 0 ln 0 = 0
     }
     return stats;
 }
@@ -91,6 +89,12 @@ void computeAttention(const Session& session, AttentionResult& result)
     const Index dV = session.dV();
     const double divisor = scaleDivisor(session.scale, session.dK());
     const int headCount = session.headCount();
+
+    MaskMatrix allowed;
+    buildMask(session, allowed);
+    std::vector<bool> emptyRow(static_cast<std::size_t>(n));
+    for (Index i = 0; i < n; ++i)
+        emptyRow[static_cast<std::size_t>(i)] = (allowed.row(i).array() == 0).all();
 
     result.heads.resize(static_cast<std::size_t>(headCount));
     result.concat.resize(n, headCount * dV);
@@ -109,21 +113,25 @@ void computeAttention(const Session& session, AttentionResult& result)
         requireFinite(out.V, h, "V");
 
         computeScores(session.score, head, out.Q, out.K, out.scores);
-        requireFinite(out.scores, h, "scores");
+        out.allowed = allowed;
         out.scaled.resize(n, m);
-        out.scaled.noalias() = out.scores / divisor;
-        requireFinite(out.scaled, h, "scaled");
-
-        buildMask(session, out.allowed);
         out.weights.resize(n, m);
         out.rowStats.resize(static_cast<std::size_t>(n));
         out.emptyRows.clear();
+        // One pass per row keeps the row in cache: scale, normalize, statistics.
         for (Index i = 0; i < n; ++i) {
+            out.scaled.row(i) = out.scores.row(i) / divisor;
             normalizeRow(session.normalizer, out.scaled.row(i).data(), out.allowed.row(i).data(), m,
                          session.temperature, out.weights.row(i).data(), scratch);
             out.rowStats[static_cast<std::size_t>(i)] = rowStatistics(out.weights.row(i).data(), m);
-            if ((out.allowed.row(i).array() == 0).all())
+            if (emptyRow[static_cast<std::size_t>(i)])
                 out.emptyRows.push_back(i);
+        }
+        // Checked once afterwards (the normalizers stay finite on any input): an overflow in the scores
+        // carries into the scaled scores, and the scores are looked at only to name the culprit.
+        if (!isAllFinite(out.scaled)) {
+            requireFinite(out.scores, h, "scores");
+            requireFinite(out.scaled, h, "scaled");
         }
 
         out.output.resize(n, out.V.cols());
@@ -134,7 +142,7 @@ void computeAttention(const Session& session, AttentionResult& result)
     if (session.W_O) {
         result.output.resize(n, session.W_O->cols());
         result.output.noalias() = result.concat * *session.W_O;
-        if (!result.output.allFinite())
+        if (!isAllFinite(result.output))
             throw Error("W_O: the output overflows double precision; reduce the magnitudes in W_O");
     } else {
         result.output = result.concat;

@@ -118,16 +118,19 @@ void ensureScratch(NormalizerScratch& scratch, Index m)
 }
 
 /// Softmax over the logits in out; returns Σ exp(z) (≥ 1 because max z = 0).
-double softmaxRow(const std::uint8_t* allowed, Index m, double* out)
+double softmaxRow(const std::uint8_t* allowed, Index m, double* out, bool allAllowed)
 {
-    double sum = 0.0;
-    for (Index j = 0; j < m; ++j) {
-        const double e = allowed[j] ? std::exp(out[j]) : 0.0;
-        out[j] = e;
-        sum += e;
+    Eigen::Map<Eigen::ArrayXd> row(out, m);
+    // Eigen's vectorised exp clamps its argument near −709 and so never returns the 0 (or subnormal) that
+    // std::exp gives below that; rows reaching down there take the exact scalar path.
+    if (allAllowed && row.minCoeff() > -700.0) {
+        row = row.exp();
+    } else {
+        for (Index j = 0; j < m; ++j)
+            out[j] = allowed[j] ? std::exp(out[j]) : 0.0;
     }
-    for (Index j = 0; j < m; ++j)
-        out[j] /= sum;
+    const double sum = row.sum();
+    row *= 1.0 / sum;
     return sum;
 }
 
@@ -700,7 +703,7 @@ NormalizerTrace normalizeRowImpl(const NormalizerSpec& spec, const double* scale
     case NormalizerType::Entmax: {
         const double alpha = spec.alpha;
         if (!(alpha > 1.0)) { // α = 1 (and, outside the contract, α < 1 or NaN)
-            trace.expSum = softmaxRow(allowed, m, out);
+            trace.expSum = softmaxRow(allowed, m, out, scan.allowed == m);
         } else if (alpha == 2.0) {
             ensureScratch(scratch, m);
             trace.threshold = sparsemaxRow(allowed, m, out, scratch);
@@ -725,7 +728,7 @@ NormalizerTrace normalizeRowImpl(const NormalizerSpec& spec, const double* scale
     }
     case NormalizerType::Softmax:
     default:
-        trace.expSum = softmaxRow(allowed, m, out);
+        trace.expSum = softmaxRow(allowed, m, out, scan.allowed == m);
         break;
     }
     if (thresholdSlope > 0.0 && scan.found) {

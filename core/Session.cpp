@@ -62,7 +62,7 @@ std::string checkShape(const std::string& path, const Matrix& m, Index rows, Ind
         out << path << ": expected " << rows << " rows, found " << m.rows();
     else if (m.cols() != cols)
         out << path << ": expected " << cols << " columns, found " << m.cols();
-    else if (!m.allFinite())
+    else if (!isAllFinite(m))
         out << path << ": contains a number that is not finite";
     return out.str();
 }
@@ -104,7 +104,7 @@ std::string validate(const Session& s)
         return problem;
     if (!(problem = checkDimension("X (columns, d_model)", dModel, Limits::maxDimension)).empty())
         return problem;
-    if (!s.X.allFinite())
+    if (!isAllFinite(s.X))
         return describe("X", "contains a number that is not finite");
     if (static_cast<Index>(s.tokens.size()) != n)
         return describe("tokens", "expected " + std::to_string(n) + " tokens (one per row of X), found " +
@@ -170,7 +170,7 @@ std::string validate(const Session& s)
             if (head.v_a.size() != dA)
                 return describe(at + "v_a", "expected " + std::to_string(dA) + " numbers, found " +
                                                 std::to_string(head.v_a.size()));
-            if (!head.v_a.allFinite())
+            if (!isAllFinite(head.v_a))
                 return describe(at + "v_a", "contains a number that is not finite");
         }
     }

@@ -43,7 +43,7 @@ struct MaskSpec {
     friend bool operator==(const MaskSpec& a, const MaskSpec& b)
     {
         return a.type == b.type && a.prefixLength == b.prefixLength && a.window == b.window &&
-               a.allowed == b.allowed;
+               sameMatrix(a.allowed, b.allowed);
     }
 };
 
@@ -69,8 +69,9 @@ struct Head {
 
     friend bool operator==(const Head& a, const Head& b)
     {
-        return a.W_Q == b.W_Q && a.W_K == b.W_K && a.W_V == b.W_V && a.W_S == b.W_S && a.W_a == b.W_a &&
-               a.U_a == b.U_a && a.v_a == b.v_a;
+        return sameMatrix(a.W_Q, b.W_Q) && sameMatrix(a.W_K, b.W_K) && sameMatrix(a.W_V, b.W_V) &&
+               sameMatrix(a.W_S, b.W_S) && sameMatrix(a.W_a, b.W_a) && sameMatrix(a.U_a, b.U_a) &&
+               sameMatrix(a.v_a, b.v_a);
     }
 };
 
@@ -82,7 +83,7 @@ struct Context {
 
     friend bool operator==(const Context& a, const Context& b)
     {
-        return a.tokens == b.tokens && a.Z == b.Z && a.pad == b.pad;
+        return a.tokens == b.tokens && sameMatrix(a.Z, b.Z) && a.pad == b.pad;
     }
 };
 
@@ -116,8 +117,9 @@ struct Session {
 
     friend bool operator==(const Session& a, const Session& b)
     {
-        return a.title == b.title && a.tokens == b.tokens && a.pad == b.pad && a.X == b.X &&
-               a.context == b.context && a.heads == b.heads && a.W_O == b.W_O && a.score == b.score &&
+        return a.title == b.title && a.tokens == b.tokens && a.pad == b.pad && sameMatrix(a.X, b.X) &&
+               a.context == b.context && a.heads == b.heads && a.W_O.has_value() == b.W_O.has_value() &&
+               (!a.W_O || sameMatrix(*a.W_O, *b.W_O)) && a.score == b.score &&
                a.scale == b.scale && a.temperature == b.temperature && a.mask == b.mask &&
                a.normalizer == b.normalizer && a.preservedJson == b.preservedJson;
     }

@@ -114,7 +114,7 @@ void MainWindow::createDocks()
     embeddings->raise();
 
     QDockWidget* controls = addDock(tr("Attention"), QStringLiteral("dockControls"), new ControlsPanel(m_document, this), Qt::RightDockWidgetArea);
-    QDockWidget* shape = addDock(tr("Shape && Initialisation"), QStringLiteral("dockShape"), new ShapePanel(m_document, this), Qt::RightDockWidgetArea);
+    QDockWidget* shape = addDock(tr("Shape & Initialisation"), QStringLiteral("dockShape"), new ShapePanel(m_document, this), Qt::RightDockWidgetArea);
     splitDockWidget(controls, shape, Qt::Vertical);
 
     auto* maskView = new QTableView(this);
@@ -124,6 +124,7 @@ void MainWindow::createDocks()
     maskView->horizontalHeader()->setDefaultSectionSize(44);
     QDockWidget* mask = addDock(tr("Mask"), QStringLiteral("dockMask"), maskView, Qt::RightDockWidgetArea);
     splitDockWidget(shape, mask, Qt::Vertical);
+    resizeDocks({embeddings, controls}, {520, 330}, Qt::Horizontal);
 }
 
 void MainWindow::connectActions()
