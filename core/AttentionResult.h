@@ -32,12 +32,25 @@ struct HeadResult {
     Matrix output;      ///< n × d_v, weights · V
     std::vector<RowStats> rowStats;
     std::vector<Index> emptyRows; ///< rows with no allowed key (all-zero weights)
+
+    friend bool operator==(const HeadResult& a, const HeadResult& b)
+    {
+        return sameMatrix(a.Q, b.Q) && sameMatrix(a.K, b.K) && sameMatrix(a.V, b.V) &&
+               sameMatrix(a.scores, b.scores) && sameMatrix(a.scaled, b.scaled) && sameMatrix(a.allowed, b.allowed) &&
+               sameMatrix(a.weights, b.weights) && sameMatrix(a.output, b.output) && a.rowStats == b.rowStats &&
+               a.emptyRows == b.emptyRows;
+    }
 };
 
 struct AttentionResult {
     std::vector<HeadResult> heads;
     Matrix concat; ///< n × (H·d_v)
     Matrix output; ///< concat · W_O, or concat when there is no W_O
+
+    friend bool operator==(const AttentionResult& a, const AttentionResult& b)
+    {
+        return a.heads == b.heads && sameMatrix(a.concat, b.concat) && sameMatrix(a.output, b.output);
+    }
 };
 
 } // namespace qkv

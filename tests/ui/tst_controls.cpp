@@ -31,52 +31,9 @@ using namespace qkv::ui;
 
 namespace {
 
-// Eigen's == requires equal shapes (without NDEBUG it asserts, with it it reads out of bounds), so every
-// comparison here checks the shape first.
-template <typename A, typename B> bool same(const Eigen::MatrixBase<A>& a, const Eigen::MatrixBase<B>& b)
-{
-    return a.rows() == b.rows() && a.cols() == b.cols() && a == b;
-}
+// Session and AttentionResult compare shape-safely (core/EigenTypes.h sameMatrix).
+template <typename T> bool sameValue(const T& a, const T& b) { return a == b; }
 
-bool same(const Head& a, const Head& b)
-{
-    return same(a.W_Q, b.W_Q) && same(a.W_K, b.W_K) && same(a.W_V, b.W_V) && same(a.W_S, b.W_S) &&
-           same(a.W_a, b.W_a) && same(a.U_a, b.U_a) && same(a.v_a, b.v_a);
-}
-
-bool same(const Session& a, const Session& b)
-{
-    if (a.heads.size() != b.heads.size() || a.context.has_value() != b.context.has_value() ||
-        a.W_O.has_value() != b.W_O.has_value())
-        return false;
-    for (std::size_t h = 0; h < a.heads.size(); ++h)
-        if (!same(a.heads[h], b.heads[h]))
-            return false;
-    if (a.context && (a.context->tokens != b.context->tokens || !same(a.context->Z, b.context->Z) ||
-                      a.context->pad != b.context->pad))
-        return false;
-    return a.title == b.title && a.tokens == b.tokens && a.pad == b.pad && same(a.X, b.X) &&
-           (!a.W_O || same(*a.W_O, *b.W_O)) && a.score == b.score && a.scale == b.scale &&
-           a.temperature == b.temperature && a.mask.type == b.mask.type &&
-           a.mask.prefixLength == b.mask.prefixLength && a.mask.window == b.mask.window &&
-           same(a.mask.allowed, b.mask.allowed) && a.normalizer == b.normalizer &&
-           a.preservedJson == b.preservedJson;
-}
-
-bool same(const AttentionResult& a, const AttentionResult& b)
-{
-    if (a.heads.size() != b.heads.size() || !same(a.concat, b.concat) || !same(a.output, b.output))
-        return false;
-    for (std::size_t h = 0; h < a.heads.size(); ++h) {
-        const HeadResult& x = a.heads[h];
-        const HeadResult& y = b.heads[h];
-        if (!same(x.Q, y.Q) || !same(x.K, y.K) || !same(x.V, y.V) || !same(x.scores, y.scores) ||
-            !same(x.scaled, y.scaled) || !same(x.allowed, y.allowed) || !same(x.weights, y.weights) ||
-            !same(x.output, y.output) || x.rowStats != y.rowStats || x.emptyRows != y.emptyRows)
-            return false;
-    }
-    return true;
-}
 
 // What a control shows, as text, so any kind of control compares the same way.
 QString shownBy(QWidget* control)
@@ -280,12 +237,12 @@ void TestControls::everyControlIsOneUndoableEdit()
     operate(control, value);
     QCOMPARE(stack->count(), steps + 1);
     const Session after = m_document->session();
-    QVERIFY(!same(after, before));
+    QVERIFY(!sameValue(after, before));
     QCOMPARE(validate(after), std::string());
     const auto resultAfter = m_document->result();
     QVERIFY(resultAfter);
     QVERIFY(resultAfter != resultBefore); // recomputed
-    QCOMPARE(!same(*resultAfter, *resultBefore), resultChanges);
+    QCOMPARE(!sameValue(*resultAfter, *resultBefore), resultChanges);
     const QString shownAfter = shownBy(control);
     if (!qobject_cast<QPushButton*>(control))
         QVERIFY(shownAfter != shownBefore);
@@ -293,14 +250,14 @@ void TestControls::everyControlIsOneUndoableEdit()
     stack->undo();
     QCOMPARE(stack->count(), steps + 1); // syncing the controls pushed nothing
     QCOMPARE(stack->index(), steps);
-    QVERIFY(same(m_document->session(), before));
-    QVERIFY(same(*m_document->result(), *resultBefore));
+    QVERIFY(sameValue(m_document->session(), before));
+    QVERIFY(sameValue(*m_document->result(), *resultBefore));
     QCOMPARE(shownBy(control), shownBefore);
 
     stack->redo();
     QCOMPARE(stack->count(), steps + 1);
-    QVERIFY(same(m_document->session(), after));
-    QVERIFY(same(*m_document->result(), *resultAfter));
+    QVERIFY(sameValue(m_document->session(), after));
+    QVERIFY(sameValue(*m_document->result(), *resultAfter));
     QCOMPARE(shownBy(control), shownAfter);
 }
 
@@ -341,10 +298,10 @@ void TestControls::dragsMergeIntoOneStep()
     QCOMPARE(stack->count(), steps + 1);
     const Session after = m_document->session();
     stack->undo();
-    QVERIFY(same(m_document->session(), before));
+    QVERIFY(sameValue(m_document->session(), before));
     QCOMPARE(shownBy(control), shownBefore);
     stack->redo();
-    QVERIFY(same(m_document->session(), after));
+    QVERIFY(sameValue(m_document->session(), after));
 }
 
 void TestControls::typedTemperature_data()
@@ -525,7 +482,7 @@ void TestControls::dimensionsUpAndDown()
     }
     m_document->undoStack()->undo();
     m_document->undoStack()->undo();
-    QVERIFY(same(m_document->session(), before));
+    QVERIFY(sameValue(m_document->session(), before));
     QCOMPARE(box->value(), original);
 }
 
@@ -544,11 +501,11 @@ void TestControls::threeHeadsWithOutputProjection()
     QCOMPARE(result->heads.size(), std::size_t(3));
     QCOMPARE(result->concat.cols(), Index(9));
     QCOMPARE(result->output.cols(), Index(3));
-    QVERIFY(!same(result->heads[1].weights, result->heads[2].weights)); // the new heads differ
+    QVERIFY(!sameValue(result->heads[1].weights, result->heads[2].weights)); // the new heads differ
 
     find<QCheckBox>("outputProjection")->setChecked(false);
     QVERIFY(!m_document->session().W_O);
-    QVERIFY(same(m_document->result()->output, m_document->result()->concat));
+    QVERIFY(sameValue(m_document->result()->output, m_document->result()->concat));
     m_document->undoStack()->undo();
     QVERIFY(find<QCheckBox>("outputProjection")->isChecked());
 }
@@ -564,22 +521,22 @@ void TestControls::reinitializeAll()
     QCOMPARE(m_document->undoStack()->count(), steps + 1);
     const Session after = m_document->session();
     QCOMPARE(validate(after), std::string());
-    QVERIFY(same(after.X, before.X)); // embeddings are not weights
+    QVERIFY(sameValue(after.X, before.X)); // embeddings are not weights
     for (int h = 0; h < 2; ++h) {
         const Head& a = after.heads[static_cast<std::size_t>(h)];
         const Head& b = before.heads[static_cast<std::size_t>(h)];
-        QVERIFY(!same(a.W_Q, b.W_Q) && !same(a.W_K, b.W_K) && !same(a.W_V, b.W_V) && !same(a.W_S, b.W_S));
+        QVERIFY(!sameValue(a.W_Q, b.W_Q) && !sameValue(a.W_K, b.W_K) && !sameValue(a.W_V, b.W_V) && !sameValue(a.W_S, b.W_S));
         QCOMPARE(a.W_Q.rows(), b.W_Q.rows());
         QCOMPARE(a.W_S.cols(), b.W_S.cols());
-        QVERIFY(!same(a.W_Q, a.W_K)); // a seed of its own for every matrix
+        QVERIFY(!sameValue(a.W_Q, a.W_K)); // a seed of its own for every matrix
     }
-    QVERIFY(!same(after.heads[0].W_Q, after.heads[1].W_Q));
-    QVERIFY(!same(*after.W_O, *before.W_O));
+    QVERIFY(!sameValue(after.heads[0].W_Q, after.heads[1].W_Q));
+    QVERIFY(!sameValue(*after.W_O, *before.W_O));
 
     m_document->undoStack()->undo();
-    QVERIFY(same(m_document->session(), before));
+    QVERIFY(sameValue(m_document->session(), before));
     m_document->undoStack()->redo();
-    QVERIFY(same(m_document->session(), after));
+    QVERIFY(sameValue(m_document->session(), after));
 }
 
 void TestControls::initializerSeedIsReproducible()
@@ -598,15 +555,15 @@ void TestControls::initializerSeedIsReproducible()
     const Session seven = m_document->session();
     m_document->undoStack()->undo();
     reinitialize->click();
-    QVERIFY(same(m_document->session(), seven));
+    QVERIFY(sameValue(m_document->session(), seven));
     m_document->undoStack()->undo();
     find<QSpinBox>("initSeed")->setValue(8);
     reinitialize->click();
-    QVERIFY(!same(m_document->session(), seven));
+    QVERIFY(!sameValue(m_document->session(), seven));
     m_document->undoStack()->undo();
     find<QSpinBox>("initSeed")->setValue(7);
     reinitialize->click();
-    QVERIFY(same(m_document->session(), seven));
+    QVERIFY(sameValue(m_document->session(), seven));
 }
 
 void TestControls::heatmapShowsTheMatrix()
@@ -620,7 +577,7 @@ void TestControls::heatmapShowsTheMatrix()
     map.setFixedRange(0.0, 1.0);
     map.setMatrix(weights, loveTokens(), loveTokens());
     QTRY_VERIFY(map.showsCellValues());
-    QVERIFY(same(map.values(), weights));
+    QVERIFY(sameValue(map.values(), weights));
     QCOMPARE(map.rowLabels(), loveTokens());
     QCOMPARE(map.cellText(0, 0), QStringLiteral("0.070"));
     QCOMPARE(map.cellText(0, 1), QStringLiteral("0.707"));
@@ -688,7 +645,7 @@ void TestControls::resultViewsFollowEdits()
     for (const char* name : {"heatmap_Q", "heatmap_K", "heatmap_V", "heatmap_scores", "heatmap_scaled",
                              "heatmap_mask", "heatmap_output", "heatmap_finalOutput"})
         QVERIFY(find<Heatmap>(name));
-    QVERIFY(same(weights->values(), m_document->result()->heads[0].weights));
+    QVERIFY(sameValue(weights->values(), m_document->result()->heads[0].weights));
     QCOMPARE(weights->rowLabels(), loveTokens());
     QCOMPARE(weights->columnLabels(), loveTokens());
     QCOMPARE(weights->colorRange(), std::make_pair(0.0, 1.0));
@@ -696,12 +653,12 @@ void TestControls::resultViewsFollowEdits()
 
     const Matrix old = weights->values();
     find<QSlider>("temperatureSlider")->setValue(100); // τ = 10
-    QVERIFY(!same(weights->values(), old));
-    QVERIFY(same(weights->values(), m_document->result()->heads[0].weights));
-    QVERIFY(same(find<Heatmap>("heatmap_Q")->values(), m_document->result()->heads[0].Q));
-    QVERIFY(same(find<Heatmap>("heatmap_finalOutput")->values(), m_document->result()->output));
+    QVERIFY(!sameValue(weights->values(), old));
+    QVERIFY(sameValue(weights->values(), m_document->result()->heads[0].weights));
+    QVERIFY(sameValue(find<Heatmap>("heatmap_Q")->values(), m_document->result()->heads[0].Q));
+    QVERIFY(sameValue(find<Heatmap>("heatmap_finalOutput")->values(), m_document->result()->output));
     m_document->undoStack()->undo();
-    QVERIFY(same(weights->values(), old));
+    QVERIFY(sameValue(weights->values(), old));
     QTRY_VERIFY(weights->showsCellValues());
     QCOMPARE(weights->cellText(0, 1), QStringLiteral("0.707"));
 
@@ -743,18 +700,18 @@ void TestControls::resultViewsShowTheEngineError()
     QCOMPARE(weights->values().size(), Index(0)); // no stale numbers
     m_document->undoStack()->undo();
     QVERIFY(error->isHidden());
-    QVERIFY(same(weights->values(), shown));
+    QVERIFY(sameValue(weights->values(), shown));
 }
 
 void TestControls::resultViewsFollowTheCurrentHead()
 {
     find<QSpinBox>("heads")->setValue(2);
     auto* weights = find<Heatmap>("heatmap_weights");
-    QVERIFY(same(weights->values(), m_document->result()->heads[0].weights));
+    QVERIFY(sameValue(weights->values(), m_document->result()->heads[0].weights));
     find<QSpinBox>("head")->setValue(2);
-    QVERIFY(same(weights->values(), m_document->result()->heads[1].weights));
+    QVERIFY(sameValue(weights->values(), m_document->result()->heads[1].weights));
     QVERIFY(weights->title().contains(QStringLiteral("head 2 of 2")));
-    QVERIFY(same(find<Heatmap>("heatmap_V")->values(), m_document->result()->heads[1].V));
+    QVERIFY(sameValue(find<Heatmap>("heatmap_V")->values(), m_document->result()->heads[1].V));
 }
 
 QTEST_MAIN(TestControls)

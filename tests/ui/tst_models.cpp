@@ -36,12 +36,6 @@ using namespace qkv::ui;
 
 namespace {
 
-template <typename A, typename B> bool sameMatrix(const Eigen::DenseBase<A>& a, const Eigen::DenseBase<B>& b)
-{
-    // Eigen's == requires equal shapes; a shape mismatch is an answer here, not undefined behaviour.
-    return a.rows() == b.rows() && a.cols() == b.cols() && a.derived() == b.derived();
-}
-
 template <typename A> QByteArray describe(const Eigen::DenseBase<A>& m)
 {
     std::ostringstream out;
@@ -54,55 +48,11 @@ template <typename A> QByteArray describe(const Eigen::DenseBase<A>& m)
         sameMatrix(actual, expected),                                                                        \
         (QByteArray("\nactual:   ") + describe(actual) + "\nexpected: " + describe(expected)).constData())
 
-bool sameSession(const Session& a, const Session& b)
-{
-    if (a.title != b.title || a.tokens != b.tokens || a.pad != b.pad || !sameMatrix(a.X, b.X) ||
-        a.context.has_value() != b.context.has_value() || a.heads.size() != b.heads.size() ||
-        a.W_O.has_value() != b.W_O.has_value() || a.score != b.score || !(a.scale == b.scale) ||
-        a.temperature != b.temperature || a.mask.type != b.mask.type ||
-        a.mask.prefixLength != b.mask.prefixLength || a.mask.window != b.mask.window ||
-        !sameMatrix(a.mask.allowed, b.mask.allowed) || !(a.normalizer == b.normalizer) ||
-        a.preservedJson != b.preservedJson)
-        return false;
-    if (a.context && (a.context->tokens != b.context->tokens || a.context->pad != b.context->pad ||
-                      !sameMatrix(a.context->Z, b.context->Z)))
-        return false;
-    if (a.W_O && !sameMatrix(*a.W_O, *b.W_O))
-        return false;
-    for (std::size_t h = 0; h < a.heads.size(); ++h) {
-        const Head& x = a.heads[h];
-        const Head& y = b.heads[h];
-        if (!sameMatrix(x.W_Q, y.W_Q) || !sameMatrix(x.W_K, y.W_K) || !sameMatrix(x.W_V, y.W_V) ||
-            !sameMatrix(x.W_S, y.W_S) || !sameMatrix(x.W_a, y.W_a) || !sameMatrix(x.U_a, y.U_a) ||
-            !sameMatrix(x.v_a, y.v_a))
-            return false;
-    }
-    return true;
-}
-
 using Edit = std::function<bool(Document&)>;
 /// Checks the document after the edit against the session and result before it.
 using Check =
     std::function<void(const Session& before, const AttentionResult& resultBefore, const Document& after)>;
 
-bool sameHead(const HeadResult& a, const HeadResult& b)
-{
-    return sameMatrix(a.Q, b.Q) && sameMatrix(a.K, b.K) && sameMatrix(a.V, b.V) &&
-           sameMatrix(a.scores, b.scores) && sameMatrix(a.scaled, b.scaled) &&
-           sameMatrix(a.allowed, b.allowed) && sameMatrix(a.weights, b.weights) &&
-           sameMatrix(a.output, b.output) && a.rowStats == b.rowStats && a.emptyRows == b.emptyRows;
-}
-
-bool sameResult(const AttentionResult& a, const AttentionResult& b)
-{
-    if (a.heads.size() != b.heads.size() || !sameMatrix(a.concat, b.concat) ||
-        !sameMatrix(a.output, b.output))
-        return false;
-    for (std::size_t h = 0; h < a.heads.size(); ++h)
-        if (!sameHead(a.heads[h], b.heads[h]))
-            return false;
-    return true;
-}
 
 void openExample(Document& document, const QString& name)
 {
@@ -540,21 +490,21 @@ void TestModels::editRoundTrip()
     const Session after = document.session();
     const std::shared_ptr<const AttentionResult> resultAfter = document.result();
     QVERIFY2(resultAfter, qPrintable(document.resultError()));
-    QVERIFY(!sameSession(after, before));
-    QCOMPARE(!sameResult(*resultBefore, *resultAfter), resultChanges);
+    QVERIFY(!(after == before));
+    QCOMPARE(!(*resultBefore == *resultAfter), resultChanges);
     check(before, *resultBefore, document);
     if (QTest::currentTestFailed())
         return;
 
     document.undoStack()->undo();
     document.waitForResult();
-    QVERIFY(sameSession(document.session(), before));
-    QVERIFY(document.result() && sameResult(*document.result(), *resultBefore));
+    QVERIFY(document.session() == before);
+    QVERIFY(document.result() && *document.result() == *resultBefore);
 
     document.undoStack()->redo();
     document.waitForResult();
-    QVERIFY(sameSession(document.session(), after));
-    QVERIFY(document.result() && sameResult(*document.result(), *resultAfter));
+    QVERIFY(document.session() == after);
+    QVERIFY(document.result() && *document.result() == *resultAfter);
     check(before, *resultBefore, document);
 }
 
@@ -636,7 +586,7 @@ void TestModels::badCellInput()
     QVERIFY2(message.contains(QStringLiteral("“") + shown + QStringLiteral("”")), qPrintable(message));
     QCOMPARE(document.undoStack()->count(), 0);
     QCOMPARE(changed.count(), 0);
-    QVERIFY(sameSession(document.session(), before));
+    QVERIFY(document.session() == before);
     QCOMPARE(document.result(), result);
     QCOMPARE(model.data(model.index(0, 0), Qt::EditRole).toDouble(), 1.0);
 }
@@ -776,7 +726,7 @@ void TestModels::pasteRefused()
     QVERIFY2(error.contains(expected), qPrintable(error));
     QCOMPARE(document.undoStack()->count(), 0);
     QCOMPARE(changed.count(), 0);
-    QVERIFY(sameSession(document.session(), before));
+    QVERIFY(document.session() == before);
 
     // Nowhere to paste: Z without cross-attention.
     MatrixModel z(&document, MatrixRef{MatrixKind::Z});
@@ -811,7 +761,7 @@ void TestModels::removingEveryTokenRefused()
     QVERIFY2(rejected.last().first().toString().contains(QStringLiteral("last")),
              qPrintable(rejected.last().first().toString()));
     QCOMPARE(document.undoStack()->count(), 1);
-    QVERIFY(sameSession(document.session(), one));
+    QVERIFY(document.session() == one);
 }
 
 void TestModels::contextSideWithoutContext()
@@ -849,7 +799,7 @@ void TestModels::maskPaddingCellRefused()
     QVERIFY(!mask.toggle(mask.index(1, 2)));
     QCOMPARE(rejected.count(), 2);
     QCOMPARE(document.undoStack()->count(), 1);
-    QVERIFY(sameSession(document.session(), before));
+    QVERIFY(document.session() == before);
 }
 
 void TestModels::maskShowsEffectivePattern()
