@@ -6,8 +6,10 @@
 #include "ResultJson.h"
 #include "SessionFile.h"
 
+#include <cmath>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <sstream>
 
 namespace qkv::app {
@@ -19,8 +21,29 @@ constexpr const char* usage =
     "  qkvlab [FILE | example:NAME]    open the workbench window (default: example:love)\n"
     "  qkvlab compute FILE | - | example:NAME\n"
     "                                  compute every matrix of the session and print them as JSON\n"
+    "  qkvlab export FILE | - | example:NAME --view NAME|all --out PATH|DIR\n"
+    "         [--head H] [--format png|svg|pdf] [--width W --height H] [--scale S]\n"
+    "                                  draw a view (or every view) as a PNG, SVG or PDF figure without a\n"
+    "                                  window; qkvlab export --help lists the views\n"
     "  qkvlab --help                   show this help\n"
     "  qkvlab --version                show the version\n";
+
+constexpr const char* exportUsageText =
+    "Usage: qkvlab export FILE | - | example:NAME --view NAME|all --out PATH|DIR [options]\n"
+    "Draws a view of the session as a figure file, without a window (no display needed).\n"
+    "  --view NAME   the view to draw (listed below), or all: one file per view (NAME.SUFFIX) into --out\n"
+    "  --out PATH    the file to write; with --view all, the folder (created if needed)\n"
+    "  --head H      the head to draw, counted from 0 (default 0)\n"
+    "  --format F    png, svg or pdf (default: from the suffix of --out, else png)\n"
+    "  --width W     the figure's size in pixels of 1/96 inch, each from 16 to 20000\n"
+    "  --height H    (default: each view's own size)\n"
+    "  --scale S     PNG pixels per figure pixel, from 0.25 to 8 (default 1; 2: sharper, same layout)\n"
+    "Prints the paths written. Exits 2 with a message when an argument, the session or a file is refused.\n";
+
+constexpr int minimumFigureSide = 16;
+constexpr int maximumFigureSide = 20000;
+constexpr double minimumScale = 0.25;
+constexpr double maximumScale = 8.0;
 
 Session readSessionArgument(const std::string& source, std::istream& in)
 {
@@ -53,7 +76,160 @@ std::string examplesList()
     return list;
 }
 
+std::optional<int> parseWholeNumber(const std::string& text)
+{
+    std::size_t used = 0;
+    try {
+        const int value = std::stoi(text, &used);
+        if (used == text.size())
+            return value;
+    } catch (const std::exception&) {
+    }
+    return std::nullopt;
+}
+
+std::optional<double> parseNumber(const std::string& text)
+{
+    std::size_t used = 0;
+    try {
+        const double value = std::stod(text, &used);
+        if (used == text.size() && std::isfinite(value))
+            return value;
+    } catch (const std::exception&) {
+    }
+    return std::nullopt;
+}
+
+std::string lowercase(std::string text)
+{
+    for (char& c : text)
+        if (c >= 'A' && c <= 'Z')
+            c = static_cast<char>(c - 'A' + 'a');
+    return text;
+}
+
+bool isFigureFormat(const std::string& name)
+{
+    return name == "png" || name == "svg" || name == "pdf";
+}
+
+// `export SOURCE --view NAME ...`: everything that can be checked without the views themselves. The view name
+// is checked by the export command, which knows the views.
+CommandLineOutcome parseExport(const std::vector<std::string>& args, std::istream& in, std::ostream& err)
+{
+    CommandLineOutcome outcome;
+    outcome.handled = true;
+    const auto fail = [&outcome, &err](const std::string& message) {
+        err << "qkvlab export: " << message << "\n";
+        outcome.exitCode = 2;
+        return outcome;
+    };
+    const auto hint = std::string(" (see qkvlab export --help)");
+
+    std::string source;
+    std::map<std::string, std::string> options;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        const std::string& arg = args[i];
+        if (arg == "--help" || arg == "-h") {
+            outcome.handled = false;
+            outcome.exportRequest = ExportRequest();
+            outcome.exportRequest->listViews = true;
+            return outcome;
+        }
+        if (arg.rfind("--", 0) == 0) {
+            const std::size_t equals = arg.find('=');
+            const std::string name =
+                arg.substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
+            if (name != "view" && name != "out" && name != "head" && name != "format" && name != "width" &&
+                name != "height" && name != "scale")
+                return fail("unknown option --" + name + hint);
+            if (options.count(name))
+                return fail("--" + name + " is given twice");
+            if (equals != std::string::npos) {
+                options[name] = arg.substr(equals + 1);
+            } else if (i + 1 < args.size()) {
+                options[name] = args[++i];
+            } else {
+                return fail("--" + name + " needs a value" + hint);
+            }
+            continue;
+        }
+        if (arg.rfind("-", 0) == 0 && arg != "-")
+            return fail("unknown option " + arg + hint);
+        if (!source.empty())
+            return fail("expected one session, found " + source + " and " + arg);
+        source = arg;
+    }
+    if (source.empty())
+        return fail("expected a session: a file, - for standard input, or example:NAME" + hint);
+    if (!options.count("view"))
+        return fail("--view is required: a view name or all" + hint);
+    if (!options.count("out"))
+        return fail(options["view"] == "all" ? "--out is required: the folder to write the figures into"
+                                             : "--out is required: the file to write");
+
+    ExportRequest request;
+    request.view = options["view"];
+    request.out = options["out"];
+    if (request.view.empty())
+        return fail("--view is empty: expected a view name or all" + hint);
+    if (request.out.empty())
+        return fail("--out is empty");
+    if (options.count("head")) {
+        const std::optional<int> head = parseWholeNumber(options["head"]);
+        if (!head || *head < 0)
+            return fail("bad head '" + options["head"] + "': expected a head number counted from 0");
+        request.head = *head;
+    }
+    if (options.count("format")) {
+        request.format = lowercase(options["format"]);
+        if (!isFigureFormat(request.format))
+            return fail("unknown format '" + options["format"] + "': expected png, svg or pdf");
+    } else {
+        const std::size_t dot = request.out.find_last_of("./\\");
+        const std::string suffix =
+            dot != std::string::npos && request.out[dot] == '.' ? lowercase(request.out.substr(dot + 1)) : "";
+        request.format = request.view != "all" && isFigureFormat(suffix) ? suffix : "png";
+    }
+    for (const char* side : {"width", "height"}) {
+        if (!options.count(side))
+            continue;
+        const std::optional<int> value = parseWholeNumber(options[side]);
+        if (!value || *value < minimumFigureSide || *value > maximumFigureSide)
+            return fail("bad " + std::string(side) + " '" + options[side] +
+                        "': expected a whole number from " + std::to_string(minimumFigureSide) + " to " +
+                        std::to_string(maximumFigureSide));
+        (std::string(side) == "width" ? request.width : request.height) = *value;
+    }
+    if (options.count("scale")) {
+        const std::optional<double> scale = parseNumber(options["scale"]);
+        if (!scale || *scale < minimumScale || *scale > maximumScale)
+            return fail("bad scale '" + options["scale"] + "': expected a number from 0.25 to 8");
+        request.scale = *scale;
+    }
+
+    try {
+        request.session = readSessionArgument(source, in);
+    } catch (const Error& e) {
+        return fail(e.what());
+    }
+    const int heads = request.session.headCount();
+    if (request.head >= heads)
+        return fail("head " + std::to_string(request.head) + " is out of range: the session has " +
+                    std::to_string(heads) +
+                    (heads == 1 ? " head (0)" : " heads (0 to " + std::to_string(heads - 1) + ")"));
+
+    outcome.handled = false;
+    outcome.exportRequest = std::move(request);
+    return outcome;
+}
+
 } // namespace
+
+std::string exportUsage()
+{
+    return exportUsageText;
+}
 
 CommandLineOutcome runCommandLine(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
                                   std::ostream& err)
@@ -90,6 +266,8 @@ CommandLineOutcome runCommandLine(const std::vector<std::string>& args, std::ist
         }
         return outcome;
     }
+    if (first == "export")
+        return parseExport(args, in, err);
     if (first.rfind("-", 0) == 0 && first != "-") {
         err << "qkvlab: unknown option " << first << "\n" << usage;
         outcome.handled = true;

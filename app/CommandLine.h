@@ -1,20 +1,42 @@
 #pragma once
 // The headless commands of qkvlab: everything that runs without a window.
 
+#include "Session.h"
+
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace qkv::app {
+
+/// `qkvlab export`, checked and with its session loaded: what is left needs a QApplication (see
+/// ExportCommand.h).
+struct ExportRequest {
+    Session session;
+    std::string view;   ///< a figure name, or "all"; checked against the views when they exist
+    int head = 0;       ///< 0-based, within the session's heads
+    std::string format; ///< "png", "svg" or "pdf"
+    std::string out;    ///< a file, or the folder for "all"
+    int width = 0;      ///< figure pixels; 0: the view's default
+    int height = 0;
+    double scale = 1.0;     ///< PNG pixels per figure pixel
+    bool listViews = false; ///< `qkvlab export --help`: print the usage and the view names, nothing else
+};
 
 /// What main() should do after looking at the arguments.
 struct CommandLineOutcome {
     bool handled = false;       ///< true: a command ran (or failed); exit with exitCode
     int exitCode = 0;
     std::string sessionToOpen;  ///< for the window: a file path or "example:NAME" ("" = the default example)
+    std::optional<ExportRequest> exportRequest; ///< set: run the export (after creating the QApplication)
 };
 
-/// Runs `compute`, `--help` and `--version`; for anything else says which session the window should open.
+/// The usage of `qkvlab export`, without the list of views.
+std::string exportUsage();
+
+/// Runs `compute`, `--help` and `--version`; checks `export` and hands it back as an ExportRequest; for
+/// anything else says which session the window should open.
 /// Usage errors and refused files exit with status 2 and a message on `err`.
 CommandLineOutcome runCommandLine(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
                                   std::ostream& err);

@@ -1,6 +1,7 @@
 // qkvlab: the workbench window, or a headless command (see CommandLine.h).
 
 #include "CommandLine.h"
+#include "ExportCommand.h"
 #include "MainWindow.h"
 
 #include <QApplication>
@@ -15,6 +16,12 @@ int main(int argc, char* argv[])
     const qkv::app::CommandLineOutcome outcome = qkv::app::runCommandLine(args, std::cin, std::cout, std::cerr);
     if (outcome.handled)
         return outcome.exitCode;
+    if (outcome.exportRequest) {
+        qkv::app::prepareHeadlessPlatform();
+        int qtArgc = 1; // the export's arguments are not Qt's
+        QApplication app(qtArgc, argv);
+        return qkv::app::runExport(*outcome.exportRequest, std::cout, std::cerr);
+    }
 
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("QKV Lab"));

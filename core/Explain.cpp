@@ -587,7 +587,7 @@ void outputLines(const CellExplanation& e, Lines& out)
 std::vector<Line> buildLines(const CellExplanation& e)
 {
     Lines out;
-    out.words("", text("Head " + std::to_string(e.head) + ", query ") + indexIs("i", e.query) + " " +
+    out.words("", text("Head " + std::to_string(e.head + 1) + ", query ") + indexIs("i", e.query) + " " +
                       token(e.queryToken) + text(", key ") + indexIs("j", e.key) + " " + token(e.keyToken));
     out.formula("", "q_i &= ", lit("q_i = ", "") + vectorOf(e.q, false));
     out.formula("", "k_j &= ", lit("k_j = ", "") + vectorOf(e.k, false));

@@ -49,6 +49,10 @@ Actions Actions::create(QObject* parent, QUndoStack* undoStack)
                                 QObject::tr("Replace the selected editor's matrix with one from a CSV or .npy file"));
     a.exportMatrix = makeAction(parent, QObject::tr("&Export Matrix…"), QKeySequence(QObject::tr("Ctrl+E")),
                                 QObject::tr("Write any input or result matrix to a CSV or .npy file"));
+    a.exportFigure = makeAction(parent, QObject::tr("Export &Figure…"), QKeySequence(QObject::tr("Ctrl+Shift+E")),
+                                QObject::tr("Write one view as PNG, SVG or PDF, or copy it to the clipboard"));
+    a.exportAllFigures = makeAction(parent, QObject::tr("Export A&ll Views…"), QKeySequence(),
+                                    QObject::tr("Write every view to a folder, one file each"));
     a.quit = makeAction(parent, QObject::tr("&Quit"), QKeySequence::Quit, QObject::tr("Quit QKV Lab"),
                         QStringLiteral("application-exit"));
     a.undo = undoStack->createUndoAction(parent, QObject::tr("&Undo"));
@@ -76,6 +80,8 @@ void Actions::fillMenuBar(QMenuBar* menuBar, const QList<QAction*>& dockToggles)
     file->addSeparator();
     file->addAction(importMatrix);
     file->addAction(exportMatrix);
+    file->addAction(exportFigure);
+    file->addAction(exportAllFigures);
     file->addSeparator();
     file->addAction(quit);
     QMenu* edit = menuBar->addMenu(QObject::tr("&Edit"));

@@ -20,6 +20,8 @@ struct Actions {
     QAction* saveAs;
     QAction* importMatrix;
     QAction* exportMatrix;
+    QAction* exportFigure;
+    QAction* exportAllFigures;
     QAction* quit;
     QAction* undo;
     QAction* redo;

@@ -14,6 +14,8 @@ public:
     virtual ~Figure() = default;
     /// The name used by `qkvlab export --view NAME` and for file names ("weights", "qk_space").
     virtual QString figureName() const = 0;
+    /// The title shown on the figure, also written into SVG and PDF metadata ("" when it has none).
+    virtual QString figureTitle() const { return QString(); }
     /// Draws the whole figure, title and axis labels included, filling `size` (device-independent pixels)
     /// of `device`. Vector devices (SVG, PDF) receive vector output.
     virtual void renderFigure(QPaintDevice* device, const QSize& size) const = 0;

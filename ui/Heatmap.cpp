@@ -1,5 +1,7 @@
 #include "Heatmap.h"
 
+#include "PlotFigure.h"
+
 #include <qcustomplot.h>
 
 #include <QFontMetrics>
@@ -146,6 +148,19 @@ Heatmap::Heatmap(QWidget* parent)
     m_plot->axisRect()->setMarginGroup(QCP::msTop | QCP::msBottom, margins);
     m_scale->setMarginGroup(QCP::msTop | QCP::msBottom, margins);
 
+    m_plot->yAxis2->setRangeReversed(true);
+    m_plot->yAxis2->grid()->setVisible(false);
+    m_plot->yAxis2->setSubTicks(false);
+    m_plot->yAxis2->setTickLength(0, 3);
+    m_plot->yAxis2->setBasePen(Qt::NoPen);
+    connect(m_plot->yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), m_plot->yAxis2,
+            qOverload<const QCPRange&>(&QCPAxis::setRange));
+    m_highlightRect = new QCPItemRect(m_plot);
+    m_highlightRect->setPen(QPen(QColor(255, 140, 0), 2.5));
+    m_highlightRect->setBrush(Qt::NoBrush);
+    m_highlightRect->setVisible(false);
+    m_highlightRect->setLayer(QStringLiteral("overlay"));
+
     connect(m_plot, &QCustomPlot::beforeReplot, this, &Heatmap::updateTickers);
     connect(m_plot, &QCustomPlot::afterLayout, this, &Heatmap::afterLayout);
     connect(m_plot, &QCustomPlot::mouseMove, this, &Heatmap::onMouseMove);
@@ -247,7 +262,7 @@ QString Heatmap::cellDescription(Index row, Index column) const
 }
 
 // Puts the matrix into the colour map and sets the axes to one unit per cell.
-void Heatmap::rebuild()
+void Heatmap::rebuild(bool evenIfHidden)
 {
     removeCellTexts();
     m_rowStride = 0;
@@ -257,7 +272,7 @@ void Heatmap::rebuild()
     const Index rows = m_values.rows(), columns = m_values.cols();
     QCPColorMapData* cells = m_map->data();
     // A hidden heatmap (another tab) fills its cells when it is shown: large matrices cost time and memory.
-    m_cellsPending = !isVisible() && rows > 0 && columns > 0;
+    m_cellsPending = !evenIfHidden && !isVisible() && rows > 0 && columns > 0;
     if (m_cellsPending) {
         cells->clear();
         return;
@@ -281,6 +296,8 @@ void Heatmap::rebuild()
         m_plot->xAxis->setRange(-0.5, static_cast<double>(columns) - 0.5);
         m_plot->yAxis->setRange(-0.5, static_cast<double>(rows) - 0.5);
     }
+    updateRowAnnotations();
+    updateHighlight();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -289,6 +306,55 @@ void Heatmap::showEvent(QShowEvent* event)
     QWidget::showEvent(event);
     if (m_cellsPending)
         rebuild();
+}
+
+QSize Heatmap::defaultFigureSize() const
+{
+    constexpr int cell = 56; // room for a value such as "-0.707" at the default font
+    const auto extent = [](Index cells, int fixed, int lowest) {
+        return std::clamp(fixed + cell * static_cast<int>(std::min<Index>(cells, 100)), lowest, 1400);
+    };
+    return {extent(m_values.cols(), 220, 480), extent(m_values.rows(), 150, 360)};
+}
+
+void Heatmap::renderFigure(QPaintDevice* device, const QSize& size) const
+{
+    // Exporting lays the plot out for `size` and then for the screen again: nothing visible changes.
+    const_cast<Heatmap*>(this)->renderAt(device, size);
+}
+
+void Heatmap::renderAt(QPaintDevice* device, const QSize& size)
+{
+    if (m_cellsPending)
+        rebuild(true); // never shown (another tab, or a view kept only for export)
+    const bool highlighted = m_highlightRect && m_highlightRect->visible();
+    if (m_highlightRect)
+        m_highlightRect->setVisible(false);
+    const QRect screen = m_plot->viewport();
+    layOutFor(QRect(QPoint(0, 0), size));
+    renderPlot(m_plot, device, size); // its afterLayout decides the cell texts at `size`
+    if (m_highlightRect)
+        m_highlightRect->setVisible(highlighted);
+    layOutFor(screen);
+    if (m_values.size() > 0)
+        updateCellTexts();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+// What a replot does before drawing (tick labels planned for the axis rectangle, which they change in turn),
+// for any viewport and without drawing.
+void Heatmap::layOutFor(const QRect& viewport)
+{
+    m_plot->setViewport(viewport);
+    for (int pass = 0; pass < 3; ++pass) {
+        for (const auto phase :
+             {QCPLayoutElement::upPreparation, QCPLayoutElement::upMargins, QCPLayoutElement::upLayout})
+            m_plot->plotLayout()->update(phase);
+        const TickPlan before{m_rowStride, m_columnStride, m_columnLabelsVertical};
+        updateTickers();
+        if (before == TickPlan{m_rowStride, m_columnStride, m_columnLabelsVertical})
+            break;
+    }
 }
 
 void Heatmap::updateColors()
@@ -385,6 +451,8 @@ void Heatmap::updateTickers()
     m_columnStride = plan.columnStride;
     m_columnLabelsVertical = plan.columnsVertical;
     m_plot->yAxis->setTicker(textTicker(m_rowLabels, m_rowStride));
+    if (!m_rowAnnotations.isEmpty())
+        m_plot->yAxis2->setTicker(textTicker(m_rowAnnotations, m_rowStride));
     m_plot->xAxis->setTicker(textTicker(m_columnLabels, m_columnStride));
     m_plot->xAxis->setTickLabelRotation(m_columnLabelsVertical ? -90 : 0);
 }
@@ -517,6 +585,45 @@ void Heatmap::onMousePress(QMouseEvent* event)
     Index row = 0, column = 0;
     if (event->button() == Qt::LeftButton && cellAt(event->position().toPoint(), &row, &column))
         emit cellClicked(static_cast<int>(row), static_cast<int>(column));
+}
+
+void Heatmap::setRowAnnotations(const QStringList& annotations, const QString& title)
+{
+    m_rowAnnotations = annotations;
+    m_plot->yAxis2->setLabel(title);
+    updateRowAnnotations();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void Heatmap::updateRowAnnotations()
+{
+    const bool shown = !m_rowAnnotations.isEmpty() && m_rowAnnotations.size() == m_values.rows();
+    m_plot->yAxis2->setVisible(shown);
+    if (shown)
+        m_plot->yAxis2->setTicker(textTicker(m_rowAnnotations, std::max(1, m_rowStride)));
+}
+
+void Heatmap::setHighlight(int row, int column)
+{
+    m_highlight = {row, column};
+    updateHighlight();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void Heatmap::updateHighlight()
+{
+    const auto [row, column] = m_highlight;
+    const Index rows = m_values.rows(), columns = m_values.cols();
+    const bool shown = (row >= 0 || column >= 0) && row < rows && column < columns && rows > 0 && columns > 0;
+    m_highlightRect->setVisible(shown);
+    if (!shown)
+        return;
+    const double left = column >= 0 ? column - 0.5 : -0.5;
+    const double right = column >= 0 ? column + 0.5 : static_cast<double>(columns) - 0.5;
+    const double top = row >= 0 ? row - 0.5 : -0.5;
+    const double bottom = row >= 0 ? row + 0.5 : static_cast<double>(rows) - 0.5;
+    m_highlightRect->topLeft->setCoords(left, top);
+    m_highlightRect->bottomRight->setCoords(right, bottom);
 }
 
 } // namespace qkv::ui

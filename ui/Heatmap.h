@@ -2,6 +2,7 @@
 // The heatmap plot adapter: a matrix with labelled rows and columns, drawn by QCustomPlot with a colour bar.
 
 #include "EigenTypes.h"
+#include "Figure.h"
 
 #include <QList>
 #include <QString>
@@ -14,6 +15,7 @@
 class QCustomPlot;
 class QCPColorMap;
 class QCPColorScale;
+class QCPItemRect;
 class QCPItemText;
 class QCPTextElement;
 class QMouseEvent;
@@ -24,7 +26,7 @@ namespace qkv::ui {
 /// One matrix as a grid of coloured cells: row 0 at the top, row labels down the left, column labels along
 /// the bottom, a colour bar on the right, and each cell's value written in it when the cells are large
 /// enough. Only draws: the numbers arrive finished.
-class Heatmap : public QWidget {
+class Heatmap : public QWidget, public Figure {
     Q_OBJECT
 public:
     /// Sequential: viridis from the smallest to the largest value. Diverging: blue–white–red, symmetric about
@@ -73,6 +75,25 @@ public:
     /// How a value is written in a cell and in the hover text (3 decimals).
     static QString formatValue(double value);
 
+    // Figure: the plot alone, laid out (tick labels, cell values) for the export size; the selection outline
+    // is left out. The widget itself may be hidden and keeps its on-screen layout.
+    /// The name for export and files ("weights"); set by the owner.
+    void setFigureName(const QString& name) { m_figureName = name; }
+    QString figureName() const override { return m_figureName; }
+    QString figureTitle() const override { return m_title; }
+    void renderFigure(QPaintDevice* device, const QSize& size) const override;
+    /// Large enough for the cell values of small matrices, growing with the matrix up to a page.
+    QSize defaultFigureSize() const override;
+
+    /// Text at the right end of each row (the weights' entropy and support), with an axis title; empty
+    /// hides it.
+    void setRowAnnotations(const QStringList& annotations, const QString& title = QString());
+    QStringList rowAnnotations() const { return m_rowAnnotations; }
+    /// Outlines the selected cell; −1 for the row or column outlines the whole column or row; (−1, −1)
+    /// shows no selection.
+    void setHighlight(int row, int column);
+    std::pair<int, int> highlight() const { return m_highlight; }
+
 signals:
     void cellClicked(int row, int column);
 
@@ -80,7 +101,9 @@ protected:
     void showEvent(QShowEvent* event) override;
 
 private:
-    void rebuild();
+    void rebuild(bool evenIfHidden = false);
+    void renderAt(QPaintDevice* device, const QSize& size);
+    void layOutFor(const QRect& viewport);
     void updateColors();
     void updateTickers();
     void afterLayout();
@@ -112,6 +135,13 @@ private:
     bool m_cellTextShown = false;
     bool m_cellsPending = false; // hidden when the matrix arrived: the colour map is filled on show
     int m_relayouts = 0;         // guards the re-layout after a tick-label change
+    QString m_figureName;
+    QStringList m_rowAnnotations;
+    QCPItemRect* m_highlightRect = nullptr;
+    std::pair<int, int> m_highlight{-1, -1};
+
+    void updateRowAnnotations();
+    void updateHighlight();
 };
 
 } // namespace qkv::ui

@@ -5,6 +5,11 @@
 #include "DocumentCommands.h"
 #include "Error.h"
 #include "Examples.h"
+#include "ExportDialog.h"
+#include "HeadOverview.h"
+#include "Heatmap.h"
+#include "MathPanel.h"
+#include "NormalizerComparisonView.h"
 #include "MaskModel.h"
 #include "MatrixEditor.h"
 #include "MatrixIO.h"
@@ -12,6 +17,7 @@
 #include "ResultViews.h"
 #include "SessionEdits.h"
 #include "ShapePanel.h"
+#include "SpacePlots.h"
 
 #include <QApplication>
 #include <QCloseEvent>
@@ -31,6 +37,8 @@
 #include <QToolBar>
 #include <QUndoStack>
 
+#include <tuple>
+
 namespace qkv::ui {
 
 namespace {
@@ -49,8 +57,10 @@ MainWindow::MainWindow(QWidget* parent)
     setObjectName(QStringLiteral("mainWindow"));
     setAcceptDrops(true);
     setDockNestingEnabled(true);
-    auto* results = new ResultViews(m_document, this);
-    setCentralWidget(results);
+    m_results = new ResultViews(m_document, this);
+    setCentralWidget(m_results);
+    for (const char* name : {"Q", "K", "V", "scores", "scaled", "mask", "weights", "output", "finalOutput"})
+        m_figures << m_results->heatmap(QLatin1String(name));
     createDocks();
 
     QList<QAction*> dockToggles;
@@ -123,8 +133,32 @@ void MainWindow::createDocks()
     maskView->setToolTip(tr("Click a cell to allow or mask that key for that query; the mask becomes custom"));
     maskView->horizontalHeader()->setDefaultSectionSize(44);
     QDockWidget* mask = addDock(tr("Mask"), QStringLiteral("dockMask"), maskView, Qt::RightDockWidgetArea);
-    splitDockWidget(shape, mask, Qt::Vertical);
-    resizeDocks({embeddings, controls}, {520, 330}, Qt::Horizontal);
+    tabifyDockWidget(shape, mask);
+    shape->raise();
+
+    // The views below the heatmaps, one tab each.
+    auto* math = new MathPanel(m_document, this);
+    auto* queryKey = new QueryKeySpaceView(m_document, this);
+    auto* values = new ValueSpaceView(m_document, this);
+    auto* heads = new HeadOverview(m_document, this);
+    auto* normalizers = new NormalizerComparisonView(m_document, this);
+    m_figures << queryKey << values << math << heads << normalizers;
+    QDockWidget* mathDock = addDock(tr("Step by Step"), QStringLiteral("dockMath"), math, Qt::BottomDockWidgetArea);
+    QDockWidget* previous = mathDock;
+    for (auto [title, name, widget] : {std::tuple{tr("Q/K Space"), "dockQueryKeySpace", static_cast<QWidget*>(queryKey)},
+                                       std::tuple{tr("Values"), "dockValueSpace", static_cast<QWidget*>(values)},
+                                       std::tuple{tr("Heads"), "dockHeads", static_cast<QWidget*>(heads)},
+                                       std::tuple{tr("Normalizers"), "dockNormalizers", static_cast<QWidget*>(normalizers)}}) {
+        QDockWidget* dock = addDock(title, QLatin1String(name), widget, Qt::BottomDockWidgetArea);
+        if (previous == mathDock)
+            splitDockWidget(mathDock, dock, Qt::Horizontal);
+        else
+            tabifyDockWidget(previous, dock);
+        previous = dock;
+    }
+    findChild<QDockWidget*>(QStringLiteral("dockQueryKeySpace"))->raise();
+    resizeDocks({embeddings, controls}, {500, 330}, Qt::Horizontal);
+    resizeDocks({mathDock}, {330}, Qt::Vertical);
 }
 
 void MainWindow::connectActions()
@@ -146,6 +180,8 @@ void MainWindow::connectActions()
     connect(m_actions.saveAs, &QAction::triggered, this, &MainWindow::saveAs);
     connect(m_actions.importMatrix, &QAction::triggered, this, &MainWindow::importMatrixDialog);
     connect(m_actions.exportMatrix, &QAction::triggered, this, &MainWindow::exportMatrixDialog);
+    connect(m_actions.exportFigure, &QAction::triggered, this, [this] { exportFigureDialog(false); });
+    connect(m_actions.exportAllFigures, &QAction::triggered, this, [this] { exportFigureDialog(true); });
     connect(m_actions.quit, &QAction::triggered, this, &QWidget::close);
     connect(m_actions.resetLayout, &QAction::triggered, this, [this] {
         for (QDockWidget* dock : m_docks)
@@ -365,6 +401,44 @@ void MainWindow::exportMatrixDialog()
         showError(tr("Cannot export"), error);
     else if (!path.isEmpty())
         statusBar()->showMessage(tr("Exported %1 to %2").arg(name, path), 4000);
+}
+
+void MainWindow::exportFigureDialog(bool all)
+{
+    // The heatmap tab on show is the natural default.
+    const auto* shown = dynamic_cast<const Figure*>(m_results->tabs()->currentWidget());
+    ExportDialog dialog(m_figures, static_cast<int>(m_figures.indexOf(shown)), all, this);
+    connect(&dialog, &ExportDialog::copyRequested, this, [this, &dialog] {
+        copyFigureToClipboard(*dialog.figure(), dialog.figureSize(), dialog.scale());
+        statusBar()->showMessage(tr("Copied %1 to the clipboard").arg(dialog.figure()->figureName()), 4000);
+        dialog.reject();
+    });
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    const QString suffix = figureFormatSuffix(dialog.format());
+    QString error;
+    if (all) {
+        const QString folder = QFileDialog::getExistingDirectory(this, tr("Export All Views To"));
+        QStringList written;
+        if (folder.isEmpty())
+            return;
+        if (!exportAllFigures(m_figures, dialog.format(), folder, dialog.figureSize(), dialog.scale(), &written, &error))
+            showError(tr("Cannot export"), error);
+        else
+            statusBar()->showMessage(tr("Wrote %1 files to %2").arg(written.size()).arg(folder), 6000);
+        return;
+    }
+    QString path = QFileDialog::getSaveFileName(this, tr("Export %1").arg(dialog.figure()->figureName()),
+                                                dialog.figure()->figureName() + QLatin1Char('.') + suffix,
+                                                suffix.toUpper() + QStringLiteral(" (*.") + suffix + QLatin1Char(')'));
+    if (path.isEmpty())
+        return;
+    if (!figureFormatFromSuffix(path))
+        path += QLatin1Char('.') + suffix;
+    if (!exportFigure(*dialog.figure(), dialog.format(), path, dialog.figureSize(), dialog.scale(), &error))
+        showError(tr("Cannot export"), error);
+    else
+        statusBar()->showMessage(tr("Exported %1").arg(path), 4000);
 }
 
 void MainWindow::rememberFile(const QString& path)

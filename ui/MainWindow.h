@@ -13,7 +13,9 @@ class QTabWidget;
 namespace qkv::ui {
 
 class Document;
+class Figure;
 class MatrixEditor;
+class ResultViews;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -34,6 +36,8 @@ public:
     bool importMatrix(const QString& path, QString* error);
     /// The editor that import uses: the one that had the focus last.
     MatrixRef selectedMatrix() const;
+    /// Every exportable view of the window, heatmaps first.
+    QList<const Figure*> figures() const { return m_figures; }
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -49,6 +53,7 @@ private:
     void openFileDialog();
     void importMatrixDialog();
     void exportMatrixDialog();
+    void exportFigureDialog(bool all);
     void rememberFile(const QString& path);
     void rebuildRecentMenu();
     void updateTitle();
@@ -62,6 +67,8 @@ private:
     QByteArray m_defaultState;
     QTabWidget* m_weightTabs = nullptr;
     QList<MatrixEditor*> m_editors;
+    ResultViews* m_results = nullptr;
+    QList<const Figure*> m_figures;
     MatrixEditor* m_selectedEditor = nullptr;
     QDockWidget* m_contextDock = nullptr;
     QLabel* m_shapeLabel = nullptr;

@@ -177,6 +177,27 @@ MatrixEditor::MatrixEditor(Document* document, MatrixRef ref, QWidget* parent)
     connect(m_tokenView->selectionModel(), &QItemSelectionModel::currentChanged, this,
             &MatrixEditor::updateTokenButtons);
 
+    // Linked selection: a row of X is a query, a row of Z a key (of X too in self-attention, where the
+    // selected key is shown by the token list).
+    connect(m_table->selectionModel(), &QItemSelectionModel::currentChanged, this,
+            [this, document](const QModelIndex& current) {
+                if (!current.isValid())
+                    return;
+                if (matrixRef().kind == MatrixKind::X)
+                    document->setSelection(current.row(), document->selectedKey());
+                else if (matrixRef().kind == MatrixKind::Z)
+                    document->setSelection(document->selectedQuery(), current.row());
+            });
+    connect(document, &Document::selectionChanged, this, [this](Index query, Index key) {
+        const MatrixKind kind = matrixRef().kind;
+        if (kind != MatrixKind::X && kind != MatrixKind::Z)
+            return;
+        const int row = static_cast<int>(kind == MatrixKind::X ? query : key);
+        const QModelIndex current = m_table->currentIndex();
+        if (row < m_model->rowCount() && (!current.isValid() || current.row() != row))
+            m_table->setCurrentIndex(m_model->index(row, current.isValid() ? current.column() : 0));
+    });
+
     updateTokenPane();
     updateTitle();
 }

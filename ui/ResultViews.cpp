@@ -3,6 +3,8 @@
 #include "Document.h"
 #include "Heatmap.h"
 
+#include <QCheckBox>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QTabWidget>
 #include <QVBoxLayout>
@@ -46,6 +48,13 @@ ResultViews::ResultViews(Document* document, QWidget* parent)
     layout->addWidget(m_error);
     layout->addWidget(m_tabs, 1);
 
+    auto* lockRange = new QCheckBox(tr("Lock colour ranges"), this);
+    lockRange->setObjectName(QStringLiteral("lockColorRange"));
+    lockRange->setToolTip(tr("Keep every heatmap's colour scale as it is now, so that two states of the session "
+                             "can be compared by colour"));
+    m_tabs->setCornerWidget(lockRange, Qt::TopRightCorner);
+    connect(lockRange, &QCheckBox::toggled, this, &ResultViews::setColorRangesLocked);
+
     const auto diverging = Heatmap::ColorMode::Diverging;
     const auto sequential = Heatmap::ColorMode::Sequential;
     struct Tab {
@@ -75,6 +84,9 @@ ResultViews::ResultViews(Document* document, QWidget* parent)
     heatmap(QStringLiteral("weights"))->setFixedRange(0.0, 1.0);
     m_tabs->setCurrentWidget(heatmap(QStringLiteral("weights")));
 
+    for (Heatmap* map : m_tabs->findChildren<Heatmap*>())
+        connect(map, &Heatmap::cellClicked, this, [this, map](int row, int column) { select(map, row, column); });
+    connect(m_document, &Document::selectionChanged, this, &ResultViews::showSelection);
     connect(m_document, &Document::resultChanged, this, &ResultViews::refresh);
     connect(m_document, &Document::currentHeadChanged, this, &ResultViews::refresh);
     connect(m_document, &Document::sessionChanged, this, [this](Document::Changes changes) {
@@ -93,6 +105,7 @@ Heatmap* ResultViews::addHeatmap(const QString& name, const QString& tabText)
 {
     auto* map = new Heatmap(m_tabs);
     map->setObjectName(QStringLiteral("heatmap_") + name);
+    map->setFigureName(name == QLatin1String("finalOutput") ? QStringLiteral("final_output") : name);
     m_tabs->addTab(map, tabText);
     return map;
 }
@@ -115,6 +128,10 @@ void ResultViews::refresh()
     const int head = std::clamp(m_document->currentHead(), 0, headCount - 1);
     const HeadResult& r = result->heads[static_cast<std::size_t>(head)];
     const QStringList queries = tokenLabels(session.tokens, r.Q.rows());
+    QStringList queriesMarked = queries; // rows with no key to attend to are marked where keys are columns
+    for (Index i : r.emptyRows)
+        if (i < queriesMarked.size())
+            queriesMarked[static_cast<int>(i)] += QStringLiteral(" ∅");
     const QStringList keys = tokenLabels(session.keyTokens(), r.K.rows());
     const QString suffix = headCount > 1 ? tr(" — head %1 of %2").arg(head + 1).arg(headCount) : QString();
     const QString keySide = session.context ? QStringLiteral("Z") : QStringLiteral("X");
@@ -128,15 +145,63 @@ void ResultViews::refresh()
     show("Q", tr("Queries Q = X·W_Q") + suffix, r.Q, queries, {});
     show("K", tr("Keys K = %1·W_K").arg(keySide) + suffix, r.K, keys, {});
     show("V", tr("Values V = %1·W_V").arg(keySide) + suffix, r.V, keys, {});
-    show("scores", tr("Scores (%1)").arg(QLatin1String(toString(session.score))) + suffix, r.scores, queries,
-         keys);
-    show("scaled", tr("Scaled scores") + suffix, r.scaled, queries, keys);
-    show("mask", tr("Mask (1 = may attend)") + suffix, r.allowed.cast<double>(), queries, keys);
-    heatmap(QStringLiteral("weights"))->setMasked(&r.allowed);
-    show("weights", tr("Attention weights") + suffix, r.weights, queries, keys);
+    show("scores", tr("Scores (%1)").arg(QLatin1String(toString(session.score))) + suffix, r.scores,
+         queriesMarked, keys);
+    show("scaled", tr("Scaled scores") + suffix, r.scaled, queriesMarked, keys);
+    show("mask", tr("Mask (1 = may attend)") + suffix, r.allowed.cast<double>(), queriesMarked, keys);
+    Heatmap* weights = heatmap(QStringLiteral("weights"));
+    weights->setMasked(&r.allowed);
+    QStringList rowStats;
+    for (const RowStats& stats : r.rowStats)
+        rowStats << tr("H %1 · %2").arg(stats.entropy, 0, 'f', 2).arg(stats.support);
+    weights->setRowAnnotations(rowStats, tr("entropy (nats) · support"));
+    show("weights", tr("Attention weights") + suffix, r.weights, queriesMarked, keys);
     show("output", tr("Head output A·V") + suffix, r.output, queries, {});
     show("finalOutput", session.W_O ? tr("Final output concat·W_O") : tr("Final output (concatenated heads)"),
          result->output, queries, {});
+    showSelection();
+}
+
+// Which index of a heatmap is a query and which a key: rows of Q and the outputs are queries, rows of K and V
+// are keys, and the n × m matrices have both.
+void ResultViews::select(Heatmap* map, int row, int column)
+{
+    const QString name = map->objectName().mid(QStringLiteral("heatmap_").size());
+    if (name == QLatin1String("K") || name == QLatin1String("V"))
+        m_document->setSelection(m_document->selectedQuery(), row);
+    else if (name == QLatin1String("Q") || name == QLatin1String("output") || name == QLatin1String("finalOutput"))
+        m_document->setSelection(row, m_document->selectedKey());
+    else
+        m_document->setSelection(row, column);
+}
+
+void ResultViews::showSelection()
+{
+    const int query = static_cast<int>(m_document->selectedQuery());
+    const int key = static_cast<int>(m_document->selectedKey());
+    for (Heatmap* map : m_tabs->findChildren<Heatmap*>()) {
+        const QString name = map->objectName().mid(QStringLiteral("heatmap_").size());
+        if (name == QLatin1String("K") || name == QLatin1String("V"))
+            map->setHighlight(key, -1);
+        else if (name == QLatin1String("Q") || name == QLatin1String("output") || name == QLatin1String("finalOutput"))
+            map->setHighlight(query, -1);
+        else
+            map->setHighlight(query, key);
+    }
+}
+
+void ResultViews::setColorRangesLocked(bool locked)
+{
+    for (Heatmap* map : m_tabs->findChildren<Heatmap*>()) {
+        if (map == heatmap(QStringLiteral("weights")) || map == heatmap(QStringLiteral("mask")))
+            continue; // always 0 to 1
+        if (locked) {
+            const auto [lower, upper] = map->colorRange();
+            map->setFixedRange(lower, upper);
+        } else {
+            map->clearFixedRange();
+        }
+    }
 }
 
 } // namespace qkv::ui

@@ -24,8 +24,13 @@ public:
     /// (its objectName is "heatmap_" + name); null for another name.
     Heatmap* heatmap(const QString& name) const;
 
+    /// Keeps every heatmap's colour scale (weights and mask always span 0 to 1) so two states compare.
+    void setColorRangesLocked(bool locked);
+
 private:
     void refresh();
+    void select(Heatmap* map, int row, int column);
+    void showSelection();
     Heatmap* addHeatmap(const QString& name, const QString& tabText);
 
     Document* m_document;

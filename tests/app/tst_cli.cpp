@@ -1,5 +1,6 @@
 // `qkvlab compute`, `--help` and `--version` (spec section 6), run as the real executable.
 
+#include "../FigureFileChecks.h"
 #include "AttentionEngine.h"
 #include "Examples.h"
 
@@ -10,6 +11,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 
 #include <cmath>
@@ -197,6 +199,16 @@ private slots:
     void computeNeedsOneArgument();
     void help();
     void version();
+    void exportHelpListsTheViews();
+    void exportEveryViewAndFormat_data();
+    void exportEveryViewAndFormat();
+    void exportScaleAndFormatFromSuffix();
+    void exportAllWritesOneFilePerView_data();
+    void exportAllWritesOneFilePerView();
+    void exportOtherHead();
+    void exportBadViewExitsTwo();
+    void exportBadArgumentsExitTwo_data();
+    void exportBadArgumentsExitTwo();
 };
 
 void TestCli::computeLoveExample()
@@ -372,6 +384,291 @@ void TestCli::version()
     const Run run = runQkvlab({QStringLiteral("--version")});
     QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 0);
     QCOMPARE(QString::fromUtf8(run.out).trimmed(), QStringLiteral("qkvlab " QKV_VERSION));
+}
+
+// `qkvlab export` (views issue, part 7): run as on a machine without a display, since the command picks the
+// offscreen platform itself.
+
+namespace {
+
+Run runHeadless(const QStringList& arguments, const QByteArray& input = QByteArray())
+{
+    QProcess process;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    for (const char* name : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"})
+        environment.remove(QLatin1String(name));
+    process.setProcessEnvironment(environment);
+    process.start(QStringLiteral(QKVLAB_EXECUTABLE), arguments);
+    Run run;
+    if (!process.waitForStarted(timeoutMs))
+        return run;
+    if (!input.isEmpty())
+        process.write(input);
+    process.closeWriteChannel();
+    run.finished = process.waitForFinished(timeoutMs);
+    if (!run.finished) {
+        process.kill();
+        process.waitForFinished(timeoutMs);
+    }
+    run.status = process.exitStatus();
+    run.exitCode = process.exitCode();
+    run.out = process.readAllStandardOutput();
+    run.err = process.readAllStandardError();
+    return run;
+}
+
+const QStringList resultHeatmaps{
+    QStringLiteral("Q"),       QStringLiteral("K"),      QStringLiteral("V"),
+    QStringLiteral("scores"),  QStringLiteral("scaled"), QStringLiteral("mask"),
+    QStringLiteral("weights"), QStringLiteral("output"), QStringLiteral("final_output")};
+
+/// The names `qkvlab export --help` lists under "Views:", one per line.
+QStringList exportedViews()
+{
+    const Run run = runHeadless({QStringLiteral("export"), QStringLiteral("--help")});
+    QStringList names;
+    bool inViews = false;
+    for (const QString& line : QString::fromUtf8(run.out).split(QLatin1Char('\n'))) {
+        if (line == QLatin1String("Views:"))
+            inViews = true;
+        else if (inViews && line.startsWith(QLatin1String("  ")))
+            names.append(line.trimmed());
+        else if (inViews)
+            break;
+    }
+    return names;
+}
+
+/// What the file of `format` written for `view` must be (the token labels as text for the heatmaps).
+QString checkExported(const QString& view, const QString& format, const QString& path, QSize pixels)
+{
+    if (format == QLatin1String("png"))
+        return test::checkPng(path, pixels);
+    if (format == QLatin1String("svg"))
+        return test::checkSvg(
+            path, resultHeatmaps.contains(view)
+                      ? QStringList{QStringLiteral("I"), QStringLiteral("love"), QStringLiteral("AI")}
+                      : QStringList());
+    return test::checkPdf(path);
+}
+
+/// The lines of `err` from qkvlab itself (the platform may add notices of its own, such as XDG_RUNTIME_DIR).
+QStringList exportMessages(const QByteArray& err)
+{
+    return QString::fromUtf8(err)
+        .split(QLatin1Char('\n'))
+        .filter(QRegularExpression(QStringLiteral("^qkvlab export: ")));
+}
+
+const QStringList figureFormats{QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")};
+
+} // namespace
+
+void TestCli::exportHelpListsTheViews()
+{
+    const Run run = runHeadless({QStringLiteral("export"), QStringLiteral("--help")});
+    QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 0);
+    QVERIFY2(run.out.contains("--view"), run.out.constData());
+    const QStringList views = exportedViews();
+    for (const QString& name : resultHeatmaps)
+        QVERIFY2(views.contains(name), qPrintable(views.join(u',')));
+    const Run general = runQkvlab({QStringLiteral("--help")});
+    QVERIFY2(general.out.contains("qkvlab export"), general.out.constData());
+}
+
+void TestCli::exportEveryViewAndFormat_data()
+{
+    QTest::addColumn<QString>("view");
+    QTest::addColumn<QString>("format");
+    const QStringList views = exportedViews();
+    QVERIFY(!views.isEmpty());
+    for (const QString& view : views)
+        for (const QString& format : figureFormats)
+            QTest::newRow(qPrintable(view + QLatin1Char(' ') + format)) << view << format;
+}
+
+void TestCli::exportEveryViewAndFormat()
+{
+    QFETCH(QString, view);
+    QFETCH(QString, format);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(view + QStringLiteral(".figure")); // the format comes from --format
+    const Run run = runHeadless({QStringLiteral("export"), QStringLiteral("example:love"),
+                                 QStringLiteral("--view"), view, QStringLiteral("--format"), format,
+                                 QStringLiteral("--out"), path, QStringLiteral("--width"),
+                                 QStringLiteral("480"), QStringLiteral("--height"), QStringLiteral("360")});
+    QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 0);
+    QCOMPARE(QString::fromUtf8(run.out).trimmed(), QDir::toNativeSeparators(path));
+    const QString problem = checkExported(view, format, path, QSize(480, 360));
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+}
+
+void TestCli::exportScaleAndFormatFromSuffix()
+{
+    QTemporaryDir dir;
+    const QString png = dir.filePath(QStringLiteral("weights.png"));
+    const Run scaled =
+        runHeadless({QStringLiteral("export"), QStringLiteral("example:love"), QStringLiteral("--view"),
+                     QStringLiteral("weights"), QStringLiteral("--out"), png, QStringLiteral("--width=300"),
+                     QStringLiteral("--height=200"), QStringLiteral("--scale=2")});
+    QVERIFY_RUN(scaled, scaled.exitCode == 0);
+    QString problem = test::checkPng(png, QSize(600, 400));
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+
+    const QString svg = dir.filePath(QStringLiteral("weights.SVG"));
+    const Run fromSuffix =
+        runHeadless({QStringLiteral("export"), QStringLiteral("example:love"), QStringLiteral("--view"),
+                     QStringLiteral("weights"), QStringLiteral("--out"), svg});
+    QVERIFY_RUN(fromSuffix, fromSuffix.exitCode == 0);
+    problem = checkExported(QStringLiteral("weights"), QStringLiteral("svg"), svg, QSize());
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+
+    // Standard input as the session, and an existing folder as --out.
+    const Run fromStdin = runHeadless(
+        {QStringLiteral("export"), QStringLiteral("-"), QStringLiteral("--view"), QStringLiteral("scores"),
+         QStringLiteral("--format"), QStringLiteral("pdf"), QStringLiteral("--out"), dir.path()},
+        QByteArray::fromStdString(exampleJson("love")));
+    QVERIFY_RUN(fromStdin, fromStdin.exitCode == 0);
+    problem = test::checkPdf(dir.filePath(QStringLiteral("scores.pdf")));
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+}
+
+void TestCli::exportAllWritesOneFilePerView_data()
+{
+    QTest::addColumn<QString>("format");
+    for (const QString& format : figureFormats)
+        QTest::newRow(qPrintable(format)) << format;
+}
+
+void TestCli::exportAllWritesOneFilePerView()
+{
+    QFETCH(QString, format);
+    QTemporaryDir dir;
+    const QString folder = dir.filePath(QStringLiteral("figures"));
+    const Run run = runHeadless({QStringLiteral("export"), QStringLiteral("example:love"),
+                                 QStringLiteral("--view"), QStringLiteral("all"), QStringLiteral("--format"),
+                                 format, QStringLiteral("--out"), folder, QStringLiteral("--width"),
+                                 QStringLiteral("400"), QStringLiteral("--height"), QStringLiteral("300")});
+    QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 0);
+    const QStringList views = exportedViews();
+    QStringList expected;
+    for (const QString& view : views)
+        expected.append(view + QLatin1Char('.') + format);
+    QStringList files = QDir(folder).entryList(QDir::Files);
+    files.sort();
+    expected.sort();
+    QCOMPARE(files, expected);
+    QCOMPARE(QString::fromUtf8(run.out).trimmed().split(QLatin1Char('\n')).size(), views.size());
+    for (const QString& view : views) {
+        const QString problem = checkExported(
+            view, format, QDir(folder).filePath(view + QLatin1Char('.') + format), QSize(400, 300));
+        QVERIFY2(problem.isEmpty(), qPrintable(problem));
+    }
+}
+
+void TestCli::exportOtherHead()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("weights.svg"));
+    const Run run =
+        runHeadless({QStringLiteral("export"), QStringLiteral("example:multihead"), QStringLiteral("--view"),
+                     QStringLiteral("weights"), QStringLiteral("--head"), QStringLiteral("1"),
+                     QStringLiteral("--out"), path});
+    QVERIFY_RUN(run, run.exitCode == 0);
+    const QString problem = test::checkSvg(path, {QStringLiteral("Attention weights — head 2 of 2")});
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+}
+
+void TestCli::exportBadViewExitsTwo()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("x.png"));
+    const Run run =
+        runHeadless({QStringLiteral("export"), QStringLiteral("example:love"), QStringLiteral("--view"),
+                     QStringLiteral("no-such-view"), QStringLiteral("--out"), path});
+    QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 2);
+    QVERIFY(run.out.isEmpty());
+    QVERIFY2(run.err.contains("no-such-view"), run.err.constData());
+    QVERIFY2(run.err.contains("weights"), run.err.constData()); // the known names are listed
+    QCOMPARE(exportMessages(run.err).size(), 1);                // one message on one line
+    QVERIFY(!QFileInfo::exists(path));
+}
+
+void TestCli::exportBadArgumentsExitTwo_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QByteArray>("input");
+    QTest::addColumn<QString>("message"); // a part of the message; "%OUT" stands for --out
+    const QString love = QStringLiteral("example:love");
+    const QStringList base{QStringLiteral("export"), love, QStringLiteral("--view"),
+                           QStringLiteral("weights")};
+    const QString out = QStringLiteral("--out");
+    QTest::newRow("head out of range")
+        << (base + QStringList{QStringLiteral("--head"), QStringLiteral("1"), out, QStringLiteral("%OUT")})
+        << QByteArray() << QStringLiteral("head 1");
+    QTest::newRow("negative head") << (base + QStringList{QStringLiteral("--head"), QStringLiteral("-1"), out,
+                                                          QStringLiteral("%OUT")})
+                                   << QByteArray() << QStringLiteral("-1");
+    QTest::newRow("bad format") << (base + QStringList{QStringLiteral("--format"), QStringLiteral("gif"), out,
+                                                       QStringLiteral("%OUT")})
+                                << QByteArray() << QStringLiteral("gif");
+    QTest::newRow("width too small") << (base + QStringList{QStringLiteral("--width"), QStringLiteral("5"),
+                                                            out, QStringLiteral("%OUT")})
+                                     << QByteArray() << QStringLiteral("width");
+    QTest::newRow("height too large")
+        << (base +
+            QStringList{QStringLiteral("--height"), QStringLiteral("20001"), out, QStringLiteral("%OUT")})
+        << QByteArray() << QStringLiteral("height");
+    QTest::newRow("width not a number")
+        << (base +
+            QStringList{QStringLiteral("--width"), QStringLiteral("wide"), out, QStringLiteral("%OUT")})
+        << QByteArray() << QStringLiteral("wide");
+    QTest::newRow("bad scale") << (base + QStringList{QStringLiteral("--scale"), QStringLiteral("0"), out,
+                                                      QStringLiteral("%OUT")})
+                               << QByteArray() << QStringLiteral("scale");
+    QTest::newRow("no --out") << base << QByteArray() << QStringLiteral("--out");
+    QTest::newRow("no --view") << QStringList{QStringLiteral("export"), love, out, QStringLiteral("%OUT")}
+                               << QByteArray() << QStringLiteral("--view");
+    QTest::newRow("no session") << QStringList{QStringLiteral("export"), QStringLiteral("--view"),
+                                               QStringLiteral("weights"), out, QStringLiteral("%OUT")}
+                                << QByteArray() << QStringLiteral("session");
+    QTest::newRow("unknown option") << (base +
+                                        QStringList{QStringLiteral("--colour"), out, QStringLiteral("%OUT")})
+                                    << QByteArray() << QStringLiteral("--colour");
+    QTest::newRow("refused session") << QStringList{QStringLiteral("export"),
+                                                    QStringLiteral("-"),
+                                                    QStringLiteral("--view"),
+                                                    QStringLiteral("weights"),
+                                                    out,
+                                                    QStringLiteral("%OUT")}
+                                     << raggedSession() << QString::fromLatin1(raggedMessage);
+    QTest::newRow("unknown example") << QStringList{QStringLiteral("export"),
+                                                    QStringLiteral("example:nope"),
+                                                    QStringLiteral("--view"),
+                                                    QStringLiteral("weights"),
+                                                    out,
+                                                    QStringLiteral("%OUT")}
+                                     << QByteArray() << QStringLiteral("nope");
+    QTest::newRow("unwritable path") << (base + QStringList{out, QStringLiteral("%DIR/missing/weights.png")})
+                                     << QByteArray() << QStringLiteral("missing");
+}
+
+void TestCli::exportBadArgumentsExitTwo()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QByteArray, input);
+    QFETCH(QString, message);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("out.png"));
+    for (QString& argument : arguments)
+        argument.replace(QStringLiteral("%OUT"), path).replace(QStringLiteral("%DIR"), dir.path());
+    const Run run = runHeadless(arguments, input);
+    QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 2);
+    QVERIFY(run.out.isEmpty());
+    QVERIFY2(QString::fromUtf8(run.err).contains(message), run.err.constData());
+    QVERIFY2(exportMessages(run.err).size() == 1, run.err.constData());
+    QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList());
 }
 
 QTEST_GUILESS_MAIN(TestCli)

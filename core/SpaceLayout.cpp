@@ -1,0 +1,102 @@
+#include "SpaceLayout.h"
+
+#include "Geometry.h"
+#include "Projection.h"
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace qkv {
+
+namespace {
+
+struct PlaneMap {
+    Projection2D projection;
+    std::string xLabel;
+    std::string yLabel;
+};
+
+std::string percentLabel(int component, double fraction)
+{
+    char text[64];
+    std::snprintf(text, sizeof text, "PC%d (%.1f%% of variance)", component, 100.0 * fraction);
+    return text;
+}
+
+/// The raw coordinate `first`; the second coordinate is 0 (d = 1 has no second dimension).
+Projection2D singleDimension(const Matrix& rows, Index first)
+{
+    Projection2D p = pickDimensions(rows, first, first);
+    p.axes.col(1).setZero();
+    p.points.col(1).setZero();
+    p.explained[1] = 0.0;
+    return p;
+}
+
+/// The map that puts `rows` (the points the map is fitted on) in the plane, and its axis labels.
+/// `prefix` names the coordinates ("q/k", "v").
+PlaneMap fitPlane(const Matrix& rows, const PlaneOptions& options, const std::string& prefix)
+{
+    const Index d = rows.cols();
+    if (d < 1)
+        throw std::invalid_argument("the " + prefix + " rows have no columns");
+    const auto dimension = [&](Index k) { return prefix + " dimension " + std::to_string(k); };
+    const std::string noSecond = "(" + prefix + " has one dimension)";
+
+    PlaneMap map;
+    const bool pca = options.mode == PlaneMode::Pca || (options.mode == PlaneMode::Automatic && d > 2);
+    if (pca) {
+        map.projection = pcaProjection(rows);
+        map.xLabel = percentLabel(1, map.projection.explained[0]);
+        map.yLabel = d >= 2 ? percentLabel(2, map.projection.explained[1]) : noSecond;
+        return map;
+    }
+    const Index first = options.mode == PlaneMode::PickedDimensions ? options.first : 0;
+    const Index second = options.mode == PlaneMode::PickedDimensions ? options.second : 1;
+    if (d == 1) {
+        map.projection = singleDimension(rows, first);
+        map.yLabel = noSecond;
+    } else {
+        map.projection = pickDimensions(rows, first, second);
+        map.yLabel = dimension(second);
+    }
+    map.xLabel = dimension(first);
+    return map;
+}
+
+} // namespace
+
+QueryKeyPlane queryKeyPlane(const HeadResult& head, const PlaneOptions& options)
+{
+    if (head.Q.cols() != head.K.cols())
+        throw std::invalid_argument("queryKeyPlane: Q has " + std::to_string(head.Q.cols()) +
+                                    " columns and K has " + std::to_string(head.K.cols()));
+    // One map for both: fitted on Q ∪ K, so a query near a key in the plane is near it in d_k dimensions
+    // as far as the projection can tell.
+    const Matrix both = stackRows(head.Q, head.K);
+    PlaneMap map = fitPlane(both.rows() > 0 ? both : Matrix(0, head.Q.cols()), options, "q/k");
+    QueryKeyPlane plane;
+    plane.queries = map.projection.points.topRows(head.Q.rows());
+    plane.keys = map.projection.points.bottomRows(head.K.rows());
+    plane.xLabel = std::move(map.xLabel);
+    plane.yLabel = std::move(map.yLabel);
+    return plane;
+}
+
+ValuePlane valuePlane(const HeadResult& head, const PlaneOptions& options)
+{
+    if (head.output.rows() > 0 && head.output.cols() != head.V.cols())
+        throw std::invalid_argument("valuePlane: V has " + std::to_string(head.V.cols()) +
+                                    " columns and the output has " + std::to_string(head.output.cols()));
+    // Fitted on V alone: the outputs are placed with the values' map, never pulling the axes their way.
+    PlaneMap map = fitPlane(head.V, options, "v");
+    ValuePlane plane;
+    plane.values = map.projection.points;
+    plane.outputs = head.output.rows() > 0 ? projectRows(map.projection, head.output) : Matrix(0, 2);
+    plane.hull = convexHull(plane.values);
+    plane.xLabel = std::move(map.xLabel);
+    plane.yLabel = std::move(map.yLabel);
+    return plane;
+}
+
+} // namespace qkv

@@ -1,0 +1,56 @@
+#pragma once
+/// @file
+/// What the Q/K/V space plots draw: queries and keys of one head in one plane (one projection of Q ∪ K,
+/// as in AttentionViz's joint view), and values with the head's outputs in a second plane (one projection
+/// fitted on V, so every output, a convex combination of values when its weights sum to 1, lands inside
+/// the projected hull of V).
+
+#include "AttentionResult.h"
+
+#include <string>
+#include <vector>
+
+namespace qkv {
+
+/// How high-dimensional rows are put in the plane.
+enum class PlaneMode {
+    Automatic,       ///< the raw coordinates when d ≤ 2, else PCA
+    Pca,             ///< principal component analysis (a rotation of the plane when d = 2)
+    PickedDimensions ///< the raw coordinates `first` and `second`
+};
+
+struct PlaneOptions {
+    PlaneMode mode = PlaneMode::Automatic;
+    Index first = 0;  ///< PickedDimensions: the coordinate along x
+    Index second = 1; ///< PickedDimensions: the coordinate along y (ignored when d = 1)
+};
+
+/// Queries and keys projected with one map.
+struct QueryKeyPlane {
+    Matrix queries;     ///< n × 2
+    Matrix keys;        ///< m × 2
+    std::string xLabel; ///< "PC1 (83.2% of variance)", "q/k dimension 0"
+    std::string yLabel;
+};
+
+/// Values and outputs projected with one map, fitted on the values.
+struct ValuePlane {
+    Matrix values;           ///< m × 2
+    Matrix outputs;          ///< n × 2, the head's output rows
+    std::vector<Index> hull; ///< rows of `values` on their convex hull, counter-clockwise (see convexHull)
+    std::string xLabel;      ///< "PC1 (100.0% of variance)", "v dimension 0"
+    std::string yLabel;
+};
+
+/// Projects the head's Q ∪ K (width d_k ≥ 1). When d_k = 1 the second coordinate is 0 in every mode.
+/// @throws std::out_of_range for PickedDimensions with a dimension outside [0, d_k)
+/// @throws std::invalid_argument when d_k = 0 or Q and K differ in width
+QueryKeyPlane queryKeyPlane(const HeadResult& head, const PlaneOptions& options);
+
+/// Projects the head's V (width d_v ≥ 1) and its output rows with the same map; the hull is that of the
+/// projected values. When d_v = 1 the second coordinate is 0 in every mode.
+/// @throws std::out_of_range for PickedDimensions with a dimension outside [0, d_v)
+/// @throws std::invalid_argument when d_v = 0 or V and the output differ in width
+ValuePlane valuePlane(const HeadResult& head, const PlaneOptions& options);
+
+} // namespace qkv

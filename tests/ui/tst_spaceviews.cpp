@@ -1,0 +1,321 @@
+// The Q/K/V space views: lines from the selected query weighted by attention, linked selection by clicking,
+// sparsemax zeros, the plane controls, cross-attention and rendering as a figure.
+
+#include "Document.h"
+#include "SpacePlots.h"
+
+#include <QComboBox>
+#include <QImage>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace qkv;
+using namespace qkv::ui;
+
+namespace {
+
+int indexOfLargest(const QList<double>& values)
+{
+    return static_cast<int>(std::max_element(values.begin(), values.end()) - values.begin());
+}
+
+/// Shows the view at a fixed size and waits until its plot has been laid out and drawn.
+void showAndSettle(QWidget* view)
+{
+    view->resize(700, 560);
+    view->show();
+    QVERIFY(QTest::qWaitForWindowExposed(view));
+    QCoreApplication::processEvents(); // the queued replot
+    QCoreApplication::processEvents();
+}
+
+/// Clicks the view's plot at `position` (in the view's coordinates).
+void clickAt(QWidget* view, const QPoint& position)
+{
+    auto* plot = view->findChild<QWidget*>(QStringLiteral("plot"));
+    QVERIFY(plot);
+    QTest::mouseClick(plot, Qt::LeftButton, Qt::KeyboardModifiers(), plot->mapFrom(view, position));
+}
+
+/// Pixels of `image` that differ from white.
+int inkedPixels(const QImage& image)
+{
+    int count = 0;
+    for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x)
+            if ((image.pixel(x, y) & 0xffffff) != 0xffffff)
+                ++count;
+    return count;
+}
+
+bool hasColor(const QImage& image, QRgb color, int tolerance)
+{
+    for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x) {
+            const QRgb p = image.pixel(x, y);
+            if (std::abs(qRed(p) - qRed(color)) <= tolerance &&
+                std::abs(qGreen(p) - qGreen(color)) <= tolerance &&
+                std::abs(qBlue(p) - qBlue(color)) <= tolerance)
+                return true;
+        }
+    return false;
+}
+
+} // namespace
+
+class TestSpaceViews : public QObject {
+    Q_OBJECT
+private slots:
+    void lineFromIThickestToLove();
+    void selectionThroughTheDocumentUpdatesTheLines();
+    void clickingAPointSelectsIt();
+    void sparsemaxZerosDrawNoLine();
+    void valuePlaneShowsHullAndOutputs();
+    void planeModeControlsPickDimensions();
+    void crossAttention();
+    void followsTheCurrentHead();
+    void renderFigure_data();
+    void renderFigure();
+};
+
+void TestSpaceViews::lineFromIThickestToLove()
+{
+    Document document; // "I love AI"
+    document.setSelection(0, 0);
+    QueryKeySpaceView view(&document);
+    QCOMPARE(view.figureName(), QStringLiteral("qk_space"));
+    QCOMPARE(view.title(), QStringLiteral("Queries and keys, head 1"));
+    QCOMPARE(view.queryLabels(),
+             (QStringList{QStringLiteral("I"), QStringLiteral("love"), QStringLiteral("AI")}));
+    QCOMPARE(view.keyLabels(), view.queryLabels());
+    QCOMPARE(view.queryPoints().size(), 3);
+    QCOMPARE(view.keyPoints().size(), 3);
+    QVERIFY(view.xAxisLabel().startsWith(QStringLiteral("PC1 ("))); // d_k = 3: PCA
+    QVERIFY(view.xAxisLabel().contains(QStringLiteral("% of variance")));
+    QVERIFY(view.yAxisLabel().startsWith(QStringLiteral("PC2 (")));
+
+    const QList<double> widths = view.lineWidths();
+    QCOMPARE(widths.size(), 3);
+    QCOMPARE(indexOfLargest(widths), 1); // "love"
+    const Matrix& weights = document.result()->heads[0].weights;
+    for (int j = 0; j < 3; ++j)
+        QVERIFY(std::abs(widths[j] - (0.5 + 6.0 * weights(0, j))) < 1e-12);
+    QCOMPARE(view.emphasisedQuery(), Index(0));
+    QCOMPARE(view.emphasisedKey(), Index(0));
+}
+
+void TestSpaceViews::selectionThroughTheDocumentUpdatesTheLines()
+{
+    Document document;
+    document.setSelection(0, 0);
+    QueryKeySpaceView view(&document);
+    ValueSpaceView values(&document);
+    const QList<double> before = view.lineWidths();
+    document.setSelection(2, 1);
+    QCOMPARE(view.emphasisedQuery(), Index(2));
+    QCOMPARE(view.emphasisedKey(), Index(1));
+    QCOMPARE(values.emphasisedOutput(), Index(2));
+    QCOMPARE(values.emphasisedValue(), Index(1));
+    QVERIFY(view.lineWidths() != before);
+    const Matrix& weights = document.result()->heads[0].weights;
+    for (int j = 0; j < 3; ++j)
+        QVERIFY(std::abs(view.lineWidths()[j] - (0.5 + 6.0 * weights(2, j))) < 1e-12);
+}
+
+void TestSpaceViews::clickingAPointSelectsIt()
+{
+    Document document;
+    document.setSelection(0, 0);
+    QueryKeySpaceView view(&document);
+    showAndSettle(&view);
+    QSignalSpy selection(&document, &Document::selectionChanged);
+
+    clickAt(&view, view.keyPosition(2));
+    QCOMPARE(document.selectedQuery(), Index(0));
+    QCOMPARE(document.selectedKey(), Index(2));
+    clickAt(&view, view.queryPosition(1));
+    QCOMPARE(document.selectedQuery(), Index(1));
+    QCOMPARE(document.selectedKey(), Index(2));
+    QCOMPARE(selection.count(), 2);
+    QCOMPARE(view.emphasisedQuery(), Index(1));
+
+    // Far from every point: nothing changes.
+    auto* plot = view.findChild<QWidget*>(QStringLiteral("plot"));
+    QTest::mouseClick(plot, Qt::LeftButton, Qt::KeyboardModifiers(), QPoint(3, 3));
+    QCOMPARE(selection.count(), 2);
+
+    ValueSpaceView values(&document);
+    showAndSettle(&values);
+    clickAt(&values, values.outputPosition(2));
+    QCOMPARE(document.selectedQuery(), Index(2));
+    QCOMPARE(document.selectedKey(), Index(2));
+    clickAt(&values, values.valuePosition(0));
+    QCOMPARE(document.selectedQuery(), Index(2));
+    QCOMPARE(document.selectedKey(), Index(0));
+    QCOMPARE(view.emphasisedQuery(), Index(2)); // linked: the other view follows
+    QCOMPARE(view.emphasisedKey(), Index(0));
+}
+
+void TestSpaceViews::sparsemaxZerosDrawNoLine()
+{
+    Document document;
+    QString error;
+    QVERIFY2(document.open(QStringLiteral("example:sparsemax"), &error), qPrintable(error));
+    QueryKeySpaceView view(&document);
+    const Matrix& weights = document.result()->heads[0].weights;
+    int zeros = 0;
+    for (Index i = 0; i < weights.rows(); ++i) {
+        document.setSelection(i, 0);
+        const QList<double> widths = view.lineWidths();
+        QCOMPARE(widths.size(), int(weights.cols()));
+        for (Index j = 0; j < weights.cols(); ++j) {
+            if (weights(i, j) == 0.0) {
+                QCOMPARE(widths[int(j)], 0.0);
+                ++zeros;
+            } else {
+                QVERIFY(widths[int(j)] > 0.5);
+            }
+        }
+    }
+    QVERIFY(zeros > 0); // the example is there to show exact zeros
+}
+
+void TestSpaceViews::valuePlaneShowsHullAndOutputs()
+{
+    Document document;
+    QString error;
+    QVERIFY2(document.open(QStringLiteral("example:sparsemax"), &error), qPrintable(error));
+    ValueSpaceView view(&document);
+    QCOMPARE(view.figureName(), QStringLiteral("v_space"));
+    QCOMPARE(view.title(), QStringLiteral("Values and outputs, head 1"));
+    const Matrix& V = document.result()->heads[0].V; // d_v = 2: raw coordinates
+    QCOMPARE(view.xAxisLabel(), QStringLiteral("v dimension 0"));
+    QCOMPARE(view.yAxisLabel(), QStringLiteral("v dimension 1"));
+    QCOMPARE(view.valuePoints().size(), int(V.rows()));
+    for (Index j = 0; j < V.rows(); ++j)
+        QCOMPARE(view.valuePoints()[int(j)], QPointF(V(j, 0), V(j, 1)));
+    QVERIFY(view.hullPoints().size() >= 3);
+    QCOMPARE(view.outputLabels().first(), QStringLiteral("o(a)"));
+    QCOMPARE(view.valueLabels().first(), QStringLiteral("a"));
+    QCOMPARE(view.outputPoints().size(), 5);
+}
+
+void TestSpaceViews::planeModeControlsPickDimensions()
+{
+    Document document;
+    QueryKeySpaceView view(&document);
+    auto* mode = view.findChild<QComboBox*>(QStringLiteral("planeMode"));
+    auto* first = view.findChild<QSpinBox*>(QStringLiteral("firstDimension"));
+    auto* second = view.findChild<QSpinBox*>(QStringLiteral("secondDimension"));
+    QVERIFY(mode && first && second);
+    QVERIFY(!first->isEnabled() && !second->isEnabled());
+    QCOMPARE(first->maximum(), 2); // d_k = 3
+
+    mode->setCurrentIndex(mode->findData(static_cast<int>(PlaneMode::PickedDimensions)));
+    QVERIFY(first->isEnabled() && second->isEnabled());
+    QCOMPARE(view.planeOptions().mode, PlaneMode::PickedDimensions);
+    first->setValue(2);
+    second->setValue(0);
+    QCOMPARE(view.xAxisLabel(), QStringLiteral("q/k dimension 2"));
+    QCOMPARE(view.yAxisLabel(), QStringLiteral("q/k dimension 0"));
+    const Matrix& Q = document.result()->heads[0].Q;
+    const Matrix& K = document.result()->heads[0].K;
+    for (int i = 0; i < 3; ++i) {
+        QCOMPARE(view.queryPoints()[i], QPointF(Q(i, 2), Q(i, 0)));
+        QCOMPARE(view.keyPoints()[i], QPointF(K(i, 2), K(i, 0)));
+    }
+
+    mode->setCurrentIndex(mode->findData(static_cast<int>(PlaneMode::Pca)));
+    QVERIFY(!first->isEnabled());
+    QVERIFY(view.xAxisLabel().startsWith(QStringLiteral("PC1 (")));
+}
+
+void TestSpaceViews::crossAttention()
+{
+    Document document;
+    QString error;
+    QVERIFY2(document.open(QStringLiteral("example:translation"), &error), qPrintable(error));
+    document.setSelection(1, 1);
+    QueryKeySpaceView view(&document);
+    ValueSpaceView values(&document);
+    QCOMPARE(view.queryPoints().size(), 3);
+    QCOMPARE(view.keyPoints().size(), 4);
+    QCOMPARE(view.queryLabels(),
+             (QStringList{QStringLiteral("le"), QStringLiteral("chat"), QStringLiteral("dort")}));
+    QCOMPARE(view.keyLabels().at(1), QStringLiteral("cat"));
+    QCOMPARE(view.lineWidths().size(), 4);
+    QCOMPARE(indexOfLargest(view.lineWidths()), 1); // "chat" looks at "cat"
+    QCOMPARE(values.valuePoints().size(), 4);
+    QCOMPARE(values.outputPoints().size(), 3);
+    QCOMPARE(values.valueLabels().at(3), QStringLiteral("sleeping"));
+    QCOMPARE(values.outputLabels().at(2), QStringLiteral("o(dort)"));
+    QVERIFY(values.message().isEmpty());
+}
+
+void TestSpaceViews::followsTheCurrentHead()
+{
+    Document document;
+    QString error;
+    QVERIFY2(document.open(QStringLiteral("example:multihead"), &error), qPrintable(error));
+    if (document.session().headCount() < 2)
+        QSKIP("the multihead example has one head");
+    QueryKeySpaceView view(&document);
+    ValueSpaceView values(&document);
+    const QList<QPointF> before = view.queryPoints();
+    document.setCurrentHead(1);
+    QCOMPARE(view.title(), QStringLiteral("Queries and keys, head 2"));
+    QCOMPARE(values.title(), QStringLiteral("Values and outputs, head 2"));
+    QVERIFY(view.queryPoints() != before);
+}
+
+void TestSpaceViews::renderFigure_data()
+{
+    QTest::addColumn<QString>("source");
+    QTest::addColumn<bool>("values");
+    QTest::newRow("love, Q/K") << "example:love" << false;
+    QTest::newRow("love, V") << "example:love" << true;
+    QTest::newRow("sparsemax, Q/K") << "example:sparsemax" << false;
+    QTest::newRow("translation, V") << "example:translation" << true;
+}
+
+void TestSpaceViews::renderFigure()
+{
+    QFETCH(QString, source);
+    QFETCH(bool, values);
+    Document document;
+    QString error;
+    QVERIFY2(document.open(source, &error), qPrintable(error));
+    document.setSelection(0, 1);
+    std::unique_ptr<SpaceView> view;
+    if (values)
+        view = std::make_unique<ValueSpaceView>(&document);
+    else
+        view = std::make_unique<QueryKeySpaceView>(&document);
+    const QSize size = view->defaultFigureSize();
+    QImage image(size, QImage::Format_ARGB32);
+    image.fill(Qt::white);
+    view->renderFigure(&image, size);
+    QVERIFY(inkedPixels(image) > size.width() * size.height() / 200);
+    // The points themselves are drawn, in their colours.
+    if (values)
+        QVERIFY(hasColor(image, qRgb(0x2c, 0xa0, 0x2c), 12));
+    else
+        QVERIFY(hasColor(image, qRgb(0x1f, 0x77, 0xb4), 12) && hasColor(image, qRgb(0xd6, 0x27, 0x28), 12));
+    // Rendering leaves the widget's own positions alone.
+    const QPoint position = values ? static_cast<ValueSpaceView*>(view.get())->valuePosition(0)
+                                   : static_cast<QueryKeySpaceView*>(view.get())->queryPosition(0);
+    QImage again(size, QImage::Format_ARGB32);
+    again.fill(Qt::white);
+    view->renderFigure(&again, size);
+    QCOMPARE(again, image);
+    QCOMPARE(values ? static_cast<ValueSpaceView*>(view.get())->valuePosition(0)
+                    : static_cast<QueryKeySpaceView*>(view.get())->queryPosition(0),
+             position);
+}
+
+QTEST_MAIN(TestSpaceViews)
+#include "tst_spaceviews.moc"

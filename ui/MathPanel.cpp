@@ -1,0 +1,215 @@
+#include "MathPanel.h"
+
+#include "Document.h"
+#include "Explain.h"
+
+#include <QAbstractTextDocumentLayout>
+#include <QClipboard>
+#include <QFontDatabase>
+#include <QGuiApplication>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPainter>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QTextBlock>
+#include <QTextCursor>
+#include <QTextDocument>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <memory>
+
+namespace qkv::ui {
+
+namespace {
+
+constexpr int figureMargin = 16;
+constexpr int naturalFigureWidth = 760;
+constexpr double figureTextPoints = 9.5;
+constexpr double figureTitlePoints = 11.5;
+
+QFont monospaceFont(double points)
+{
+    QFont font = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    font.setStyleHint(QFont::TypeWriter);
+    font.setPointSizeF(points);
+    return font;
+}
+
+QFont titleFont()
+{
+    QFont font = QGuiApplication::font();
+    font.setPointSizeF(figureTitlePoints);
+    font.setBold(true);
+    return font;
+}
+
+/// The explanation laid out `width` wide (in the coordinates the painter will use), long lines wrapped under
+/// a hanging indent so each step still starts at the left edge.
+std::unique_ptr<QTextDocument> layOutText(const QString& text, QPaintDevice* device, double width)
+{
+    auto document = std::make_unique<QTextDocument>();
+    if (device)
+        document->documentLayout()->setPaintDevice(device);
+    document->setDocumentMargin(0);
+    const QFont font = monospaceFont(figureTextPoints);
+    document->setDefaultFont(font);
+    QTextOption option = document->defaultTextOption();
+    option.setWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
+    document->setDefaultTextOption(option);
+    document->setPlainText(text);
+
+    const double indent = QFontMetricsF(font, device).horizontalAdvance(QStringLiteral("    "));
+    QTextBlockFormat hanging;
+    hanging.setLeftMargin(indent);
+    hanging.setTextIndent(-indent);
+    QTextCursor cursor(document.get());
+    cursor.select(QTextCursor::Document);
+    cursor.mergeBlockFormat(hanging);
+    document->setTextWidth(width);
+    return document;
+}
+
+} // namespace
+
+MathPanel::MathPanel(Document* document, QWidget* parent)
+    : QWidget(parent), m_document(document), m_header(new QLabel(this)), m_text(new QPlainTextEdit(this)),
+      m_copyPlain(new QPushButton(tr("Copy text"), this)),
+      m_copyLatex(new QPushButton(tr("Copy LaTeX"), this))
+{
+    setObjectName(QStringLiteral("mathPanel"));
+    m_header->setObjectName(QStringLiteral("mathHeader"));
+    m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_header->setWordWrap(true);
+    QFont bold = m_header->font();
+    bold.setBold(true);
+    m_header->setFont(bold);
+
+    m_text->setObjectName(QStringLiteral("mathText"));
+    m_text->setReadOnly(true);
+    m_text->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+    m_text->setLineWrapMode(QPlainTextEdit::NoWrap); // the steps line up; long ones scroll
+    m_text->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_text->setToolTip(tr("The arithmetic behind the selected cell, with the engine's numbers"));
+
+    m_copyPlain->setObjectName(QStringLiteral("copyPlainText"));
+    m_copyPlain->setToolTip(tr("Copy the steps as plain text"));
+    m_copyLatex->setObjectName(QStringLiteral("copyLatex"));
+    m_copyLatex->setToolTip(tr("Copy the steps as a LaTeX align* environment (needs amsmath)"));
+
+    auto* buttons = new QHBoxLayout;
+    buttons->addStretch(1);
+    buttons->addWidget(m_copyPlain);
+    buttons->addWidget(m_copyLatex);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(m_header);
+    layout->addWidget(m_text, 1);
+    layout->addLayout(buttons);
+
+    connect(m_copyPlain, &QPushButton::clicked, this, &MathPanel::copyPlainText);
+    connect(m_copyLatex, &QPushButton::clicked, this, &MathPanel::copyLatex);
+    // Every edit publishes a new result (or the engine's refusal), so the result is the one signal to follow
+    // for the session; the selection and the head are view state and change without a new result.
+    connect(m_document, &Document::resultChanged, this, &MathPanel::refresh);
+    connect(m_document, &Document::currentHeadChanged, this, &MathPanel::refresh);
+    connect(m_document, &Document::selectionChanged, this, &MathPanel::refresh);
+    refresh();
+}
+
+void MathPanel::refresh()
+{
+    const std::shared_ptr<const AttentionResult> result = m_document->result();
+    const Session& session = m_document->session();
+    m_latex.clear();
+    if (!result || result->heads.empty()) {
+        m_headerText = tr("No result");
+        m_plain = tr("Cannot compute attention: %1").arg(m_document->resultError());
+    } else {
+        const int headCount = static_cast<int>(result->heads.size());
+        const int head = std::clamp(m_document->currentHead(), 0, headCount - 1);
+        const Index i = m_document->selectedQuery(), j = m_document->selectedKey();
+        try {
+            const CellExplanation explanation = explainCell(session, *result, head, i, j);
+            m_plain = QString::fromStdString(toPlainText(explanation));
+            m_latex = QString::fromStdString(toLatex(explanation));
+            m_headerText = tr("Query ‘%1’ (i = %2) → key ‘%3’ (j = %4)")
+                               .arg(QString::fromStdString(explanation.queryToken))
+                               .arg(i)
+                               .arg(QString::fromStdString(explanation.keyToken))
+                               .arg(j);
+            if (headCount > 1)
+                m_headerText += tr(" · head %1 of %2").arg(head + 1).arg(headCount);
+        } catch (const std::exception& error) {
+            // A result of an older session (the newer one is still computing): its own resultChanged follows.
+            m_headerText = tr("Cell (%1, %2)").arg(i).arg(j);
+            m_plain = tr("Cannot explain this cell yet: %1").arg(QString::fromUtf8(error.what()));
+        }
+    }
+    m_header->setText(m_headerText);
+    m_text->setPlainText(m_plain);
+    m_copyLatex->setEnabled(!m_latex.isEmpty());
+}
+
+void MathPanel::copyPlainText() const
+{
+    QGuiApplication::clipboard()->setText(m_plain);
+}
+
+void MathPanel::copyLatex() const
+{
+    QGuiApplication::clipboard()->setText(m_latex);
+}
+
+QSize MathPanel::defaultFigureSize() const
+{
+    const double width = naturalFigureWidth - 2 * figureMargin;
+    const auto text = layOutText(m_plain, nullptr, width);
+    const QRectF title =
+        QFontMetricsF(titleFont()).boundingRect(QRectF(0, 0, width, 1e6), Qt::TextWordWrap, m_headerText);
+    const double height = 2 * figureMargin + title.height() + figureMargin / 2.0 + text->size().height();
+    return {naturalFigureWidth, std::max(240, static_cast<int>(std::ceil(height)))};
+}
+
+void MathPanel::renderFigure(QPaintDevice* device, const QSize& size) const
+{
+    if (!device || size.isEmpty())
+        return;
+    QPainter painter;
+    if (!painter.begin(device))
+        return;
+    painter.setRenderHint(QPainter::Antialiasing);
+    painter.setRenderHint(QPainter::TextAntialiasing);
+    painter.fillRect(QRect(QPoint(0, 0), size), Qt::white);
+    painter.setPen(Qt::black);
+
+    const double width = std::max(1, size.width() - 2 * figureMargin);
+    painter.setFont(titleFont());
+    const QRectF titleBox(figureMargin, figureMargin, width, size.height() - 2.0 * figureMargin);
+    const QRectF title = painter.boundingRect(titleBox, Qt::TextWordWrap, m_headerText);
+    painter.drawText(titleBox, Qt::TextWordWrap, m_headerText);
+
+    // Shrinks the text (re-wrapping it wider) until it fits under the title: nothing is cut off.
+    const double top = title.bottom() + figureMargin / 2.0;
+    const double available = std::max(1.0, size.height() - figureMargin - top);
+    double scale = 1.0;
+    std::unique_ptr<QTextDocument> text = layOutText(m_plain, device, width);
+    for (int pass = 0; pass < 6 && text->size().height() * scale > available; ++pass) {
+        scale *= std::max(0.5, std::sqrt(available / (text->size().height() * scale)));
+        text = layOutText(m_plain, device, width / scale);
+    }
+    if (text->size().height() * scale > available)
+        scale = available / text->size().height();
+    painter.translate(figureMargin, top);
+    painter.scale(scale, scale);
+    QAbstractTextDocumentLayout::PaintContext context;
+    context.palette.setColor(QPalette::Text, Qt::black);
+    text->documentLayout()->draw(&painter, context);
+    painter.end();
+}
+
+} // namespace qkv::ui

@@ -1,0 +1,20 @@
+#pragma once
+// The one place a QCustomPlot becomes a figure: every plot-based view's renderFigure() ends here.
+
+#include <QSize>
+
+class QCustomPlot;
+class QPaintDevice;
+
+namespace qkv::ui {
+
+/// Lays `plot` out at `size` and draws it into the rectangle (0, 0) – `size` of `device`, in the device's
+/// device-independent pixels. Vector devices (QSvgGenerator, QPdfWriter, printers) get vector output with
+/// text as text; raster devices get the full antialiasing. Text is never drawn from cached pixmaps.
+///
+/// QCustomPlot relayouts the plot at `size` while drawing and puts its viewport back afterwards, but leaves
+/// the layout of `size` until its next replot: a view that decides things from its layout (tick labels, cell
+/// texts) prepares for `size` before calling this and lays itself out for the screen again after.
+void renderPlot(QCustomPlot* plot, QPaintDevice* device, const QSize& size);
+
+} // namespace qkv::ui

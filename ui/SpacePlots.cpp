@@ -1,0 +1,779 @@
+#include "SpacePlots.h"
+
+#include "Document.h"
+#include "PlotFigure.h"
+
+#include <qcustomplot.h>
+
+#include <QComboBox>
+#include <QFontMetrics>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <limits>
+
+namespace qkv::ui {
+
+namespace {
+
+const QColor queryColor(0x1f, 0x77, 0xb4);
+const QColor keyColor(0xd6, 0x27, 0x28);
+const QColor valueColor(0x2c, 0xa0, 0x2c);
+const QColor outputColor(0x94, 0x67, 0xbd);
+
+constexpr double pickRadius = 8.0; // pixels: how near a click must be to a point
+constexpr int maximumLabelCharacters = 12;
+constexpr Index maximumLabelledPoints = 120; // beyond this, token names only in the hover text
+const QString linesLayer = QStringLiteral("lines");
+
+QString elided(const QString& label)
+{
+    if (label.size() <= maximumLabelCharacters)
+        return label;
+    return label.left(maximumLabelCharacters - 1) + QChar(0x2026);
+}
+
+QStringList labelsOf(const std::vector<std::string>& tokens, Index count)
+{
+    QStringList labels;
+    labels.reserve(static_cast<int>(count));
+    const bool match = static_cast<Index>(tokens.size()) == count;
+    for (Index i = 0; i < count; ++i)
+        labels.append(match ? QString::fromStdString(tokens[static_cast<std::size_t>(i)])
+                            : QString::number(i));
+    return labels;
+}
+
+QList<QPointF> pointsOf(const Matrix& rows)
+{
+    QList<QPointF> points;
+    points.reserve(static_cast<int>(rows.rows()));
+    for (Index r = 0; r < rows.rows(); ++r)
+        points.append(QPointF(rows(r, 0), rows(r, 1)));
+    return points;
+}
+
+void setPoints(QCPGraph* graph, const QList<QPointF>& points)
+{
+    QVector<double> x, y;
+    x.reserve(points.size());
+    y.reserve(points.size());
+    for (const QPointF& p : points) {
+        x.append(p.x());
+        y.append(p.y());
+    }
+    graph->setData(x, y);
+}
+
+QCPGraph* addScatter(QCustomPlot* plot, const QString& name, QCPScatterStyle::ScatterShape shape,
+                     const QColor& color, double size)
+{
+    QCPGraph* graph = plot->addGraph();
+    graph->setName(name);
+    graph->setLineStyle(QCPGraph::lsNone);
+    graph->setScatterStyle(QCPScatterStyle(shape, color.darker(130), color, size));
+    graph->setPen(QPen(color));
+    graph->setSelectable(QCP::stNone);
+    return graph;
+}
+
+QCPGraph* addRing(QCustomPlot* plot, const QColor& color)
+{
+    QCPGraph* graph = plot->addGraph();
+    graph->setLineStyle(QCPGraph::lsNone);
+    graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(color, 2.0), Qt::NoBrush, 19));
+    graph->setSelectable(QCP::stNone);
+    return graph;
+}
+
+QString formatWeight(double weight)
+{
+    return QString::number(weight, 'f', 3);
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------------------
+// SpaceView
+
+SpaceView::SpaceView(Document* document, const QString& dimension, QWidget* parent)
+    : QWidget(parent), m_document(document), m_mode(new QComboBox(this)), m_first(new QSpinBox(this)),
+      m_second(new QSpinBox(this)), m_plot(new QCustomPlot(this)), m_titleElement(nullptr)
+{
+    m_mode->setObjectName(QStringLiteral("planeMode"));
+    m_mode->addItem(tr("Automatic"), static_cast<int>(PlaneMode::Automatic));
+    m_mode->addItem(tr("PCA"), static_cast<int>(PlaneMode::Pca));
+    m_mode->addItem(tr("Pick dimensions"), static_cast<int>(PlaneMode::PickedDimensions));
+    m_mode->setToolTip(tr("Automatic: the raw coordinates when %1 is 1 or 2, else a principal component "
+                          "analysis. PCA: always the principal components. Pick dimensions: two raw "
+                          "coordinates of your choice.")
+                           .arg(dimension));
+    m_first->setObjectName(QStringLiteral("firstDimension"));
+    m_first->setToolTip(tr("The %1 coordinate along x").arg(dimension));
+    m_second->setObjectName(QStringLiteral("secondDimension"));
+    m_second->setToolTip(tr("The %1 coordinate along y").arg(dimension));
+
+    auto* controls = new QHBoxLayout;
+    controls->setContentsMargins(4, 2, 4, 0);
+    auto* modeLabel = new QLabel(tr("&Plane:"), this);
+    modeLabel->setBuddy(m_mode);
+    controls->addWidget(modeLabel);
+    controls->addWidget(m_mode);
+    controls->addSpacing(8);
+    controls->addWidget(new QLabel(tr("x: %1").arg(dimension), this));
+    controls->addWidget(m_first);
+    controls->addWidget(new QLabel(tr("y: %1").arg(dimension), this));
+    controls->addWidget(m_second);
+    controls->addStretch(1);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
+    layout->addLayout(controls);
+    layout->addWidget(m_plot, 1);
+
+    m_plot->setObjectName(QStringLiteral("plot"));
+    m_plot->setMinimumSize(200, 160);
+    m_plot->setMouseTracking(true);
+    m_plot->setInteractions(QCP::Interactions());
+
+    QFont titleFont = font();
+    titleFont.setBold(true);
+    m_plot->plotLayout()->insertRow(0);
+    m_titleElement = new QCPTextElement(m_plot, QString(), titleFont);
+    m_plot->plotLayout()->addElement(0, 0, m_titleElement);
+    m_plot->plotLayout()->setRowSpacing(0);
+
+    // The legend in a row of its own under the plot, centred, so it never covers a point.
+    m_plot->legend->setVisible(true);
+    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
+    auto* legendRow = new QCPLayoutGrid;
+    m_plot->plotLayout()->addElement(2, 0, legendRow);
+    m_plot->plotLayout()->setRowStretchFactor(2, 0.001);
+    legendRow->addElement(0, 0, new QCPLayoutElement(m_plot));
+    legendRow->addElement(0, 1, m_plot->legend);
+    legendRow->addElement(0, 2, new QCPLayoutElement(m_plot));
+    legendRow->setColumnStretchFactor(1, 0.001);
+    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    m_plot->legend->setBorderPen(Qt::NoPen);
+    m_plot->legend->setBrush(Qt::NoBrush);
+    m_plot->legend->setMargins(QMargins(6, 0, 6, 4));
+
+    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
+        axis->grid()->setPen(QPen(QColor(225, 225, 225), 1.0));
+        axis->grid()->setZeroLinePen(QPen(QColor(190, 190, 190), 1.0));
+        axis->setSubTicks(false);
+    }
+    // The lines from a query to the keys lie under the points.
+    m_plot->addLayer(linesLayer, m_plot->layer(QStringLiteral("main")), QCustomPlot::limBelow);
+
+    connect(m_mode, &QComboBox::currentIndexChanged, this, &SpaceView::onModeChanged);
+    connect(m_first, &QSpinBox::valueChanged, this, &SpaceView::onDimensionChanged);
+    connect(m_second, &QSpinBox::valueChanged, this, &SpaceView::onDimensionChanged);
+    connect(m_plot, &QCustomPlot::beforeReplot, this, [this] { fitRanges(m_plot->viewport().size()); });
+    connect(m_plot, &QCustomPlot::mousePress, this, &SpaceView::onMousePress);
+    connect(m_plot, &QCustomPlot::mouseMove, this, &SpaceView::onMouseMove);
+
+    connect(m_document, &Document::resultChanged, this, [this] { recompute(); });
+    connect(m_document, &Document::currentHeadChanged, this, [this] { recompute(); });
+    connect(m_document, &Document::sessionChanged, this, [this](Document::Changes changes) {
+        if (changes & Document::Tokens)
+            redraw();
+    });
+    connect(m_document, &Document::selectionChanged, this, [this] { redraw(); });
+}
+
+SpaceView::~SpaceView() = default;
+
+void SpaceView::setPlaneOptions(const PlaneOptions& options)
+{
+    m_options = options;
+    recompute();
+}
+
+QString SpaceView::xAxisLabel() const
+{
+    return m_plot->xAxis->label();
+}
+
+QString SpaceView::yAxisLabel() const
+{
+    return m_plot->yAxis->label();
+}
+
+const HeadResult* SpaceView::currentHead() const
+{
+    const std::shared_ptr<const AttentionResult> result = m_document->result();
+    if (!result || result->heads.empty())
+        return nullptr;
+    return &result->heads[static_cast<std::size_t>(currentHeadIndex())];
+}
+
+int SpaceView::currentHeadIndex() const
+{
+    const std::shared_ptr<const AttentionResult> result = m_document->result();
+    const int count = result ? static_cast<int>(result->heads.size()) : 0;
+    return count > 0 ? std::clamp(m_document->currentHead(), 0, count - 1) : 0;
+}
+
+QStringList SpaceView::queryTokens(Index count) const
+{
+    return labelsOf(m_document->session().tokens, count);
+}
+
+QStringList SpaceView::keyTokens(Index count) const
+{
+    return labelsOf(m_document->session().keyTokens(), count);
+}
+
+PlaneOptions SpaceView::syncControls()
+{
+    const Index d = planeDimension();
+    const int last = static_cast<int>(std::max<Index>(0, d - 1));
+    m_options.first = std::clamp<Index>(m_options.first, 0, last);
+    m_options.second = std::clamp<Index>(m_options.second, 0, last);
+    updateControls();
+    return m_options;
+}
+
+void SpaceView::updateControls()
+{
+    const QSignalBlocker blockMode(m_mode);
+    const QSignalBlocker blockFirst(m_first);
+    const QSignalBlocker blockSecond(m_second);
+    const Index d = planeDimension();
+    const int last = static_cast<int>(std::max<Index>(0, d - 1));
+    m_mode->setCurrentIndex(m_mode->findData(static_cast<int>(m_options.mode)));
+    m_first->setRange(0, last);
+    m_second->setRange(0, last);
+    m_first->setValue(static_cast<int>(m_options.first));
+    m_second->setValue(static_cast<int>(m_options.second));
+    const bool picking = m_options.mode == PlaneMode::PickedDimensions && d > 0;
+    m_first->setEnabled(picking);
+    m_second->setEnabled(picking && d > 1);
+}
+
+void SpaceView::onModeChanged()
+{
+    m_options.mode = static_cast<PlaneMode>(m_mode->currentData().toInt());
+    recompute();
+}
+
+void SpaceView::onDimensionChanged()
+{
+    m_options.first = m_first->value();
+    m_options.second = m_second->value();
+    recompute();
+}
+
+bool SpaceView::labelsFit(Index points)
+{
+    return points <= maximumLabelledPoints;
+}
+
+void SpaceView::beginDraw(const QString& title)
+{
+    m_plot->clearItems();
+    m_labelsBelow = false;
+    m_message.clear();
+    m_title = title;
+    m_titleElement->setText(title);
+}
+
+void SpaceView::endDraw(const QList<QPointF>& extent, const QList<Pickable>& pickables, int widestLabel)
+{
+    m_extent = extent;
+    m_pickables = pickables;
+    m_widestLabel = widestLabel;
+    m_plot->legend->setVisible(true);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void SpaceView::showMessage(const QString& title, const QString& message)
+{
+    beginDraw(title);
+    m_message = message;
+    for (int i = 0; i < m_plot->plottableCount(); ++i) {
+        QCPAbstractPlottable* plottable = m_plot->plottable(i);
+        if (auto* graph = qobject_cast<QCPGraph*>(plottable))
+            graph->data()->clear();
+        else if (auto* curve = qobject_cast<QCPCurve*>(plottable))
+            curve->data()->clear();
+    }
+    auto* text = new QCPItemText(m_plot);
+    text->position->setType(QCPItemPosition::ptAxisRectRatio);
+    text->position->setCoords(0.5, 0.5);
+    text->setPositionAlignment(Qt::AlignCenter);
+    text->setText(message);
+    text->setColor(QColor(0xa4, 0x00, 0x00));
+    m_plot->xAxis->setLabel(QString());
+    m_plot->yAxis->setLabel(QString());
+    m_plot->legend->setVisible(false);
+    m_extent.clear();
+    m_pickables.clear();
+    m_widestLabel = 0;
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void SpaceView::setAxisLabels(const std::string& x, const std::string& y)
+{
+    m_plot->xAxis->setLabel(QString::fromStdString(x));
+    m_plot->yAxis->setLabel(QString::fromStdString(y));
+}
+
+QFont SpaceView::labelFont() const
+{
+    QFont small = font();
+    small.setPointSizeF(std::max(7.0, (small.pointSizeF() > 0 ? small.pointSizeF() : 9.0) - 0.5));
+    return small;
+}
+
+int SpaceView::labelWidth(const QString& text) const
+{
+    QFont bold = labelFont();
+    bold.setBold(true);
+    return QFontMetrics(bold).horizontalAdvance(elided(text));
+}
+
+void SpaceView::addLabel(const QPointF& at, const QString& text, const QColor& color, bool bold, bool below)
+{
+    auto* label = new QCPItemText(m_plot);
+    label->setSelectable(false);
+    label->setClipToAxisRect(true);
+    label->position->setType(QCPItemPosition::ptPlotCoords);
+    label->position->setCoords(at);
+    // Beside the point, to the right: the padding keeps the text clear of the marker (and of the ring
+    // around a selected one).
+    const int side = bold ? 11 : 7;
+    label->setPositionAlignment(Qt::AlignLeft | (below ? Qt::AlignTop : Qt::AlignBottom));
+    label->setPadding(below ? QMargins(side, 4, 0, 0) : QMargins(side, 0, 0, 4));
+    if (below)
+        m_labelsBelow = true;
+    QFont labelFont = this->labelFont();
+    labelFont.setBold(bold);
+    label->setFont(labelFont);
+    label->setColor(color);
+    label->setText(elided(text));
+}
+
+QPoint SpaceView::positionOf(const QPointF& coords) const
+{
+    const QPointF inPlot(m_plot->xAxis->coordToPixel(coords.x()), m_plot->yAxis->coordToPixel(coords.y()));
+    return m_plot->mapTo(this, inPlot.toPoint());
+}
+
+void SpaceView::keepOutOfLegend(QCPGraph* graph)
+{
+    graph->removeFromLegend();
+}
+
+// Lays the plot out at `viewport` and sets equal-aspect ranges in which every point and its label fit. The
+// layout depends on the tick labels and they on the ranges, so this settles in two passes.
+void SpaceView::fitRanges(const QSize& viewport) const
+{
+    if (viewport.isEmpty())
+        return;
+    m_plot->setViewport(QRect(QPoint(0, 0), viewport));
+
+    double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
+    for (const QPointF& p : m_extent) {
+        if (!std::isfinite(p.x()) || !std::isfinite(p.y()))
+            continue;
+        x0 = std::min(x0, p.x());
+        x1 = std::max(x1, p.x());
+        y0 = std::min(y0, p.y());
+        y1 = std::max(y1, p.y());
+    }
+    if (x0 > x1) { // nothing to show
+        x0 = y0 = -1.0;
+        x1 = y1 = 1.0;
+    }
+    const QFontMetrics metrics(labelFont());
+    const double left = 16.0;                   // the marker and its ring
+    const double right = 16.0 + m_widestLabel;  // labels go to the right
+    const double top = 16.0 + metrics.height(); // and above (or below)
+    const double bottom = 16.0 + (m_labelsBelow ? metrics.height() : 0);
+
+    for (int pass = 0; pass < 2; ++pass) {
+        QCPLayoutGrid* layout = m_plot->plotLayout();
+        layout->update(QCPLayoutElement::upPreparation);
+        layout->update(QCPLayoutElement::upMargins);
+        layout->update(QCPLayoutElement::upLayout);
+        const QRect rect = m_plot->axisRect()->rect();
+        const double width = std::max(40, rect.width());
+        const double height = std::max(40, rect.height());
+        const double w = std::max(20.0, width - left - right);
+        const double h = std::max(20.0, height - top - bottom);
+        // Units per pixel, the same along both axes.
+        double scale = std::max((x1 - x0) / w, (y1 - y0) / h);
+        const double magnitude = std::max({std::abs(x0), std::abs(x1), std::abs(y0), std::abs(y1), 1e-300});
+        if (!(scale > 1e-12 * magnitude / std::min(w, h)))
+            scale = 2.0 * std::max(1.0, magnitude) / std::min(w, h); // a single place: a span around it
+        const double cx = 0.5 * (x0 + x1), cy = 0.5 * (y0 + y1);
+        const double xLow = cx - (left + 0.5 * w) * scale;
+        const double yLow = cy - (bottom + 0.5 * h) * scale;
+        m_plot->xAxis->setRange(xLow, xLow + width * scale);
+        m_plot->yAxis->setRange(yLow, yLow + height * scale);
+    }
+    m_plot->plotLayout()->update(QCPLayoutElement::upPreparation); // ticks for the final ranges
+}
+
+void SpaceView::renderFigure(QPaintDevice* device, const QSize& size) const
+{
+    const QRect screen = m_plot->viewport();
+    fitRanges(size);
+    renderPlot(m_plot, device, size);
+    // Back to the screen's layout, so positions and clicks stay right without a replot.
+    fitRanges(screen.size());
+}
+
+const SpaceView::Pickable* SpaceView::pickableAt(const QPointF& pixel) const
+{
+    const Pickable* nearest = nullptr;
+    double best = pickRadius * pickRadius;
+    for (const Pickable& p : m_pickables) {
+        const double dx = m_plot->xAxis->coordToPixel(p.coords.x()) - pixel.x();
+        const double dy = m_plot->yAxis->coordToPixel(p.coords.y()) - pixel.y();
+        const double distance = dx * dx + dy * dy;
+        if (distance <= best) {
+            best = distance;
+            nearest = &p;
+        }
+    }
+    return nearest;
+}
+
+void SpaceView::onMousePress(QMouseEvent* event)
+{
+    if (event->button() != Qt::LeftButton)
+        return;
+    if (const Pickable* point = pickableAt(event->position()))
+        picked(*point);
+}
+
+void SpaceView::onMouseMove(QMouseEvent* event)
+{
+    if (const Pickable* point = pickableAt(event->position()))
+        QToolTip::showText(event->globalPosition().toPoint(), describe(*point), m_plot);
+    else
+        QToolTip::hideText();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// QueryKeySpaceView
+
+namespace {
+enum QueryKeyKind { QueryPoint, KeyPoint };
+enum ValueKind { ValuePoint, OutputPoint };
+} // namespace
+
+QueryKeySpaceView::QueryKeySpaceView(Document* document, QWidget* parent)
+    : SpaceView(document, QStringLiteral("d_k"), parent)
+{
+    setObjectName(QStringLiteral("qkSpaceView"));
+    m_queries = addScatter(plot(), tr("queries"), QCPScatterStyle::ssDisc, queryColor, 9);
+    m_keys = addScatter(plot(), tr("keys"), QCPScatterStyle::ssSquare, keyColor, 8);
+    m_queryRing = addRing(plot(), queryColor);
+    m_keyRing = addRing(plot(), keyColor);
+    keepOutOfLegend(m_queryRing);
+    keepOutOfLegend(m_keyRing);
+    recompute();
+}
+
+Index QueryKeySpaceView::planeDimension() const
+{
+    const HeadResult* head = currentHead();
+    return head ? head->Q.cols() : 0;
+}
+
+void QueryKeySpaceView::recompute()
+{
+    const PlaneOptions options = syncControls();
+    m_hasPlane = false;
+    if (const HeadResult* head = currentHead()) {
+        try {
+            m_plane = queryKeyPlane(*head, options);
+            m_hasPlane = true;
+        } catch (const std::exception&) {
+            m_hasPlane = false; // shown as a message by redraw()
+        }
+    }
+    redraw();
+}
+
+void QueryKeySpaceView::redraw()
+{
+    const HeadResult* head = currentHead();
+    const QString title = tr("Queries and keys, head %1").arg(currentHeadIndex() + 1);
+    m_queryPoints.clear();
+    m_keyPoints.clear();
+    m_lineWidths.clear();
+    m_emphasisedQuery = m_emphasisedKey = -1;
+    if (!head || !m_hasPlane || m_plane.queries.rows() != head->Q.rows() ||
+        m_plane.keys.rows() != head->K.rows()) {
+        m_queryLabels.clear();
+        m_keyLabels.clear();
+        showMessage(title, head ? tr("These queries and keys cannot be projected")
+                                : tr("Nothing to show: %1").arg(document()->resultError()));
+        return;
+    }
+    beginDraw(title);
+    const Index n = head->Q.rows(), m = head->K.rows();
+    m_queryPoints = pointsOf(m_plane.queries);
+    m_keyPoints = pointsOf(m_plane.keys);
+    m_queryLabels = queryTokens(n);
+    m_keyLabels = keyTokens(m);
+    setPoints(m_queries, m_queryPoints);
+    setPoints(m_keys, m_keyPoints);
+    setAxisLabels(m_plane.xLabel, m_plane.yLabel);
+
+    const Index query = document()->selectedQuery(), key = document()->selectedKey();
+    const bool hasQuery = query >= 0 && query < n && head->weights.rows() == n && head->weights.cols() == m;
+    if (hasQuery) {
+        m_emphasisedQuery = query;
+        const QPointF from = m_queryPoints.at(static_cast<int>(query));
+        for (Index j = 0; j < m; ++j) {
+            const double weight = head->weights(query, j);
+            // An exact zero (masked, or cut by sparsemax) draws nothing.
+            if (!(weight > 0.0)) {
+                m_lineWidths.append(0.0);
+                continue;
+            }
+            const double a = std::min(weight, 1.0);
+            const double width = 0.5 + 6.0 * a;
+            QColor color = queryColor;
+            color.setAlphaF(static_cast<float>(0.15 + 0.75 * a));
+            auto* line = new QCPItemLine(plot());
+            line->setLayer(linesLayer);
+            line->setSelectable(false);
+            line->start->setCoords(from);
+            line->end->setCoords(m_keyPoints.at(static_cast<int>(j)));
+            QPen pen(color, width);
+            pen.setCapStyle(Qt::RoundCap);
+            line->setPen(pen);
+            m_lineWidths.append(width);
+        }
+        setPoints(m_queryRing, {from});
+    } else {
+        m_queryRing->data()->clear();
+    }
+    if (key >= 0 && key < m) {
+        m_emphasisedKey = key;
+        setPoints(m_keyRing, {m_keyPoints.at(static_cast<int>(key))});
+    } else {
+        m_keyRing->data()->clear();
+    }
+
+    int widest = 0;
+    if (labelsFit(n + m)) {
+        for (Index i = 0; i < n; ++i) {
+            addLabel(m_queryPoints.at(static_cast<int>(i)), m_queryLabels.at(static_cast<int>(i)),
+                     queryColor.darker(140), i == m_emphasisedQuery, false);
+            widest = std::max(widest, labelWidth(m_queryLabels.at(static_cast<int>(i))));
+        }
+        for (Index j = 0; j < m; ++j) {
+            addLabel(m_keyPoints.at(static_cast<int>(j)), m_keyLabels.at(static_cast<int>(j)),
+                     keyColor.darker(140), j == m_emphasisedKey, false);
+            widest = std::max(widest, labelWidth(m_keyLabels.at(static_cast<int>(j))));
+        }
+    }
+
+    QList<Pickable> pickables;
+    for (Index i = 0; i < n; ++i)
+        pickables.append({m_queryPoints.at(static_cast<int>(i)), QueryPoint, i});
+    for (Index j = 0; j < m; ++j)
+        pickables.append({m_keyPoints.at(static_cast<int>(j)), KeyPoint, j});
+    endDraw(m_queryPoints + m_keyPoints, pickables, widest);
+}
+
+void QueryKeySpaceView::picked(const Pickable& point)
+{
+    if (point.kind == QueryPoint)
+        document()->setSelection(point.index, document()->selectedKey());
+    else
+        document()->setSelection(document()->selectedQuery(), point.index);
+}
+
+QString QueryKeySpaceView::describe(const Pickable& point) const
+{
+    if (point.kind == QueryPoint)
+        return tr("query ‘%1’").arg(m_queryLabels.value(static_cast<int>(point.index)));
+    QString text = tr("key ‘%1’").arg(m_keyLabels.value(static_cast<int>(point.index)));
+    const HeadResult* head = currentHead();
+    const Index query = m_emphasisedQuery;
+    if (head && query >= 0 && query < head->weights.rows() && point.index < head->weights.cols())
+        text += tr(": weight %1 from ‘%2’")
+                    .arg(formatWeight(head->weights(query, point.index)),
+                         m_queryLabels.value(static_cast<int>(query)));
+    return text;
+}
+
+QPoint QueryKeySpaceView::queryPosition(Index i) const
+{
+    return positionOf(m_queryPoints.value(static_cast<int>(i)));
+}
+
+QPoint QueryKeySpaceView::keyPosition(Index j) const
+{
+    return positionOf(m_keyPoints.value(static_cast<int>(j)));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// ValueSpaceView
+
+ValueSpaceView::ValueSpaceView(Document* document, QWidget* parent)
+    : SpaceView(document, QStringLiteral("d_v"), parent)
+{
+    setObjectName(QStringLiteral("vSpaceView"));
+    // The hull first, so the points are drawn over its fill.
+    m_hull = new QCPCurve(plot()->xAxis, plot()->yAxis);
+    m_hull->setName(tr("convex hull of V"));
+    m_hull->setPen(QPen(valueColor.lighter(120), 1.2));
+    QColor fill = valueColor;
+    fill.setAlpha(32);
+    m_hull->setBrush(fill);
+    m_hull->setSelectable(QCP::stNone);
+    m_values = addScatter(plot(), tr("values"), QCPScatterStyle::ssDiamond, valueColor, 10);
+    m_outputs = addScatter(plot(), tr("outputs"), QCPScatterStyle::ssTriangle, outputColor, 9);
+    m_outputs->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssTriangle, QPen(outputColor, 1.5), outputColor.lighter(150), 9));
+    m_valueRing = addRing(plot(), valueColor);
+    m_outputRing = addRing(plot(), outputColor);
+    keepOutOfLegend(m_valueRing);
+    keepOutOfLegend(m_outputRing);
+    recompute();
+}
+
+Index ValueSpaceView::planeDimension() const
+{
+    const HeadResult* head = currentHead();
+    return head ? head->V.cols() : 0;
+}
+
+void ValueSpaceView::recompute()
+{
+    const PlaneOptions options = syncControls();
+    m_hasPlane = false;
+    if (const HeadResult* head = currentHead()) {
+        try {
+            m_plane = valuePlane(*head, options);
+            m_hasPlane = true;
+        } catch (const std::exception&) {
+            m_hasPlane = false;
+        }
+    }
+    redraw();
+}
+
+void ValueSpaceView::redraw()
+{
+    const HeadResult* head = currentHead();
+    const QString title = tr("Values and outputs, head %1").arg(currentHeadIndex() + 1);
+    m_valuePoints.clear();
+    m_outputPoints.clear();
+    m_hullPoints.clear();
+    m_emphasisedOutput = m_emphasisedValue = -1;
+    if (!head || !m_hasPlane || m_plane.values.rows() != head->V.rows() ||
+        m_plane.outputs.rows() != head->output.rows()) {
+        m_valueLabels.clear();
+        m_outputLabels.clear();
+        showMessage(title, head ? tr("These values cannot be projected")
+                                : tr("Nothing to show: %1").arg(document()->resultError()));
+        return;
+    }
+    beginDraw(title);
+    const Index m = head->V.rows(), n = head->output.rows();
+    m_valuePoints = pointsOf(m_plane.values);
+    m_outputPoints = pointsOf(m_plane.outputs);
+    m_valueLabels = keyTokens(m);
+    m_outputLabels.clear();
+    for (const QString& token : queryTokens(n))
+        m_outputLabels.append(QStringLiteral("o(") + token + QLatin1Char(')'));
+    setPoints(m_values, m_valuePoints);
+    setPoints(m_outputs, m_outputPoints);
+    setAxisLabels(m_plane.xLabel, m_plane.yLabel);
+
+    QVector<double> hullX, hullY;
+    for (Index vertex : m_plane.hull) {
+        const QPointF p = m_valuePoints.at(static_cast<int>(vertex));
+        m_hullPoints.append(p);
+        hullX.append(p.x());
+        hullY.append(p.y());
+    }
+    if (!hullX.isEmpty()) { // closed
+        hullX.append(hullX.front());
+        hullY.append(hullY.front());
+    }
+    m_hull->setData(hullX, hullY);
+
+    const Index query = document()->selectedQuery(), key = document()->selectedKey();
+    if (query >= 0 && query < n) {
+        m_emphasisedOutput = query;
+        setPoints(m_outputRing, {m_outputPoints.at(static_cast<int>(query))});
+    } else {
+        m_outputRing->data()->clear();
+    }
+    if (key >= 0 && key < m) {
+        m_emphasisedValue = key;
+        setPoints(m_valueRing, {m_valuePoints.at(static_cast<int>(key))});
+    } else {
+        m_valueRing->data()->clear();
+    }
+
+    int widest = 0;
+    if (labelsFit(n + m)) {
+        for (Index j = 0; j < m; ++j) {
+            addLabel(m_valuePoints.at(static_cast<int>(j)), m_valueLabels.at(static_cast<int>(j)),
+                     valueColor.darker(150), j == m_emphasisedValue, false);
+            widest = std::max(widest, labelWidth(m_valueLabels.at(static_cast<int>(j))));
+        }
+        for (Index i = 0; i < n; ++i) {
+            addLabel(m_outputPoints.at(static_cast<int>(i)), m_outputLabels.at(static_cast<int>(i)),
+                     outputColor.darker(140), i == m_emphasisedOutput, true);
+            widest = std::max(widest, labelWidth(m_outputLabels.at(static_cast<int>(i))));
+        }
+    }
+
+    QList<Pickable> pickables;
+    for (Index j = 0; j < m; ++j)
+        pickables.append({m_valuePoints.at(static_cast<int>(j)), ValuePoint, j});
+    for (Index i = 0; i < n; ++i)
+        pickables.append({m_outputPoints.at(static_cast<int>(i)), OutputPoint, i});
+    endDraw(m_valuePoints + m_outputPoints, pickables, widest);
+}
+
+void ValueSpaceView::picked(const Pickable& point)
+{
+    if (point.kind == OutputPoint)
+        document()->setSelection(point.index, document()->selectedKey());
+    else
+        document()->setSelection(document()->selectedQuery(), point.index);
+}
+
+QString ValueSpaceView::describe(const Pickable& point) const
+{
+    if (point.kind == OutputPoint)
+        return tr("output of query ‘%1’")
+            .arg(queryTokens(m_outputPoints.size()).value(static_cast<int>(point.index)));
+    return tr("value of key ‘%1’").arg(m_valueLabels.value(static_cast<int>(point.index)));
+}
+
+QPoint ValueSpaceView::valuePosition(Index j) const
+{
+    return positionOf(m_valuePoints.value(static_cast<int>(j)));
+}
+
+QPoint ValueSpaceView::outputPosition(Index i) const
+{
+    return positionOf(m_outputPoints.value(static_cast<int>(i)));
+}
+
+} // namespace qkv::ui

@@ -1,0 +1,225 @@
+#pragma once
+// The Q/K/V space plot adapters: queries and keys in one plane, values and outputs in another. The
+// projections come from the engine (SpaceLayout.h); these views only draw them and pass clicks on.
+
+#include "Figure.h"
+#include "SpaceLayout.h"
+
+#include <QColor>
+#include <QFont>
+#include <QList>
+#include <QPointF>
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+
+class QComboBox;
+class QCustomPlot;
+class QCPCurve;
+class QCPGraph;
+class QCPTextElement;
+class QMouseEvent;
+class QSpinBox;
+
+namespace qkv::ui {
+
+class Document;
+
+/// What the two space views share: the plane controls (objectNames "planeMode", "firstDimension",
+/// "secondDimension"), the plot (objectName "plot"), equal-aspect ranges padded so that point labels
+/// fit, picking a point by clicking within 8 pixels of it, and rendering as a figure.
+class SpaceView : public QWidget, public Figure {
+    Q_OBJECT
+public:
+    ~SpaceView() override;
+
+    QString figureTitle() const override { return m_title; }
+    void renderFigure(QPaintDevice* device, const QSize& size) const override;
+    QSize defaultFigureSize() const override { return {640, 540}; }
+
+    /// How the rows are put in the plane; the controls show it. Dimensions are clamped to the head's width.
+    PlaneOptions planeOptions() const { return m_options; }
+    void setPlaneOptions(const PlaneOptions& options);
+
+    // What is shown, for tests and export.
+    QString title() const { return m_title; }
+    QString xAxisLabel() const;
+    QString yAxisLabel() const;
+    /// Why nothing is drawn ("" while the plane shows points).
+    QString message() const { return m_message; }
+
+protected:
+    /// `dimension` names the width the plane controls pick from ("d_k", "d_v").
+    SpaceView(Document* document, const QString& dimension, QWidget* parent);
+
+    /// Kinds of clickable points, per view.
+    struct Pickable {
+        QPointF coords;
+        int kind = 0;
+        Index index = 0;
+    };
+
+    Document* document() const { return m_document; }
+    QCustomPlot* plot() const { return m_plot; }
+    /// The head shown (the document's current head, clamped), or null when there is no result.
+    const HeadResult* currentHead() const;
+    int currentHeadIndex() const;
+    /// Query and key labels of the document's session; indices when they do not match the result's size.
+    QStringList queryTokens(Index count) const;
+    QStringList keyTokens(Index count) const;
+    /// The plane's width for the controls (0 when there is nothing to show).
+    virtual Index planeDimension() const = 0;
+    /// Recomputes the projection from the document (result, head or options changed), then redraws.
+    virtual void recompute() = 0;
+    /// Redraws from the last projection (selection changed).
+    virtual void redraw() = 0;
+    /// A clickable point was clicked.
+    virtual void picked(const Pickable& point) = 0;
+    /// The hover text of a point.
+    virtual QString describe(const Pickable& point) const = 0;
+
+    /// Starts a redraw: removes the items of the last one and sets the title.
+    void beginDraw(const QString& title);
+    /// Ends a redraw: the points that must be in view, the clickable ones, the widest label (pixels).
+    void endDraw(const QList<QPointF>& extent, const QList<Pickable>& pickables, int widestLabel);
+    /// Shows `message` instead of a plot (no result, or the projection failed).
+    void showMessage(const QString& title, const QString& message);
+    void setAxisLabels(const std::string& x, const std::string& y);
+    /// A token's label beside its point, to the right and above (or `below`, for points that may sit on
+    /// another labelled point); bold for the selected ones.
+    void addLabel(const QPointF& at, const QString& text, const QColor& color, bool bold, bool below);
+    /// The label's font and the width `text` takes in it.
+    QFont labelFont() const;
+    int labelWidth(const QString& text) const;
+    /// A point's centre in this widget's coordinates (as of the last replot).
+    QPoint positionOf(const QPointF& coords) const;
+    /// Hides the graph from the legend.
+    void keepOutOfLegend(QCPGraph* graph);
+    /// Whether labels are written next to the points (not for very many points).
+    static bool labelsFit(Index points);
+    /// Clamps the options to the plane's width and shows them in the controls; the options to project
+    /// with.
+    PlaneOptions syncControls();
+
+private:
+    void onModeChanged();
+    void onDimensionChanged();
+    void updateControls();
+    void fitRanges(const QSize& viewport) const;
+    const Pickable* pickableAt(const QPointF& pixel) const;
+    void onMousePress(QMouseEvent* event);
+    void onMouseMove(QMouseEvent* event);
+
+    Document* m_document;
+    QComboBox* m_mode;
+    QSpinBox* m_first;
+    QSpinBox* m_second;
+    QCustomPlot* m_plot;
+    QCPTextElement* m_titleElement;
+    PlaneOptions m_options;
+    QString m_title;
+    QString m_message;
+    QList<QPointF> m_extent;
+    QList<Pickable> m_pickables;
+    int m_widestLabel = 0;
+    bool m_labelsBelow = false;
+};
+
+/// Queries and keys of the current head in one plane (AttentionViz's joint view): the raw coordinates when
+/// d_k = 2, else a PCA of Q ∪ K, or two picked dimensions. Queries are blue discs, keys red squares, each
+/// labelled by its token. From the selected query a line goes to every key it gives weight to, wider and
+/// more opaque the larger the weight. Clicking a query selects it, clicking a key selects that key.
+class QueryKeySpaceView : public SpaceView {
+    Q_OBJECT
+public:
+    explicit QueryKeySpaceView(Document* document, QWidget* parent = nullptr);
+
+    QString figureName() const override { return QStringLiteral("qk_space"); }
+
+    // What is shown, for tests and export.
+    QList<QPointF> queryPoints() const { return m_queryPoints; }
+    QList<QPointF> keyPoints() const { return m_keyPoints; }
+    QStringList queryLabels() const { return m_queryLabels; }
+    QStringList keyLabels() const { return m_keyLabels; }
+    /// The pen width of the line from the selected query to each key, in key order; 0 where no line is
+    /// drawn (a weight of exactly 0: masked, or cut by sparsemax). Empty when nothing is shown.
+    QList<double> lineWidths() const { return m_lineWidths; }
+    /// The query and key drawn emphasised (−1: none).
+    Index emphasisedQuery() const { return m_emphasisedQuery; }
+    Index emphasisedKey() const { return m_emphasisedKey; }
+    /// A point's centre in this widget's coordinates (as of the last replot).
+    QPoint queryPosition(Index i) const;
+    QPoint keyPosition(Index j) const;
+
+protected:
+    Index planeDimension() const override;
+    void recompute() override;
+    void redraw() override;
+    void picked(const Pickable& point) override;
+    QString describe(const Pickable& point) const override;
+
+private:
+    QCPGraph* m_queries;
+    QCPGraph* m_keys;
+    QCPGraph* m_queryRing;
+    QCPGraph* m_keyRing;
+    QueryKeyPlane m_plane;
+    bool m_hasPlane = false;
+    QList<QPointF> m_queryPoints;
+    QList<QPointF> m_keyPoints;
+    QStringList m_queryLabels;
+    QStringList m_keyLabels;
+    QList<double> m_lineWidths;
+    Index m_emphasisedQuery = -1;
+    Index m_emphasisedKey = -1;
+};
+
+/// Values and outputs of the current head in one plane fitted on V: the V points labelled by their key
+/// tokens, their convex hull, and each output row as a point "o(token)" (a softmax output lies inside the
+/// hull, a sparsemax output on the face its support spans). Clicking a value selects its key, clicking an
+/// output selects its query.
+class ValueSpaceView : public SpaceView {
+    Q_OBJECT
+public:
+    explicit ValueSpaceView(Document* document, QWidget* parent = nullptr);
+
+    QString figureName() const override { return QStringLiteral("v_space"); }
+
+    // What is shown, for tests and export.
+    QList<QPointF> valuePoints() const { return m_valuePoints; }
+    QList<QPointF> outputPoints() const { return m_outputPoints; }
+    /// The hull's vertices in drawing order (counter-clockwise, not repeating the first).
+    QList<QPointF> hullPoints() const { return m_hullPoints; }
+    QStringList valueLabels() const { return m_valueLabels; }
+    QStringList outputLabels() const { return m_outputLabels; }
+    /// The output and value drawn emphasised (−1: none).
+    Index emphasisedOutput() const { return m_emphasisedOutput; }
+    Index emphasisedValue() const { return m_emphasisedValue; }
+    QPoint valuePosition(Index j) const;
+    QPoint outputPosition(Index i) const;
+
+protected:
+    Index planeDimension() const override;
+    void recompute() override;
+    void redraw() override;
+    void picked(const Pickable& point) override;
+    QString describe(const Pickable& point) const override;
+
+private:
+    QCPGraph* m_values;
+    QCPGraph* m_outputs;
+    QCPGraph* m_valueRing;
+    QCPGraph* m_outputRing;
+    QCPCurve* m_hull;
+    ValuePlane m_plane;
+    bool m_hasPlane = false;
+    QList<QPointF> m_valuePoints;
+    QList<QPointF> m_outputPoints;
+    QList<QPointF> m_hullPoints;
+    QStringList m_valueLabels;
+    QStringList m_outputLabels;
+    Index m_emphasisedOutput = -1;
+    Index m_emphasisedValue = -1;
+};
+
+} // namespace qkv::ui
