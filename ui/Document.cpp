@@ -79,6 +79,11 @@ void Document::reset(const Session& session, const QString& filePath)
     emit currentHeadChanged(0);
     notifyChanged(Everything);
     emit modifiedChanged(false);
+    // Start on the key the first query attends to most: the cell a person asks about first.
+    Index key = 0;
+    if (m_result && m_result->heads.front().weights.size() > 0)
+        m_result->heads.front().weights.row(0).maxCoeff(&key);
+    setSelection(0, key);
 }
 
 bool Document::open(const QString& source, QString* error)

@@ -124,7 +124,7 @@ void MainWindow::createDocks()
     embeddings->raise();
 
     QDockWidget* controls = addDock(tr("Attention"), QStringLiteral("dockControls"), new ControlsPanel(m_document, this), Qt::RightDockWidgetArea);
-    QDockWidget* shape = addDock(tr("Shape & Initialisation"), QStringLiteral("dockShape"), new ShapePanel(m_document, this), Qt::RightDockWidgetArea);
+    QDockWidget* shape = addDock(tr("Dimensions"), QStringLiteral("dockShape"), new ShapePanel(m_document, this), Qt::RightDockWidgetArea);
     splitDockWidget(controls, shape, Qt::Vertical);
 
     auto* maskView = new QTableView(this);
