@@ -587,6 +587,12 @@ void Heatmap::onMousePress(QMouseEvent* event)
         emit cellClicked(static_cast<int>(row), static_cast<int>(column));
 }
 
+void Heatmap::setColorBarLabel(const QString& label)
+{
+    m_scale->axis()->setLabel(label);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
 void Heatmap::setRowAnnotations(const QStringList& annotations, const QString& title)
 {
     m_rowAnnotations = annotations;

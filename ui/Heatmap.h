@@ -45,6 +45,8 @@ public:
     /// Axis titles, also used by the hover text ("query ‘I’ → key ‘love’: 0.707").
     void setAxisTitles(const QString& rows, const QString& columns);
     void setColorMode(ColorMode mode);
+    /// What the colours measure ("weight", "score"), written along the colour bar.
+    void setColorBarLabel(const QString& label);
     /// Fixes the colour range (weights: 0 to 1) instead of following the data.
     void setFixedRange(double lower, double upper);
     void clearFixedRange();

@@ -63,22 +63,24 @@ ResultViews::ResultViews(Document* document, QWidget* parent)
         QString rows;
         QString columns;
         Heatmap::ColorMode mode;
+        QString measure;
     };
     const Tab tabs[] = {
-        {"Q", tr("Q"), tr("query"), tr("d_k"), diverging},
-        {"K", tr("K"), tr("key"), tr("d_k"), diverging},
-        {"V", tr("V"), tr("key"), tr("d_v"), diverging},
-        {"scores", tr("Scores"), tr("query"), tr("key"), diverging},
-        {"scaled", tr("Scaled"), tr("query"), tr("key"), diverging},
-        {"mask", tr("Mask"), tr("query"), tr("key"), sequential},
-        {"weights", tr("Weights"), tr("query"), tr("key"), sequential},
-        {"output", tr("Output"), tr("query"), tr("d_v"), diverging},
-        {"finalOutput", tr("Final output"), tr("query"), tr("output dimension"), diverging},
+        {"Q", tr("Q"), tr("query"), tr("d_k"), diverging, tr("value")},
+        {"K", tr("K"), tr("key"), tr("d_k"), diverging, tr("value")},
+        {"V", tr("V"), tr("key"), tr("d_v"), diverging, tr("value")},
+        {"scores", tr("Scores"), tr("query"), tr("key"), diverging, tr("score")},
+        {"scaled", tr("Scaled"), tr("query"), tr("key"), diverging, tr("scaled score")},
+        {"mask", tr("Mask"), tr("query"), tr("key"), sequential, tr("allowed")},
+        {"weights", tr("Weights"), tr("query"), tr("key"), sequential, tr("weight")},
+        {"output", tr("Output"), tr("query"), tr("d_v"), diverging, tr("value")},
+        {"finalOutput", tr("Final output"), tr("query"), tr("output dimension"), diverging, tr("value")},
     };
     for (const Tab& tab : tabs) {
         Heatmap* map = addHeatmap(QLatin1String(tab.name), tab.text);
         map->setAxisTitles(tab.rows, tab.columns);
         map->setColorMode(tab.mode);
+        map->setColorBarLabel(tab.measure);
     }
     heatmap(QStringLiteral("mask"))->setFixedRange(0.0, 1.0);
     heatmap(QStringLiteral("weights"))->setFixedRange(0.0, 1.0);
