@@ -64,7 +64,7 @@ void computeScores(ScoreFunction score, const Head& head, const Matrix& Q, const
     }
 }
 
-RowStats rowStatistics(const double* weights, Index m)
+RowStats rowStatistics(const double* weights, Index m, double knownEntropy)
 {
     // Vectorised: one log per entry is the bulk of the cost for dense rows.
     const Eigen::Map<const Eigen::ArrayXd> a(weights, m);
@@ -73,7 +73,8 @@ RowStats rowStatistics(const double* weights, Index m)
     stats.support = (a > 0.0).count();
     if (stats.support > 0) {
         stats.max = a.maxCoeff();
-        stats.entropy = -(a > 0.0).select(a * a.log(), 0.0).sum(); // 0 ln 0 = 0
+        stats.entropy = knownEntropy >= 0.0 ? knownEntropy
+                                            : -(a > 0.0).select(a * a.log(), 0.0).sum(); // 0 ln 0 = 0
     }
     return stats;
 }
@@ -121,9 +122,10 @@ void computeAttention(const Session& session, AttentionResult& result)
         // One pass per row keeps the row in cache: scale, normalize, statistics.
         for (Index i = 0; i < n; ++i) {
             out.scaled.row(i) = out.scores.row(i) / divisor;
-            normalizeRow(session.normalizer, out.scaled.row(i).data(), out.allowed.row(i).data(), m,
-                         session.temperature, out.weights.row(i).data(), scratch);
-            out.rowStats[static_cast<std::size_t>(i)] = rowStatistics(out.weights.row(i).data(), m);
+            const NormalizerTrace trace =
+                normalizeRow(session.normalizer, out.scaled.row(i).data(), out.allowed.row(i).data(), m,
+                             session.temperature, out.weights.row(i).data(), scratch);
+            out.rowStats[static_cast<std::size_t>(i)] = rowStatistics(out.weights.row(i).data(), m, trace.entropy);
             if (emptyRow[static_cast<std::size_t>(i)])
                 out.emptyRows.push_back(i);
         }

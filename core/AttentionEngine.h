@@ -18,7 +18,8 @@ void computeAttention(const Session& session, AttentionResult& result);
 /// The raw scores S[i][j] = s(q_i, k_j) of one head (spec section 1, scoring functions).
 void computeScores(ScoreFunction score, const Head& head, const Matrix& Q, const Matrix& K, Matrix& scores);
 
-/// Row statistics of a weights matrix (spec section 2).
-RowStats rowStatistics(const double* weights, Index m);
+/// Row statistics of a weights matrix (spec section 2). A known entropy (≥ 0) is taken as it is instead of
+/// being summed again.
+RowStats rowStatistics(const double* weights, Index m, double knownEntropy = -1.0);
 
 } // namespace qkv

@@ -678,24 +678,29 @@ void hardmaxRow(const double* scaled, const std::uint8_t* allowed, Index m, cons
 /// Returns false (having written only to out) when the row needs the careful path: a non-finite score, or
 /// logits below −700 where Eigen's exp is not exact.
 bool fastSoftmaxRow(const double* scaled, const std::uint8_t* allowed, Index m, double temperature, double* out,
-                    NormalizerTrace& trace)
+                    NormalizerScratch& scratch, NormalizerTrace& trace)
 {
     if (m == 0 || out == scaled || std::memchr(allowed, 0, static_cast<std::size_t>(m)) != nullptr)
         return false;
     const Eigen::Map<const Eigen::ArrayXd> s(scaled, m);
-    Eigen::Map<Eigen::ArrayXd> z(out, m);
+    Eigen::Map<Eigen::ArrayXd> p(out, m);
     const double max = s.maxCoeff();
     if (!std::isfinite(max))
         return false;
+    ensureScratch(scratch, m);
+    Eigen::Map<Eigen::ArrayXd> z(scratch.values.data(), m);
     z = (s - max) / temperature;
     if (!(z.minCoeff() > -700.0))
         return false;
-    z = z.exp();
-    const double sum = z.sum();
+    p = z.exp();
+    const double sum = p.sum();
     if (!std::isfinite(sum)) // a NaN score
         return false;
-    z *= 1.0 / sum;
+    // The entropy comes almost free here: −Σ p ln p = ln Σe^z − Σ p z, both terms ≥ 0 (z ≤ 0), no log per entry.
+    const double weightedLogits = (p * z).sum();
+    p *= 1.0 / sum;
     trace.expSum = sum;
+    trace.entropy = std::log(sum) - weightedLogits / sum;
     return true;
 }
 
@@ -705,7 +710,7 @@ NormalizerTrace normalizeRowImpl(const NormalizerSpec& spec, const double* scale
     NormalizerTrace trace;
     const bool softmax = spec.type == NormalizerType::Softmax ||
                          (spec.type == NormalizerType::Entmax && spec.alpha == 1.0);
-    if (softmax && fastSoftmaxRow(scaled, allowed, m, temperature, out, trace))
+    if (softmax && fastSoftmaxRow(scaled, allowed, m, temperature, out, scratch, trace))
         return trace;
     if (spec.type == NormalizerType::Sigmoid) {
         sigmoidRow(scaled, allowed, m, temperature, out);
@@ -769,10 +774,10 @@ NormalizerTrace normalizeRowImpl(const NormalizerSpec& spec, const double* scale
 
 } // namespace
 
-void normalizeRow(const NormalizerSpec& spec, const double* scaled, const std::uint8_t* allowed, Index m,
-                  double temperature, double* out, NormalizerScratch& scratch)
+NormalizerTrace normalizeRow(const NormalizerSpec& spec, const double* scaled, const std::uint8_t* allowed, Index m,
+                             double temperature, double* out, NormalizerScratch& scratch)
 {
-    normalizeRowImpl(spec, scaled, allowed, m, temperature, out, scratch);
+    return normalizeRowImpl(spec, scaled, allowed, m, temperature, out, scratch);
 }
 
 std::vector<double> normalize(const NormalizerSpec& spec, const std::vector<double>& scaled, double temperature,

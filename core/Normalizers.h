@@ -16,21 +16,6 @@ struct NormalizerScratch {
     std::vector<Index> indices;
 };
 
-/// Normalizes one row.
-/// @param scaled       the row's scaled scores S'[i][·] (length m), any finite doubles
-/// @param allowed      the row's mask (length m), 1 where the key may be attended to
-/// @param temperature  τ > 0 (finite)
-/// @param out          receives the weights (length m); every entry with allowed = 0 is exactly 0, and a row
-///                     with no allowed entry is all zeros
-/// Softmax, sparsemax, entmax and hardmax work on z = (S' − max S') / τ over the allowed entries;
-/// sigmoid works on S' / τ.
-void normalizeRow(const NormalizerSpec& spec, const double* scaled, const std::uint8_t* allowed, Index m,
-                  double temperature, double* out, NormalizerScratch& scratch);
-
-/// Convenience for tests and views: one row in, one row out, all entries allowed unless a mask is given.
-std::vector<double> normalize(const NormalizerSpec& spec, const std::vector<double>& scaled,
-                              double temperature = 1.0, const std::vector<std::uint8_t>& allowed = {});
-
 /// What a normalizer did to one row, for the step-by-step view: the threshold t of sparsemax/entmax
 /// (p_j = [(α−1) z_j − t]₊^{1/(α−1)}, with α = 2 for sparsemax), the sum of exponentials of softmax, and
 /// the support size. Fields that do not apply to the normalizer are 0. As in spec section 4, z here is the
@@ -39,7 +24,24 @@ struct NormalizerTrace {
     double threshold = 0.0;
     double expSum = 0.0;
     Index support = 0;
+    /// −Σ p ln p when the normalizer had it for free (the unmasked softmax path), else −1.
+    double entropy = -1.0;
 };
+/// Normalizes one row and returns its trace (the support is not counted: see traceRow()).
+/// @param scaled       the row's scaled scores S'[i][·] (length m), any finite doubles
+/// @param allowed      the row's mask (length m), 1 where the key may be attended to
+/// @param temperature  τ > 0 (finite)
+/// @param out          receives the weights (length m); every entry with allowed = 0 is exactly 0, and a row
+///                     with no allowed entry is all zeros
+/// Softmax, sparsemax, entmax and hardmax work on z = (S' − max S') / τ over the allowed entries;
+/// sigmoid works on S' / τ.
+NormalizerTrace normalizeRow(const NormalizerSpec& spec, const double* scaled, const std::uint8_t* allowed, Index m,
+                             double temperature, double* out, NormalizerScratch& scratch);
+
+/// Convenience for tests and views: one row in, one row out, all entries allowed unless a mask is given.
+std::vector<double> normalize(const NormalizerSpec& spec, const std::vector<double>& scaled,
+                              double temperature = 1.0, const std::vector<std::uint8_t>& allowed = {});
+
 NormalizerTrace traceRow(const NormalizerSpec& spec, const double* scaled, const std::uint8_t* allowed, Index m,
                          double temperature);
 

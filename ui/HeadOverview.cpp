@@ -2,6 +2,7 @@
 
 #include "Document.h"
 #include "Heatmap.h"
+#include "MatrixRef.h"
 #include "ViewData.h"
 
 #include <QEvent>
@@ -30,16 +31,6 @@ constexpr double figureTitlePoints = 12.0;
 constexpr int colourBarWidth = 70;     // the heatmap's colour bar and its tick labels, beside the title
 constexpr int minimumCellHeight = 220; // on screen: rows beyond the height scroll rather than squash
 
-QStringList tokenLabels(const std::vector<std::string>& tokens, Index expected)
-{
-    QStringList labels;
-    if (static_cast<Index>(tokens.size()) != expected)
-        return labels; // a result of another session size: the heatmap falls back to indices
-    labels.reserve(static_cast<int>(tokens.size()));
-    for (const std::string& token : tokens)
-        labels.append(QString::fromStdString(token));
-    return labels;
-}
 
 QString frameStyle(const QString& name, bool current)
 {

@@ -115,16 +115,7 @@ Heatmap::Heatmap(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
-    m_plot->setMinimumSize(160, 120);
-    m_plot->setMouseTracking(true);
-    m_plot->setInteractions(QCP::Interactions());
-
-    QFont titleFont = font();
-    titleFont.setBold(true);
-    m_plot->plotLayout()->insertRow(0);
-    m_titleElement = new QCPTextElement(m_plot, QString(), titleFont);
-    m_plot->plotLayout()->addElement(0, 0, m_titleElement);
-    m_plot->plotLayout()->setRowSpacing(0);
+    m_titleElement = setUpPlot(m_plot, QSize(160, 120));
 
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
         axis->grid()->setVisible(false);

@@ -61,15 +61,7 @@ NormalizerComparisonView::NormalizerComparisonView(Document* document, QWidget* 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
-    m_plot->setMinimumSize(240, 180);
-    m_plot->setMouseTracking(true);
-    m_plot->setInteractions(QCP::Interactions());
-
-    QFont titleFont = font();
-    titleFont.setBold(true);
-    m_plot->plotLayout()->insertRow(0);
-    m_titleElement = new QCPTextElement(m_plot, QString(), titleFont);
-    m_plot->plotLayout()->addElement(0, 0, m_titleElement);
+    m_titleElement = setUpPlot(m_plot, QSize(240, 180));
 
     // The legend in a row of its own under the plot, so it never hides a bar.
     m_plot->legend->setVisible(true);

@@ -41,4 +41,18 @@ void renderPlot(QCustomPlot* plot, QPaintDevice* device, const QSize& size)
     painter.end();
 }
 
+QCPTextElement* setUpPlot(QCustomPlot* plot, const QSize& minimumSize)
+{
+    plot->setMinimumSize(minimumSize);
+    plot->setMouseTracking(true);
+    plot->setInteractions(QCP::Interactions());
+    QFont titleFont = plot->font();
+    titleFont.setBold(true);
+    plot->plotLayout()->insertRow(0);
+    auto* title = new QCPTextElement(plot, QString(), titleFont);
+    plot->plotLayout()->addElement(0, 0, title);
+    plot->plotLayout()->setRowSpacing(0);
+    return title;
+}
+
 } // namespace qkv::ui

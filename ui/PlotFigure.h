@@ -3,6 +3,7 @@
 
 #include <QSize>
 
+class QCPTextElement;
 class QCustomPlot;
 class QPaintDevice;
 
@@ -16,5 +17,9 @@ namespace qkv::ui {
 /// the layout of `size` until its next replot: a view that decides things from its layout (tick labels, cell
 /// texts) prepares for `size` before calling this and lays itself out for the screen again after.
 void renderPlot(QCustomPlot* plot, QPaintDevice* device, const QSize& size);
+
+/// The set-up every plot view shares: a minimum size, hover tracking, no dragging or zooming, and a bold
+/// title row above the axes. Returns the title element.
+QCPTextElement* setUpPlot(QCustomPlot* plot, const QSize& minimumSize);
 
 } // namespace qkv::ui

@@ -2,6 +2,7 @@
 
 #include "Document.h"
 #include "Heatmap.h"
+#include "MatrixRef.h"
 
 #include <QCheckBox>
 #include <QHBoxLayout>
@@ -12,21 +13,6 @@
 #include <algorithm>
 
 namespace qkv::ui {
-
-namespace {
-
-QStringList tokenLabels(const std::vector<std::string>& tokens, Index expected)
-{
-    QStringList labels;
-    if (static_cast<Index>(tokens.size()) != expected)
-        return labels; // a result of another session size: the heatmap falls back to indices
-    labels.reserve(static_cast<int>(tokens.size()));
-    for (const std::string& token : tokens)
-        labels.append(QString::fromStdString(token));
-    return labels;
-}
-
-} // namespace
 
 ResultViews::ResultViews(Document* document, QWidget* parent)
     : QWidget(parent), m_document(document), m_error(new QLabel(this)), m_tabs(new QTabWidget(this))

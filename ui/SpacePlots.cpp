@@ -141,16 +141,7 @@ SpaceView::SpaceView(Document* document, const QString& dimension, QWidget* pare
     layout->addWidget(m_plot, 1);
 
     m_plot->setObjectName(QStringLiteral("plot"));
-    m_plot->setMinimumSize(200, 160);
-    m_plot->setMouseTracking(true);
-    m_plot->setInteractions(QCP::Interactions());
-
-    QFont titleFont = font();
-    titleFont.setBold(true);
-    m_plot->plotLayout()->insertRow(0);
-    m_titleElement = new QCPTextElement(m_plot, QString(), titleFont);
-    m_plot->plotLayout()->addElement(0, 0, m_titleElement);
-    m_plot->plotLayout()->setRowSpacing(0);
+    m_titleElement = setUpPlot(m_plot, QSize(200, 160));
 
     // The legend in a row of its own under the plot, centred, so it never covers a point.
     m_plot->legend->setVisible(true);

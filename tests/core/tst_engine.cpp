@@ -5,6 +5,8 @@
 #include "Examples.h"
 #include "Initializers.h"
 
+#include "TestMatrices.h"
+
 #include <QtTest>
 
 #include <cmath>
@@ -13,18 +15,7 @@ using namespace qkv;
 
 namespace {
 
-Matrix fromRows(std::initializer_list<std::initializer_list<double>> rows)
-{
-    Matrix m(static_cast<Index>(rows.size()), static_cast<Index>(rows.begin()->size()));
-    Index r = 0;
-    for (const auto& row : rows) {
-        Index c = 0;
-        for (double v : row)
-            m(r, c++) = v;
-        ++r;
-    }
-    return m;
-}
+using test::fromRows;
 
 void compareMatrix(const Matrix& actual, const Matrix& expected, double tolerance, const char* what)
 {
@@ -295,6 +286,14 @@ void TestEngine::rowStatistics()
         QVERIFY(std::abs(stats.sum - 1) < 1e-15);
     }
     QVERIFY(std::abs(h.rowStats[1].entropy - std::log(3.0)) < 1e-15);
+    // The unmasked softmax path hands over its entropy (ln Σe^z − Σ p z): it must equal −Σ a ln a.
+    const AttentionResult big = computeAttention(randomSession(40, 300, 16, 8, 4, 1, 77));
+    for (Index i = 0; i < 40; ++i) {
+        const auto row = big.heads[0].weights.row(i).array();
+        const double direct = -(row * row.log()).sum();
+        QVERIFY2(std::abs(big.heads[0].rowStats[static_cast<std::size_t>(i)].entropy - direct) < 1e-13,
+                 qPrintable(QString::number(direct)));
+    }
     // Sparse rows: 0 ln 0 = 0, support counts only positive weights.
     const double w[] = {0.0, 0.25, 0.75};
     const RowStats sparse = qkv::rowStatistics(w, 3);

@@ -9,6 +9,8 @@
 #include "Normalizers.h"
 #include "Projection.h"
 
+#include "TestMatrices.h"
+
 #include <QtTest>
 
 #include <algorithm>
@@ -47,18 +49,7 @@ std::string factor(double x)
     return x < 0 ? "(" + fixed3(x) + ")" : fixed3(x);
 }
 
-Matrix fromRows(std::initializer_list<std::initializer_list<double>> rows)
-{
-    Matrix m(static_cast<Index>(rows.size()), static_cast<Index>(rows.begin()->size()));
-    Index r = 0;
-    for (const auto& row : rows) {
-        Index c = 0;
-        for (double v : row)
-            m(r, c++) = v;
-        ++r;
-    }
-    return m;
-}
+using test::fromRows;
 
 Session randomSession(Index n, Index m, Index dK, Index dV, std::uint64_t seed)
 {

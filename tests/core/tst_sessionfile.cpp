@@ -5,6 +5,8 @@
 #include "Examples.h"
 #include "SessionFile.h"
 
+#include "TestMatrices.h"
+
 #include <QtTest>
 
 #include <QDir>
@@ -21,18 +23,7 @@ using namespace qkv;
 
 namespace {
 
-Matrix fromRows(std::initializer_list<std::initializer_list<double>> rows)
-{
-    Matrix m(static_cast<Index>(rows.size()), static_cast<Index>(rows.begin()->size()));
-    Index r = 0;
-    for (const auto& row : rows) {
-        Index c = 0;
-        for (double v : row)
-            m(r, c++) = v;
-        ++r;
-    }
-    return m;
-}
+using test::fromRows;
 
 QJsonObject exampleObject(const std::string& name)
 {

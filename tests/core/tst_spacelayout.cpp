@@ -7,6 +7,8 @@
 #include "Projection.h"
 #include "SpaceLayout.h"
 
+#include "TestMatrices.h"
+
 #include <QtTest>
 
 #include <algorithm>
@@ -17,18 +19,7 @@ using namespace qkv;
 
 namespace {
 
-Matrix fromRows(std::initializer_list<std::initializer_list<double>> rows)
-{
-    Matrix m(static_cast<Index>(rows.size()), static_cast<Index>(rows.begin()->size()));
-    Index r = 0;
-    for (const auto& row : rows) {
-        Index c = 0;
-        for (double v : row)
-            m(r, c++) = v;
-        ++r;
-    }
-    return m;
-}
+using test::fromRows;
 
 bool near(const Matrix& a, const Matrix& b, double tolerance)
 {
