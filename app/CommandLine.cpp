@@ -71,8 +71,9 @@ std::string examplesList()
 {
     std::string list = "\nBuilt-in examples:\n";
     for (const ExampleInfo& example : builtinExamples())
-        list += "  example:" + example.name + std::string(example.name.size() < 14 ? 14 - example.name.size() : 1, ' ') +
-                example.title + "\n";
+        list += "  example:" + example.name +
+                std::string(example.name.size() < 14 ? 14 - example.name.size() : 1, ' ') + example.title +
+                "\n";
     return list;
 }
 
@@ -251,7 +252,8 @@ CommandLineOutcome runCommandLine(const std::vector<std::string>& args, std::ist
     if (first == "compute") {
         outcome.handled = true;
         if (args.size() != 2) {
-            err << "qkvlab compute: expected one argument: a session file, - for standard input, or example:NAME\n"
+            err << "qkvlab compute: expected one argument: a session file, - for standard input, or "
+                   "example:NAME\n"
                 << usage;
             outcome.exitCode = 2;
             return outcome;
@@ -275,7 +277,8 @@ CommandLineOutcome runCommandLine(const std::vector<std::string>& args, std::ist
         return outcome;
     }
     if (args.size() > 1) {
-        err << "qkvlab: expected at most one session to open, found " << args.size() << " arguments\n" << usage;
+        err << "qkvlab: expected at most one session to open, found " << args.size() << " arguments\n"
+            << usage;
         outcome.handled = true;
         outcome.exitCode = 2;
         return outcome;

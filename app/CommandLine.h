@@ -26,9 +26,9 @@ struct ExportRequest {
 
 /// What main() should do after looking at the arguments.
 struct CommandLineOutcome {
-    bool handled = false;       ///< true: a command ran (or failed); exit with exitCode
+    bool handled = false; ///< true: a command ran (or failed); exit with exitCode
     int exitCode = 0;
-    std::string sessionToOpen;  ///< for the window: a file path or "example:NAME" ("" = the default example)
+    std::string sessionToOpen; ///< for the window: a file path or "example:NAME" ("" = the default example)
     std::optional<ExportRequest> exportRequest; ///< set: run the export (after creating the QApplication)
 };
 
@@ -40,6 +40,5 @@ std::string exportUsage();
 /// Usage errors and refused files exit with status 2 and a message on `err`.
 CommandLineOutcome runCommandLine(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
                                   std::ostream& err);
-
 
 } // namespace qkv::app

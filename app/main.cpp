@@ -13,7 +13,8 @@
 int main(int argc, char* argv[])
 {
     const std::vector<std::string> args(argv + 1, argv + argc);
-    const qkv::app::CommandLineOutcome outcome = qkv::app::runCommandLine(args, std::cin, std::cout, std::cerr);
+    const qkv::app::CommandLineOutcome outcome =
+        qkv::app::runCommandLine(args, std::cin, std::cout, std::cerr);
     if (outcome.handled)
         return outcome.exitCode;
     if (outcome.exportRequest) {

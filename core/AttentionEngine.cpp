@@ -73,8 +73,8 @@ RowStats rowStatistics(const double* weights, Index m, double knownEntropy)
     stats.support = (a > 0.0).count();
     if (stats.support > 0) {
         stats.max = a.maxCoeff();
-        stats.entropy = knownEntropy >= 0.0 ? knownEntropy
-                                            : -(a > 0.0).select(a * a.log(), 0.0).sum(); // 0 ln 0 = 0
+        stats.entropy =
+            knownEntropy >= 0.0 ? knownEntropy : -(a > 0.0).select(a * a.log(), 0.0).sum(); // 0 ln 0 = 0
     }
     return stats;
 }
@@ -125,7 +125,8 @@ void computeAttention(const Session& session, AttentionResult& result)
             const NormalizerTrace trace =
                 normalizeRow(session.normalizer, out.scaled.row(i).data(), out.allowed.row(i).data(), m,
                              session.temperature, out.weights.row(i).data(), scratch);
-            out.rowStats[static_cast<std::size_t>(i)] = rowStatistics(out.weights.row(i).data(), m, trace.entropy);
+            out.rowStats[static_cast<std::size_t>(i)] =
+                rowStatistics(out.weights.row(i).data(), m, trace.entropy);
             if (emptyRow[static_cast<std::size_t>(i)])
                 out.emptyRows.push_back(i);
         }

@@ -36,9 +36,9 @@ struct HeadResult {
     friend bool operator==(const HeadResult& a, const HeadResult& b)
     {
         return sameMatrix(a.Q, b.Q) && sameMatrix(a.K, b.K) && sameMatrix(a.V, b.V) &&
-               sameMatrix(a.scores, b.scores) && sameMatrix(a.scaled, b.scaled) && sameMatrix(a.allowed, b.allowed) &&
-               sameMatrix(a.weights, b.weights) && sameMatrix(a.output, b.output) && a.rowStats == b.rowStats &&
-               a.emptyRows == b.emptyRows;
+               sameMatrix(a.scores, b.scores) && sameMatrix(a.scaled, b.scaled) &&
+               sameMatrix(a.allowed, b.allowed) && sameMatrix(a.weights, b.weights) &&
+               sameMatrix(a.output, b.output) && a.rowStats == b.rowStats && a.emptyRows == b.emptyRows;
     }
 };
 

@@ -19,16 +19,14 @@ using MaskMatrix = Eigen::Matrix<std::uint8_t, Eigen::Dynamic, Eigen::Dynamic, E
 
 /// True when no entry is infinite or NaN. Vectorised (inf·0 and NaN·0 are NaN, which survives the sum), so it
 /// costs a fraction of Eigen's early-exit allFinite() on large matrices.
-template <typename Derived>
-bool isAllFinite(const Eigen::DenseBase<Derived>& m)
+template <typename Derived> bool isAllFinite(const Eigen::DenseBase<Derived>& m)
 {
     return std::isfinite((m.derived().array() * 0.0).sum());
 }
 
 /// Equal shapes and equal entries. Eigen's operator== requires equal shapes (it asserts, or reads out of
 /// bounds in release builds), so value types compare their matrices through this.
-template <typename A, typename B>
-bool sameMatrix(const Eigen::DenseBase<A>& a, const Eigen::DenseBase<B>& b)
+template <typename A, typename B> bool sameMatrix(const Eigen::DenseBase<A>& a, const Eigen::DenseBase<B>& b)
 {
     return a.rows() == b.rows() && a.cols() == b.cols() && (a.size() == 0 || a.derived() == b.derived());
 }

@@ -8,7 +8,8 @@ namespace qkv {
 /// Writes `bytes` to `path` atomically: a temporary file beside it (path + ".XXXXXX"), given the
 /// permissions of the file it replaces (0644 for a new file), flushed to disk, then renamed over `path`,
 /// so a crash mid-save never destroys what was there. On failure the temporary file is removed and
-/// qkv::Error is thrown with a message that starts with the path, e.g. "out.csv: cannot write: No space left".
+/// qkv::Error is thrown with a message that starts with the path, e.g. "out.csv: cannot write: No space
+/// left".
 void writeFileAtomically(const std::string& path, const std::string& bytes);
 
 } // namespace qkv

@@ -47,8 +47,7 @@ private:
     bool m_hasSpare = false;
 };
 
-template <typename Draw>
-Matrix fill(Index rows, Index cols, Draw draw)
+template <typename Draw> Matrix fill(Index rows, Index cols, Draw draw)
 {
     Matrix result(rows, cols);
     // Row-major storage: row by row, left to right.

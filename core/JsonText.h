@@ -12,8 +12,7 @@ namespace qkv::json {
 using Json = nlohmann::ordered_json;
 
 /// A matrix as an array of rows.
-template <typename Derived>
-Json matrix(const Eigen::MatrixBase<Derived>& m)
+template <typename Derived> Json matrix(const Eigen::MatrixBase<Derived>& m)
 {
     Json rows = Json::array();
     for (Index r = 0; r < m.rows(); ++r) {

@@ -90,7 +90,8 @@ std::vector<std::string_view> splitLines(std::string_view text)
             return lines;
         }
         lines.push_back(text.substr(0, lineBreak));
-        const bool crlf = text[lineBreak] == '\r' && lineBreak + 1 < text.size() && text[lineBreak + 1] == '\n';
+        const bool crlf =
+            text[lineBreak] == '\r' && lineBreak + 1 < text.size() && text[lineBreak + 1] == '\n';
         text.remove_prefix(lineBreak + (crlf ? 2 : 1));
     }
 }
@@ -127,10 +128,10 @@ struct PyValue {
     Kind kind = Kind::None;
     bool boolean = false;
     bool negative = false;
-    bool huge = false;            ///< a whole number too large to matter (> 10^15)
-    std::uint64_t magnitude = 0;  ///< a whole number's absolute value
-    std::string text;             ///< a string
-    std::vector<PyValue> items;   ///< a sequence's items, or a dictionary's values
+    bool huge = false;             ///< a whole number too large to matter (> 10^15)
+    std::uint64_t magnitude = 0;   ///< a whole number's absolute value
+    std::string text;              ///< a string
+    std::vector<PyValue> items;    ///< a sequence's items, or a dictionary's values
     std::vector<std::string> keys; ///< a dictionary's keys (the last of equal keys wins)
 
     const PyValue* find(const std::string& key) const
@@ -164,8 +165,8 @@ private:
 
     void skipSpace()
     {
-        while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' ||
-                                       text_[pos_] == '\r'))
+        while (pos_ < text_.size() &&
+               (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r'))
             ++pos_;
     }
 
@@ -317,26 +318,52 @@ std::string shapeText(const std::vector<std::uint64_t>& shape)
 /// Why a dtype other than '<f4' and '<f8' is refused, with what to do about it.
 std::string unsupportedDtype(const std::string& descr)
 {
-    const std::string advice = "; QKV Lab reads float64 '<f8' and float32 '<f4' (convert with a.astype('<f8'))";
+    const std::string advice =
+        "; QKV Lab reads float64 '<f8' and float32 '<f4' (convert with a.astype('<f8'))";
     const char order = descr.empty() ? '\0' : descr.front();
-    const std::string code = (order == '<' || order == '>' || order == '|' || order == '=') ? descr.substr(1) : descr;
+    const std::string code =
+        (order == '<' || order == '>' || order == '|' || order == '=') ? descr.substr(1) : descr;
     if (order == '>' && (code == "f8" || code == "f4"))
         return "big-endian " + std::string(code == "f8" ? "float64" : "float32") + " ('" + descr +
                "') is not supported" + advice;
     std::string kind;
     switch (code.empty() ? '\0' : code.front()) {
-    case 'i': kind = "signed integers"; break;
-    case 'u': kind = "unsigned integers"; break;
-    case 'b': kind = "booleans"; break;
-    case 'c': kind = "complex numbers"; break;
-    case 'f': kind = "floating point of another size"; break;
-    case 'O': kind = "Python objects"; break;
-    case 'U': kind = "Unicode strings"; break;
-    case 'S': kind = "byte strings"; break;
-    case 'V': kind = "raw bytes"; break;
-    case 'M': kind = "dates"; break;
-    case 'm': kind = "time spans"; break;
-    default: kind = "unknown"; break;
+    case 'i':
+        kind = "signed integers";
+        break;
+    case 'u':
+        kind = "unsigned integers";
+        break;
+    case 'b':
+        kind = "booleans";
+        break;
+    case 'c':
+        kind = "complex numbers";
+        break;
+    case 'f':
+        kind = "floating point of another size";
+        break;
+    case 'O':
+        kind = "Python objects";
+        break;
+    case 'U':
+        kind = "Unicode strings";
+        break;
+    case 'S':
+        kind = "byte strings";
+        break;
+    case 'V':
+        kind = "raw bytes";
+        break;
+    case 'M':
+        kind = "dates";
+        break;
+    case 'm':
+        kind = "time spans";
+        break;
+    default:
+        kind = "unknown";
+        break;
     }
     return "unsupported data type '" + descr + "' (" + kind + ")" + advice;
 }
@@ -443,10 +470,12 @@ Matrix parseDelimited(const std::string& text)
             refuseAt(lineNumber, 1, "more than " + maxSideText + " rows");
         const std::vector<std::string_view> fields = splitFields(lines[i], separator);
         if (fields.size() > static_cast<std::size_t>(maxMatrixSide))
-            refuseAt(lineNumber, static_cast<std::size_t>(maxMatrixSide) + 1, "more than " + maxSideText + " values");
+            refuseAt(lineNumber, static_cast<std::size_t>(maxMatrixSide) + 1,
+                     "more than " + maxSideText + " values");
         if (rows == 0) {
             cols = fields.size();
-            values.reserve(cols * std::min<std::size_t>(last - first, static_cast<std::size_t>(maxMatrixSide)));
+            values.reserve(cols *
+                           std::min<std::size_t>(last - first, static_cast<std::size_t>(maxMatrixSide)));
         } else if (fields.size() != cols) {
             std::string problem = std::to_string(fields.size()) + " values on this line, but " +
                                   std::to_string(cols) + " on line " + std::to_string(first + 1);
@@ -497,12 +526,13 @@ Matrix parseNpy(const std::string& bytes)
         refuseNpy("truncated .npy file: the header length is missing");
     const std::uint64_t headerLength = readLittleEndian(data + 8, static_cast<int>(lengthSize));
     if (headerLength > bytes.size() - headerStart)
-        refuseNpy("truncated .npy file: the header is " + std::to_string(headerLength) + " bytes long, but only " +
-                  std::to_string(bytes.size() - headerStart) + " bytes follow");
+        refuseNpy("truncated .npy file: the header is " + std::to_string(headerLength) +
+                  " bytes long, but only " + std::to_string(bytes.size() - headerStart) + " bytes follow");
     const std::size_t dataStart = headerStart + static_cast<std::size_t>(headerLength);
 
     const PyValue header =
-        HeaderParser(std::string_view(bytes).substr(headerStart, static_cast<std::size_t>(headerLength))).parse();
+        HeaderParser(std::string_view(bytes).substr(headerStart, static_cast<std::size_t>(headerLength)))
+            .parse();
     if (header.kind != PyValue::Kind::Dictionary)
         refuseNpy("the .npy header is not a dictionary");
     for (const char* key : {"descr", "fortran_order", "shape"})
@@ -539,7 +569,8 @@ Matrix parseNpy(const std::string& bytes)
                   " dimensions; a matrix has 2 (or 1 for a single row)");
     for (const std::uint64_t dimension : shape)
         if (dimension == 0)
-            refuseNpy("shape " + shapeText(shape) + " is empty; a matrix needs at least one row and one column");
+            refuseNpy("shape " + shapeText(shape) +
+                      " is empty; a matrix needs at least one row and one column");
     for (const std::uint64_t dimension : shape)
         if (dimension > static_cast<std::uint64_t>(maxMatrixSide))
             refuseNpy("shape " + shapeText(shape) + " is larger than " + maxSideText + " × " + maxSideText);
@@ -549,9 +580,11 @@ Matrix parseNpy(const std::string& bytes)
     const std::uint64_t needed = static_cast<std::uint64_t>(rows * cols) * itemSize;
     const std::uint64_t present = bytes.size() - dataStart;
     if (present != needed) {
-        const std::string what = "shape " + shapeText(shape) + " of '" + descr + "' needs " + std::to_string(needed) +
-                                 " bytes of data, the file has " + std::to_string(present);
-        refuseNpy(present < needed ? "truncated .npy file: " + what : "the data does not fit the shape: " + what);
+        const std::string what = "shape " + shapeText(shape) + " of '" + descr + "' needs " +
+                                 std::to_string(needed) + " bytes of data, the file has " +
+                                 std::to_string(present);
+        refuseNpy(present < needed ? "truncated .npy file: " + what
+                                   : "the data does not fit the shape: " + what);
     }
 
     Matrix m(rows, cols);
@@ -572,8 +605,8 @@ Matrix parseNpy(const std::string& bytes)
         if (!std::isfinite(value)) {
             const std::string index =
                 shape.size() == 2 ? std::to_string(r) + ", " + std::to_string(c) : std::to_string(c);
-            refuseNpy("row " + std::to_string(r + 1) + ", column " + std::to_string(c + 1) + " (index [" + index +
-                      "]): " + (std::isnan(value) ? "NaN" : "infinity") +
+            refuseNpy("row " + std::to_string(r + 1) + ", column " + std::to_string(c + 1) + " (index [" +
+                      index + "]): " + (std::isnan(value) ? "NaN" : "infinity") +
                       " is not allowed (every value must be a finite number)");
         }
         m(r, c) = value;
@@ -587,8 +620,8 @@ std::string formatNpy(const Matrix& m)
     // header padded with spaces and ending in '\n' so that the data starts at a multiple of 64 bytes.
     constexpr std::size_t preamble = npyMagicLength + 2 + 2;
     constexpr std::size_t align = 64;
-    std::string dictionary = "{'descr': '<f8', 'fortran_order': False, 'shape': (" + std::to_string(m.rows()) +
-                             ", " + std::to_string(m.cols()) + "), }";
+    std::string dictionary = "{'descr': '<f8', 'fortran_order': False, 'shape': (" +
+                             std::to_string(m.rows()) + ", " + std::to_string(m.cols()) + "), }";
     const std::size_t withNewline = dictionary.size() + 1;
     const std::size_t padding = align - (preamble + withNewline) % align;
     const std::size_t headerLength = withNewline + padding;

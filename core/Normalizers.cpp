@@ -13,11 +13,12 @@
 //
 // * All shift-invariant normalizers work on z_j = (S'_j − max S') / τ over the allowed entries, clamped to
 //   [−DBL_MAX, 0], so max z = 0 exactly and no infinity ever enters the arithmetic. Since max z = 0, the
-//   thresholds below are ≥ −1, so only the candidates with (α−1) z_j > −1 can be in a support; they are copied
-//   to the scratch (which only grows, so rows after the first allocate nothing) and nothing is fully sorted.
+//   thresholds below are ≥ −1, so only the candidates with (α−1) z_j > −1 can be in a support; they are
+//   copied to the scratch (which only grows, so rows after the first allocate nothing) and nothing is fully
+//   sorted.
 // * sparsemax: Michelot's filtering iteration on the candidates: t = (Σ_W z − 1)/|W|, drop the z ≤ t, repeat.
-//   Every t is a lower bound of the exact threshold; when nothing is dropped W is exactly the support and t is
-//   the exact threshold of the sort-based algorithm. After 40 passes (adversarial input) the remaining
+//   Every t is a lower bound of the exact threshold; when nothing is dropped W is exactly the support and t
+//   is the exact threshold of the sort-based algorithm. After 40 passes (adversarial input) the remaining
 //   candidates are sorted instead.
 // * 1.5-entmax: the entmax library's exact sort-based algorithm on the candidates z/2 > −1. With more than 64
 //   candidates, Newton's method on the convex u(t) = ‖[z/2 − t]₊‖₂ first prunes them from below, and the
@@ -101,9 +102,9 @@ void computeLogits(const double* scaled, const std::uint8_t* allowed, Index m, d
     for (Index j = 0; j < m; ++j) {
         const double s = scaled[j];
         double z = (s - max) / temperature;
-        z = s == max ? 0.0 : z;           // also for s = max = ±∞
-        z = z >= kLowest ? z : kLowest;   // −∞ and NaN
-        z = z > 0.0 ? 0.0 : z;            // only for τ ≤ 0, outside the contract
+        z = s == max ? 0.0 : z;         // also for s = max = ±∞
+        z = z >= kLowest ? z : kLowest; // −∞ and NaN
+        z = z > 0.0 ? 0.0 : z;          // only for τ ≤ 0, outside the contract
         out[j] = allowed[j] ? z : 0.0;
     }
 }
@@ -296,10 +297,11 @@ double entmax15Row(const std::uint8_t* allowed, Index m, double* out, Normalizer
 
 /// α-entmax in the λ form (see the file comment). LowAlpha: 1 < α < 2, the scratch holds y = εz and
 /// w = y·e^{ελ}; otherwise (astronomically large α) it holds ln(−y) and w = −exp(ln(−y) + ελ), Newton's step
-/// is on ln Σp and rtsafe's fallback to bisection guards it. Returns the threshold t = −e^{−ελ} of the shifted
-/// logits.
+/// is on ln Σp and rtsafe's fallback to bisection guards it. Returns the threshold t = −e^{−ελ} of the
+/// shifted logits.
 template <bool LowAlpha>
-double entmaxSolve(double alpha, const std::uint8_t* allowed, Index m, double* out, NormalizerScratch& scratch)
+double entmaxSolve(double alpha, const std::uint8_t* allowed, Index m, double* out,
+                   NormalizerScratch& scratch)
 {
     const double eps = alpha - 1.0;
     const double q = 1.0 / eps;
@@ -345,7 +347,8 @@ double entmaxSolve(double alpha, const std::uint8_t* allowed, Index m, double* o
             const double w = wOf(v[i], factor);
             if (w > -1.0) {
                 // ln(1 + w) as accurately as log1p, at the cost of log: 1 + w rounds to a, the rounding error
-                // w − (a − 1) is exact (Fast2Sum, |w| ≤ 1), and ln(1 + w) = ln a + ln(1 + err/a) ≈ ln a + err/a.
+                // w − (a − 1) is exact (Fast2Sum, |w| ≤ 1), and ln(1 + w) = ln a + ln(1 + err/a) ≈ ln a +
+                // err/a.
                 const double a = 1.0 + w;
                 const double gi = 1.0 / a;
                 const double logOnePlusW = std::log(a) + (w - (a - 1.0)) * gi;
@@ -422,8 +425,8 @@ double entmaxSolve(double alpha, const std::uint8_t* allowed, Index m, double* o
             // λ* = λ + step within ~step³: move the stored p there instead of another pass. ln p_j(λ) has the
             // derivatives −g_j and ε g_j (1 − g_j), so a second-order expansion of its change a_j is exact to
             // ~|a_j|³ when |a_j| ≤ 1e-5; the few entries near the threshold (large g_j) are recomputed.
-            // Nothing enters the support: as λ grows entries only leave, and when it shrinks, every entry left
-            // in the working set is inside already and the others were outside at lo.
+            // Nothing enters the support: as λ grows entries only leave, and when it shrinks, every entry
+            // left in the working set is inside already and the others were outside at lo.
             const double next = lambda + step;
             const double factor = factorAt(next);
             for (Index i = 0; i < last.inside; ++i) {
@@ -492,13 +495,16 @@ inline DoubleDouble add(DoubleDouble x, DoubleDouble y)
     return {hi, e - (hi - s.hi)};
 }
 
-inline bool less(DoubleDouble a, DoubleDouble b) { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo); }
+inline bool less(DoubleDouble a, DoubleDouble b)
+{
+    return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
+}
 
 /// α-entmax for α > 2 (q = 1/ε < 1), solved directly for t. There p_j = d_j^q with d_j = y_j − t has an
 /// unbounded derivative where d_j → 0, so an entry near the threshold is only right if d_j is: y_j = εz_j is
-/// kept exactly as a double-double (fma), t is a double-double, and d_j = (y_j.hi − t.hi) + (y_j.lo − t.lo) is
-/// then accurate to a few ulps of d_j itself. The root of ln Σ d^q is found by Newton's method with rtsafe's
-/// fallback to bisection inside the bracket [−1, 0]; left ends of the bracket drop entries for good.
+/// kept exactly as a double-double (fma), t is a double-double, and d_j = (y_j.hi − t.hi) + (y_j.lo − t.lo)
+/// is then accurate to a few ulps of d_j itself. The root of ln Σ d^q is found by Newton's method with
+/// rtsafe's fallback to bisection inside the bracket [−1, 0]; left ends of the bracket drop entries for good.
 /// Needs t* ≥ −k^{−ε} to stay a normal double, i.e. ε·ln k ≤ 600 (see entmaxSolve<false> otherwise).
 double entmaxSolveHighAlpha(double alpha, const std::uint8_t* allowed, Index m, double* out,
                             NormalizerScratch& scratch)
@@ -555,7 +561,7 @@ double entmaxSolveHighAlpha(double alpha, const std::uint8_t* allowed, Index m, 
     // The root lies in [−1, −n^{−ε}] (every p ≤ 1/n at the right end), often orders of magnitude from −1, so
     // both Newton's method and bisection work on s = ln(−t): ln Σp is linear in s when the support is ties.
     DoubleDouble t{-1.0, 0.0};
-    DoubleDouble lo{-1.0, 0.0};                                                // Σp ≥ 1
+    DoubleDouble lo{-1.0, 0.0};                                               // Σp ≥ 1
     DoubleDouble hi{-std::exp(-eps * std::log(static_cast<double>(n))), 0.0}; // Σp ≤ 1
     double logSumLo = std::numeric_limits<double>::infinity();
     double logSumHi = -std::numeric_limits<double>::infinity();
@@ -677,8 +683,8 @@ void hardmaxRow(const double* scaled, const std::uint8_t* allowed, Index m, cons
 /// Softmax of a row without a mask, entirely vectorised: the common case, and most of a large session's time.
 /// Returns false (having written only to out) when the row needs the careful path: a non-finite score, or
 /// logits below −700 where Eigen's exp is not exact.
-bool fastSoftmaxRow(const double* scaled, const std::uint8_t* allowed, Index m, double temperature, double* out,
-                    NormalizerScratch& scratch, NormalizerTrace& trace)
+bool fastSoftmaxRow(const double* scaled, const std::uint8_t* allowed, Index m, double temperature,
+                    double* out, NormalizerScratch& scratch, NormalizerTrace& trace)
 {
     if (m == 0 || out == scaled || std::memchr(allowed, 0, static_cast<std::size_t>(m)) != nullptr)
         return false;
@@ -696,7 +702,8 @@ bool fastSoftmaxRow(const double* scaled, const std::uint8_t* allowed, Index m, 
     const double sum = p.sum();
     if (!std::isfinite(sum)) // a NaN score
         return false;
-    // The entropy comes almost free here: −Σ p ln p = ln Σe^z − Σ p z, both terms ≥ 0 (z ≤ 0), no log per entry.
+    // The entropy comes almost free here: −Σ p ln p = ln Σe^z − Σ p z, both terms ≥ 0 (z ≤ 0), no log per
+    // entry.
     const double weightedLogits = (p * z).sum();
     p *= 1.0 / sum;
     trace.expSum = sum;
@@ -704,12 +711,13 @@ bool fastSoftmaxRow(const double* scaled, const std::uint8_t* allowed, Index m, 
     return true;
 }
 
-NormalizerTrace normalizeRowImpl(const NormalizerSpec& spec, const double* scaled, const std::uint8_t* allowed,
-                                 Index m, double temperature, double* out, NormalizerScratch& scratch)
+NormalizerTrace normalizeRowImpl(const NormalizerSpec& spec, const double* scaled,
+                                 const std::uint8_t* allowed, Index m, double temperature, double* out,
+                                 NormalizerScratch& scratch)
 {
     NormalizerTrace trace;
-    const bool softmax = spec.type == NormalizerType::Softmax ||
-                         (spec.type == NormalizerType::Entmax && spec.alpha == 1.0);
+    const bool softmax =
+        spec.type == NormalizerType::Softmax || (spec.type == NormalizerType::Entmax && spec.alpha == 1.0);
     if (softmax && fastSoftmaxRow(scaled, allowed, m, temperature, out, scratch, trace))
         return trace;
     if (spec.type == NormalizerType::Sigmoid) {
@@ -767,25 +775,27 @@ NormalizerTrace normalizeRowImpl(const NormalizerSpec& spec, const double* scale
     }
     if (thresholdSlope > 0.0 && scan.found) {
         // Report t for the unshifted logits S'/τ (spec section 4): (α−1)(z + max/τ) − t' = (α−1)z − t.
-        trace.threshold = clampFinite(trace.threshold + clampFinite(thresholdSlope * (scan.max / temperature)));
+        trace.threshold =
+            clampFinite(trace.threshold + clampFinite(thresholdSlope * (scan.max / temperature)));
     }
     return trace;
 }
 
 } // namespace
 
-NormalizerTrace normalizeRow(const NormalizerSpec& spec, const double* scaled, const std::uint8_t* allowed, Index m,
-                             double temperature, double* out, NormalizerScratch& scratch)
+NormalizerTrace normalizeRow(const NormalizerSpec& spec, const double* scaled, const std::uint8_t* allowed,
+                             Index m, double temperature, double* out, NormalizerScratch& scratch)
 {
     return normalizeRowImpl(spec, scaled, allowed, m, temperature, out, scratch);
 }
 
-std::vector<double> normalize(const NormalizerSpec& spec, const std::vector<double>& scaled, double temperature,
-                              const std::vector<std::uint8_t>& allowed)
+std::vector<double> normalize(const NormalizerSpec& spec, const std::vector<double>& scaled,
+                              double temperature, const std::vector<std::uint8_t>& allowed)
 {
     if (!allowed.empty() && allowed.size() != scaled.size())
         throw std::invalid_argument("normalize: the mask and the row differ in length");
-    const std::vector<std::uint8_t> all = allowed.empty() ? std::vector<std::uint8_t>(scaled.size(), 1) : allowed;
+    const std::vector<std::uint8_t> all =
+        allowed.empty() ? std::vector<std::uint8_t>(scaled.size(), 1) : allowed;
     std::vector<double> out(scaled.size(), 0.0);
     NormalizerScratch scratch;
     normalizeRow(spec, scaled.data(), all.data(), static_cast<Index>(scaled.size()), temperature, out.data(),
@@ -793,13 +803,14 @@ std::vector<double> normalize(const NormalizerSpec& spec, const std::vector<doub
     return out;
 }
 
-NormalizerTrace traceRow(const NormalizerSpec& spec, const double* scaled, const std::uint8_t* allowed, Index m,
-                         double temperature)
+NormalizerTrace traceRow(const NormalizerSpec& spec, const double* scaled, const std::uint8_t* allowed,
+                         Index m, double temperature)
 {
     std::vector<double> out(static_cast<std::size_t>(m), 0.0);
     NormalizerScratch scratch;
     NormalizerTrace trace = normalizeRowImpl(spec, scaled, allowed, m, temperature, out.data(), scratch);
-    trace.support = static_cast<Index>(std::count_if(out.begin(), out.end(), [](double p) { return p > 0.0; }));
+    trace.support =
+        static_cast<Index>(std::count_if(out.begin(), out.end(), [](double p) { return p > 0.0; }));
     return trace;
 }
 

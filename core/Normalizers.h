@@ -35,14 +35,14 @@ struct NormalizerTrace {
 ///                     with no allowed entry is all zeros
 /// Softmax, sparsemax, entmax and hardmax work on z = (S' − max S') / τ over the allowed entries;
 /// sigmoid works on S' / τ.
-NormalizerTrace normalizeRow(const NormalizerSpec& spec, const double* scaled, const std::uint8_t* allowed, Index m,
-                             double temperature, double* out, NormalizerScratch& scratch);
+NormalizerTrace normalizeRow(const NormalizerSpec& spec, const double* scaled, const std::uint8_t* allowed,
+                             Index m, double temperature, double* out, NormalizerScratch& scratch);
 
 /// Convenience for tests and views: one row in, one row out, all entries allowed unless a mask is given.
 std::vector<double> normalize(const NormalizerSpec& spec, const std::vector<double>& scaled,
                               double temperature = 1.0, const std::vector<std::uint8_t>& allowed = {});
 
-NormalizerTrace traceRow(const NormalizerSpec& spec, const double* scaled, const std::uint8_t* allowed, Index m,
-                         double temperature);
+NormalizerTrace traceRow(const NormalizerSpec& spec, const double* scaled, const std::uint8_t* allowed,
+                         Index m, double temperature);
 
 } // namespace qkv

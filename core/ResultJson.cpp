@@ -20,7 +20,8 @@ std::string resultToJson(const AttentionResult& result)
         h["output"] = json::matrix(head.output);
         Json stats = Json::array();
         for (const RowStats& row : head.rowStats)
-            stats.push_back(Json{{"entropy", row.entropy}, {"support", row.support}, {"max", row.max}, {"sum", row.sum}});
+            stats.push_back(
+                Json{{"entropy", row.entropy}, {"support", row.support}, {"max", row.max}, {"sum", row.sum}});
         h["row_stats"] = std::move(stats);
         h["empty_rows"] = head.emptyRows;
         heads.push_back(std::move(h));

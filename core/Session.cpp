@@ -28,8 +28,7 @@ double scaleDivisor(const Scale& scale, Index dK)
 
 namespace {
 
-template <typename Enum, std::size_t N>
-const char* nameOf(Enum value, const char* const (&names)[N])
+template <typename Enum, std::size_t N> const char* nameOf(Enum value, const char* const (&names)[N])
 {
     const auto index = static_cast<std::size_t>(value);
     return index < N ? names[index] : "?";
@@ -79,9 +78,18 @@ std::string checkDimension(const std::string& path, Index value, Index max)
 
 } // namespace
 
-const char* toString(ScoreFunction score) { return nameOf(score, scoreNames); }
-const char* toString(MaskType type) { return nameOf(type, maskNames); }
-const char* toString(NormalizerType type) { return nameOf(type, normalizerNames); }
+const char* toString(ScoreFunction score)
+{
+    return nameOf(score, scoreNames);
+}
+const char* toString(MaskType type)
+{
+    return nameOf(type, maskNames);
+}
+const char* toString(NormalizerType type)
+{
+    return nameOf(type, normalizerNames);
+}
 std::optional<ScoreFunction> scoreFromString(const std::string& name)
 {
     return valueOf<ScoreFunction>(name, scoreNames);
@@ -110,7 +118,8 @@ std::string validate(const Session& s)
         return describe("tokens", "expected " + std::to_string(n) + " tokens (one per row of X), found " +
                                       std::to_string(s.tokens.size()));
     if (static_cast<Index>(s.pad.size()) != n)
-        return describe("pad", "expected " + std::to_string(n) + " flags, found " + std::to_string(s.pad.size()));
+        return describe("pad",
+                        "expected " + std::to_string(n) + " flags, found " + std::to_string(s.pad.size()));
 
     Index m = n;
     if (s.context) {
@@ -125,8 +134,8 @@ std::string validate(const Session& s)
                                                   " tokens (one per row of context.Z), found " +
                                                   std::to_string(c.tokens.size()));
         if (static_cast<Index>(c.pad.size()) != m)
-            return describe("context.pad",
-                            "expected " + std::to_string(m) + " flags, found " + std::to_string(c.pad.size()));
+            return describe("context.pad", "expected " + std::to_string(m) + " flags, found " +
+                                               std::to_string(c.pad.size()));
     }
 
     if (s.heads.empty() || static_cast<int>(s.heads.size()) > Limits::maxHeads)

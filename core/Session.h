@@ -119,9 +119,9 @@ struct Session {
     {
         return a.title == b.title && a.tokens == b.tokens && a.pad == b.pad && sameMatrix(a.X, b.X) &&
                a.context == b.context && a.heads == b.heads && a.W_O.has_value() == b.W_O.has_value() &&
-               (!a.W_O || sameMatrix(*a.W_O, *b.W_O)) && a.score == b.score &&
-               a.scale == b.scale && a.temperature == b.temperature && a.mask == b.mask &&
-               a.normalizer == b.normalizer && a.preservedJson == b.preservedJson;
+               (!a.W_O || sameMatrix(*a.W_O, *b.W_O)) && a.score == b.score && a.scale == b.scale &&
+               a.temperature == b.temperature && a.mask == b.mask && a.normalizer == b.normalizer &&
+               a.preservedJson == b.preservedJson;
     }
 };
 

@@ -16,7 +16,9 @@ InitializerSpec derived(const InitializerSpec& init, std::uint64_t salt)
 }
 
 template <typename MatrixType>
-MatrixType insertRow(const MatrixType& m, Index at, const Eigen::Ref<const Eigen::Matrix<typename MatrixType::Scalar, 1, Eigen::Dynamic>>& row)
+MatrixType
+insertRow(const MatrixType& m, Index at,
+          const Eigen::Ref<const Eigen::Matrix<typename MatrixType::Scalar, 1, Eigen::Dynamic>>& row)
 {
     MatrixType out(m.rows() + 1, m.cols());
     out.topRows(at) = m.topRows(at);
@@ -25,8 +27,7 @@ MatrixType insertRow(const MatrixType& m, Index at, const Eigen::Ref<const Eigen
     return out;
 }
 
-template <typename MatrixType>
-MatrixType removeRow(const MatrixType& m, Index at)
+template <typename MatrixType> MatrixType removeRow(const MatrixType& m, Index at)
 {
     MatrixType out(m.rows() - 1, m.cols());
     out.topRows(at) = m.topRows(at);
@@ -34,8 +35,7 @@ MatrixType removeRow(const MatrixType& m, Index at)
     return out;
 }
 
-template <typename MatrixType>
-MatrixType moveRow(const MatrixType& m, Index from, Index to)
+template <typename MatrixType> MatrixType moveRow(const MatrixType& m, Index from, Index to)
 {
     MatrixType out = m;
     if (from < to)
@@ -48,8 +48,7 @@ MatrixType moveRow(const MatrixType& m, Index from, Index to)
     return out;
 }
 
-template <typename T>
-void moveItem(std::vector<T>& items, Index from, Index to)
+template <typename T> void moveItem(std::vector<T>& items, Index from, Index to)
 {
     T item = items[static_cast<std::size_t>(from)];
     items.erase(items.begin() + from);
@@ -57,11 +56,20 @@ void moveItem(std::vector<T>& items, Index from, Index to)
 }
 
 // In self-attention there is one sequence: a context-side edit is a query-side edit (mask rows and columns).
-Side sideOf(const Session& s, Side side) { return s.context ? side : Side::Query; }
+Side sideOf(const Session& s, Side side)
+{
+    return s.context ? side : Side::Query;
+}
 
 // The custom mask follows the tokens: rows are queries, columns are keys.
-bool queryRowsOf(Side side) { return side == Side::Query; }
-bool keyColumnsOf(const Session& s, Side side) { return side == Side::Context || !s.context; }
+bool queryRowsOf(Side side)
+{
+    return side == Side::Query;
+}
+bool keyColumnsOf(const Session& s, Side side)
+{
+    return side == Side::Context || !s.context;
+}
 
 } // namespace
 
@@ -89,7 +97,9 @@ void insertToken(Session& s, Side side, Index at, const std::string& text, const
             s.mask.allowed = insertRow(s.mask.allowed, at, MaskMatrix::Ones(1, s.mask.allowed.cols()).row(0));
         if (keyColumnsOf(s, side)) {
             const MaskMatrix transposed = s.mask.allowed.transpose();
-            s.mask.allowed = insertRow<MaskMatrix>(transposed, at, MaskMatrix::Ones(1, transposed.cols()).row(0)).transpose();
+            s.mask.allowed =
+                insertRow<MaskMatrix>(transposed, at, MaskMatrix::Ones(1, transposed.cols()).row(0))
+                    .transpose();
         }
     }
 }
@@ -224,11 +234,14 @@ void setCrossAttention(Session& s, bool on)
 void ensureScoreParameters(Session& s, const InitializerSpec& init)
 {
     const Index dK = s.dK();
-    // Every head shares d_a: take it from parameters already there (a file may carry them on some heads only).
+    // Every head shares d_a: take it from parameters already there (a file may carry them on some heads
+    // only).
     Index dA = dK;
     for (const Head& head : s.heads) {
         if (head.W_a.size() > 0 || head.U_a.size() > 0 || head.v_a.size() > 0) {
-            dA = head.W_a.size() > 0 ? head.W_a.cols() : head.U_a.size() > 0 ? head.U_a.cols() : head.v_a.size();
+            dA = head.W_a.size() > 0   ? head.W_a.cols()
+                 : head.U_a.size() > 0 ? head.U_a.cols()
+                                       : head.v_a.size();
             break;
         }
     }

@@ -96,7 +96,8 @@ const Json& requireObject(const Json& value, const std::string& path)
 void checkCount(const std::string& path, std::size_t count, const char* what, Index max)
 {
     if (count < 1 || static_cast<Index>(count) > max)
-        refuse(path, "expected 1 to " + std::to_string(max) + " " + what + ", found " + std::to_string(count));
+        refuse(path,
+               "expected 1 to " + std::to_string(max) + " " + what + ", found " + std::to_string(count));
 }
 
 /// A matrix as an array of rows. `rows`/`cols` of −1 mean "any" (within the limits); otherwise the
@@ -127,7 +128,8 @@ Matrix readMatrix(const Json& value, const std::string& path, Index rows, Index 
             refuse(rowPath, "expected " + std::to_string(colCount) + " numbers (like row 0), found " +
                                 std::to_string(row.size()));
         for (Index c = 0; c < colCount; ++c)
-            matrix(r, c) = readNumber(row[static_cast<std::size_t>(c)], rowPath + "[" + std::to_string(c) + "]");
+            matrix(r, c) =
+                readNumber(row[static_cast<std::size_t>(c)], rowPath + "[" + std::to_string(c) + "]");
     }
     return matrix;
 }
@@ -202,7 +204,8 @@ MaskSpec readMask(const Json& value, Index n, Index m, Json& extras)
     const std::string typeText = readString(require(value, "mask", "type"), "mask.type");
     const auto type = maskTypeFromString(typeText);
     if (!type)
-        refuse("mask.type", "unknown mask \"" + typeText + "\" (expected none, causal, prefix, sliding or custom)");
+        refuse("mask.type",
+               "unknown mask \"" + typeText + "\" (expected none, causal, prefix, sliding or custom)");
     mask.type = *type;
     if (const Json* p = find(value, "prefix_length"))
         mask.prefixLength = readWholeNumber(*p, "mask.prefix_length", 0);
@@ -212,7 +215,8 @@ MaskSpec readMask(const Json& value, Index n, Index m, Json& extras)
         if (!allowed->is_array())
             wrongType("mask.allowed", "an array of rows", *allowed);
         if (static_cast<Index>(allowed->size()) != n)
-            refuse("mask.allowed", "expected " + std::to_string(n) + " rows, found " + std::to_string(allowed->size()));
+            refuse("mask.allowed",
+                   "expected " + std::to_string(n) + " rows, found " + std::to_string(allowed->size()));
         mask.allowed.resize(n, m);
         for (Index i = 0; i < n; ++i) {
             const Json& row = (*allowed)[static_cast<std::size_t>(i)];
@@ -275,7 +279,8 @@ Scale readScale(const Json& value)
         else if (text == "none")
             scale.kind = Scale::Kind::None;
         else
-            refuse("scale", "unknown scale \"" + text + "\" (expected \"sqrt_dk\", \"none\" or a number > 0)");
+            refuse("scale",
+                   "unknown scale \"" + text + "\" (expected \"sqrt_dk\", \"none\" or a number > 0)");
         return scale;
     }
     scale.kind = Scale::Kind::Constant;
@@ -295,7 +300,8 @@ Session sessionFromJson(const Json& root)
     if (!version.is_number_integer() && !version.is_number_unsigned())
         wrongType("version", "a whole number", version);
     if (version.get<long long>() > currentVersion)
-        refuse("version", "this file is version " + version.dump() + ", made by a newer QKV Lab; this one reads version " +
+        refuse("version", "this file is version " + version.dump() +
+                              ", made by a newer QKV Lab; this one reads version " +
                               std::to_string(currentVersion));
     if (version.get<long long>() < 1)
         refuse("version", "expected 1, found " + version.dump());
@@ -394,8 +400,8 @@ Session sessionFromJson(const Json& root)
         requireObject(*view, "view");
 
     keepUnknown(root,
-                {"format", "version", "title", "tokens", "pad", "X", "context", "heads", "W_O", "score", "scale",
-                 "temperature", "mask", "normalizer"},
+                {"format", "version", "title", "tokens", "pad", "X", "context", "heads", "W_O", "score",
+                 "scale", "temperature", "mask", "normalizer"},
                 extras);
     if (!extras.empty())
         s.preservedJson = extras.dump();
@@ -542,7 +548,8 @@ Session parseSession(const std::string& jsonText)
     } catch (const Json::parse_error& e) {
         std::string what = e.what();
         // Drop nlohmann's "[json.exception.parse_error.101] " prefix: it means nothing to a user.
-        if (const auto end = what.find("] "); what.rfind("[json.exception", 0) == 0 && end != std::string::npos)
+        if (const auto end = what.find("] ");
+            what.rfind("[json.exception", 0) == 0 && end != std::string::npos)
             what = what.substr(end + 2);
         throw Error("not valid JSON: " + what);
     }

@@ -93,7 +93,8 @@ inline QString checkSvg(const QString& path, const QStringList& texts)
     // The SVG writer splits a line where the font changes (a Greek τ from a fallback font), so a line may
     // also be read as several consecutive <text> elements.
     QStringList pieces(found.values());
-    std::sort(pieces.begin(), pieces.end(), [](const QString& a, const QString& b) { return a.size() > b.size(); });
+    std::sort(pieces.begin(), pieces.end(),
+              [](const QString& a, const QString& b) { return a.size() > b.size(); });
     const auto assembled = [&pieces](QString text) {
         for (const QString& piece : pieces)
             if (!piece.isEmpty())

@@ -17,8 +17,9 @@ QAction* makeAction(QObject* parent, const QString& text, const QKeySequence& sh
 {
     auto* action = new QAction(text, parent);
     action->setShortcut(shortcut);
-    action->setToolTip(shortcut.isEmpty() ? tip
-                                          : QStringLiteral("%1 (%2)").arg(tip, shortcut.toString(QKeySequence::NativeText)));
+    action->setToolTip(shortcut.isEmpty()
+                           ? tip
+                           : QStringLiteral("%1 (%2)").arg(tip, shortcut.toString(QKeySequence::NativeText)));
     action->setStatusTip(tip);
     if (!iconName.isEmpty())
         action->setIcon(QIcon::fromTheme(iconName));
@@ -30,27 +31,32 @@ QAction* makeAction(QObject* parent, const QString& text, const QKeySequence& sh
 Actions Actions::create(QObject* parent, QUndoStack* undoStack)
 {
     Actions a{};
-    a.newEmpty = makeAction(parent, QObject::tr("&New Blank Session"), QKeySequence::New,
-                            QObject::tr("Start a blank session of three tokens"), QStringLiteral("document-new"));
+    a.newEmpty =
+        makeAction(parent, QObject::tr("&New Blank Session"), QKeySequence::New,
+                   QObject::tr("Start a blank session of three tokens"), QStringLiteral("document-new"));
     a.newFromExample = new QMenu(QObject::tr("New from &Example"));
     for (const ExampleInfo& example : builtinExamples()) {
         QAction* action = a.newFromExample->addAction(QString::fromStdString(example.title));
         action->setData(QString::fromStdString(example.name));
-        action->setStatusTip(QObject::tr("Open the built-in example \"%1\"").arg(QString::fromStdString(example.name)));
+        action->setStatusTip(
+            QObject::tr("Open the built-in example \"%1\"").arg(QString::fromStdString(example.name)));
     }
     a.open = makeAction(parent, QObject::tr("&Open…"), QKeySequence::Open, QObject::tr("Open a session file"),
                         QStringLiteral("document-open"));
     a.recentFiles = new QMenu(QObject::tr("Open &Recent"));
     a.save = makeAction(parent, QObject::tr("&Save"), QKeySequence::Save, QObject::tr("Save the session"),
                         QStringLiteral("document-save"));
-    a.saveAs = makeAction(parent, QObject::tr("Save &As…"), QKeySequence::SaveAs,
-                          QObject::tr("Save the session under a new name"), QStringLiteral("document-save-as"));
-    a.importMatrix = makeAction(parent, QObject::tr("&Import Matrix…"), QKeySequence(QObject::tr("Ctrl+I")),
-                                QObject::tr("Replace the selected editor's matrix with one from a CSV or .npy file"));
+    a.saveAs =
+        makeAction(parent, QObject::tr("Save &As…"), QKeySequence::SaveAs,
+                   QObject::tr("Save the session under a new name"), QStringLiteral("document-save-as"));
+    a.importMatrix =
+        makeAction(parent, QObject::tr("&Import Matrix…"), QKeySequence(QObject::tr("Ctrl+I")),
+                   QObject::tr("Replace the selected editor's matrix with one from a CSV or .npy file"));
     a.exportMatrix = makeAction(parent, QObject::tr("&Export Matrix…"), QKeySequence(QObject::tr("Ctrl+E")),
                                 QObject::tr("Write any input or result matrix to a CSV or .npy file"));
-    a.exportFigure = makeAction(parent, QObject::tr("Export &Figure…"), QKeySequence(QObject::tr("Ctrl+Shift+E")),
-                                QObject::tr("Write one view as PNG, SVG or PDF, or copy it to the clipboard"));
+    a.exportFigure =
+        makeAction(parent, QObject::tr("Export &Figure…"), QKeySequence(QObject::tr("Ctrl+Shift+E")),
+                   QObject::tr("Write one view as PNG, SVG or PDF, or copy it to the clipboard"));
     a.exportAllFigures = makeAction(parent, QObject::tr("Export A&ll Views…"), QKeySequence(),
                                     QObject::tr("Write every view to a folder, one file each"));
     a.quit = makeAction(parent, QObject::tr("&Quit"), QKeySequence::Quit, QObject::tr("Quit QKV Lab"),
@@ -63,7 +69,8 @@ Actions Actions::create(QObject* parent, QUndoStack* undoStack)
     a.redo->setIcon(QIcon::fromTheme(QStringLiteral("edit-redo")));
     a.resetLayout = makeAction(parent, QObject::tr("&Restore Default Layout"), QKeySequence(),
                                QObject::tr("Show every panel in its original place"));
-    a.about = makeAction(parent, QObject::tr("&About QKV Lab"), QKeySequence(), QObject::tr("Version and licence"));
+    a.about =
+        makeAction(parent, QObject::tr("&About QKV Lab"), QKeySequence(), QObject::tr("Version and licence"));
     return a;
 }
 

@@ -15,7 +15,7 @@ struct Actions {
     QAction* newEmpty;
     QMenu* newFromExample; ///< one action per built-in example, data() = its name
     QAction* open;
-    QMenu* recentFiles;    ///< filled by the window
+    QMenu* recentFiles; ///< filled by the window
     QAction* save;
     QAction* saveAs;
     QAction* importMatrix;

@@ -45,7 +45,8 @@ double workOf(const Session& s)
 Document::Document(QObject* parent) : QObject(parent), m_undoStack(new QUndoStack(this))
 {
     m_initializer.seed = 1;
-    connect(m_undoStack, &QUndoStack::cleanChanged, this, [this](bool clean) { emit modifiedChanged(!clean); });
+    connect(m_undoStack, &QUndoStack::cleanChanged, this,
+            [this](bool clean) { emit modifiedChanged(!clean); });
     connect(&m_watcher, &QFutureWatcher<ComputeOutcome>::finished, this, &Document::onBackgroundFinished);
     reset(loadExample("love"));
 }
@@ -62,9 +63,15 @@ QString Document::displayName() const
     return m_session.title.empty() ? tr("Untitled") : QString::fromStdString(m_session.title);
 }
 
-bool Document::isModified() const { return !m_undoStack->isClean(); }
+bool Document::isModified() const
+{
+    return !m_undoStack->isClean();
+}
 
-bool Document::isComputing() const { return m_watcher.isRunning() || m_backgroundPending; }
+bool Document::isComputing() const
+{
+    return m_watcher.isRunning() || m_backgroundPending;
+}
 
 void Document::reset(const Session& session, const QString& filePath)
 {
@@ -128,7 +135,10 @@ void Document::edit(const QString& text, Changes changes, std::function<void(Ses
     m_undoStack->push(new EditSessionCommand(this, text, changes, std::move(edit)));
 }
 
-void Document::push(QUndoCommand* command) { m_undoStack->push(command); }
+void Document::push(QUndoCommand* command)
+{
+    m_undoStack->push(command);
+}
 
 void Document::setCurrentHead(int head)
 {
@@ -157,7 +167,8 @@ void Document::notifyChanged(Changes changes)
         emit currentHeadChanged(m_currentHead);
     }
     if (m_selectedQuery >= m_session.n() || m_selectedKey >= m_session.m())
-        setSelection(std::min(m_selectedQuery, m_session.n() - 1), std::min(m_selectedKey, m_session.m() - 1));
+        setSelection(std::min(m_selectedQuery, m_session.n() - 1),
+                     std::min(m_selectedKey, m_session.m() - 1));
     emit sessionChanged(changes);
     recompute();
 }
@@ -181,7 +192,8 @@ void Document::startBackground()
     m_backgroundPending = false;
     const Session snapshot = m_session;
     const quint64 generation = m_generation;
-    m_watcher.setFuture(QtConcurrent::run([snapshot, generation] { return computeOutcome(snapshot, generation); }));
+    m_watcher.setFuture(
+        QtConcurrent::run([snapshot, generation] { return computeOutcome(snapshot, generation); }));
 }
 
 void Document::onBackgroundFinished()

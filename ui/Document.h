@@ -30,10 +30,10 @@ class Document : public QObject {
 public:
     /// What an edit touched, so views redraw only what they must.
     enum Change {
-        Values = 0x1,    ///< numbers inside matrices
-        Tokens = 0x2,    ///< token texts or padding flags
-        Shape = 0x4,     ///< sizes, heads, cross-attention, presence of matrices
-        Options = 0x8,   ///< score, scale, temperature, mask, normalizer
+        Values = 0x1,  ///< numbers inside matrices
+        Tokens = 0x2,  ///< token texts or padding flags
+        Shape = 0x4,   ///< sizes, heads, cross-attention, presence of matrices
+        Options = 0x8, ///< score, scale, temperature, mask, normalizer
         Everything = 0xF
     };
     Q_DECLARE_FLAGS(Changes, Change)

@@ -24,14 +24,14 @@ void EditSessionCommand::undo()
 
 QUndoCommand* makeCellCommand(Document* document, const MatrixRef& ref, Index row, Index column, double value)
 {
-    const QString text =
-        Document::tr("Edit %1[%2][%3]").arg(displayName(ref)).arg(row).arg(column);
+    const QString text = Document::tr("Edit %1[%2][%3]").arg(displayName(ref)).arg(row).arg(column);
     return new ChangeValueCommand<double>(
         document, text, Document::Values,
         [ref, row, column](Session& s) -> double& { return cell(s, ref, row, column); }, value);
 }
 
-QUndoCommand* makeMatrixCommand(Document* document, const QString& text, const MatrixRef& ref, const Matrix& value)
+QUndoCommand* makeMatrixCommand(Document* document, const QString& text, const MatrixRef& ref,
+                                const Matrix& value)
 {
     // Stores only the one matrix before and after, not the whole session.
     class SetMatrixCommand : public QUndoCommand {

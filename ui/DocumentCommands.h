@@ -29,8 +29,7 @@ private:
 };
 
 /// Sets one value reached through `access`; merges with the next command of the same MergeId and target.
-template <typename Value>
-class ChangeValueCommand : public QUndoCommand {
+template <typename Value> class ChangeValueCommand : public QUndoCommand {
 public:
     using Access = std::function<Value&(Session&)>;
 
@@ -72,8 +71,10 @@ private:
 };
 
 /// One matrix cell.
-QUndoCommand* makeCellCommand(Document* document, const MatrixRef& ref, Index row, Index column, double value);
+QUndoCommand* makeCellCommand(Document* document, const MatrixRef& ref, Index row, Index column,
+                              double value);
 /// A whole matrix of the same shape (paste, import, re-initialise).
-QUndoCommand* makeMatrixCommand(Document* document, const QString& text, const MatrixRef& ref, const Matrix& value);
+QUndoCommand* makeMatrixCommand(Document* document, const QString& text, const MatrixRef& ref,
+                                const Matrix& value);
 
 } // namespace qkv::ui

@@ -44,8 +44,9 @@ ExportDialog::ExportDialog(const QList<const Figure*>& figures, int current, boo
     m_scale->setSingleStep(0.5);
     m_scale->setValue(2.0);
     m_scale->setSuffix(QStringLiteral("×"));
-    m_scale->setToolTip(tr("PNG only: pixels per figure pixel (2 gives a sharp image on high-resolution screens "
-                           "and in print)"));
+    m_scale->setToolTip(
+        tr("PNG only: pixels per figure pixel (2 gives a sharp image on high-resolution screens "
+           "and in print)"));
     auto* defaultSize = new QCheckBox(tr("Each view's own size"), this);
     defaultSize->setObjectName(QStringLiteral("exportDefaultSize"));
     defaultSize->setVisible(all);
@@ -60,7 +61,8 @@ ExportDialog::ExportDialog(const QList<const Figure*>& figures, int current, boo
     form->addRow(tr("PNG scale:"), m_scale);
 
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Cancel, this);
-    buttons->addButton(all ? tr("Choose Folder…") : tr("Save As…"), QDialogButtonBox::AcceptRole)->setDefault(true);
+    buttons->addButton(all ? tr("Choose Folder…") : tr("Save As…"), QDialogButtonBox::AcceptRole)
+        ->setDefault(true);
     if (!all) {
         QPushButton* copy = buttons->addButton(tr("Copy to Clipboard"), QDialogButtonBox::ActionRole);
         copy->setObjectName(QStringLiteral("exportCopy"));
@@ -83,16 +85,25 @@ ExportDialog::ExportDialog(const QList<const Figure*>& figures, int current, boo
     useDefaultSize();
 }
 
-const Figure* ExportDialog::figure() const { return m_figures.value(m_view->currentIndex()); }
+const Figure* ExportDialog::figure() const
+{
+    return m_figures.value(m_view->currentIndex());
+}
 
-FigureFormat ExportDialog::format() const { return static_cast<FigureFormat>(m_format->currentData().toInt()); }
+FigureFormat ExportDialog::format() const
+{
+    return static_cast<FigureFormat>(m_format->currentData().toInt());
+}
 
 QSize ExportDialog::figureSize() const
 {
     return m_width->isEnabled() ? QSize(m_width->value(), m_height->value()) : QSize();
 }
 
-double ExportDialog::scale() const { return m_scale->value(); }
+double ExportDialog::scale() const
+{
+    return m_scale->value();
+}
 
 void ExportDialog::useDefaultSize()
 {

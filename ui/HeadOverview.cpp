@@ -31,7 +31,6 @@ constexpr double figureTitlePoints = 12.0;
 constexpr int colourBarWidth = 70;     // the heatmap's colour bar and its tick labels, beside the title
 constexpr int minimumCellHeight = 220; // on screen: rows beyond the height scroll rather than squash
 
-
 QString frameStyle(const QString& name, bool current)
 {
     return current ? QStringLiteral("QFrame#%1 { border: 3px solid palette(highlight); border-radius: 3px; }")

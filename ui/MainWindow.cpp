@@ -8,11 +8,11 @@
 #include "ExportDialog.h"
 #include "HeadOverview.h"
 #include "Heatmap.h"
-#include "MathPanel.h"
-#include "NormalizerComparisonView.h"
 #include "MaskModel.h"
+#include "MathPanel.h"
 #include "MatrixEditor.h"
 #include "MatrixIO.h"
+#include "NormalizerComparisonView.h"
 #include "Preferences.h"
 #include "ResultViews.h"
 #include "SessionEdits.h"
@@ -46,7 +46,10 @@ namespace {
 const QString sessionFilter = QObject::tr("QKV Lab sessions (*.qkv.json *.json);;All files (*)");
 const QString matrixFilter = QObject::tr("CSV (*.csv *.txt);;NumPy arrays (*.npy);;All files (*)");
 
-bool isSessionFile(const QString& path) { return path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive); }
+bool isSessionFile(const QString& path)
+{
+    return path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive);
+}
 
 } // namespace
 
@@ -91,7 +94,8 @@ MainWindow::MainWindow(QWidget* parent)
 
 void MainWindow::createDocks()
 {
-    const auto addDock = [this](const QString& title, const QString& name, QWidget* widget, Qt::DockWidgetArea area) {
+    const auto addDock = [this](const QString& title, const QString& name, QWidget* widget,
+                                Qt::DockWidgetArea area) {
         auto* dock = new QDockWidget(title, this);
         dock->setObjectName(name);
         dock->setWidget(widget);
@@ -102,35 +106,42 @@ void MainWindow::createDocks()
     const auto addEditor = [this](const MatrixRef& ref) {
         auto* editor = new MatrixEditor(m_document, ref, this);
         connect(editor, &MatrixEditor::activated, this, [this, editor] { m_selectedEditor = editor; });
-        connect(editor, &MatrixEditor::message, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
+        connect(editor, &MatrixEditor::message, this,
+                [this](const QString& text) { statusBar()->showMessage(text, 8000); });
         m_editors << editor;
         return editor;
     };
 
     m_selectedEditor = addEditor({MatrixKind::X, 0});
-    QDockWidget* embeddings = addDock(tr("Embeddings X"), QStringLiteral("dockEmbeddings"), m_selectedEditor, Qt::LeftDockWidgetArea);
-    m_contextDock = addDock(tr("Context Z"), QStringLiteral("dockContext"), addEditor({MatrixKind::Z, 0}), Qt::LeftDockWidgetArea);
+    QDockWidget* embeddings = addDock(tr("Embeddings X"), QStringLiteral("dockEmbeddings"), m_selectedEditor,
+                                      Qt::LeftDockWidgetArea);
+    m_contextDock = addDock(tr("Context Z"), QStringLiteral("dockContext"), addEditor({MatrixKind::Z, 0}),
+                            Qt::LeftDockWidgetArea);
 
     m_weightTabs = new QTabWidget(this);
     m_weightTabs->setObjectName(QStringLiteral("weightTabs"));
-    for (MatrixKind kind : {MatrixKind::W_Q, MatrixKind::W_K, MatrixKind::W_V, MatrixKind::W_O, MatrixKind::W_S,
-                            MatrixKind::W_a, MatrixKind::U_a, MatrixKind::v_a}) {
+    for (MatrixKind kind : {MatrixKind::W_Q, MatrixKind::W_K, MatrixKind::W_V, MatrixKind::W_O,
+                            MatrixKind::W_S, MatrixKind::W_a, MatrixKind::U_a, MatrixKind::v_a}) {
         const MatrixRef ref{kind, 0};
         m_weightTabs->addTab(addEditor(ref), matrixName(kind));
     }
-    QDockWidget* weights = addDock(tr("Weights"), QStringLiteral("dockWeights"), m_weightTabs, Qt::LeftDockWidgetArea);
+    QDockWidget* weights =
+        addDock(tr("Weights"), QStringLiteral("dockWeights"), m_weightTabs, Qt::LeftDockWidgetArea);
     splitDockWidget(embeddings, weights, Qt::Vertical);
     tabifyDockWidget(embeddings, m_contextDock);
     embeddings->raise();
 
-    QDockWidget* controls = addDock(tr("Attention"), QStringLiteral("dockControls"), new ControlsPanel(m_document, this), Qt::RightDockWidgetArea);
-    QDockWidget* shape = addDock(tr("Dimensions"), QStringLiteral("dockShape"), new ShapePanel(m_document, this), Qt::RightDockWidgetArea);
+    QDockWidget* controls = addDock(tr("Attention"), QStringLiteral("dockControls"),
+                                    new ControlsPanel(m_document, this), Qt::RightDockWidgetArea);
+    QDockWidget* shape = addDock(tr("Dimensions"), QStringLiteral("dockShape"),
+                                 new ShapePanel(m_document, this), Qt::RightDockWidgetArea);
     splitDockWidget(controls, shape, Qt::Vertical);
 
     auto* maskView = new QTableView(this);
     maskView->setObjectName(QStringLiteral("maskGrid"));
     maskView->setModel(new MaskModel(m_document, maskView));
-    maskView->setToolTip(tr("Click a cell to allow or mask that key for that query; the mask becomes custom"));
+    maskView->setToolTip(
+        tr("Click a cell to allow or mask that key for that query; the mask becomes custom"));
     maskView->horizontalHeader()->setDefaultSectionSize(44);
     QDockWidget* mask = addDock(tr("Mask"), QStringLiteral("dockMask"), maskView, Qt::RightDockWidgetArea);
     tabifyDockWidget(shape, mask);
@@ -143,12 +154,14 @@ void MainWindow::createDocks()
     auto* heads = new HeadOverview(m_document, this);
     auto* normalizers = new NormalizerComparisonView(m_document, this);
     m_figures << queryKey << values << math << heads << normalizers;
-    QDockWidget* mathDock = addDock(tr("Step by Step"), QStringLiteral("dockMath"), math, Qt::BottomDockWidgetArea);
+    QDockWidget* mathDock =
+        addDock(tr("Step by Step"), QStringLiteral("dockMath"), math, Qt::BottomDockWidgetArea);
     QDockWidget* previous = mathDock;
-    for (auto [title, name, widget] : {std::tuple{tr("Q/K Space"), "dockQueryKeySpace", static_cast<QWidget*>(queryKey)},
-                                       std::tuple{tr("Values"), "dockValueSpace", static_cast<QWidget*>(values)},
-                                       std::tuple{tr("Heads"), "dockHeads", static_cast<QWidget*>(heads)},
-                                       std::tuple{tr("Normalizers"), "dockNormalizers", static_cast<QWidget*>(normalizers)}}) {
+    for (auto [title, name, widget] :
+         {std::tuple{tr("Q/K Space"), "dockQueryKeySpace", static_cast<QWidget*>(queryKey)},
+          std::tuple{tr("Values"), "dockValueSpace", static_cast<QWidget*>(values)},
+          std::tuple{tr("Heads"), "dockHeads", static_cast<QWidget*>(heads)},
+          std::tuple{tr("Normalizers"), "dockNormalizers", static_cast<QWidget*>(normalizers)}}) {
         QDockWidget* dock = addDock(title, QLatin1String(name), widget, Qt::BottomDockWidgetArea);
         if (previous == mathDock)
             splitDockWidget(mathDock, dock, Qt::Horizontal);
@@ -189,10 +202,11 @@ void MainWindow::connectActions()
         restoreState(m_defaultState);
     });
     connect(m_actions.about, &QAction::triggered, this, [this] {
-        QMessageBox::about(this, tr("About QKV Lab"),
-                           tr("<b>QKV Lab %1</b><p>Take scaled dot-product attention apart: edit every matrix and "
-                              "option and watch each step update.</p>")
-                               .arg(QApplication::applicationVersion()));
+        QMessageBox::about(
+            this, tr("About QKV Lab"),
+            tr("<b>QKV Lab %1</b><p>Take scaled dot-product attention apart: edit every matrix and "
+               "option and watch each step update.</p>")
+                .arg(QApplication::applicationVersion()));
     });
     connect(m_document, &Document::modifiedChanged, this, &MainWindow::updateTitle);
     connect(m_document, &Document::filePathChanged, this, &MainWindow::updateTitle);
@@ -241,7 +255,8 @@ bool MainWindow::save()
 
 bool MainWindow::saveAs()
 {
-    QString path = QFileDialog::getSaveFileName(this, tr("Save Session As"), m_document->filePath(), sessionFilter);
+    QString path =
+        QFileDialog::getSaveFileName(this, tr("Save Session As"), m_document->filePath(), sessionFilter);
     if (path.isEmpty())
         return false;
     if (!isSessionFile(path))
@@ -260,7 +275,8 @@ bool MainWindow::maybeSave()
     if (!m_document->isModified())
         return true;
     const auto answer = QMessageBox::warning(
-        this, tr("Unsaved changes"), tr("%1 has unsaved changes. Save them first?").arg(m_document->displayName()),
+        this, tr("Unsaved changes"),
+        tr("%1 has unsaved changes. Save them first?").arg(m_document->displayName()),
         QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
     if (answer == QMessageBox::Save)
         return save();
@@ -293,7 +309,10 @@ void MainWindow::dropEvent(QDropEvent* event)
         openSession(path);
 }
 
-MatrixRef MainWindow::selectedMatrix() const { return m_selectedEditor->matrixRef(); }
+MatrixRef MainWindow::selectedMatrix() const
+{
+    return m_selectedEditor->matrixRef();
+}
 
 bool MainWindow::importMatrix(const QString& path, QString* error)
 {
@@ -340,8 +359,9 @@ QStringList MainWindow::exportableMatrices() const
     QStringList names;
     const Session& session = m_document->session();
     const int head = m_document->currentHead();
-    for (MatrixKind kind : {MatrixKind::X, MatrixKind::Z, MatrixKind::W_Q, MatrixKind::W_K, MatrixKind::W_V,
-                            MatrixKind::W_S, MatrixKind::W_a, MatrixKind::U_a, MatrixKind::v_a, MatrixKind::W_O})
+    for (MatrixKind kind :
+         {MatrixKind::X, MatrixKind::Z, MatrixKind::W_Q, MatrixKind::W_K, MatrixKind::W_V, MatrixKind::W_S,
+          MatrixKind::W_a, MatrixKind::U_a, MatrixKind::v_a, MatrixKind::W_O})
         if (exists(session, {kind, head}))
             names << displayName({kind, head});
     if (m_document->result())
@@ -357,15 +377,21 @@ bool MainWindow::exportMatrix(const QString& name, const QString& path, QString*
     const Session& session = m_document->session();
     const int head = m_document->currentHead();
     Matrix matrix;
-    for (MatrixKind kind : {MatrixKind::X, MatrixKind::Z, MatrixKind::W_Q, MatrixKind::W_K, MatrixKind::W_V,
-                            MatrixKind::W_S, MatrixKind::W_a, MatrixKind::U_a, MatrixKind::v_a, MatrixKind::W_O})
+    for (MatrixKind kind :
+         {MatrixKind::X, MatrixKind::Z, MatrixKind::W_Q, MatrixKind::W_K, MatrixKind::W_V, MatrixKind::W_S,
+          MatrixKind::W_a, MatrixKind::U_a, MatrixKind::v_a, MatrixKind::W_O})
         if (exists(session, {kind, head}) && displayName({kind, head}) == name)
             matrix = matrixValue(session, {kind, head});
     if (const auto result = m_document->result(); result && matrix.size() == 0) {
         const HeadResult& h = result->heads[static_cast<std::size_t>(head)];
-        const std::pair<const char*, Matrix> results[] = {
-            {"Q", h.Q}, {"K", h.K}, {"V", h.V}, {"scores", h.scores}, {"scaled", h.scaled},
-            {"mask", h.allowed.cast<double>()}, {"weights", h.weights}, {"output", h.output}};
+        const std::pair<const char*, Matrix> results[] = {{"Q", h.Q},
+                                                          {"K", h.K},
+                                                          {"V", h.V},
+                                                          {"scores", h.scores},
+                                                          {"scaled", h.scaled},
+                                                          {"mask", h.allowed.cast<double>()},
+                                                          {"weights", h.weights},
+                                                          {"output", h.output}};
         for (const auto& [label, value] : results)
             if (name == tr("%1 (head %2)").arg(QLatin1String(label)).arg(head + 1))
                 matrix = value;
@@ -391,11 +417,13 @@ void MainWindow::exportMatrixDialog()
 {
     bool ok = false;
     const QStringList names = exportableMatrices();
-    const QString name = QInputDialog::getItem(this, tr("Export Matrix"), tr("Matrix:"), names,
-                                               static_cast<int>(names.indexOf(displayName(selectedMatrix()))), false, &ok);
+    const QString name =
+        QInputDialog::getItem(this, tr("Export Matrix"), tr("Matrix:"), names,
+                              static_cast<int>(names.indexOf(displayName(selectedMatrix()))), false, &ok);
     if (!ok)
         return;
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export %1").arg(name), QString(), matrixFilter);
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("Export %1").arg(name), QString(), matrixFilter);
     QString error;
     if (!path.isEmpty() && !exportMatrix(name, path, &error))
         showError(tr("Cannot export"), error);
@@ -422,15 +450,17 @@ void MainWindow::exportFigureDialog(bool all)
         QStringList written;
         if (folder.isEmpty())
             return;
-        if (!exportAllFigures(m_figures, dialog.format(), folder, dialog.figureSize(), dialog.scale(), &written, &error))
+        if (!exportAllFigures(m_figures, dialog.format(), folder, dialog.figureSize(), dialog.scale(),
+                              &written, &error))
             showError(tr("Cannot export"), error);
         else
             statusBar()->showMessage(tr("Wrote %1 files to %2").arg(written.size()).arg(folder), 6000);
         return;
     }
-    QString path = QFileDialog::getSaveFileName(this, tr("Export %1").arg(dialog.figure()->figureName()),
-                                                dialog.figure()->figureName() + QLatin1Char('.') + suffix,
-                                                suffix.toUpper() + QStringLiteral(" (*.") + suffix + QLatin1Char(')'));
+    QString path =
+        QFileDialog::getSaveFileName(this, tr("Export %1").arg(dialog.figure()->figureName()),
+                                     dialog.figure()->figureName() + QLatin1Char('.') + suffix,
+                                     suffix.toUpper() + QStringLiteral(" (*.") + suffix + QLatin1Char(')'));
     if (path.isEmpty())
         return;
     if (!figureFormatFromSuffix(path))
@@ -485,7 +515,8 @@ void MainWindow::updateWeightTabs()
     const Session& session = m_document->session();
     for (int tab = 0; tab < m_weightTabs->count(); ++tab) {
         auto* editor = static_cast<MatrixEditor*>(m_weightTabs->widget(tab));
-        m_weightTabs->setTabVisible(tab, exists(session, {editor->matrixRef().kind, m_document->currentHead()}));
+        m_weightTabs->setTabVisible(tab,
+                                    exists(session, {editor->matrixRef().kind, m_document->currentHead()}));
     }
     m_contextDock->setEnabled(session.context.has_value());
 }

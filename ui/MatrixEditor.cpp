@@ -98,8 +98,8 @@ MatrixEditor::MatrixEditor(Document* document, MatrixRef ref, QWidget* parent)
     m_table->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed |
                              QAbstractItemView::AnyKeyPressed);
     m_table->horizontalHeader()->setMinimumSectionSize(metrics.horizontalAdvance(QStringLiteral("00")) + 8);
-    m_table->horizontalHeader()->setDefaultSectionSize(
-        metrics.horizontalAdvance(QStringLiteral("-0.00000")) + 8);
+    m_table->horizontalHeader()->setDefaultSectionSize(metrics.horizontalAdvance(QStringLiteral("-0.00000")) +
+                                                       8);
     m_table->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     m_table->verticalHeader()->setDefaultSectionSize(metrics.height() + 6);
     m_table->installEventFilter(this);
@@ -127,8 +127,7 @@ MatrixEditor::MatrixEditor(Document* document, MatrixRef ref, QWidget* parent)
     m_tokenView->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     m_tokenView->verticalHeader()->setDefaultSectionSize(metrics.height() + 6);
     m_tokenView->horizontalHeader()->setStretchLastSection(true);
-    m_tokenView->setColumnWidth(TokenModel::TokenColumn,
-                                metrics.horizontalAdvance(QStringLiteral("wwwwww")));
+    m_tokenView->setColumnWidth(TokenModel::TokenColumn, metrics.horizontalAdvance(QStringLiteral("wwwwww")));
     m_tokenView->setMaximumWidth(metrics.horizontalAdvance(QStringLiteral("wwwwwwwwwwww")) + 40);
     m_tokenView->installEventFilter(this);
     keepCurrentAcrossResets(m_tokenView);

@@ -4,24 +4,37 @@ namespace qkv::ui {
 
 namespace {
 
-Head& headOf(Session& s, const MatrixRef& ref) { return s.heads[static_cast<std::size_t>(ref.head)]; }
+Head& headOf(Session& s, const MatrixRef& ref)
+{
+    return s.heads[static_cast<std::size_t>(ref.head)];
+}
 
 const Matrix& storedMatrix(const Session& s, const MatrixRef& ref)
 {
     switch (ref.kind) {
-    case MatrixKind::X: return s.X;
-    case MatrixKind::Z: return s.context->Z;
-    case MatrixKind::W_O: return *s.W_O;
-    default: break;
+    case MatrixKind::X:
+        return s.X;
+    case MatrixKind::Z:
+        return s.context->Z;
+    case MatrixKind::W_O:
+        return *s.W_O;
+    default:
+        break;
     }
     const Head& head = s.heads[static_cast<std::size_t>(ref.head)];
     switch (ref.kind) {
-    case MatrixKind::W_Q: return head.W_Q;
-    case MatrixKind::W_K: return head.W_K;
-    case MatrixKind::W_V: return head.W_V;
-    case MatrixKind::W_S: return head.W_S;
-    case MatrixKind::W_a: return head.W_a;
-    default: return head.U_a; // v_a is handled by the callers
+    case MatrixKind::W_Q:
+        return head.W_Q;
+    case MatrixKind::W_K:
+        return head.W_K;
+    case MatrixKind::W_V:
+        return head.W_V;
+    case MatrixKind::W_S:
+        return head.W_S;
+    case MatrixKind::W_a:
+        return head.W_a;
+    default:
+        return head.U_a; // v_a is handled by the callers
     }
 }
 
@@ -53,20 +66,29 @@ QString displayName(const MatrixRef& ref)
 bool exists(const Session& s, const MatrixRef& ref)
 {
     switch (ref.kind) {
-    case MatrixKind::X: return true;
-    case MatrixKind::Z: return s.context.has_value();
-    case MatrixKind::W_O: return s.W_O.has_value();
-    default: break;
+    case MatrixKind::X:
+        return true;
+    case MatrixKind::Z:
+        return s.context.has_value();
+    case MatrixKind::W_O:
+        return s.W_O.has_value();
+    default:
+        break;
     }
     if (ref.head < 0 || ref.head >= s.headCount())
         return false;
     const Head& head = s.heads[static_cast<std::size_t>(ref.head)];
     switch (ref.kind) {
-    case MatrixKind::W_S: return head.W_S.size() > 0;
-    case MatrixKind::W_a: return head.W_a.size() > 0;
-    case MatrixKind::U_a: return head.U_a.size() > 0;
-    case MatrixKind::v_a: return head.v_a.size() > 0;
-    default: return true;
+    case MatrixKind::W_S:
+        return head.W_S.size() > 0;
+    case MatrixKind::W_a:
+        return head.W_a.size() > 0;
+    case MatrixKind::U_a:
+        return head.U_a.size() > 0;
+    case MatrixKind::v_a:
+        return head.v_a.size() > 0;
+    default:
+        return true;
     }
 }
 

@@ -17,7 +17,10 @@ struct MatrixRef {
     MatrixKind kind = MatrixKind::X;
     int head = 0; ///< for the per-head matrices
 
-    bool isPerHead() const { return kind != MatrixKind::X && kind != MatrixKind::Z && kind != MatrixKind::W_O; }
+    bool isPerHead() const
+    {
+        return kind != MatrixKind::X && kind != MatrixKind::Z && kind != MatrixKind::W_O;
+    }
     friend bool operator==(const MatrixRef& a, const MatrixRef& b)
     {
         return a.kind == b.kind && (!a.isPerHead() || a.head == b.head);

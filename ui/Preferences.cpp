@@ -10,11 +10,26 @@ const QString stateKey = QStringLiteral("window/state");
 const QString recentKey = QStringLiteral("files/recent");
 } // namespace
 
-QByteArray Preferences::windowGeometry() { return QSettings().value(geometryKey).toByteArray(); }
-void Preferences::setWindowGeometry(const QByteArray& geometry) { QSettings().setValue(geometryKey, geometry); }
-QByteArray Preferences::windowState() { return QSettings().value(stateKey).toByteArray(); }
-void Preferences::setWindowState(const QByteArray& state) { QSettings().setValue(stateKey, state); }
-QStringList Preferences::recentFiles() { return QSettings().value(recentKey).toStringList(); }
+QByteArray Preferences::windowGeometry()
+{
+    return QSettings().value(geometryKey).toByteArray();
+}
+void Preferences::setWindowGeometry(const QByteArray& geometry)
+{
+    QSettings().setValue(geometryKey, geometry);
+}
+QByteArray Preferences::windowState()
+{
+    return QSettings().value(stateKey).toByteArray();
+}
+void Preferences::setWindowState(const QByteArray& state)
+{
+    QSettings().setValue(stateKey, state);
+}
+QStringList Preferences::recentFiles()
+{
+    return QSettings().value(recentKey).toStringList();
+}
 
 void Preferences::addRecentFile(const QString& path)
 {

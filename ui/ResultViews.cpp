@@ -36,8 +36,9 @@ ResultViews::ResultViews(Document* document, QWidget* parent)
 
     auto* lockRange = new QCheckBox(tr("Lock colour ranges"), this);
     lockRange->setObjectName(QStringLiteral("lockColorRange"));
-    lockRange->setToolTip(tr("Keep every heatmap's colour scale as it is now, so that two states of the session "
-                             "can be compared by colour"));
+    lockRange->setToolTip(
+        tr("Keep every heatmap's colour scale as it is now, so that two states of the session "
+           "can be compared by colour"));
     m_tabs->setCornerWidget(lockRange, Qt::TopRightCorner);
     connect(lockRange, &QCheckBox::toggled, this, &ResultViews::setColorRangesLocked);
 
@@ -73,7 +74,8 @@ ResultViews::ResultViews(Document* document, QWidget* parent)
     m_tabs->setCurrentWidget(heatmap(QStringLiteral("weights")));
 
     for (Heatmap* map : m_tabs->findChildren<Heatmap*>())
-        connect(map, &Heatmap::cellClicked, this, [this, map](int row, int column) { select(map, row, column); });
+        connect(map, &Heatmap::cellClicked, this,
+                [this, map](int row, int column) { select(map, row, column); });
     connect(m_document, &Document::selectionChanged, this, &ResultViews::showSelection);
     connect(m_document, &Document::resultChanged, this, &ResultViews::refresh);
     connect(m_document, &Document::currentHeadChanged, this, &ResultViews::refresh);
@@ -157,7 +159,8 @@ void ResultViews::select(Heatmap* map, int row, int column)
     const QString name = map->objectName().mid(QStringLiteral("heatmap_").size());
     if (name == QLatin1String("K") || name == QLatin1String("V"))
         m_document->setSelection(m_document->selectedQuery(), row);
-    else if (name == QLatin1String("Q") || name == QLatin1String("output") || name == QLatin1String("finalOutput"))
+    else if (name == QLatin1String("Q") || name == QLatin1String("output") ||
+             name == QLatin1String("finalOutput"))
         m_document->setSelection(row, m_document->selectedKey());
     else
         m_document->setSelection(row, column);
@@ -171,7 +174,8 @@ void ResultViews::showSelection()
         const QString name = map->objectName().mid(QStringLiteral("heatmap_").size());
         if (name == QLatin1String("K") || name == QLatin1String("V"))
             map->setHighlight(key, -1);
-        else if (name == QLatin1String("Q") || name == QLatin1String("output") || name == QLatin1String("finalOutput"))
+        else if (name == QLatin1String("Q") || name == QLatin1String("output") ||
+                 name == QLatin1String("finalOutput"))
             map->setHighlight(query, -1);
         else
             map->setHighlight(query, key);

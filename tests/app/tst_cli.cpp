@@ -121,7 +121,8 @@ bool sameResult(const QJsonObject& printed, const AttentionResult& expected, QSt
         const QJsonObject head = heads.at(static_cast<qsizetype>(h)).toObject();
         const QString at = QStringLiteral("heads[%1].").arg(h);
         const auto field = [&head](const char* key) { return head.value(QString::fromUtf8(key)); };
-        if (!sameMatrix(field("Q"), e.Q, at + "Q", problem) || !sameMatrix(field("K"), e.K, at + "K", problem) ||
+        if (!sameMatrix(field("Q"), e.Q, at + "Q", problem) ||
+            !sameMatrix(field("K"), e.K, at + "K", problem) ||
             !sameMatrix(field("V"), e.V, at + "V", problem) ||
             !sameMatrix(field("scores"), e.scores, at + "scores", problem) ||
             !sameMatrix(field("scaled"), e.scaled, at + "scaled", problem) ||
@@ -156,8 +157,10 @@ bool sameResult(const QJsonObject& printed, const AttentionResult& expected, QSt
                 return false;
             }
     }
-    return sameMatrix(printed.value(QStringLiteral("concat")), expected.concat, QStringLiteral("concat"), problem) &&
-           sameMatrix(printed.value(QStringLiteral("output")), expected.output, QStringLiteral("output"), problem);
+    return sameMatrix(printed.value(QStringLiteral("concat")), expected.concat, QStringLiteral("concat"),
+                      problem) &&
+           sameMatrix(printed.value(QStringLiteral("output")), expected.output, QStringLiteral("output"),
+                      problem);
 }
 
 bool writeFile(const QString& path, const QByteArray& content)
@@ -232,8 +235,10 @@ void TestCli::computeLoveExample()
     const double expected[] = {0.070, 0.707, 0.223};
     QCOMPARE(weights0.size(), 3);
     for (int j = 0; j < 3; ++j)
-        QVERIFY2(std::abs(weights0.at(j).toDouble() - expected[j]) <= 5e-4,
-                 qPrintable(QStringLiteral("weights[0][%1] = %2").arg(j).arg(weights0.at(j).toDouble(), 0, 'g', 17)));
+        QVERIFY2(
+            std::abs(weights0.at(j).toDouble() - expected[j]) <= 5e-4,
+            qPrintable(
+                QStringLiteral("weights[0][%1] = %2").arg(j).arg(weights0.at(j).toDouble(), 0, 'g', 17)));
     const QJsonArray scaled0 = head.value(QStringLiteral("scaled")).toArray().at(0).toArray();
     QVERIFY(std::abs(scaled0.at(1).toDouble() - 5.0 / std::sqrt(3.0)) <= 1e-15);
 }
@@ -282,7 +287,8 @@ void TestCli::computeEveryExample()
     const QJsonObject printed = parseOutput(run.out, &ok);
     QVERIFY(ok);
     QString problem;
-    QVERIFY2(sameResult(printed, computeAttention(loadExample(name.toStdString())), &problem), qPrintable(problem));
+    QVERIFY2(sameResult(printed, computeAttention(loadExample(name.toStdString())), &problem),
+             qPrintable(problem));
 }
 
 void TestCli::refusedFileExitsTwo()
@@ -325,7 +331,8 @@ void TestCli::hugeNumberIsRefusedNotCrashed()
     const auto at = text.find(firstRow);
     QVERIFY(at != std::string::npos);
     text.replace(at, firstRow.size(), "[1e999, 0, 1, 0]");
-    const Run run = runQkvlab({QStringLiteral("compute"), QStringLiteral("-")}, QByteArray::fromStdString(text));
+    const Run run =
+        runQkvlab({QStringLiteral("compute"), QStringLiteral("-")}, QByteArray::fromStdString(text));
     QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 2);
     QVERIFY(run.out.isEmpty());
     QVERIFY2(run.err.contains("X[0][0]: not a finite number"), run.err.constData());

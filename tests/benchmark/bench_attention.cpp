@@ -57,10 +57,8 @@ struct NormalizerCase {
 const std::vector<Shape>& shapes()
 {
     static const std::vector<Shape> all = {
-        {"n:64", 64, 512, 1, 512, 512, false},
-        {"n:256", 256, 512, 1, 512, 512, false},
-        {"n:1024", 1024, 512, 1, 512, 512, false},
-        {"n:2048", 2048, 512, 1, 512, 512, false},
+        {"n:64", 64, 512, 1, 512, 512, false},       {"n:256", 256, 512, 1, 512, 512, false},
+        {"n:1024", 1024, 512, 1, 512, 512, false},   {"n:2048", 2048, 512, 1, 512, 512, false},
         {"gpt2_small", 1024, 768, 12, 64, 64, true},
     };
     return all;
@@ -93,7 +91,10 @@ std::string pipelineName(const Shape& shape, const NormalizerCase& normalizer)
     return "BM_Pipeline/" + shape.label + "/" + normalizer.label;
 }
 
-std::string bareName(const Shape& shape) { return "BM_BareProducts/" + shape.label; }
+std::string bareName(const Shape& shape)
+{
+    return "BM_BareProducts/" + shape.label;
+}
 
 qkv::Matrix initialize(qkv::Initializer kind, std::uint64_t seed, Index rows, Index cols)
 {
@@ -219,7 +220,8 @@ public:
                 continue;
             }
             const double iterations = static_cast<double>(run.iterations);
-            const Timing timing{run.real_accumulated_time / iterations, run.cpu_accumulated_time / iterations};
+            const Timing timing{run.real_accumulated_time / iterations,
+                                run.cpu_accumulated_time / iterations};
             const std::string& name = run.run_name.function_name;
             auto found = m_timings.find(name);
             if (found == m_timings.end()) {
@@ -234,13 +236,15 @@ public:
     void printRatioTable(std::ostream& out) const
     {
         char line[256];
-        out << "\nRatio table (time per iteration, fastest repetition; real = wall clock, cpu = process CPU)\n";
-        out << "Targets: softmax pipeline/bare <= 1.30; sparsemax/entmax pipeline <= 3.00 x softmax pipeline\n\n";
+        out << "\nRatio table (time per iteration, fastest repetition; real = wall clock, cpu = process "
+               "CPU)\n";
+        out << "Targets: softmax pipeline/bare <= 1.30; sparsemax/entmax pipeline <= 3.00 x softmax "
+               "pipeline\n\n";
         std::snprintf(line, sizeof line, "%-11s %-10s %11s %11s %8s %8s %8s %8s  %s\n", "case", "normalizer",
                       "pipeline ms", "bare ms", "p/bare", "p/bare", "vs soft", "vs soft", "target");
         out << line;
-        std::snprintf(line, sizeof line, "%-11s %-10s %11s %11s %8s %8s %8s %8s\n", "", "", "(real)", "(real)",
-                      "real", "cpu", "real", "cpu");
+        std::snprintf(line, sizeof line, "%-11s %-10s %11s %11s %8s %8s %8s %8s\n", "", "", "(real)",
+                      "(real)", "real", "cpu", "real", "cpu");
         out << line;
         out << std::string(100, '-') << "\n";
         bool busy = false;
@@ -268,17 +272,20 @@ public:
                 } else if (isSparse(normalizer.label) && judgedOverSoftmax >= 0.0) {
                     verdict = (judgedOverSoftmax <= 3.0 ? "ok" : "MISS (>3x softmax)") + clock;
                 }
-                std::snprintf(line, sizeof line, "%-11s %-10s %11s %11s %8s %8s %8s %8s  %s\n", shape.label.c_str(),
-                              normalizer.label.c_str(), number(pipeline.real * 1e3, 3).c_str(),
-                              number(bare.real * 1e3, 3).c_str(), number(overBare, 2).c_str(),
-                              number(ratio(pipeline.cpu, bare.cpu), 2).c_str(), number(overSoftmax, 2).c_str(),
+                std::snprintf(line, sizeof line, "%-11s %-10s %11s %11s %8s %8s %8s %8s  %s\n",
+                              shape.label.c_str(), normalizer.label.c_str(),
+                              number(pipeline.real * 1e3, 3).c_str(), number(bare.real * 1e3, 3).c_str(),
+                              number(overBare, 2).c_str(), number(ratio(pipeline.cpu, bare.cpu), 2).c_str(),
+                              number(overSoftmax, 2).c_str(),
                               number(ratio(pipeline.cpu, softmax.cpu), 2).c_str(), verdict.c_str());
                 out << line;
             }
         }
         if (busy) {
-            out << "\nNote: for rows marked [cpu] the CPU time was below 90% of the wall-clock time (other processes\n"
-                   "had the core), so the target is judged on the CPU-time ratios; the real-time ones are noisy.\n";
+            out << "\nNote: for rows marked [cpu] the CPU time was below 90% of the wall-clock time (other "
+                   "processes\n"
+                   "had the core), so the target is judged on the CPU-time ratios; the real-time ones are "
+                   "noisy.\n";
         }
         out.flush();
     }

@@ -91,18 +91,19 @@ void TestEngine::loveAI()
     compareMatrix(h.V, fromRows({{1, 0, 1}, {1, 2, 0}, {1, 1, 0}}), 0, "V");
     compareMatrix(h.scores, fromRows({{1, 5, 3}, {3, 3, 3}, {2, 4, 3}}), 0, "scores");
     // The article prints three decimals.
-    compareMatrix(h.scaled, fromRows({{0.577, 2.887, 1.732}, {1.732, 1.732, 1.732}, {1.155, 2.309, 1.732}}), 5e-4,
-                  "scaled");
-    compareMatrix(h.weights, fromRows({{0.070, 0.707, 0.223}, {0.333, 0.333, 0.333}, {0.168, 0.533, 0.299}}), 5e-4,
-                  "weights");
+    compareMatrix(h.scaled, fromRows({{0.577, 2.887, 1.732}, {1.732, 1.732, 1.732}, {1.155, 2.309, 1.732}}),
+                  5e-4, "scaled");
+    compareMatrix(h.weights, fromRows({{0.070, 0.707, 0.223}, {0.333, 0.333, 0.333}, {0.168, 0.533, 0.299}}),
+                  5e-4, "weights");
     // The article's "love" row prints 0.999 because it multiplies the rounded 0.333; the exact value is 1.
-    compareMatrix(h.output, fromRows({{1.000, 1.637, 0.070}, {1.000, 1.000, 0.333}, {1.000, 1.365, 0.168}}), 5e-4,
-                  "output");
+    compareMatrix(h.output, fromRows({{1.000, 1.637, 0.070}, {1.000, 1.000, 0.333}, {1.000, 1.365, 0.168}}),
+                  5e-4, "output");
     QCOMPARE(h.output(1, 0), 1.0);
     QVERIFY(std::abs(h.output(1, 1) - 1.0) < 1e-15);
     compareMatrix(r.output, h.output, 0, "final output");
     // Exact values, independent of the article's rounding.
-    const double e0 = std::exp(1 / std::sqrt(3.0)), e1 = std::exp(5 / std::sqrt(3.0)), e2 = std::exp(3 / std::sqrt(3.0));
+    const double e0 = std::exp(1 / std::sqrt(3.0)), e1 = std::exp(5 / std::sqrt(3.0)),
+                 e2 = std::exp(3 / std::sqrt(3.0));
     QVERIFY(std::abs(h.weights(0, 1) - e1 / (e0 + e1 + e2)) < 1e-15);
     QVERIFY(h.emptyRows.empty());
 }
@@ -218,9 +219,11 @@ void TestEngine::scoringFunctions()
                 expected = q.dot(k) / (q.norm() * k.norm());
                 break;
             }
-            QVERIFY2(std::abs(h.scores(i, j) - expected) < 1e-12, qPrintable(QString::number(h.scores(i, j))));
+            QVERIFY2(std::abs(h.scores(i, j) - expected) < 1e-12,
+                     qPrintable(QString::number(h.scores(i, j))));
         }
-    const double divisor = (s.score == ScoreFunction::Dot || s.score == ScoreFunction::General) ? std::sqrt(3.0) : 1.0;
+    const double divisor =
+        (s.score == ScoreFunction::Dot || s.score == ScoreFunction::General) ? std::sqrt(3.0) : 1.0;
     compareMatrix(h.scaled, h.scores / divisor, 1e-15, "scaled");
 }
 
@@ -337,7 +340,8 @@ void TestEngine::noNaNUnderExtremes()
     QVERIFY((h.weights.array() >= 0).all() && (h.weights.array() <= 1).all());
     if (s.normalizer.type != NormalizerType::Sigmoid)
         for (Index i = 0; i < 5; ++i)
-            QVERIFY2(std::abs(h.weights.row(i).sum() - 1) < 1e-12, qPrintable(QString::number(h.weights.row(i).sum())));
+            QVERIFY2(std::abs(h.weights.row(i).sum() - 1) < 1e-12,
+                     qPrintable(QString::number(h.weights.row(i).sum())));
 }
 
 void TestEngine::overflowIsAnError()
@@ -373,14 +377,30 @@ void TestEngine::invalidSessionsAreRefused()
     QFETCH(QString, path);
     Session s = loadExample("love");
     switch (variant) {
-    case 0: s.tokens.pop_back(); break;
-    case 1: s.temperature = 0; break;
-    case 2: s.heads[0].W_K = Matrix::Zero(3, 3); break;
-    case 3: s.normalizer = {NormalizerType::Entmax, 0.5}; break;
-    case 4: s.score = ScoreFunction::General; break;
-    case 5: s.mask.type = MaskType::Custom; break;
-    case 6: s.heads.clear(); break;
-    case 7: s.X(0, 0) = std::nan(""); break;
+    case 0:
+        s.tokens.pop_back();
+        break;
+    case 1:
+        s.temperature = 0;
+        break;
+    case 2:
+        s.heads[0].W_K = Matrix::Zero(3, 3);
+        break;
+    case 3:
+        s.normalizer = {NormalizerType::Entmax, 0.5};
+        break;
+    case 4:
+        s.score = ScoreFunction::General;
+        break;
+    case 5:
+        s.mask.type = MaskType::Custom;
+        break;
+    case 6:
+        s.heads.clear();
+        break;
+    case 7:
+        s.X(0, 0) = std::nan("");
+        break;
     }
     try {
         computeAttention(s);

@@ -217,8 +217,9 @@ void TestInitializers::sampleMoments()
     const double stdTolerance = 5.0 * target / std::sqrt(2.0 * count);
     QVERIFY2(std::abs(mean) <= meanTolerance,
              qPrintable(QStringLiteral("mean %1 beyond ±%2").arg(mean).arg(meanTolerance)));
-    QVERIFY2(std::abs(sampleStd - target) <= stdTolerance,
-             qPrintable(QStringLiteral("std %1, target %2 ± %3").arg(sampleStd).arg(target).arg(stdTolerance)));
+    QVERIFY2(
+        std::abs(sampleStd - target) <= stdTolerance,
+        qPrintable(QStringLiteral("std %1, target %2 ± %3").arg(sampleStd).arg(target).arg(stdTolerance)));
     QVERIFY(m.allFinite());
 }
 
@@ -262,8 +263,8 @@ void TestInitializers::shapes_data()
     const int shapes[][2] = {{0, 0}, {0, 4}, {4, 0}, {1, 1}, {1, 9}, {9, 1}, {3, 7}, {7, 3}, {64, 48}};
     for (Initializer kind : kinds) {
         for (const auto& shape : shapes) {
-            const QByteArray name = QByteArray(qkv::toString(kind)) + '/' + QByteArray::number(shape[0]) + 'x' +
-                                    QByteArray::number(shape[1]);
+            const QByteArray name = QByteArray(qkv::toString(kind)) + '/' + QByteArray::number(shape[0]) +
+                                    'x' + QByteArray::number(shape[1]);
             QTest::newRow(name.constData()) << kind << shape[0] << shape[1];
         }
     }
@@ -294,7 +295,8 @@ void TestInitializers::filledRowMajor()
         }
     }
     const Matrix u = qkv::initializeMatrix(makeSpec(Initializer::XavierUniform, 21), rows, cols);
-    const Matrix uFlat = qkv::initializeMatrix(makeSpec(Initializer::XavierUniform, 21), rows * cols, rows * cols);
+    const Matrix uFlat =
+        qkv::initializeMatrix(makeSpec(Initializer::XavierUniform, 21), rows * cols, rows * cols);
     const double ratio = std::sqrt(6.0 / static_cast<double>(rows + cols)) /
                          std::sqrt(6.0 / static_cast<double>(2 * rows * cols));
     for (Index i = 0; i < rows; ++i) {

@@ -28,11 +28,16 @@ Session sessionOfSize(Index n, Index m)
 bool bruteForce(MaskType type, Index i, Index j, Index p, Index w)
 {
     switch (type) {
-    case MaskType::None: return true;
-    case MaskType::Causal: return !(j > i);
-    case MaskType::Prefix: return (j < p) || !(j > i);
-    case MaskType::Sliding: return !(j > i) && (i - j) < w;
-    case MaskType::Custom: return ((i * 7 + j * 3) % 5) < 3;
+    case MaskType::None:
+        return true;
+    case MaskType::Causal:
+        return !(j > i);
+    case MaskType::Prefix:
+        return (j < p) || !(j > i);
+    case MaskType::Sliding:
+        return !(j > i) && (i - j) < w;
+    case MaskType::Custom:
+        return ((i * 7 + j * 3) % 5) < 3;
     }
     return false;
 }
@@ -111,7 +116,7 @@ void TestMasks::padding()
 void TestMasks::crossAttentionPadding()
 {
     Session s = sessionOfSize(3, 5);
-    s.pad = {true, false, false};                 // query padding removes row 0
+    s.pad = {true, false, false};                        // query padding removes row 0
     s.context->pad = {false, false, false, false, true}; // key padding removes column 4
     MaskMatrix allowed;
     buildMask(s, allowed);

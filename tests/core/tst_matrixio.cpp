@@ -81,11 +81,13 @@ QByteArray describe(const Matrix& m)
                                      formatDelimited(m, ' '));
 }
 
-std::string str(const QByteArray& bytes) { return bytes.toStdString(); }
+std::string str(const QByteArray& bytes)
+{
+    return bytes.toStdString();
+}
 
 /// The error message of `action`, or "(no error)".
-template <typename Action>
-QString errorOf(Action action)
+template <typename Action> QString errorOf(Action action)
 {
     try {
         action();
@@ -226,16 +228,18 @@ void TestMatrixIO::csvInput_data()
     QTest::newRow("surrounding spaces") << QByteArray(" 1 ,2,  3\n4 , 5 ,6   \n") << m23;
     QTest::newRow("spaces around tabs") << QByteArray("1 \t 2\t3\n 4\t5 \t6") << m23;
     QTest::newRow("semicolon with spaces") << QByteArray("1 ;  2; 3\n4;5;6") << m23;
-    QTest::newRow("byte order mark") << QByteArray("\xEF\xBB\xBF" "1,2,3\n4,5,6\n") << m23;
+    QTest::newRow("byte order mark") << QByteArray("\xEF\xBB\xBF"
+                                                   "1,2,3\n4,5,6\n")
+                                     << m23;
     QTest::newRow("leading blank lines") << QByteArray("\n   \n1,2,3\n4,5,6") << m23;
     QTest::newRow("blank tab-only trailing line") << QByteArray("1\t2\t3\n4\t5\t6\n\t\t\n") << m23;
     QTest::newRow("number forms") << QByteArray("+1,.5,-2.5e-3,1E3,5.,-0")
                                   << rows({{1, 0.5, -2.5e-3, 1000, 5, -0.0}});
     QTest::newRow("single value") << QByteArray("42") << rows({{42}});
     QTest::newRow("single column") << QByteArray("1\n2\n3\n") << rows({{1}, {2}, {3}});
-    QTest::newRow("subnormal and huge") << QByteArray("4.9406564584124654e-324,1.7976931348623157e308")
-                                        << rows({{std::numeric_limits<double>::denorm_min(),
-                                                  std::numeric_limits<double>::max()}});
+    QTest::newRow("subnormal and huge")
+        << QByteArray("4.9406564584124654e-324,1.7976931348623157e308")
+        << rows({{std::numeric_limits<double>::denorm_min(), std::numeric_limits<double>::max()}});
 }
 
 void TestMatrixIO::csvInput()
@@ -260,20 +264,24 @@ void TestMatrixIO::csvRefused_data()
     QTest::newRow("ragged, long") << QByteArray("1,2\n3,4,5\n") << "line 2, column 3: 3 values on this line";
     QTest::newRow("ragged, trailing separator") << QByteArray("1,2\n3,4,\n") << "ends with a separator";
     QTest::newRow("ragged, tabs") << QByteArray("1\t2\n3\n") << "line 2, column 2";
-    QTest::newRow("not a number") << QByteArray("1,2\n3,abc\n") << "line 2, column 2: \"abc\" is not a number";
+    QTest::newRow("not a number") << QByteArray("1,2\n3,abc\n")
+                                  << "line 2, column 2: \"abc\" is not a number";
     QTest::newRow("header row") << QByteArray("x,y\n1,2\n") << "line 1, column 1: \"x\" is not a number";
     QTest::newRow("nan") << QByteArray("1,nan\n") << "line 1, column 2: \"nan\" is not a finite number";
     QTest::newRow("NaN") << QByteArray("1,2\n3,NaN") << "line 2, column 2";
     QTest::newRow("inf") << QByteArray("inf,1") << "line 1, column 1: \"inf\" is not a finite number";
-    QTest::newRow("-inf, tabs") << QByteArray("1\t2\n3\t-inf") << "line 2, column 2: \"-inf\" is not a finite";
+    QTest::newRow("-inf, tabs") << QByteArray("1\t2\n3\t-inf")
+                                << "line 2, column 2: \"-inf\" is not a finite";
     QTest::newRow("infinity") << QByteArray("1;infinity") << "line 1, column 2";
     QTest::newRow("empty value") << QByteArray("1,,2") << "line 1, column 2: empty value";
     QTest::newRow("blank line inside") << QByteArray("1,2\n\n3,4") << "line 2, column 1: blank line";
-    QTest::newRow("out of range") << QByteArray("1,1e400") << "line 1, column 2: \"1e400\" is out of the range";
+    QTest::newRow("out of range") << QByteArray("1,1e400")
+                                  << "line 1, column 2: \"1e400\" is out of the range";
     QTest::newRow("empty text") << QByteArray("") << "line 1, column 1: no numbers";
     QTest::newRow("blank text") << QByteArray("  \n\t\n\r\n") << "no numbers";
-    QTest::newRow("decimal comma") << QByteArray("1,5;2,5") << "line 1, column 1: \"1,5\" is not a number (write "
-                                                               "the decimal point as '.')";
+    QTest::newRow("decimal comma") << QByteArray("1,5;2,5")
+                                   << "line 1, column 1: \"1,5\" is not a number (write "
+                                      "the decimal point as '.')";
     QTest::newRow("hexadecimal") << QByteArray("0x10") << "line 1, column 1: \"0x10\" is not a number";
     QTest::newRow("two signs") << QByteArray("+-1") << "is not a number";
     QTest::newRow("number and text") << QByteArray("1.5abc") << "\"1.5abc\" is not a number";
@@ -312,7 +320,8 @@ void TestMatrixIO::csvFormat()
 {
     QCOMPARE(QByteArray::fromStdString(formatDelimited(rows({{1, 0.1, -0.0}, {1e-300, 1e300, 2.5}}))),
              QByteArray("1,0.1,-0\n1e-300,1e+300,2.5\n"));
-    QCOMPARE(QByteArray::fromStdString(formatDelimited(rows({{1, 2}, {3, 4}}), '\t')), QByteArray("1\t2\n3\t4\n"));
+    QCOMPARE(QByteArray::fromStdString(formatDelimited(rows({{1, 2}, {3, 4}}), '\t')),
+             QByteArray("1\t2\n3\t4\n"));
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -343,7 +352,8 @@ void TestMatrixIO::npyHeaderLayout()
     for (const Matrix& m : {rows({{1}}), randomNormal(3, 4, 9), randomNormal(100, 4096, 10)}) {
         const QByteArray bytes = QByteArray::fromStdString(formatNpy(m));
         QVERIFY(bytes.startsWith(QByteArray("\x93NUMPY\x01\x00", 8)));
-        const int headerLength = int(static_cast<unsigned char>(bytes[8])) | int(static_cast<unsigned char>(bytes[9])) << 8;
+        const int headerLength =
+            int(static_cast<unsigned char>(bytes[8])) | int(static_cast<unsigned char>(bytes[9])) << 8;
         QCOMPARE((10 + headerLength) % 64, 0);
         QCOMPARE(bytes[10 + headerLength - 1], '\n');
         const QByteArray header = bytes.mid(10, headerLength);
@@ -368,27 +378,30 @@ void TestMatrixIO::npyInput_data()
     QTest::newRow("NumPy-style '<f4' literal")
         << QByteArray(numpyF4Literal, sizeof numpyF4Literal - 1) << rows({{1, 2, 3}, {4, 5, -0.5}});
     QTest::newRow("<f8 C order") << npy(f8Header23, f8({1, 2, 3, 4, 5, 6})) << m23;
-    QTest::newRow("<f4 C order")
-        << npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", f4({0.1f, 2, 3, 4, 5, -1e-30f}))
-        << rows({{double(0.1f), 2, 3}, {4, 5, double(-1e-30f)}});
+    QTest::newRow("<f4 C order") << npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
+                                        f4({0.1f, 2, 3, 4, 5, -1e-30f}))
+                                 << rows({{double(0.1f), 2, 3}, {4, 5, double(-1e-30f)}});
     QTest::newRow("<f8 Fortran order (2, 3)")
         << npy("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }", f8({1, 4, 2, 5, 3, 6})) << m23;
     QTest::newRow("<f8 Fortran order (3, 2)")
         << npy("{'descr': '<f8', 'fortran_order': True, 'shape': (3, 2), }", f8({1, 2, 3, 4, 5, 6}))
         << rows({{1, 4}, {2, 5}, {3, 6}});
     QTest::newRow("<f4 Fortran order")
-        << npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", f4({1, 3, 2, 4})) << rows({{1, 2}, {3, 4}});
+        << npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", f4({1, 3, 2, 4}))
+        << rows({{1, 2}, {3, 4}});
     QTest::newRow("version 2.0") << npy(f8Header23, f8({1, 2, 3, 4, 5, 6}), 2) << m23;
     QTest::newRow("version 3.0") << npy(f8Header23, f8({1, 2, 3, 4, 5, 6}), 3) << m23;
-    QTest::newRow("1-D shape")
-        << npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }", f8({1, -2, 3, 1e-300}))
-        << rows({{1, -2, 3, 1e-300}});
+    QTest::newRow("1-D shape") << npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }",
+                                      f8({1, -2, 3, 1e-300}))
+                               << rows({{1, -2, 3, 1e-300}});
     QTest::newRow("1-D shape, Fortran order")
-        << npy("{'descr': '<f4', 'fortran_order': True, 'shape': (3,), }", f4({7, 8, 9})) << rows({{7, 8, 9}});
+        << npy("{'descr': '<f4', 'fortran_order': True, 'shape': (3,), }", f4({7, 8, 9}))
+        << rows({{7, 8, 9}});
     QTest::newRow("1x1") << npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1), }", f8({-0.0}))
                          << rows({{-0.0}});
     QTest::newRow("other key order, double quotes, no trailing comma")
-        << npy("{\"shape\": (2, 3), \"fortran_order\": False, \"descr\": \"<f8\"}", f8({1, 2, 3, 4, 5, 6})) << m23;
+        << npy("{\"shape\": (2, 3), \"fortran_order\": False, \"descr\": \"<f8\"}", f8({1, 2, 3, 4, 5, 6}))
+        << m23;
     QTest::newRow("compact header") << npy("{'descr':'<f8','fortran_order':False,'shape':(2,3)}",
                                            f8({1, 2, 3, 4, 5, 6}))
                                     << m23;
@@ -425,11 +438,13 @@ void TestMatrixIO::npyRefused_data()
     QTest::newRow("zip (.npz)") << QByteArray("PK\x03\x04\x14\x00\x00\x00", 8) << "not a NumPy .npy file";
     QTest::newRow("CSV text") << QByteArray("1,2,3\n") << "not a NumPy .npy file";
     QTest::newRow("magic only") << QByteArray("\x93NUMPY", 6) << "the format version is missing";
-    QTest::newRow("no header length") << QByteArray("\x93NUMPY\x01\x00\x10", 9) << "the header length is missing";
+    QTest::newRow("no header length")
+        << QByteArray("\x93NUMPY\x01\x00\x10", 9) << "the header length is missing";
     QTest::newRow("version 4.0") << npy(f8Header23, body6, 4) << "unsupported .npy format version 4.0";
     QTest::newRow("version 1.1") << npy(f8Header23, body6, 1, 1) << "unsupported .npy format version 1.1";
     QTest::newRow("version 0.0") << npy(f8Header23, body6, 0) << "unsupported .npy format version 0.0";
-    QTest::newRow("header longer than the file") << good.left(40) << "the header is 118 bytes long, but only 30";
+    QTest::newRow("header longer than the file")
+        << good.left(40) << "the header is 118 bytes long, but only 30";
 
     QTest::newRow(">f8") << npy("{'descr': '>f8', 'fortran_order': False, 'shape': (2, 3), }", body6)
                          << "big-endian float64 ('>f8') is not supported";
@@ -441,7 +456,8 @@ void TestMatrixIO::npyRefused_data()
                          << "'<u2' (unsigned integers)";
     QTest::newRow("|b1") << npy("{'descr': '|b1', 'fortran_order': False, 'shape': (2, 3), }", body6.left(6))
                          << "unsupported data type '|b1' (booleans)";
-    QTest::newRow("<c16") << npy("{'descr': '<c16', 'fortran_order': False, 'shape': (2, 3), }", body6 + body6)
+    QTest::newRow("<c16") << npy("{'descr': '<c16', 'fortran_order': False, 'shape': (2, 3), }",
+                                 body6 + body6)
                           << "'<c16' (complex numbers)";
     QTest::newRow("|O") << npy("{'descr': '|O', 'fortran_order': False, 'shape': (2, 3), }", body6)
                         << "'|O' (Python objects)";
@@ -455,16 +471,19 @@ void TestMatrixIO::npyRefused_data()
 
     QTest::newRow("header without '}'")
         << npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), ", body6) << "does not parse";
-    QTest::newRow("header garbage") << npy("hello", body6) << "the .npy header does not parse: unexpected \"hello\"";
+    QTest::newRow("header garbage") << npy("hello", body6)
+                                    << "the .npy header does not parse: unexpected \"hello\"";
     QTest::newRow("header false") << npy("{'descr': '<f8', 'fortran_order': false, 'shape': (2, 3), }", body6)
                                   << "does not parse: unexpected \"false\"";
-    QTest::newRow("header unclosed string") << npy("{'descr': '<f8, 'fortran_order': False}", body6)
-                                            << "does not parse";
-    QTest::newRow("header float shape") << npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3.0), }", body6)
-                                        << "does not parse: expected a whole number";
+    QTest::newRow("header unclosed string")
+        << npy("{'descr': '<f8, 'fortran_order': False}", body6) << "does not parse";
+    QTest::newRow("header float shape")
+        << npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3.0), }", body6)
+        << "does not parse: expected a whole number";
     QTest::newRow("header not a dict") << npy("(2, 3)", body6) << "the .npy header is not a dictionary";
-    QTest::newRow("header deeply nested") << npy("{'descr': ((((((((((((((((((((1,),),),),),),),),),),),),),),),),),),)}", body6)
-                                          << "nested too deeply";
+    QTest::newRow("header deeply nested")
+        << npy("{'descr': ((((((((((((((((((((1,),),),),),),),),),),),),),),),),),),)}", body6)
+        << "nested too deeply";
     QTest::newRow("no shape") << npy("{'descr': '<f8', 'fortran_order': False, }", body6)
                               << "the .npy header has no 'shape'";
     QTest::newRow("no descr") << npy("{'fortran_order': False, 'shape': (2, 3), }", body6)
@@ -472,7 +491,8 @@ void TestMatrixIO::npyRefused_data()
     QTest::newRow("fortran_order 0") << npy("{'descr': '<f8', 'fortran_order': 0, 'shape': (2, 3), }", body6)
                                      << "'fortran_order' is not True or False";
     QTest::newRow("shape a list of strings")
-        << npy("{'descr': '<f8', 'fortran_order': False, 'shape': ('2', 3), }", body6) << "not a tuple of whole";
+        << npy("{'descr': '<f8', 'fortran_order': False, 'shape': ('2', 3), }", body6)
+        << "not a tuple of whole";
     QTest::newRow("shape a number") << npy("{'descr': '<f8', 'fortran_order': False, 'shape': 6, }", body6)
                                     << "'shape' is not a tuple";
 
@@ -481,32 +501,39 @@ void TestMatrixIO::npyRefused_data()
                                      << "shape (2, 3, 4) has 3 dimensions";
     QTest::newRow("shape ()") << npy("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", f8({1}))
                               << "shape () is a single number";
-    QTest::newRow("shape (0, 3)") << npy("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 3), }", QByteArray())
+    QTest::newRow("shape (0, 3)") << npy("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 3), }",
+                                         QByteArray())
                                   << "shape (0, 3) is empty";
-    QTest::newRow("shape (0,)") << npy("{'descr': '<f8', 'fortran_order': False, 'shape': (0,), }", QByteArray())
+    QTest::newRow("shape (0,)") << npy("{'descr': '<f8', 'fortran_order': False, 'shape': (0,), }",
+                                       QByteArray())
                                 << "shape (0,) is empty";
-    QTest::newRow("shape (2, -3)") << npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, -3), }", body6)
+    QTest::newRow("shape (2, -3)") << npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, -3), }",
+                                          body6)
                                    << "not a tuple of whole numbers";
     QTest::newRow("shape (4097, 1)") << npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4097, 1), }",
                                             QByteArray(4097 * 8, '\0'))
                                      << "shape (4097, 1) is larger than 4096 × 4096";
-    QTest::newRow("shape huge") << npy("{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999999, 1), }",
-                                       body6)
-                                << "is larger than 4096";
+    QTest::newRow("shape huge")
+        << npy("{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999999, 1), }", body6)
+        << "is larger than 4096";
 
-    QTest::newRow("truncated body") << good.left(good.size() - 8)
-                                    << "truncated .npy file: shape (2, 3) of '<f8' needs 48 bytes of data, the file "
-                                       "has 40";
+    QTest::newRow("truncated body")
+        << good.left(good.size() - 8)
+        << "truncated .npy file: shape (2, 3) of '<f8' needs 48 bytes of data, the file "
+           "has 40";
     QTest::newRow("truncated mid-value") << good.left(good.size() - 3) << "truncated .npy file";
     QTest::newRow("no body") << npy(f8Header23, QByteArray()) << "truncated .npy file";
-    QTest::newRow("body too long") << good + f8({7}) << "the data does not fit the shape: shape (2, 3) of '<f8' "
-                                                        "needs 48 bytes of data, the file has 56";
+    QTest::newRow("body too long") << good + f8({7})
+                                   << "the data does not fit the shape: shape (2, 3) of '<f8' "
+                                      "needs 48 bytes of data, the file has 56";
     QTest::newRow("shape (3, 3) for 6 values")
         << npy("{'descr': '<f8', 'fortran_order': False, 'shape': (3, 3), }", body6) << "truncated";
     QTest::newRow("shape (2, 2) for 6 values")
-        << npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", body6) << "does not fit the shape";
+        << npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", body6)
+        << "does not fit the shape";
     QTest::newRow("<f4 shape for <f8 body")
-        << npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", body6) << "does not fit the shape";
+        << npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", body6)
+        << "does not fit the shape";
 
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const double inf = std::numeric_limits<double>::infinity();
@@ -515,10 +542,9 @@ void TestMatrixIO::npyRefused_data()
     QTest::newRow("infinity, Fortran order")
         << npy("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }", f8({1, inf, 3, 4, 5, 6}))
         << "row 2, column 1 (index [1, 0]): infinity is not allowed";
-    QTest::newRow("-infinity <f4 1-D")
-        << npy("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }",
-               f4({1, 2, -std::numeric_limits<float>::infinity()}))
-        << "row 1, column 3 (index [2]): infinity";
+    QTest::newRow("-infinity <f4 1-D") << npy("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }",
+                                              f4({1, 2, -std::numeric_limits<float>::infinity()}))
+                                       << "row 1, column 3 (index [2]): infinity";
 }
 
 void TestMatrixIO::npyRefused()
@@ -594,7 +620,8 @@ void TestMatrixIO::fileErrors()
 
     const std::string nowhere = dir.filePath("no/such/folder/m.npy").toStdString();
     error = errorOf([&] { saveMatrixFile(rows({{1}}), nowhere); });
-    QVERIFY2(error.startsWith(QString::fromStdString(nowhere) + ": cannot create a file beside it"), qPrintable(error));
+    QVERIFY2(error.startsWith(QString::fromStdString(nowhere) + ": cannot create a file beside it"),
+             qPrintable(error));
 
     // A bad file is refused with the reader's message; an unsaveable matrix leaves the old file alone.
     const std::string bad = dir.filePath("bad.csv").toStdString();

@@ -103,7 +103,8 @@ Row run(const NormalizerSpec& spec, const Row& scaled, double temperature = 1.0,
     return normalize(spec, scaled, temperature, allowed);
 }
 
-NormalizerTrace trace(const NormalizerSpec& spec, const Row& scaled, double temperature = 1.0, Mask allowed = {})
+NormalizerTrace trace(const NormalizerSpec& spec, const Row& scaled, double temperature = 1.0,
+                      Mask allowed = {})
 {
     if (allowed.empty())
         allowed.assign(scaled.size(), 1);
@@ -127,8 +128,7 @@ QString describe(const Row& row)
 }
 
 /// Largest |a_j − b_j|.
-template <typename A, typename B>
-long double maxError(const A& a, const B& b)
+template <typename A, typename B> long double maxError(const A& a, const B& b)
 {
     long double worst = 0.0L;
     for (std::size_t j = 0; j < a.size(); ++j)
@@ -144,7 +144,7 @@ long double maxError(const A& a, const B& b)
         for (std::size_t j_ = 0; j_ < actualRow_.size(); ++j_)                                               \
             QVERIFY2(std::fabs(static_cast<long double>(actualRow_[j_]) -                                    \
                                static_cast<long double>(expectedRow_[j_])) <= (tolerance),                   \
-                     qPrintable(QStringLiteral("entry %1: %2, expected %3 (tolerance %4)")                    \
+                     qPrintable(QStringLiteral("entry %1: %2, expected %3 (tolerance %4)")                   \
                                     .arg(j_)                                                                 \
                                     .arg(static_cast<double>(actualRow_[j_]), 0, 'g', 17)                    \
                                     .arg(static_cast<double>(expectedRow_[j_]), 0, 'g', 17)                  \
@@ -251,7 +251,7 @@ LongRow referenceEntmax(const Row& scaled, const Mask& allowed, double temperatu
         else
             last = middle - 1;
     }
-    long double lo = 0.0L;                                                   // mass < 1
+    long double lo = 0.0L;                                                      // mass < 1
     long double hi = y[k - 1] - (k < y.size() ? std::max(y[k], -1.0L) : -1.0L); // mass ≥ 1
     for (int i = 0; i < 20000; ++i) {
         const long double mid = 0.5L * (lo + hi);
@@ -277,15 +277,22 @@ LongRow referenceEntmax(const Row& scaled, const Mask& allowed, double temperatu
 LongRow reference(const NormalizerSpec& spec, const Row& scaled, const Mask& allowed, double temperature)
 {
     switch (spec.type) {
-    case NormalizerType::Softmax: return referenceSoftmax(scaled, allowed, temperature);
-    case NormalizerType::Sparsemax: return referenceSparsemax(scaled, allowed, temperature);
-    case NormalizerType::Entmax: return referenceEntmax(scaled, allowed, temperature, spec.alpha);
-    default: break;
+    case NormalizerType::Softmax:
+        return referenceSoftmax(scaled, allowed, temperature);
+    case NormalizerType::Sparsemax:
+        return referenceSparsemax(scaled, allowed, temperature);
+    case NormalizerType::Entmax:
+        return referenceEntmax(scaled, allowed, temperature, spec.alpha);
+    default:
+        break;
     }
     return {};
 }
 
-Mask allAllowed(std::size_t m) { return Mask(m, 1); }
+Mask allAllowed(std::size_t m)
+{
+    return Mask(m, 1);
+}
 
 } // namespace
 
@@ -338,7 +345,8 @@ void TestNormalizers::publishedValues_data()
     QTest::newRow("softmax") << softmaxType << 1.5 << z << Row{0.0486, 0.3592, 0.5922};
     QTest::newRow("sparsemax") << sparsemaxType << 1.5 << z << Row{0.0, 0.25, 0.75};
     QTest::newRow("entmax 1.5") << entmaxType << 1.5 << z << Row{0.0, 0.3260, 0.6740};
-    QTest::newRow("entmax 1.33 a") << entmaxType << 1.33 << Row{-1.0, 0.0, 0.5} << Row{0.0460, 0.3276, 0.6264};
+    QTest::newRow("entmax 1.33 a") << entmaxType << 1.33 << Row{-1.0, 0.0, 0.5}
+                                   << Row{0.0460, 0.3276, 0.6264};
     QTest::newRow("entmax 1.33 b") << entmaxType << 1.33 << Row{1.0, 2.0, 3.5} << Row{0.0026, 0.1012, 0.8963};
 }
 
@@ -369,9 +377,11 @@ void TestNormalizers::sigmoidValues()
         const Row p = run(sigmoid, scores, temperature);
         for (std::size_t j = 0; j < scores.size(); ++j) {
             const long double x = static_cast<long double>(scores[j]) / temperature;
-            const long double expected = x >= 0 ? 1.0L / (1.0L + std::exp(-x)) : std::exp(x) / (1.0L + std::exp(x));
-            QVERIFY2(std::fabs(p[j] - expected) <= 1e-15L * std::max(expected, 1e-300L) + 1e-300L,
-                     qPrintable(QStringLiteral("σ(%1) = %2").arg(static_cast<double>(x)).arg(p[j], 0, 'g', 17)));
+            const long double expected =
+                x >= 0 ? 1.0L / (1.0L + std::exp(-x)) : std::exp(x) / (1.0L + std::exp(x));
+            QVERIFY2(
+                std::fabs(p[j] - expected) <= 1e-15L * std::max(expected, 1e-300L) + 1e-300L,
+                qPrintable(QStringLiteral("σ(%1) = %2").arg(static_cast<double>(x)).arg(p[j], 0, 'g', 17)));
         }
     }
     // Not shift-invariant, and σ(x) + σ(−x) = 1.
@@ -512,8 +522,8 @@ void TestNormalizers::sumsToOne()
                 const Row scores = random.normalRow(m, scale);
                 const Mask allowed = random.mask(m);
                 Row p(m, -1.0);
-                normalizeRow(spec, scores.data(), allowed.data(), static_cast<Index>(m), temperature, p.data(),
-                             scratch);
+                normalizeRow(spec, scores.data(), allowed.data(), static_cast<Index>(m), temperature,
+                             p.data(), scratch);
                 for (std::size_t j = 0; j < m; ++j) {
                     QVERIFY(p[j] >= 0.0 && p[j] <= 1.0);
                     if (!allowed[j])
@@ -536,17 +546,19 @@ void TestNormalizers::sparsemaxOptimality_data()
     for (int length : {1, 2, 5, 50, 500, 3000})
         for (double scale : {0.05, 1.0, 20.0})
             for (double temperature : {0.5, 1.0, 8.0})
-                QTest::addRow("m=%d scale=%g tau=%g", length, scale, temperature) << length << scale << temperature;
+                QTest::addRow("m=%d scale=%g tau=%g", length, scale, temperature)
+                    << length << scale << temperature;
 }
 
 void TestNormalizers::sparsemaxOptimality()
 {
-    // KKT conditions of min ‖p − z‖² over the simplex: there is t with p_j = z_j − t where p_j > 0 and z_j ≤ t
-    // where p_j = 0; traceRow reports that t for z = S'/τ.
+    // KKT conditions of min ‖p − z‖² over the simplex: there is t with p_j = z_j − t where p_j > 0 and z_j ≤
+    // t where p_j = 0; traceRow reports that t for z = S'/τ.
     QFETCH(int, length);
     QFETCH(double, scale);
     QFETCH(double, temperature);
-    Random random(static_cast<std::uint64_t>(length) * 31 + static_cast<std::uint64_t>(scale * 7 + temperature));
+    Random random(static_cast<std::uint64_t>(length) * 31 +
+                  static_cast<std::uint64_t>(scale * 7 + temperature));
     const auto m = static_cast<std::size_t>(length);
     const Row scores = random.normalRow(m, scale);
     const NormalizerSpec spec = specOf(sparsemaxType);
@@ -588,8 +600,10 @@ void TestNormalizers::thresholdReproducesWeights()
         const NormalizerTrace info = trace(spec, scores, temperature);
         Index support = 0;
         for (std::size_t j = 0; j < p.size(); ++j) {
-            const long double d = static_cast<long double>(alpha - 1.0) * (scores[j] / temperature) - info.threshold;
-            const long double expected = d > 0 ? std::pow(d, 1.0L / static_cast<long double>(alpha - 1.0)) : 0.0L;
+            const long double d =
+                static_cast<long double>(alpha - 1.0) * (scores[j] / temperature) - info.threshold;
+            const long double expected =
+                d > 0 ? std::pow(d, 1.0L / static_cast<long double>(alpha - 1.0)) : 0.0L;
             QVERIFY2(std::fabs(p[j] - expected) <= 1e-9L,
                      qPrintable(QStringLiteral("trial %1 entry %2: %3 vs %4")
                                     .arg(trial)
@@ -755,7 +769,8 @@ void TestNormalizers::extremes_data()
     list.emplace_back(entmaxType, 1e6);
     for (const auto& [type, alpha] : list)
         for (double temperature : {1e-300, 1e-10, 1.0, 1e10, 1e300})
-            QTest::addRow("%s tau=%g", nameOf(type, alpha).constData(), temperature) << type << alpha << temperature;
+            QTest::addRow("%s tau=%g", nameOf(type, alpha).constData(), temperature)
+                << type << alpha << temperature;
 }
 
 void TestNormalizers::extremes()
@@ -868,7 +883,8 @@ void TestNormalizers::singleAllowedEntry()
                 expected = x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));
             }
             QCOMPARE(p, (Row{0.0, expected, 0.0}));
-            QCOMPARE(trace(spec, {2.0, score, -5.0}, temperature, {0, 1, 0}).support, Index(expected > 0 ? 1 : 0));
+            QCOMPARE(trace(spec, {2.0, score, -5.0}, temperature, {0, 1, 0}).support,
+                     Index(expected > 0 ? 1 : 0));
         }
 }
 
@@ -883,8 +899,8 @@ void TestNormalizers::traceValues()
     // Σ exp(z − max z): still finite when exp(z) itself would overflow.
     const NormalizerTrace hot = trace(specOf(softmaxType), {1000.0, 999.0}, 1.0);
     QVERIFY(std::fabs(hot.expSum - (1.0 + std::exp(-1.0))) <= 1e-15);
-    QVERIFY(std::fabs(trace(specOf(softmaxType), z, 2.0).expSum - (std::exp(-1.25) + std::exp(-0.25) + 1.0)) <=
-            1e-15);
+    QVERIFY(std::fabs(trace(specOf(softmaxType), z, 2.0).expSum -
+                      (std::exp(-1.25) + std::exp(-0.25) + 1.0)) <= 1e-15);
 
     const NormalizerTrace sparsemax = trace(specOf(sparsemaxType), z);
     QVERIFY(std::fabs(sparsemax.threshold - (-0.25)) <= 1e-15);

@@ -39,7 +39,10 @@ const Config configs[] = {
 };
 constexpr int configCount = int(sizeof configs / sizeof configs[0]);
 
-bool maskBit(Index i, Index j) { return (i * 7 + j * 13 + i * j) % 5 < 2; }
+bool maskBit(Index i, Index j)
+{
+    return (i * 7 + j * 13 + i * j) % 5 < 2;
+}
 
 /// Every number in the session is different, so a misplaced row or column shows.
 Session build(const Config& c)
@@ -98,10 +101,10 @@ Session build(const Config& c)
 const InitializerSpec xavier{Initializer::XavierNormal, 1.0, 42};
 const InitializerSpec zeros{Initializer::Zeros, 1.0, 0};
 
-#define VERIFY_VALID(session)                                                                                    \
-    do {                                                                                                         \
-        const std::string problem_ = validate(session);                                                          \
-        QVERIFY2(problem_.empty(), problem_.c_str());                                                            \
+#define VERIFY_VALID(session)                                                                                \
+    do {                                                                                                     \
+        const std::string problem_ = validate(session);                                                      \
+        QVERIFY2(problem_.empty(), problem_.c_str());                                                        \
     } while (false)
 
 /// New position → old position, or −1 for an inserted token.
@@ -272,7 +275,10 @@ void addSequenceRows(const std::function<void(int config, Side side, Index count
         }
 }
 
-const char* sideName(Side side) { return side == Side::Query ? "query" : "context"; }
+const char* sideName(Side side)
+{
+    return side == Side::Query ? "query" : "context";
+}
 
 } // namespace
 
@@ -283,7 +289,8 @@ void TestSessionEdits::insertToken_data()
     QTest::addColumn<int>("at");
     addSequenceRows([](int c, Side side, Index count) {
         for (Index at : {Index(0), Index(1), count})
-            QTest::addRow("%s, %s, at %d", configs[c].name, sideName(side), int(at)) << c << int(side) << int(at);
+            QTest::addRow("%s, %s, at %d", configs[c].name, sideName(side), int(at))
+                << c << int(side) << int(at);
     });
 }
 
@@ -306,7 +313,8 @@ void TestSessionEdits::removeToken_data()
     QTest::addColumn<int>("at");
     addSequenceRows([](int c, Side side, Index count) {
         for (Index at : {Index(0), Index(1), count - 1})
-            QTest::addRow("%s, %s, at %d", configs[c].name, sideName(side), int(at)) << c << int(side) << int(at);
+            QTest::addRow("%s, %s, at %d", configs[c].name, sideName(side), int(at))
+                << c << int(side) << int(at);
     });
 }
 
@@ -419,9 +427,15 @@ void TestSessionEdits::resize()
     Session after = before;
     const Index oldDV = before.dV();
     switch (which) {
-    case 0: resizeDModel(after, size, xavier); break;
-    case 1: resizeDK(after, size, xavier); break;
-    default: resizeDV(after, size, xavier); break;
+    case 0:
+        resizeDModel(after, size, xavier);
+        break;
+    case 1:
+        resizeDK(after, size, xavier);
+        break;
+    default:
+        resizeDV(after, size, xavier);
+        break;
     }
     VERIFY_VALID(after);
     QCOMPARE(after.dModel(), which == 0 ? Index(size) : before.dModel());
@@ -632,8 +646,8 @@ void TestSessionEdits::resizedMatrix_data()
 {
     QTest::addColumn<int>("rows");
     QTest::addColumn<int>("cols");
-    for (auto [rows, cols] : {std::pair{3, 4}, std::pair{5, 6}, std::pair{1, 1}, std::pair{2, 7}, std::pair{6, 2},
-                              std::pair{3, 1}})
+    for (auto [rows, cols] : {std::pair{3, 4}, std::pair{5, 6}, std::pair{1, 1}, std::pair{2, 7},
+                              std::pair{6, 2}, std::pair{3, 1}})
         QTest::addRow("3x4 → %dx%d", rows, cols) << rows << cols;
 }
 
@@ -714,7 +728,9 @@ void TestSessionEdits::randomEditsStayValid()
     Session s;
     try {
         s = config >= 0 ? build(configs[config])
-                        : loadExample(config == -1 ? "love" : config == -2 ? "translation" : "multihead");
+                        : loadExample(config == -1   ? "love"
+                                      : config == -2 ? "translation"
+                                                     : "multihead");
     } catch (const Error& e) {
         QFAIL(e.what());
     }
@@ -752,11 +768,26 @@ void TestSessionEdits::randomEditsStayValid()
             what = QStringLiteral("move %1 %2→%3").arg(sideName(side)).arg(from).arg(to);
             break;
         }
-        case 4: resizeDModel(s, pick(1, 6), init); what = "d_model"; break;
-        case 5: resizeDK(s, pick(1, 6), init); what = "d_k"; break;
-        case 6: resizeDV(s, pick(1, 6), init); what = "d_v"; break;
-        case 7: qkv::setHeadCount(s, int(pick(1, 4)), init); what = "heads"; break;
-        case 8: setCrossAttention(s, random() % 2 == 0); what = "cross-attention"; break;
+        case 4:
+            resizeDModel(s, pick(1, 6), init);
+            what = "d_model";
+            break;
+        case 5:
+            resizeDK(s, pick(1, 6), init);
+            what = "d_k";
+            break;
+        case 6:
+            resizeDV(s, pick(1, 6), init);
+            what = "d_v";
+            break;
+        case 7:
+            qkv::setHeadCount(s, int(pick(1, 4)), init);
+            what = "heads";
+            break;
+        case 8:
+            setCrossAttention(s, random() % 2 == 0);
+            what = "cross-attention";
+            break;
         case 9:
             s.score = scores[random() % 4];
             qkv::ensureScoreParameters(s, init);
@@ -771,10 +802,10 @@ void TestSessionEdits::randomEditsStayValid()
             break;
         }
         const std::string problem = validate(s);
-        QVERIFY2(problem.empty(), qPrintable(QStringLiteral("step %1 (%2): %3")
-                                                 .arg(step)
-                                                 .arg(what)
-                                                 .arg(QString::fromStdString(problem))));
+        QVERIFY2(
+            problem.empty(),
+            qPrintable(
+                QStringLiteral("step %1 (%2): %3").arg(step).arg(what).arg(QString::fromStdString(problem))));
     }
 }
 

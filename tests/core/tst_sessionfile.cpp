@@ -248,8 +248,8 @@ void TestSessionFile::unknownKeysSurviveRoundTrip()
              QJsonValue(QJsonArray{QStringLiteral("sparsemax")}));
     const QJsonObject context = out.value(QStringLiteral("context")).toObject();
     QCOMPARE(context.value(QStringLiteral("language")), QJsonValue(QStringLiteral("en")));
-    QCOMPARE(context.value(QStringLiteral("tokens")), root.value(QStringLiteral("context")).toObject().value(
-                                                          QStringLiteral("tokens")));
+    QCOMPARE(context.value(QStringLiteral("tokens")),
+             root.value(QStringLiteral("context")).toObject().value(QStringLiteral("tokens")));
 
     // And the saved text is itself stable and loads back to the same session.
     const Session reloaded = parseSession(saved);
@@ -260,8 +260,8 @@ void TestSessionFile::unknownKeysSurviveRoundTrip()
 void TestSessionFile::contextExtrasDoNotOutliveTheContext()
 {
     // Extras kept from a context must not turn into a (broken) context when the session loses it.
-    Session session = parseSession(toText(with(withContext(), QStringLiteral("context.language"),
-                                               QStringLiteral("en"))));
+    Session session =
+        parseSession(toText(with(withContext(), QStringLiteral("context.language"), QStringLiteral("en"))));
     QVERIFY(session.context.has_value());
     session.context.reset();
     const std::string saved = serializeSession(session);
@@ -284,7 +284,8 @@ void TestSessionFile::viewJsonGetAndSet()
     QCOMPARE(viewJson(loadExample("causal")), std::string()); // no view in that file
 
     setViewJson(love, R"({"zoom": 2, "panel": "weights"})");
-    const QJsonObject expected{{QStringLiteral("zoom"), 2}, {QStringLiteral("panel"), QStringLiteral("weights")}};
+    const QJsonObject expected{{QStringLiteral("zoom"), 2},
+                               {QStringLiteral("panel"), QStringLiteral("weights")}};
     QCOMPARE(QJsonValue(parseSaved(viewJson(love))), QJsonValue(expected));
     const std::string saved = serializeSession(love);
     QCOMPARE(parseSaved(saved).value(QStringLiteral("view")), QJsonValue(expected));
@@ -328,15 +329,16 @@ void TestSessionFile::saveReplacesAnExistingFile()
     QVERIFY(dir.isValid());
     const QString path = dir.filePath(QStringLiteral("session.qkv.json"));
     QVERIFY(writeFile(path, "old content that is not a session"));
-    const QFileDevice::Permissions permissions = QFileDevice::ReadOwner | QFileDevice::WriteOwner |
-                                                 QFileDevice::ReadGroup;
+    const QFileDevice::Permissions permissions =
+        QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadGroup;
     QVERIFY(QFile::setPermissions(path, permissions));
 
     const Session causal = loadExample("causal");
     saveSession(causal, path.toStdString());
     QVERIFY(loadSession(path.toStdString()) == causal);
     // The replaced file's permissions are kept (the "User" flags only repeat the owner's for us).
-    const QFileDevice::Permissions userFlags = QFileDevice::ReadUser | QFileDevice::WriteUser | QFileDevice::ExeUser;
+    const QFileDevice::Permissions userFlags =
+        QFileDevice::ReadUser | QFileDevice::WriteUser | QFileDevice::ExeUser;
     QCOMPARE(QFile::permissions(path) & ~userFlags, permissions);
 
     const Session multihead = loadExample("multihead");
@@ -406,7 +408,8 @@ void TestSessionFile::refusesBadInput_data()
 
     // Missing keys.
     for (const char* key : {"format", "version", "title", "tokens", "X", "heads", "score"})
-        row((std::string("missing ") + key).c_str(), drop(love, key), (std::string(key) + ": missing").c_str());
+        row((std::string("missing ") + key).c_str(), drop(love, key),
+            (std::string(key) + ": missing").c_str());
     row("missing heads[0].W_Q", drop(love, "heads.0.W_Q"), "heads[0].W_Q: missing");
     row("missing heads[0].W_K", drop(love, "heads.0.W_K"), "heads[0].W_K: missing");
     row("missing heads[0].W_V", drop(love, "heads.0.W_V"), "heads[0].W_V: missing");
@@ -431,8 +434,9 @@ void TestSessionFile::refusesBadInput_data()
     row("mask.type is a number", set("mask.type", 1), "mask.type: ");
     row("mask is a string", set("mask", QStringLiteral("causal")), "mask: ");
     row("normalizer is a number", set("normalizer", 2), "normalizer: ");
-    row("normalizer.alpha is a string", set("normalizer", QJsonObject{{QStringLiteral("type"), QStringLiteral("entmax")},
-                                                                   {QStringLiteral("alpha"), QStringLiteral("2")}}),
+    row("normalizer.alpha is a string",
+        set("normalizer", QJsonObject{{QStringLiteral("type"), QStringLiteral("entmax")},
+                                      {QStringLiteral("alpha"), QStringLiteral("2")}}),
         "normalizer.alpha: ");
     row("heads is an object", set("heads", QJsonObject()), "heads: ");
     row("head is a number", set("heads.0", 1), "heads[0]: ");
@@ -440,23 +444,26 @@ void TestSessionFile::refusesBadInput_data()
     row("scale is a boolean", set("scale", true), "scale: ");
     row("context is an array", set("context", QJsonArray()), "context: ");
     row("view is a string", set("view", QStringLiteral("zoom")), "view: ");
-    row("mask.window is a string", set("mask", QJsonObject{{QStringLiteral("type"), QStringLiteral("sliding")},
-                                                         {QStringLiteral("window"), QStringLiteral("2")}}),
+    row("mask.window is a string",
+        set("mask", QJsonObject{{QStringLiteral("type"), QStringLiteral("sliding")},
+                                {QStringLiteral("window"), QStringLiteral("2")}}),
         "mask.window: ");
 
     // Ragged or mis-shaped matrices.
     row("X row of different length", set("X.1", QJsonArray{0, 1, 0}), "X[1]: ");
-    row("heads[1].W_K with 3 rows", toText(with(twoHeads(), QStringLiteral("heads.1.W_K"), rows({{0, 1, 0}, {1, 0, 1}, {0, 0, 1}}))),
+    row("heads[1].W_K with 3 rows",
+        toText(with(twoHeads(), QStringLiteral("heads.1.W_K"), rows({{0, 1, 0}, {1, 0, 1}, {0, 0, 1}}))),
         "heads[1].W_K: expected 4 rows, found 3");
-    row("heads[1].W_Q with another d_k", toText(with(twoHeads(), QStringLiteral("heads.1.W_Q"),
-                                                    rows({{1, 0}, {0, 1}, {1, 0}, {0, 1}}))),
+    row("heads[1].W_Q with another d_k",
+        toText(with(twoHeads(), QStringLiteral("heads.1.W_Q"), rows({{1, 0}, {0, 1}, {1, 0}, {0, 1}}))),
         "heads[1].W_Q: ");
     row("heads[0].W_V ragged", set("heads.0.W_V.2", QJsonArray{0, 0}), "heads[0].W_V[2]: ");
-    row("context.Z of another d_model", toText(with(withContext(), QStringLiteral("context.Z"), rows({{1, 0, 0}, {0, 1, 1}}))),
+    row("context.Z of another d_model",
+        toText(with(withContext(), QStringLiteral("context.Z"), rows({{1, 0, 0}, {0, 1, 1}}))),
         "context.Z: ");
     row("W_S of the wrong shape",
-        toText(with(with(love, QStringLiteral("score"), QStringLiteral("general")), QStringLiteral("heads.0.W_S"),
-                    rows({{1, 0}, {0, 1}}))),
+        toText(with(with(love, QStringLiteral("score"), QStringLiteral("general")),
+                    QStringLiteral("heads.0.W_S"), rows({{1, 0}, {0, 1}}))),
         "heads[0].W_S: ");
     row("v_a without W_a", set("heads.0.v_a", QJsonArray{1, 2}), "heads[0].v_a: ");
     row("W_O of wrong rows", set("W_O", rows({{1, 0}, {0, 1}})), "W_O: ");
@@ -472,17 +479,22 @@ void TestSessionFile::refusesBadInput_data()
     // Non-finite numbers.
     row("1e999 in X", withHugeNumber(with(love, QStringLiteral("X.0.0"), QStringLiteral("@@BIG@@")), "1e999"),
         "X[0][0]: ");
-    row("-1e999 in heads[0].W_V", withHugeNumber(with(love, QStringLiteral("heads.0.W_V.3.1"), QStringLiteral("@@BIG@@")), "-1e999"),
+    row("-1e999 in heads[0].W_V",
+        withHugeNumber(with(love, QStringLiteral("heads.0.W_V.3.1"), QStringLiteral("@@BIG@@")), "-1e999"),
         "heads[0].W_V[3][1]: ");
-    row("1e999 temperature", withHugeNumber(with(love, QStringLiteral("temperature"), QStringLiteral("@@BIG@@")), "1e999"),
+    row("1e999 temperature",
+        withHugeNumber(with(love, QStringLiteral("temperature"), QStringLiteral("@@BIG@@")), "1e999"),
         "temperature: ");
     row("1e999 as the whole file", "1e999", "(file):");
 
     // Token counts.
     row("too few tokens", set("tokens", QJsonArray{QStringLiteral("I"), QStringLiteral("love")}), "tokens: ");
-    row("too many tokens", set("tokens", QJsonArray{QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c"), QStringLiteral("d")}),
+    row("too many tokens",
+        set("tokens",
+            QJsonArray{QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c"), QStringLiteral("d")}),
         "tokens: ");
-    row("context tokens not matching Z", toText(with(withContext(), QStringLiteral("context.tokens"), QJsonArray{QStringLiteral("x")})),
+    row("context tokens not matching Z",
+        toText(with(withContext(), QStringLiteral("context.tokens"), QJsonArray{QStringLiteral("x")})),
         "context.tokens: ");
     row("pad of wrong length", set("pad", QJsonArray{false, false}), "pad: ");
 
@@ -495,28 +507,33 @@ void TestSessionFile::refusesBadInput_data()
     row("unknown score", set("score", QStringLiteral("bilinear")), "score: ");
     row("unknown mask", set("mask.type", QStringLiteral("diagonal")), "mask.type: ");
     row("unknown normalizer", set("normalizer.type", QStringLiteral("softermax")), "normalizer.type: ");
-    row("normalizer.alpha 0.5", set("normalizer", QJsonObject{{QStringLiteral("type"), QStringLiteral("entmax")},
-                                                             {QStringLiteral("alpha"), 0.5}}),
+    row("normalizer.alpha 0.5",
+        set("normalizer",
+            QJsonObject{{QStringLiteral("type"), QStringLiteral("entmax")}, {QStringLiteral("alpha"), 0.5}}),
         "normalizer.alpha: ");
-    row("mask.window 0", set("mask", QJsonObject{{QStringLiteral("type"), QStringLiteral("sliding")},
-                                                {QStringLiteral("window"), 0}}),
+    row("mask.window 0",
+        set("mask",
+            QJsonObject{{QStringLiteral("type"), QStringLiteral("sliding")}, {QStringLiteral("window"), 0}}),
         "mask.window: ");
-    row("mask.window 1.5", set("mask", QJsonObject{{QStringLiteral("type"), QStringLiteral("sliding")},
-                                                  {QStringLiteral("window"), 1.5}}),
+    row("mask.window 1.5",
+        set("mask", QJsonObject{{QStringLiteral("type"), QStringLiteral("sliding")},
+                                {QStringLiteral("window"), 1.5}}),
         "mask.window: ");
-    row("mask.prefix_length -1", set("mask", QJsonObject{{QStringLiteral("type"), QStringLiteral("prefix")},
-                                                        {QStringLiteral("prefix_length"), -1}}),
+    row("mask.prefix_length -1",
+        set("mask", QJsonObject{{QStringLiteral("type"), QStringLiteral("prefix")},
+                                {QStringLiteral("prefix_length"), -1}}),
         "mask.prefix_length: ");
-    row("custom mask without allowed", set("mask", QJsonObject{{QStringLiteral("type"), QStringLiteral("custom")}}),
-        "mask.allowed: ");
+    row("custom mask without allowed",
+        set("mask", QJsonObject{{QStringLiteral("type"), QStringLiteral("custom")}}), "mask.allowed: ");
     row("custom allowed with a 2",
         set("mask", QJsonObject{{QStringLiteral("type"), QStringLiteral("custom")},
                                 {QStringLiteral("allowed"), rows({{1, 0, 0}, {1, 1, 2}, {1, 1, 1}})}}),
         "mask.allowed[1][2]: ");
     row("custom allowed with a string",
-        set("mask", QJsonObject{{QStringLiteral("type"), QStringLiteral("custom")},
-                                {QStringLiteral("allowed"), QJsonArray{QJsonArray{1, 0, 0}, QJsonArray{1, 1, 0},
-                                                                       QJsonArray{1, QStringLiteral("1"), 1}}}}),
+        set("mask",
+            QJsonObject{{QStringLiteral("type"), QStringLiteral("custom")},
+                        {QStringLiteral("allowed"), QJsonArray{QJsonArray{1, 0, 0}, QJsonArray{1, 1, 0},
+                                                               QJsonArray{1, QStringLiteral("1"), 1}}}}),
         "mask.allowed[2][1]: ");
 
     // Sizes outside the limits.
@@ -547,7 +564,8 @@ void TestSessionFile::refusesBadInput_data()
         for (int j = 0; j < 4097; ++j)
             many.append(QStringLiteral("z"));
         tiny = with(tiny, QStringLiteral("context"),
-                    QJsonObject{{QStringLiteral("tokens"), many}, {QStringLiteral("Z"), repeatedRows(4097, QJsonArray{0})}});
+                    QJsonObject{{QStringLiteral("tokens"), many},
+                                {QStringLiteral("Z"), repeatedRows(4097, QJsonArray{0})}});
         row("m = 4097", toText(tiny), "context.Z: ");
     }
 }
@@ -565,11 +583,13 @@ void TestSessionFile::refusesBadInput()
         refused = true;
         message = QString::fromStdString(e.what());
     } catch (const std::exception& e) {
-        QFAIL(qPrintable(QStringLiteral("threw something other than qkv::Error: ") + QString::fromUtf8(e.what())));
+        QFAIL(qPrintable(QStringLiteral("threw something other than qkv::Error: ") +
+                         QString::fromUtf8(e.what())));
     }
     QVERIFY2(refused, "parseSession accepted the input");
-    QVERIFY2(message.startsWith(path), qPrintable(QStringLiteral("message: \"%1\", expected it to start with \"%2\"")
-                                                      .arg(message, path)));
+    QVERIFY2(
+        message.startsWith(path),
+        qPrintable(QStringLiteral("message: \"%1\", expected it to start with \"%2\"").arg(message, path)));
     QVERIFY2(!message.contains(QStringLiteral("json.exception")), qPrintable(message));
     QVERIFY2(!message.contains(QLatin1Char('\n')), qPrintable(message)); // one message, one line
 }
@@ -708,8 +728,9 @@ void TestSessionFile::otherDefaults()
     QVERIFY(s == love); // the spelled-out defaults of the example are exactly the implicit ones
 
     // entmax without alpha gets α = 1.5.
-    const Session entmax = parseSession(
-        toText(with(root, QStringLiteral("normalizer"), QJsonObject{{QStringLiteral("type"), QStringLiteral("entmax")}})));
+    const Session entmax =
+        parseSession(toText(with(root, QStringLiteral("normalizer"),
+                                 QJsonObject{{QStringLiteral("type"), QStringLiteral("entmax")}})));
     QVERIFY(entmax.normalizer.type == NormalizerType::Entmax);
     QCOMPARE(entmax.normalizer.alpha, 1.5);
 }

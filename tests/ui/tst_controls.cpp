@@ -32,8 +32,10 @@ using namespace qkv::ui;
 namespace {
 
 // Session and AttentionResult compare shape-safely (core/EigenTypes.h sameMatrix).
-template <typename T> bool sameValue(const T& a, const T& b) { return a == b; }
-
+template <typename T> bool sameValue(const T& a, const T& b)
+{
+    return a == b;
+}
 
 // What a control shows, as text, so any kind of control compares the same way.
 QString shownBy(QWidget* control)
@@ -525,7 +527,8 @@ void TestControls::reinitializeAll()
     for (int h = 0; h < 2; ++h) {
         const Head& a = after.heads[static_cast<std::size_t>(h)];
         const Head& b = before.heads[static_cast<std::size_t>(h)];
-        QVERIFY(!sameValue(a.W_Q, b.W_Q) && !sameValue(a.W_K, b.W_K) && !sameValue(a.W_V, b.W_V) && !sameValue(a.W_S, b.W_S));
+        QVERIFY(!sameValue(a.W_Q, b.W_Q) && !sameValue(a.W_K, b.W_K) && !sameValue(a.W_V, b.W_V) &&
+                !sameValue(a.W_S, b.W_S));
         QCOMPARE(a.W_Q.rows(), b.W_Q.rows());
         QCOMPARE(a.W_S.cols(), b.W_S.cols());
         QVERIFY(!sameValue(a.W_Q, a.W_K)); // a seed of its own for every matrix

@@ -78,8 +78,8 @@ void TestDocument::slidersMergeIntoOneStep()
     Document document;
     const auto access = [](Session& s) -> double& { return s.temperature; };
     for (double t : {0.9, 0.7, 0.5})
-        document.push(new ChangeValueCommand<double>(&document, QStringLiteral("Temperature"), Document::Options,
-                                                     access, t, MergeId::Temperature));
+        document.push(new ChangeValueCommand<double>(&document, QStringLiteral("Temperature"),
+                                                     Document::Options, access, t, MergeId::Temperature));
     QCOMPARE(document.undoStack()->count(), 1);
     QCOMPARE(document.session().temperature, 0.5);
     document.undoStack()->undo();
@@ -94,7 +94,8 @@ void TestDocument::saveCloseReopen()
     {
         Document document;
         document.push(makeCellCommand(&document, {MatrixKind::X, 0}, 1, 2, -1.25));
-        document.edit(QStringLiteral("Causal"), Document::Options, [](Session& s) { s.mask.type = MaskType::Causal; });
+        document.edit(QStringLiteral("Causal"), Document::Options,
+                      [](Session& s) { s.mask.type = MaskType::Causal; });
         QString error;
         QVERIFY2(document.saveAs(path, &error), qPrintable(error));
         QVERIFY(!document.isModified());
@@ -159,7 +160,8 @@ void TestDocument::refusedSessionShowsTheMessage()
     Document document;
     document.edit(QStringLiteral("Huge"), Document::Values, [](Session& s) { s.X *= 1e200; });
     QVERIFY(!document.result());
-    QVERIFY2(document.resultError().contains(QStringLiteral("overflows")), qPrintable(document.resultError()));
+    QVERIFY2(document.resultError().contains(QStringLiteral("overflows")),
+             qPrintable(document.resultError()));
     document.undoStack()->undo();
     QVERIFY(document.result());
     QVERIFY(document.resultError().isEmpty());

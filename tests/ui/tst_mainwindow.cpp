@@ -46,7 +46,8 @@ void TestMainWindow::opensTheDefaultExample()
     QVERIFY(window.openSession(QString()));
     QCOMPARE(window.document()->session(), loadExample("love"));
     QVERIFY(window.windowTitle().startsWith(QStringLiteral("I love AI")));
-    for (const char* name : {"dockEmbeddings", "dockContext", "dockWeights", "dockControls", "dockShape", "dockMask"})
+    for (const char* name :
+         {"dockEmbeddings", "dockContext", "dockWeights", "dockControls", "dockShape", "dockMask"})
         QVERIFY2(window.findChild<QDockWidget*>(QLatin1String(name)), name);
 }
 
@@ -97,9 +98,11 @@ void TestMainWindow::statusBarShowsShapes()
     window.openSession(QStringLiteral("example:translation"));
     const auto* shapes = window.findChild<QLabel*>(QStringLiteral("shapeLabel"));
     QVERIFY(shapes);
-    QVERIFY2(shapes->text().contains(QStringLiteral("n = 3")) && shapes->text().contains(QStringLiteral("m = 4")),
+    QVERIFY2(shapes->text().contains(QStringLiteral("n = 3")) &&
+                 shapes->text().contains(QStringLiteral("m = 4")),
              qPrintable(shapes->text()));
-    QVERIFY(window.findChild<QLabel*>(QStringLiteral("computeTimeLabel"))->text().contains(QStringLiteral("ms")));
+    QVERIFY(
+        window.findChild<QLabel*>(QStringLiteral("computeTimeLabel"))->text().contains(QStringLiteral("ms")));
 }
 
 void TestMainWindow::docksCanBeClosedAndRestored()

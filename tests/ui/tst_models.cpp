@@ -53,7 +53,6 @@ using Edit = std::function<bool(Document&)>;
 using Check =
     std::function<void(const Session& before, const AttentionResult& resultBefore, const Document& after)>;
 
-
 void openExample(Document& document, const QString& name)
 {
     QString error;
