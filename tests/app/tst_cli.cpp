@@ -38,11 +38,10 @@ struct Run {
     }
 };
 
-Run runQkvlab(const QStringList& arguments, const QByteArray& input = QByteArray())
+Run runWithEnvironment(const QProcessEnvironment& environment, const QStringList& arguments,
+                       const QByteArray& input)
 {
     QProcess process;
-    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
     process.setProcessEnvironment(environment);
     process.start(QStringLiteral(QKVLAB_EXECUTABLE), arguments);
     Run run;
@@ -61,6 +60,13 @@ Run runQkvlab(const QStringList& arguments, const QByteArray& input = QByteArray
     run.out = process.readAllStandardOutput();
     run.err = process.readAllStandardError();
     return run;
+}
+
+Run runQkvlab(const QStringList& arguments, const QByteArray& input = QByteArray())
+{
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    return runWithEnvironment(environment, arguments, input);
 }
 
 #define QVERIFY_RUN(run, condition) QVERIFY2((run).finished && (condition), qPrintable((run).describe()))
@@ -400,28 +406,10 @@ namespace {
 
 Run runHeadless(const QStringList& arguments, const QByteArray& input = QByteArray())
 {
-    QProcess process;
     QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
     for (const char* name : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"})
         environment.remove(QLatin1String(name));
-    process.setProcessEnvironment(environment);
-    process.start(QStringLiteral(QKVLAB_EXECUTABLE), arguments);
-    Run run;
-    if (!process.waitForStarted(timeoutMs))
-        return run;
-    if (!input.isEmpty())
-        process.write(input);
-    process.closeWriteChannel();
-    run.finished = process.waitForFinished(timeoutMs);
-    if (!run.finished) {
-        process.kill();
-        process.waitForFinished(timeoutMs);
-    }
-    run.status = process.exitStatus();
-    run.exitCode = process.exitCode();
-    run.out = process.readAllStandardOutput();
-    run.err = process.readAllStandardError();
-    return run;
+    return runWithEnvironment(environment, arguments, input);
 }
 
 const QStringList resultHeatmaps{

@@ -20,11 +20,7 @@ namespace {
 
 using test::fromRows;
 
-bool near(const Matrix& a, const Matrix& b, double tolerance)
-{
-    return a.rows() == b.rows() && a.cols() == b.cols() &&
-           (a.size() == 0 || (a - b).cwiseAbs().maxCoeff() <= tolerance);
-}
+using test::near;
 
 QString show(const Matrix& m)
 {
