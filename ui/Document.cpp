@@ -8,6 +8,9 @@
 
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QUndoStack>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -32,6 +35,11 @@ ComputeOutcome computeOutcome(const Session& session, quint64 generation)
     }
     outcome.milliseconds = static_cast<double>(timer.nsecsElapsed()) / 1e6;
     return outcome;
+}
+
+QJsonObject viewObject(const Session& session)
+{
+    return QJsonDocument::fromJson(QByteArray::fromStdString(viewJson(session))).object();
 }
 
 double workOf(const Session& s)
@@ -86,11 +94,18 @@ void Document::reset(const Session& session, const QString& filePath)
     emit currentHeadChanged(0);
     notifyChanged(Everything);
     emit modifiedChanged(false);
-    // Start on the key the first query attends to most: the cell a person asks about first.
+    // The head and cell saved with the session; else the key the first query attends to most, the cell a
+    // person asks about first.
+    const QJsonObject view = viewObject(m_session);
+    const QJsonArray selection = view.value(QStringLiteral("selection")).toArray();
     Index key = 0;
     if (m_result && m_result->heads.front().weights.size() > 0)
         m_result->heads.front().weights.row(0).maxCoeff(&key);
-    setSelection(0, key);
+    setCurrentHead(view.value(QStringLiteral("head")).toInt(0));
+    if (selection.size() == 2)
+        setSelection(selection.at(0).toInt(0), selection.at(1).toInt(0));
+    else
+        setSelection(0, key);
 }
 
 bool Document::open(const QString& source, QString* error)
@@ -114,13 +129,21 @@ bool Document::open(const QString& source, QString* error)
 
 bool Document::saveAs(const QString& path, QString* error)
 {
+    // The head and cell on show travel in the session's free-form `view` object, beside whatever it held.
+    QJsonObject view = viewObject(m_session);
+    view.insert(QStringLiteral("head"), m_currentHead);
+    view.insert(QStringLiteral("selection"),
+                QJsonArray{static_cast<qint64>(m_selectedQuery), static_cast<qint64>(m_selectedKey)});
+    Session withView = m_session;
     try {
-        saveSession(m_session, path.toStdString());
+        setViewJson(withView, QJsonDocument(view).toJson(QJsonDocument::Compact).toStdString());
+        saveSession(withView, path.toStdString());
     } catch (const Error& e) {
         if (error)
             *error = QString::fromStdString(e.what());
         return false;
     }
+    m_session.preservedJson = withView.preservedJson; // view state only: nothing to recompute or undo
     m_undoStack->setClean();
     const QString absolute = QFileInfo(path).absoluteFilePath();
     if (absolute != m_filePath) {

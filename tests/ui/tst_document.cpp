@@ -23,6 +23,7 @@ private slots:
     void structuralEditUndoRedo();
     void slidersMergeIntoOneStep();
     void saveCloseReopen();
+    void viewStateTravelsWithTheFile();
     void badFileChangesNothing();
     void largeSessionsComputeInTheBackgroundNewestWins();
     void refusedSessionShowsTheMessage();
@@ -108,6 +109,32 @@ void TestDocument::saveCloseReopen()
     QCOMPARE(reopened.session(), expected);
     QCOMPARE(reopened.filePath(), QFileInfo(path).absoluteFilePath());
     QCOMPARE(reopened.undoStack()->count(), 0);
+}
+
+void TestDocument::viewStateTravelsWithTheFile()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("view.qkv.json"));
+    {
+        Document document;
+        QString error;
+        QVERIFY(document.open(QStringLiteral("example:multihead"), &error));
+        document.setCurrentHead(1);
+        document.setSelection(2, 3);
+        QVERIFY2(document.saveAs(path, &error), qPrintable(error));
+        QVERIFY(!document.isModified());
+    }
+    Document reopened;
+    QString error;
+    QVERIFY2(reopened.open(path, &error), qPrintable(error));
+    QCOMPARE(reopened.currentHead(), 1);
+    QCOMPARE(reopened.selectedQuery(), Index(2));
+    QCOMPARE(reopened.selectedKey(), Index(3));
+    // What the view object held before (the example's own keys) is kept beside the new ones.
+    Document love;
+    QVERIFY(love.saveAs(dir.filePath(QStringLiteral("love.qkv.json")), &error));
+    QVERIFY(QString::fromStdString(viewJson(love.session())).contains(QStringLiteral("Amit Shekhar")));
+    QVERIFY(QString::fromStdString(viewJson(love.session())).contains(QStringLiteral("\"selection\":[0,1]")));
 }
 
 void TestDocument::badFileChangesNothing()
