@@ -32,8 +32,8 @@ FigureCatalog::~FigureCatalog() = default;
 void FigureCatalog::registerViews()
 {
     auto* results = own(new ResultViews(m_document));
-    for (const char* name : {"Q", "K", "V", "scores", "scaled", "mask", "weights", "output", "finalOutput"})
-        add(results->heatmap(QLatin1String(name)));
+    for (Heatmap* map : results->heatmaps())
+        add(map);
     add(own(new QueryKeySpaceView(m_document)));
     add(own(new ValueSpaceView(m_document)));
     add(own(new MathPanel(m_document)));

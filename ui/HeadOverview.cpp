@@ -3,6 +3,7 @@
 #include "Document.h"
 #include "Heatmap.h"
 #include "MatrixRef.h"
+#include "PlotFigure.h"
 #include "ViewData.h"
 
 #include <QEvent>
@@ -234,14 +235,9 @@ QSize HeadOverview::defaultFigureSize() const
 
 void HeadOverview::renderFigure(QPaintDevice* device, const QSize& size) const
 {
-    if (!device || size.isEmpty())
-        return;
     QPainter painter;
-    if (!painter.begin(device))
+    if (!beginFigure(painter, device, size))
         return;
-    painter.setRenderHint(QPainter::Antialiasing);
-    painter.setRenderHint(QPainter::TextAntialiasing);
-    painter.fillRect(QRect(QPoint(0, 0), size), Qt::white);
 
     QFont title = font();
     title.setPointSizeF(figureTitlePoints);

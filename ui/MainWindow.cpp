@@ -37,7 +37,10 @@
 #include <QToolBar>
 #include <QUndoStack>
 
+#include <functional>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 namespace qkv::ui {
 
@@ -62,8 +65,8 @@ MainWindow::MainWindow(QWidget* parent)
     setDockNestingEnabled(true);
     m_results = new ResultViews(m_document, this);
     setCentralWidget(m_results);
-    for (const char* name : {"Q", "K", "V", "scores", "scaled", "mask", "weights", "output", "finalOutput"})
-        m_figures << m_results->heatmap(QLatin1String(name));
+    for (Heatmap* map : m_results->heatmaps())
+        m_figures << map;
     createDocks();
 
     QList<QAction*> dockToggles;
@@ -354,52 +357,51 @@ void MainWindow::importMatrixDialog()
         showError(tr("Cannot import"), error);
 }
 
-QStringList MainWindow::exportableMatrices() const
+std::vector<std::pair<QString, std::function<Matrix()>>> MainWindow::exportSources() const
 {
-    QStringList names;
+    std::vector<std::pair<QString, std::function<Matrix()>>> sources;
     const Session& session = m_document->session();
     const int head = m_document->currentHead();
     for (MatrixKind kind :
          {MatrixKind::X, MatrixKind::Z, MatrixKind::W_Q, MatrixKind::W_K, MatrixKind::W_V, MatrixKind::W_S,
           MatrixKind::W_a, MatrixKind::U_a, MatrixKind::v_a, MatrixKind::W_O})
-        if (exists(session, {kind, head}))
-            names << displayName({kind, head});
-    if (m_document->result())
-        for (const char* result : {"Q", "K", "V", "scores", "scaled", "mask", "weights", "output"})
-            names << tr("%1 (head %2)").arg(QLatin1String(result)).arg(head + 1);
-    if (m_document->result())
-        names << QStringLiteral("concat") << QStringLiteral("final output");
+        if (const MatrixRef ref{kind, head}; exists(session, ref))
+            sources.emplace_back(displayName(ref), [&session, ref] { return matrixValue(session, ref); });
+    const std::shared_ptr<const AttentionResult> result = m_document->result();
+    if (!result)
+        return sources;
+    // Each result is copied only when it is the one exported; the lambdas hold the result alive.
+    const HeadResult* h = &result->heads[static_cast<std::size_t>(head)];
+    const std::pair<const char*, std::function<Matrix()>> results[] = {
+        {"Q", [result, h] { return h->Q; }},
+        {"K", [result, h] { return h->K; }},
+        {"V", [result, h] { return h->V; }},
+        {"scores", [result, h] { return h->scores; }},
+        {"scaled", [result, h] { return h->scaled; }},
+        {"mask", [result, h] { return Matrix(h->allowed.cast<double>()); }},
+        {"weights", [result, h] { return h->weights; }},
+        {"output", [result, h] { return h->output; }}};
+    for (const auto& [label, produce] : results)
+        sources.emplace_back(tr("%1 (head %2)").arg(QLatin1String(label)).arg(head + 1), produce);
+    sources.emplace_back(QStringLiteral("concat"), [result] { return result->concat; });
+    sources.emplace_back(QStringLiteral("final output"), [result] { return result->output; });
+    return sources;
+}
+
+QStringList MainWindow::exportableMatrices() const
+{
+    QStringList names;
+    for (const auto& source : exportSources())
+        names << source.first;
     return names;
 }
 
 bool MainWindow::exportMatrix(const QString& name, const QString& path, QString* error) const
 {
-    const Session& session = m_document->session();
-    const int head = m_document->currentHead();
     Matrix matrix;
-    for (MatrixKind kind :
-         {MatrixKind::X, MatrixKind::Z, MatrixKind::W_Q, MatrixKind::W_K, MatrixKind::W_V, MatrixKind::W_S,
-          MatrixKind::W_a, MatrixKind::U_a, MatrixKind::v_a, MatrixKind::W_O})
-        if (exists(session, {kind, head}) && displayName({kind, head}) == name)
-            matrix = matrixValue(session, {kind, head});
-    if (const auto result = m_document->result(); result && matrix.size() == 0) {
-        const HeadResult& h = result->heads[static_cast<std::size_t>(head)];
-        const std::pair<const char*, Matrix> results[] = {{"Q", h.Q},
-                                                          {"K", h.K},
-                                                          {"V", h.V},
-                                                          {"scores", h.scores},
-                                                          {"scaled", h.scaled},
-                                                          {"mask", h.allowed.cast<double>()},
-                                                          {"weights", h.weights},
-                                                          {"output", h.output}};
-        for (const auto& [label, value] : results)
-            if (name == tr("%1 (head %2)").arg(QLatin1String(label)).arg(head + 1))
-                matrix = value;
-        if (name == QLatin1String("concat"))
-            matrix = result->concat;
-        if (name == QLatin1String("final output"))
-            matrix = result->output;
-    }
+    for (const auto& [sourceName, produce] : exportSources())
+        if (sourceName == name)
+            matrix = produce();
     if (matrix.size() == 0) {
         *error = tr("There is no matrix named \"%1\"").arg(name);
         return false;

@@ -7,6 +7,10 @@
 
 #include <QMainWindow>
 
+#include <functional>
+#include <utility>
+#include <vector>
+
 class QLabel;
 class QTabWidget;
 
@@ -45,6 +49,8 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private:
+    /// The matrices Export Matrix offers, by name, each produced when it is exported.
+    std::vector<std::pair<QString, std::function<Matrix()>>> exportSources() const;
     void createDocks();
     void connectActions();
     bool maybeSave();

@@ -2,6 +2,7 @@
 
 #include "Document.h"
 #include "Explain.h"
+#include "PlotFigure.h"
 
 #include <QAbstractTextDocumentLayout>
 #include <QClipboard>
@@ -177,14 +178,9 @@ QSize MathPanel::defaultFigureSize() const
 
 void MathPanel::renderFigure(QPaintDevice* device, const QSize& size) const
 {
-    if (!device || size.isEmpty())
-        return;
     QPainter painter;
-    if (!painter.begin(device))
+    if (!beginFigure(painter, device, size))
         return;
-    painter.setRenderHint(QPainter::Antialiasing);
-    painter.setRenderHint(QPainter::TextAntialiasing);
-    painter.fillRect(QRect(QPoint(0, 0), size), Qt::white);
     painter.setPen(Qt::black);
 
     const double width = std::max(1, size.width() - 2 * figureMargin);

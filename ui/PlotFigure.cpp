@@ -41,6 +41,16 @@ void renderPlot(QCustomPlot* plot, QPaintDevice* device, const QSize& size)
     painter.end();
 }
 
+bool beginFigure(QPainter& painter, QPaintDevice* device, const QSize& size)
+{
+    if (!device || size.isEmpty() || !painter.begin(device))
+        return false;
+    painter.setRenderHint(QPainter::Antialiasing);
+    painter.setRenderHint(QPainter::TextAntialiasing);
+    painter.fillRect(QRect(QPoint(0, 0), size), Qt::white);
+    return true;
+}
+
 QCPTextElement* setUpPlot(QCustomPlot* plot, const QSize& minimumSize)
 {
     plot->setMinimumSize(minimumSize);

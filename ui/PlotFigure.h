@@ -6,6 +6,7 @@
 class QCPTextElement;
 class QCustomPlot;
 class QPaintDevice;
+class QPainter;
 
 namespace qkv::ui {
 
@@ -17,6 +18,10 @@ namespace qkv::ui {
 /// the layout of `size` until its next replot: a view that decides things from its layout (tick labels, cell
 /// texts) prepares for `size` before calling this and lays itself out for the screen again after.
 void renderPlot(QCustomPlot* plot, QPaintDevice* device, const QSize& size);
+
+/// Starts painting a figure that is not a plot: antialiased, on white paper filling `size`. False when the
+/// device cannot be painted on.
+bool beginFigure(QPainter& painter, QPaintDevice* device, const QSize& size);
 
 /// The set-up every plot view shares: a minimum size, hover tracking, no dragging or zooming, and a bold
 /// title row above the axes. Returns the title element.

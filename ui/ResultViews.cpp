@@ -91,6 +91,14 @@ Heatmap* ResultViews::heatmap(const QString& name) const
     return m_tabs->findChild<Heatmap*>(QStringLiteral("heatmap_") + name);
 }
 
+QList<Heatmap*> ResultViews::heatmaps() const
+{
+    QList<Heatmap*> maps;
+    for (int tab = 0; tab < m_tabs->count(); ++tab)
+        maps << static_cast<Heatmap*>(m_tabs->widget(tab));
+    return maps;
+}
+
 Heatmap* ResultViews::addHeatmap(const QString& name, const QString& tabText)
 {
     auto* map = new Heatmap(m_tabs);

@@ -23,6 +23,8 @@ public:
     /// The heatmap named "Q", "K", "V", "scores", "scaled", "mask", "weights", "output" or "finalOutput"
     /// (its objectName is "heatmap_" + name); null for another name.
     Heatmap* heatmap(const QString& name) const;
+    /// Every heatmap, in tab order.
+    QList<Heatmap*> heatmaps() const;
 
     /// Keeps every heatmap's colour scale (weights and mask always span 0 to 1) so two states compare.
     void setColorRangesLocked(bool locked);
