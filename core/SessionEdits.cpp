@@ -264,6 +264,27 @@ void ensureScoreParameters(Session& s, const InitializerSpec& init)
 
 namespace qkv {
 
+void reinitializeWeights(Session& s, const InitializerSpec& init)
+{
+    std::uint64_t salt = 1000;
+    for (Head& head : s.heads) {
+        head.W_Q = initializeMatrix(derived(init, salt + 1), head.W_Q.rows(), head.W_Q.cols());
+        head.W_K = initializeMatrix(derived(init, salt + 2), head.W_K.rows(), head.W_K.cols());
+        head.W_V = initializeMatrix(derived(init, salt + 3), head.W_V.rows(), head.W_V.cols());
+        if (head.W_S.size() > 0)
+            head.W_S = initializeMatrix(derived(init, salt + 4), head.W_S.rows(), head.W_S.cols());
+        if (head.W_a.size() > 0)
+            head.W_a = initializeMatrix(derived(init, salt + 5), head.W_a.rows(), head.W_a.cols());
+        if (head.U_a.size() > 0)
+            head.U_a = initializeMatrix(derived(init, salt + 6), head.U_a.rows(), head.U_a.cols());
+        if (head.v_a.size() > 0)
+            head.v_a = initializeMatrix(derived(init, salt + 7), head.v_a.size(), 1).col(0);
+        salt += 16;
+    }
+    if (s.W_O)
+        s.W_O = initializeMatrix(derived(init, 999), s.W_O->rows(), s.W_O->cols());
+}
+
 Session blankSession(Index n, Index dModel, Index dK, Index dV, const InitializerSpec& init)
 {
     Session s;

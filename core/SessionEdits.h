@@ -27,6 +27,10 @@ void setHeadCount(Session& session, int heads, const InitializerSpec& init);
 /// On: the context starts as a copy of the query sequence. Off: the context is dropped.
 void setCrossAttention(Session& session, bool on);
 
+/// Draws every weight (W_Q, W_K, W_V, the score parameters, W_O) anew from `init`, a distinct seed per
+/// matrix; the embeddings are kept.
+void reinitializeWeights(Session& session, const InitializerSpec& init);
+
 /// Creates the score function's parameters where they are missing (W_S; W_a, U_a and v_a with d_a = d_k).
 void ensureScoreParameters(Session& session, const InitializerSpec& init);
 

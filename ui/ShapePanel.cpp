@@ -19,36 +19,6 @@ namespace qkv::ui {
 
 namespace {
 
-// A distinct seed for every re-initialised matrix, so no two receive the same entries.
-InitializerSpec seededFor(const InitializerSpec& init, std::uint64_t salt)
-{
-    InitializerSpec spec = init;
-    spec.seed = init.seed * 0xD1B54A32D192ED03ull + salt;
-    return spec;
-}
-
-// Every weight (W_Q, W_K, W_V, the score parameters, W_O) drawn anew from `init`; the embeddings are kept.
-void reinitializeWeights(Session& s, const InitializerSpec& init)
-{
-    std::uint64_t salt = 1000;
-    for (Head& head : s.heads) {
-        head.W_Q = initializeMatrix(seededFor(init, salt + 1), head.W_Q.rows(), head.W_Q.cols());
-        head.W_K = initializeMatrix(seededFor(init, salt + 2), head.W_K.rows(), head.W_K.cols());
-        head.W_V = initializeMatrix(seededFor(init, salt + 3), head.W_V.rows(), head.W_V.cols());
-        if (head.W_S.size() > 0)
-            head.W_S = initializeMatrix(seededFor(init, salt + 4), head.W_S.rows(), head.W_S.cols());
-        if (head.W_a.size() > 0)
-            head.W_a = initializeMatrix(seededFor(init, salt + 5), head.W_a.rows(), head.W_a.cols());
-        if (head.U_a.size() > 0)
-            head.U_a = initializeMatrix(seededFor(init, salt + 6), head.U_a.rows(), head.U_a.cols());
-        if (head.v_a.size() > 0)
-            head.v_a = initializeMatrix(seededFor(init, salt + 7), head.v_a.size(), 1).col(0);
-        salt += 16;
-    }
-    if (s.W_O)
-        s.W_O = initializeMatrix(seededFor(init, 999), s.W_O->rows(), s.W_O->cols());
-}
-
 QSpinBox* sizeBox(QWidget* parent, const char* name, int maximum, const QString& toolTip)
 {
     auto* box = new QSpinBox(parent);

@@ -218,6 +218,8 @@ void addConfigRows(const char* suffix = "")
 class TestSessionEdits : public QObject {
     Q_OBJECT
 private slots:
+    void reinitializeWeightsKeepsShapesAndEmbeddings();
+    void blankSessionIsValid();
     void builtSessionsAreValid_data();
     void builtSessionsAreValid();
 
@@ -807,6 +809,31 @@ void TestSessionEdits::randomEditsStayValid()
             qPrintable(
                 QStringLiteral("step %1 (%2): %3").arg(step).arg(what).arg(QString::fromStdString(problem))));
     }
+}
+
+void TestSessionEdits::reinitializeWeightsKeepsShapesAndEmbeddings()
+{
+    Session s = loadExample("multihead");
+    const Session before = s;
+    const InitializerSpec init{Initializer::XavierUniform, 1.0, 7};
+    reinitializeWeights(s, init);
+    QCOMPARE(QString::fromStdString(validate(s)), QString());
+    QVERIFY(sameMatrix(s.X, before.X));
+    QVERIFY(!sameMatrix(s.heads[0].W_Q, before.heads[0].W_Q));
+    QVERIFY(!sameMatrix(s.heads[0].W_Q, s.heads[1].W_Q)); // a distinct seed per matrix
+    QVERIFY(!sameMatrix(*s.W_O, *before.W_O));
+    Session again = before;
+    reinitializeWeights(again, init);
+    QVERIFY(again == s); // reproducible
+}
+
+void TestSessionEdits::blankSessionIsValid()
+{
+    const Session s = blankSession(3, 4, 2, 5, InitializerSpec{});
+    QCOMPARE(QString::fromStdString(validate(s)), QString());
+    QCOMPARE(s.tokens, (std::vector<std::string>{"tok0", "tok1", "tok2"}));
+    QCOMPARE(s.dK(), Index(2));
+    QCOMPARE(s.dV(), Index(5));
 }
 
 QTEST_APPLESS_MAIN(TestSessionEdits)
