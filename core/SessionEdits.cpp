@@ -88,7 +88,11 @@ void insertToken(Session& s, Side side, Index at, const std::string& text, const
     Matrix& embeddings = context ? s.context->Z : s.X;
     std::vector<std::string>& tokens = context ? s.context->tokens : s.tokens;
     std::vector<bool>& pad = context ? s.context->pad : s.pad;
-    const RowVector row = initializeMatrix(init, 1, embeddings.cols()).row(0);
+    // The seed varies with the position, the length and the side, so tokens added one after another get
+    // different embeddings, and the same insertion (a redo) the same one.
+    const std::uint64_t salt = 0x5EED0000ull + static_cast<std::uint64_t>(tokens.size()) * 4099u +
+                               static_cast<std::uint64_t>(at) * 2u + (context ? 1u : 0u);
+    const RowVector row = initializeMatrix(derived(init, salt), 1, embeddings.cols()).row(0);
     embeddings = insertRow(embeddings, at, row);
     tokens.insert(tokens.begin() + at, text);
     pad.insert(pad.begin() + at, false);

@@ -12,8 +12,9 @@ namespace qkv {
 /// Which sequence an edit applies to: the queries (tokens, X, pad) or the cross-attention context.
 enum class Side { Query, Context };
 
-/// Inserts a token before position `at` (0 ≤ at ≤ count) with an initialized embedding row. A custom mask
-/// gains an allowed row (query side) or column (context side; also query side in self-attention).
+/// Inserts a token before position `at` (0 ≤ at ≤ count) with an embedding row from `init` (its seed varied
+/// by position and length, so successive insertions differ). A custom mask gains an allowed row (query side)
+/// or column (context side; also query side in self-attention).
 void insertToken(Session& session, Side side, Index at, const std::string& text, const InitializerSpec& init);
 void removeToken(Session& session, Side side, Index at);
 /// Moves the token at `from` to position `to` (both indices into the sequence before the move).

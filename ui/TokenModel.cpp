@@ -161,12 +161,7 @@ bool TokenModel::insertToken(int row)
         ++number;
     const std::string text = "tok" + std::to_string(number);
 
-    // Vary the seed with the position and size, so tokens added one after another get different embeddings;
-    // it is fixed here so that redo inserts the same row again.
-    InitializerSpec init = m_document->initializer();
-    init.seed = init.seed * 0x9E3779B97F4A7C15ull + 0x5EED0000ull +
-                static_cast<std::uint64_t>(count) * 4099u + static_cast<std::uint64_t>(row) * 2u +
-                (m_side == Side::Context ? 1u : 0u);
+    const InitializerSpec init = m_document->initializer();
     const Side side = m_side;
     m_document->edit(tr("Insert %1 “%2”").arg(sideName(), QString::fromStdString(text)),
                      Document::Shape | Document::Tokens,

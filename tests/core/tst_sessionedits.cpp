@@ -220,6 +220,7 @@ class TestSessionEdits : public QObject {
 private slots:
     void reinitializeWeightsKeepsShapesAndEmbeddings();
     void blankSessionIsValid();
+    void successiveInsertionsDiffer();
     void builtSessionsAreValid_data();
     void builtSessionsAreValid();
 
@@ -834,6 +835,18 @@ void TestSessionEdits::blankSessionIsValid()
     QCOMPARE(s.tokens, (std::vector<std::string>{"tok0", "tok1", "tok2"}));
     QCOMPARE(s.dK(), Index(2));
     QCOMPARE(s.dV(), Index(5));
+}
+
+void TestSessionEdits::successiveInsertionsDiffer()
+{
+    Session s = loadExample("love");
+    const InitializerSpec init{Initializer::Normal, 1.0, 3};
+    qkv::insertToken(s, Side::Query, 3, "a", init);
+    qkv::insertToken(s, Side::Query, 4, "b", init);
+    QVERIFY(!sameMatrix(s.X.row(3), s.X.row(4)));
+    Session again = loadExample("love");
+    qkv::insertToken(again, Side::Query, 3, "a", init);
+    QVERIFY(sameMatrix(again.X.row(3), s.X.row(3))); // the same insertion gives the same row
 }
 
 QTEST_APPLESS_MAIN(TestSessionEdits)
