@@ -28,13 +28,13 @@ QAction* makeAction(QObject* parent, const QString& text, const QKeySequence& sh
 
 } // namespace
 
-Actions Actions::create(QObject* parent, QUndoStack* undoStack)
+Actions Actions::create(QWidget* parent, QUndoStack* undoStack)
 {
     Actions a{};
     a.newEmpty =
         makeAction(parent, QObject::tr("&New Blank Session"), QKeySequence::New,
                    QObject::tr("Start a blank session of three tokens"), QStringLiteral("document-new"));
-    a.newFromExample = new QMenu(QObject::tr("New from &Example"));
+    a.newFromExample = new QMenu(QObject::tr("New from &Example"), parent);
     for (const ExampleInfo& example : builtinExamples()) {
         QAction* action = a.newFromExample->addAction(QString::fromStdString(example.title));
         action->setData(QString::fromStdString(example.name));
@@ -43,7 +43,7 @@ Actions Actions::create(QObject* parent, QUndoStack* undoStack)
     }
     a.open = makeAction(parent, QObject::tr("&Open…"), QKeySequence::Open, QObject::tr("Open a session file"),
                         QStringLiteral("document-open"));
-    a.recentFiles = new QMenu(QObject::tr("Open &Recent"));
+    a.recentFiles = new QMenu(QObject::tr("Open &Recent"), parent);
     a.save = makeAction(parent, QObject::tr("&Save"), QKeySequence::Save, QObject::tr("Save the session"),
                         QStringLiteral("document-save"));
     a.saveAs =

@@ -8,6 +8,7 @@ class QMenu;
 class QMenuBar;
 class QToolBar;
 class QUndoStack;
+class QWidget;
 
 namespace qkv::ui {
 
@@ -28,8 +29,9 @@ struct Actions {
     QAction* resetLayout;
     QAction* about;
 
-    /// Creates the actions (owned by `parent`), the undo/redo pair bound to `undoStack`.
-    static Actions create(QObject* parent, QUndoStack* undoStack);
+    /// Creates the actions and the two submenus, all owned by `parent` (a menu needs a widget parent),
+    /// the undo/redo pair bound to `undoStack`.
+    static Actions create(QWidget* parent, QUndoStack* undoStack);
     /// File, Edit, View and Help menus; `docks` lists the dock toggle actions for the View menu.
     void fillMenuBar(QMenuBar* menuBar, const QList<QAction*>& dockToggles) const;
     void fillToolBar(QToolBar* toolBar) const;
