@@ -1,11 +1,14 @@
 #include "FigureExport.h"
 
+#include "Error.h"
 #include "Figure.h"
+#include "FileWriting.h"
 
 #include <QBuffer>
 #include <QClipboard>
 #include <QCoreApplication>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QGuiApplication>
 #include <QImage>
@@ -14,7 +17,6 @@
 #include <QPageSize>
 #include <QPdfWriter>
 #include <QRegularExpression>
-#include <QSaveFile>
 #include <QSvgGenerator>
 
 #include <cmath>
@@ -85,12 +87,14 @@ QImage renderImage(const Figure& figure, QSize size, double scale, QString* erro
     return image;
 }
 
-bool writePng(const Figure& figure, QSize size, double scale, QIODevice* device, QString* error)
+bool renderPng(const Figure& figure, QSize size, double scale, QByteArray* bytes, QString* error)
 {
     const QImage image = renderImage(figure, size, scale, error);
     if (image.isNull())
         return false;
-    if (!image.save(device, "PNG")) {
+    QBuffer buffer(bytes);
+    buffer.open(QIODevice::WriteOnly);
+    if (!image.save(&buffer, "PNG")) {
         *error = tr("the PNG encoder failed");
         return false;
     }
@@ -118,19 +122,11 @@ QByteArray renderSvg(const Figure& figure, QSize size)
     return QString::fromUtf8(svg).replace(family, QStringLiteral("font-family=\"\\1, sans-serif\"")).toUtf8();
 }
 
-bool writeSvg(const Figure& figure, QSize size, QIODevice* device, QString* error)
+bool renderPdf(const Figure& figure, QSize size, QByteArray* bytes, QString* error)
 {
-    const QByteArray svg = renderSvg(figure, size);
-    if (device->write(svg) != svg.size()) {
-        *error = device->errorString();
-        return false;
-    }
-    return true;
-}
-
-bool writePdf(const Figure& figure, QSize size, QIODevice* device, QString* error)
-{
-    QPdfWriter writer(device);
+    QBuffer buffer(bytes);
+    buffer.open(QIODevice::WriteOnly);
+    QPdfWriter writer(&buffer);
     writer.setCreator(tr("QKV Lab"));
     writer.setTitle(figureTitleOf(figure));
     writer.setResolution(figureDpi);
@@ -142,20 +138,22 @@ bool writePdf(const Figure& figure, QSize size, QIODevice* device, QString* erro
                      .arg(page.sizePoints().height());
         return false;
     }
-    figure.renderFigure(&writer, size);
+    figure.renderFigure(&writer, size); // the document is complete when the figure's painter ends
     return true;
 }
 
-bool write(const Figure& figure, FigureFormat format, QSize size, double scale, QIODevice* device,
-           QString* error)
+// The whole file in memory, so that writing it is one atomic save with the engine's messages.
+bool render(const Figure& figure, FigureFormat format, QSize size, double scale, QByteArray* bytes,
+            QString* error)
 {
     switch (format) {
     case FigureFormat::Png:
-        return writePng(figure, size, scale, device, error);
+        return renderPng(figure, size, scale, bytes, error);
     case FigureFormat::Svg:
-        return writeSvg(figure, size, device, error);
+        *bytes = renderSvg(figure, size);
+        return true;
     case FigureFormat::Pdf:
-        return writePdf(figure, size, device, error);
+        return renderPdf(figure, size, bytes, error);
     }
     return false;
 }
@@ -192,25 +190,23 @@ bool exportFigure(const Figure& figure, FigureFormat format, const QString& path
                   QString* error)
 {
     QString problem;
-    const QString shownPath = QDir::toNativeSeparators(path);
     size = resolvedSize(figure, size);
+    QByteArray bytes;
     if (!(scale > 0) || !std::isfinite(scale)) {
         problem = tr("the scale must be a positive number");
-    } else {
-        // A temporary file beside the target, renamed over it on commit: never a partial file.
-        QSaveFile file(path);
-        if (!file.open(QIODevice::WriteOnly)) {
-            problem = file.errorString();
-        } else if (!write(figure, format, size, scale, &file, &problem)) {
-            file.cancelWriting();
-        } else if (!file.commit()) {
-            problem = file.errorString();
+    } else if (render(figure, format, size, scale, &bytes, &problem)) {
+        try {
+            writeFileAtomically(QFile::encodeName(path).toStdString(), bytes.toStdString());
+            return true;
+        } catch (const Error& e) {
+            // Already "PATH: cannot write: REASON".
+            if (error)
+                *error = QFile::decodeName(e.what());
+            return false;
         }
     }
-    if (problem.isEmpty())
-        return true;
     if (error)
-        *error = tr("Cannot write %1: %2").arg(shownPath, problem);
+        *error = tr("%1: %2").arg(QDir::toNativeSeparators(path), problem);
     return false;
 }
 

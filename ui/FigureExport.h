@@ -31,10 +31,11 @@ inline constexpr int maximumFigurePixels = 32000;
 
 /// A width or height of `size` that is 0 or less is taken from the figure's defaultFigureSize().
 ///
-/// Writes `figure` at `size` (figure pixels) to `path`, atomically: an existing file is replaced only when
-/// the new one is complete, and a failure leaves no partial file. `scale` multiplies the pixels of a PNG
-/// (2: twice the resolution, same layout); vector formats ignore it. The folder must exist. On failure
-/// returns false with a message naming the path.
+/// Writes `figure` at `size` (figure pixels) to `path`: the file is rendered in memory, then saved by
+/// qkv::writeFileAtomically() (a symbolic link's target is written, the replaced file's permissions are
+/// kept, a failure leaves no partial or temporary file). `scale` multiplies the pixels of a PNG (2: twice
+/// the resolution, same layout); vector formats ignore it. The folder must exist. On failure returns false
+/// with one line that starts with the path, e.g. "figure.svg: cannot write: No space left on device".
 bool exportFigure(const Figure& figure, FigureFormat format, const QString& path, QSize size, double scale,
                   QString* error);
 

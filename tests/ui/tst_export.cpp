@@ -1,6 +1,7 @@
 // Figures: every view of the catalog exported to PNG, SVG and PDF, all views to a folder, and the clipboard.
 
 #include "../FigureFileChecks.h"
+#include "../FullDisk.h"
 #include "Document.h"
 #include "Figure.h"
 #include "FigureCatalog.h"
@@ -73,6 +74,9 @@ private slots:
     void missingFolderGivesAnErrorAndNoFile();
     void uncreatableFolderGivesAnError();
     void failedExportKeepsTheOldFile();
+    void fullDiskNamesTheFileAndTheReason_data();
+    void fullDiskNamesTheFileAndTheReason();
+    void exportThroughASymbolicLinkWritesItsTarget();
     void clipboardHoldsPngAndSvg();
 
 private:
@@ -343,6 +347,53 @@ void TestExport::failedExportKeepsTheOldFile()
     QVERIFY2(error.contains(QDir::toNativeSeparators(path)), qPrintable(error));
     QCOMPARE(readAll(path, &error), before);
     QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList{QStringLiteral("weights.png")});
+}
+
+void TestExport::fullDiskNamesTheFileAndTheReason_data()
+{
+    QTest::addColumn<FigureFormat>("format");
+    QTest::newRow("PNG") << FigureFormat::Png;
+    QTest::newRow("SVG") << FigureFormat::Svg;
+    QTest::newRow("PDF") << FigureFormat::Pdf;
+}
+
+void TestExport::fullDiskNamesTheFileAndTheReason()
+{
+    QFETCH(FigureFormat, format);
+    const QString name = QStringLiteral("figure.") + figureFormatSuffix(format);
+    const QByteArray old("the previous figure");
+    const FullDisk disk([&](const QString& folder) {
+        QFile file(folder + QLatin1Char('/') + name);
+        if (file.open(QIODevice::WriteOnly))
+            file.write(old);
+    });
+    if (!disk.isMounted())
+        QSKIP(qPrintable(disk.reason()));
+    const QString path = disk.filePath(name);
+    QString error;
+    QVERIFY(!exportFigure(*m_catalog->figure(QStringLiteral("weights")), format, path, QSize(300, 200), 1.0,
+                          &error));
+    QCOMPARE(error,
+             QDir::toNativeSeparators(path) + QStringLiteral(": cannot write: No space left on device"));
+    QCOMPARE(readAll(path, &error), old);
+    QCOMPARE(disk.entries(), QStringList{name}); // no temporary file left
+}
+
+void TestExport::exportThroughASymbolicLinkWritesItsTarget()
+{
+    QTemporaryDir dir;
+    const QString target = dir.filePath(QStringLiteral("figures/weights.svg"));
+    const QString link = dir.filePath(QStringLiteral("weights.svg"));
+    QVERIFY(QDir(dir.path()).mkdir(QStringLiteral("figures")));
+    QVERIFY(QFile::link(QStringLiteral("figures/weights.svg"), link)); // dangling until the export
+    QString error;
+    QVERIFY2(exportFigure(*m_catalog->figure(QStringLiteral("weights")), FigureFormat::Svg, link,
+                          QSize(300, 200), 1.0, &error),
+             qPrintable(error));
+    QVERIFY(QFileInfo(link).isSymLink());
+    QVERIFY(!QFileInfo(target).isSymLink());
+    const QString problem = checkSvg(target, loveTokens);
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
 }
 
 void TestExport::clipboardHoldsPngAndSvg()
