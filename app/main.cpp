@@ -3,10 +3,12 @@
 #include "CommandLine.h"
 #include "ExportCommand.h"
 #include "MainWindow.h"
+#include "TestHooks.h"
 
 #include <QApplication>
 
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,5 +33,9 @@ int main(int argc, char* argv[])
     qkv::ui::MainWindow window;
     window.openSession(QString::fromStdString(outcome.sessionToOpen));
     window.show();
+    window.recoverUnsavedWork(); // what a crashed or killed instance left (asks, or QKV_RECOVERY)
+    window.startAutosave();
+    if (const std::optional<int> exitCode = qkv::app::runTestHooks(window))
+        return *exitCode;
     return QApplication::exec();
 }

@@ -1,5 +1,6 @@
 #include "MainWindow.h"
 
+#include "Autosave.h"
 #include "ControlsPanel.h"
 #include "Document.h"
 #include "DocumentCommands.h"
@@ -14,6 +15,7 @@
 #include "MatrixIO.h"
 #include "NormalizerComparisonView.h"
 #include "Preferences.h"
+#include "RecoveryPrompt.h"
 #include "ResultViews.h"
 #include "SessionEdits.h"
 #include "ShapePanel.h"
@@ -57,7 +59,7 @@ bool isSessionFile(const QString& path)
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent)
-    : QMainWindow(parent), m_document(new Document(this)),
+    : QMainWindow(parent), m_document(new Document(this)), m_autosave(new Autosave(m_document, this)),
       m_actions(Actions::create(this, m_document->undoStack()))
 {
     setObjectName(QStringLiteral("mainWindow"));
@@ -234,6 +236,23 @@ bool MainWindow::openSession(const QString& source)
     return true;
 }
 
+bool MainWindow::recoverUnsavedWork()
+{
+    const bool restored =
+        m_autosave->recover([this](const RecoveryInfo& info) { return askToRecover(info, this); });
+    if (restored)
+        statusBar()->showMessage(tr("Restored the unsaved session %1").arg(m_document->displayName()), 8000);
+    return restored;
+}
+
+void MainWindow::startAutosave()
+{
+    connect(m_autosave, &Autosave::failed, this,
+            [this](const QString& message) { statusBar()->showMessage(message, 10000); });
+    m_autosave->setIntervalSeconds(Preferences::autosaveIntervalSeconds());
+    m_autosave->start();
+}
+
 void MainWindow::openFileDialog()
 {
     if (!maybeSave())
@@ -292,6 +311,7 @@ void MainWindow::closeEvent(QCloseEvent* event)
         event->ignore();
         return;
     }
+    m_autosave->discard(); // saved, or the user chose to discard the changes
     Preferences::setWindowGeometry(saveGeometry());
     Preferences::setWindowState(saveState());
     event->accept();

@@ -16,6 +16,7 @@ class QTabWidget;
 
 namespace qkv::ui {
 
+class Autosave;
 class Document;
 class Figure;
 class MatrixEditor;
@@ -27,6 +28,14 @@ public:
     explicit MainWindow(QWidget* parent = nullptr);
 
     Document* document() const { return m_document; }
+    /// Copies the session to the recovery folder while it is unsaved; idle until startAutosave().
+    Autosave* autosave() const { return m_autosave; }
+
+    /// Offers what a crashed or killed instance left in the recovery folder (a dialog, or QKV_RECOVERY);
+    /// returns true when a session was restored. Called once at start, before startAutosave().
+    bool recoverUnsavedWork();
+    /// Starts autosaving at the interval from Preferences (app/main.cpp; tests leave it off).
+    void startAutosave();
 
     /// Opens a session file or "example:NAME" ("" = the default example). On failure shows the engine's
     /// message and keeps the open session.
@@ -68,6 +77,7 @@ private:
     void showError(const QString& title, const QString& message);
 
     Document* m_document;
+    Autosave* m_autosave;
     Actions m_actions;
     QList<QDockWidget*> m_docks;
     QByteArray m_defaultState;

@@ -1,6 +1,10 @@
 #include "Preferences.h"
 
+#include "Autosave.h"
+
 #include <QSettings>
+
+#include <algorithm>
 
 namespace qkv::ui {
 
@@ -8,6 +12,7 @@ namespace {
 const QString geometryKey = QStringLiteral("window/geometry");
 const QString stateKey = QStringLiteral("window/state");
 const QString recentKey = QStringLiteral("files/recent");
+const QString autosaveKey = QStringLiteral("recovery/autosaveSeconds");
 } // namespace
 
 QByteArray Preferences::windowGeometry()
@@ -46,6 +51,18 @@ void Preferences::removeRecentFile(const QString& path)
     QStringList files = recentFiles();
     files.removeAll(path);
     QSettings().setValue(recentKey, files);
+}
+
+int Preferences::autosaveIntervalSeconds()
+{
+    bool ok = false;
+    const int seconds = QSettings().value(autosaveKey, Autosave::defaultIntervalSeconds).toInt(&ok);
+    return ok ? std::max(seconds, 0) : Autosave::defaultIntervalSeconds;
+}
+
+void Preferences::setAutosaveIntervalSeconds(int seconds)
+{
+    QSettings().setValue(autosaveKey, std::max(seconds, 0));
 }
 
 } // namespace qkv::ui

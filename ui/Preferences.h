@@ -18,6 +18,9 @@ public:
     static QStringList recentFiles();
     static void addRecentFile(const QString& path);
     static void removeRecentFile(const QString& path);
+    /// Seconds between autosaves of an unsaved session ("recovery/autosaveSeconds", default 30; 0 = off).
+    static int autosaveIntervalSeconds();
+    static void setAutosaveIntervalSeconds(int seconds);
 };
 
 } // namespace qkv::ui
