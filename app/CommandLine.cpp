@@ -3,12 +3,13 @@
 #include "AttentionEngine.h"
 #include "Error.h"
 #include "Examples.h"
+#include "FileReading.h"
+#include "ResourceLimits.h"
 #include "ResultJson.h"
 #include "SessionFile.h"
 
 #include <cmath>
 #include <iostream>
-#include <iterator>
 #include <map>
 #include <sstream>
 
@@ -19,8 +20,10 @@ namespace {
 constexpr const char* usage =
     "Usage:\n"
     "  qkvlab [FILE | example:NAME]    open the workbench window (default: example:love)\n"
-    "  qkvlab compute FILE | - | example:NAME\n"
-    "                                  compute every matrix of the session and print them as JSON\n"
+    "  qkvlab compute [--max-memory SIZE] FILE | - | example:NAME\n"
+    "                                  compute every matrix of the session and print them as JSON;\n"
+    "                                  a session estimated to need more than SIZE (e.g. 4G, 512M, 50%;\n"
+    "                                  default: 3/4 of the physical memory) is refused\n"
     "  qkvlab export FILE | - | example:NAME --view NAME|all --out PATH|DIR\n"
     "         [--head H] [--format png|svg|pdf] [--width W --height H] [--scale S]\n"
     "                                  draw a view (or every view) as a PNG, SVG or PDF figure without a\n"
@@ -45,21 +48,26 @@ constexpr int maximumFigureSide = 20000;
 constexpr double minimumScale = 0.25;
 constexpr double maximumScale = 8.0;
 
-Session readSessionArgument(const std::string& source, std::istream& in)
+/// What the JSON text of `compute` costs on top of the result, per byte of result, until the output is
+/// streamed: the document tree (16 bytes a number and its row) and the text (up to 25 bytes a number).
+constexpr double computeOutputOverhead = 12.0;
+
+Session readSessionArgument(const std::string& source, std::istream& in, std::uint64_t memoryLimit)
 {
+    const std::uint64_t maxBytes = sessionFileSizeLimit(memoryLimit);
     if (source == "-") {
-        const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
         try {
-            return parseSession(text);
+            return parseSession(readStream(in, maxBytes, "(standard input)", "a session file"));
         } catch (const Error& e) {
-            throw Error(std::string("(standard input): ") + e.what());
+            const std::string message = e.what();
+            throw Error(message.rfind("(standard input)", 0) == 0 ? message : "(standard input): " + message);
         }
     }
     const std::string prefix = examplePrefix;
     if (source.rfind(prefix, 0) == 0)
         return loadExample(source.substr(prefix.size()));
     try {
-        return loadSession(source);
+        return loadSession(source, maxBytes);
     } catch (const Error& e) {
         const std::string message = e.what();
         // loadSession names the path itself when the file cannot be read; otherwise add it.
@@ -210,9 +218,12 @@ CommandLineOutcome parseExport(const std::vector<std::string>& args, std::istrea
     }
 
     try {
-        request.session = readSessionArgument(source, in);
+        request.session = readSessionArgument(source, in, defaultMemoryLimit());
+        checkMemory(request.session, defaultMemoryLimit());
     } catch (const Error& e) {
         return fail(e.what());
+    } catch (const std::bad_alloc&) {
+        return fail("not enough memory to read this session");
     }
     const int heads = request.session.headCount();
     if (request.head >= heads)
@@ -251,7 +262,34 @@ CommandLineOutcome runCommandLine(const std::vector<std::string>& args, std::ist
     }
     if (first == "compute") {
         outcome.handled = true;
-        if (args.size() != 2) {
+        const auto fail = [&](const std::string& message) {
+            err << "qkvlab compute: " << message << "\n";
+            outcome.exitCode = 2;
+            return outcome;
+        };
+        std::string source;
+        std::uint64_t memoryLimit = defaultMemoryLimit();
+        for (std::size_t i = 1; i < args.size(); ++i) {
+            const std::string& arg = args[i];
+            if (arg == "--max-memory" || arg.rfind("--max-memory=", 0) == 0) {
+                std::string value;
+                if (arg.size() > 12)
+                    value = arg.substr(13);
+                else if (i + 1 < args.size())
+                    value = args[++i];
+                memoryLimit = parseByteSize(value);
+                if (memoryLimit == 0)
+                    return fail("bad --max-memory '" + value +
+                                "': expected a size such as 4G, 512M, 2048 (bytes) or 50% (of the memory)");
+            } else if (arg.rfind("-", 0) == 0 && arg != "-") {
+                return fail("unknown option " + arg);
+            } else if (!source.empty()) {
+                return fail("expected one session, found " + source + " and " + arg);
+            } else {
+                source = arg;
+            }
+        }
+        if (source.empty()) {
             err << "qkvlab compute: expected one argument: a session file, - for standard input, or "
                    "example:NAME\n"
                 << usage;
@@ -259,12 +297,14 @@ CommandLineOutcome runCommandLine(const std::vector<std::string>& args, std::ist
             return outcome;
         }
         try {
-            const Session session = readSessionArgument(args[1], in);
+            const Session session = readSessionArgument(source, in, memoryLimit);
+            checkMemory(session, memoryLimit, 1.0 + computeOutputOverhead);
             out << resultToJson(computeAttention(session));
             out.flush();
         } catch (const Error& e) {
-            err << "qkvlab compute: " << e.what() << "\n";
-            outcome.exitCode = 2;
+            return fail(e.what());
+        } catch (const std::bad_alloc&) {
+            return fail("not enough memory for this session (try a smaller session or --max-memory)");
         }
         return outcome;
     }

@@ -3,6 +3,7 @@
 #include "Error.h"
 #include "Masks.h"
 #include "Normalizers.h"
+#include "ResourceLimits.h"
 
 #include <cmath>
 #include <string>
@@ -11,11 +12,19 @@ namespace qkv {
 
 namespace {
 
-void requireFinite(const Matrix& m, int head, const char* what)
+void requireFinite(const Matrix& m, int head, const char* what, const char* remedy)
 {
     if (!isAllFinite(m))
-        throw Error("heads[" + std::to_string(head) + "]." + what +
-                    ": a value overflows double precision; reduce the magnitudes in X, Z or the weights");
+        throw Error("heads[" + std::to_string(head) + "]." + what + ": a value overflows double precision; " +
+                    remedy);
+}
+
+constexpr const char* reduceInputs = "reduce the magnitudes in X, Z or the weights";
+
+void stopIfCancelled(const ComputeOptions& options)
+{
+    if (options.cancel && options.cancel->load(std::memory_order_relaxed))
+        throw Cancelled();
 }
 
 // Rows scaled to unit Euclidean length; a zero row stays zero (its cosine with anything is 0).
@@ -79,10 +88,11 @@ RowStats rowStatistics(const double* weights, Index m, double knownEntropy)
     return stats;
 }
 
-void computeAttention(const Session& session, AttentionResult& result)
+void computeAttention(const Session& session, AttentionResult& result, const ComputeOptions& options)
 {
     if (const std::string problem = validate(session); !problem.empty())
         throw Error(problem);
+    checkMemory(session, options.memoryLimit);
 
     const Matrix& keySide = session.keySide();
     const Index n = session.n();
@@ -101,6 +111,7 @@ void computeAttention(const Session& session, AttentionResult& result)
     result.concat.resize(n, headCount * dV);
     NormalizerScratch scratch;
     for (int h = 0; h < headCount; ++h) {
+        stopIfCancelled(options);
         const Head& head = session.heads[static_cast<std::size_t>(h)];
         HeadResult& out = result.heads[static_cast<std::size_t>(h)];
         out.Q.resize(n, head.W_Q.cols());
@@ -109,9 +120,9 @@ void computeAttention(const Session& session, AttentionResult& result)
         out.Q.noalias() = session.X * head.W_Q;
         out.K.noalias() = keySide * head.W_K;
         out.V.noalias() = keySide * head.W_V;
-        requireFinite(out.Q, h, "Q");
-        requireFinite(out.K, h, "K");
-        requireFinite(out.V, h, "V");
+        requireFinite(out.Q, h, "Q", reduceInputs);
+        requireFinite(out.K, h, "K", reduceInputs);
+        requireFinite(out.V, h, "V", reduceInputs);
 
         computeScores(session.score, head, out.Q, out.K, out.scores);
         out.allowed = allowed;
@@ -120,7 +131,10 @@ void computeAttention(const Session& session, AttentionResult& result)
         out.rowStats.resize(static_cast<std::size_t>(n));
         out.emptyRows.clear();
         // One pass per row keeps the row in cache: scale, normalize, statistics.
+        constexpr Index rowsBetweenChecks = 64;
         for (Index i = 0; i < n; ++i) {
+            if (i % rowsBetweenChecks == rowsBetweenChecks - 1)
+                stopIfCancelled(options);
             out.scaled.row(i) = out.scores.row(i) / divisor;
             const NormalizerTrace trace =
                 normalizeRow(session.normalizer, out.scaled.row(i).data(), out.allowed.row(i).data(), m,
@@ -133,29 +147,35 @@ void computeAttention(const Session& session, AttentionResult& result)
         // Checked once afterwards (the normalizers stay finite on any input): an overflow in the scores
         // carries into the scaled scores, and the scores are looked at only to name the culprit.
         if (!isAllFinite(out.scaled)) {
-            requireFinite(out.scores, h, "scores");
-            requireFinite(out.scaled, h, "scaled");
+            requireFinite(out.scores, h, "scores", reduceInputs);
+            requireFinite(out.scaled, h, "scaled", reduceInputs);
         }
+        // The normalizers never produce a non-finite weight; checked anyway, so that no defect can ever put
+        // NaN on screen or in `compute` output.
+        requireFinite(out.weights, h, "weights", "this is a defect in QKV Lab: please report the session");
 
         out.output.resize(n, out.V.cols());
         out.output.noalias() = out.weights * out.V;
+        // Sigmoid rows need not sum to 1, so weights · V can exceed V's largest entry many times over.
+        requireFinite(out.output, h, "output", "weights · V; reduce the magnitudes in W_V, X or Z");
         result.concat.middleCols(h * dV, dV) = out.output;
     }
 
     if (session.W_O) {
+        stopIfCancelled(options);
         result.output.resize(n, session.W_O->cols());
         result.output.noalias() = result.concat * *session.W_O;
         if (!isAllFinite(result.output))
-            throw Error("W_O: the output overflows double precision; reduce the magnitudes in W_O");
+            throw Error("output: concat · W_O overflows double precision; reduce the magnitudes in W_O");
     } else {
         result.output = result.concat;
     }
 }
 
-AttentionResult computeAttention(const Session& session)
+AttentionResult computeAttention(const Session& session, const ComputeOptions& options)
 {
     AttentionResult result;
-    computeAttention(session, result);
+    computeAttention(session, result, options);
     return result;
 }
 

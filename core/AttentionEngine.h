@@ -5,15 +5,29 @@
 #include "AttentionResult.h"
 #include "Session.h"
 
+#include <atomic>
+#include <cstdint>
+
 namespace qkv {
 
-/// Computes every matrix for `session`. Throws qkv::Error naming the problem when the session is invalid
-/// or its scores overflow double precision.
-AttentionResult computeAttention(const Session& session);
+/// How a computation may be limited from outside.
+struct ComputeOptions {
+    /// Set (from any thread) to stop: the computation throws qkv::Cancelled at its next check (every head,
+    /// and every few rows), leaving `result` unspecified.
+    const std::atomic<bool>* cancel = nullptr;
+    /// Bytes; a session whose estimated result needs more is refused before anything large is allocated
+    /// (see ResourceLimits.h). 0: no limit.
+    std::uint64_t memoryLimit = 0;
+};
+
+/// Computes every matrix for `session`. Throws qkv::Error naming the problem when the session is invalid,
+/// does not fit `options.memoryLimit`, or a result matrix would overflow double precision (the message names
+/// the stage and the head, e.g. "heads[0].output: ..."); throws qkv::Cancelled when stopped.
+AttentionResult computeAttention(const Session& session, const ComputeOptions& options = {});
 
 /// The same, writing into `result`: matrices that already have the right shape are reused, so repeated
 /// calls on a session of the same size allocate nothing large.
-void computeAttention(const Session& session, AttentionResult& result);
+void computeAttention(const Session& session, AttentionResult& result, const ComputeOptions& options = {});
 
 /// The raw scores S[i][j] = s(q_i, k_j) of one head (spec section 1, scoring functions).
 void computeScores(ScoreFunction score, const Head& head, const Matrix& Q, const Matrix& K, Matrix& scores);

@@ -12,4 +12,10 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// A computation stopped on request (ComputeOptions::cancel) before it finished.
+class Cancelled : public Error {
+public:
+    Cancelled() : Error("the computation was stopped before it finished") {}
+};
+
 } // namespace qkv

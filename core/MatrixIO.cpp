@@ -1,10 +1,10 @@
 #include "MatrixIO.h"
 
 #include "Error.h"
+#include "FileReading.h"
 #include "FileWriting.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -13,10 +13,6 @@
 #include <system_error>
 #include <utility>
 #include <vector>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace qkv {
 
@@ -401,44 +397,6 @@ bool hasNpyExtension(const std::string& path)
 /// Larger than any file of an accepted matrix: 4096 × 4096 values, each with plenty of room.
 constexpr std::uint64_t largestFile = std::uint64_t(1) << 30;
 
-std::string readWholeFile(const std::string& path)
-{
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        throw Error(path + ": cannot open: " + std::strerror(errno));
-    const auto fail = [&](const std::string& problem) {
-        ::close(fd);
-        throw Error(path + ": " + problem);
-    };
-    struct stat info {};
-    if (::fstat(fd, &info) != 0)
-        fail(std::string("cannot read: ") + std::strerror(errno));
-    if (S_ISDIR(info.st_mode))
-        fail("cannot read: it is a folder");
-    if (S_ISREG(info.st_mode) && static_cast<std::uint64_t>(info.st_size) > largestFile)
-        fail("too large (" + std::to_string(info.st_size) + " bytes) for a matrix of at most " + maxSideText +
-             " × " + maxSideText);
-    std::string bytes;
-    if (S_ISREG(info.st_mode))
-        bytes.reserve(static_cast<std::size_t>(info.st_size));
-    char buffer[65536];
-    while (true) {
-        const ssize_t count = ::read(fd, buffer, sizeof buffer);
-        if (count < 0) {
-            if (errno == EINTR)
-                continue;
-            fail(std::string("cannot read: ") + std::strerror(errno));
-        }
-        if (count == 0)
-            break;
-        bytes.append(buffer, static_cast<std::size_t>(count));
-        if (bytes.size() > largestFile)
-            fail("too large for a matrix of at most " + maxSideText + " × " + maxSideText);
-    }
-    ::close(fd);
-    return bytes;
-}
-
 } // namespace
 
 Matrix parseDelimited(const std::string& text)
@@ -647,7 +605,8 @@ std::string formatNpy(const Matrix& m)
 
 Matrix loadMatrixFile(const std::string& path)
 {
-    const std::string bytes = readWholeFile(path);
+    const std::string bytes = readRegularFile(
+        path, largestFile, "a matrix file (at most " + maxSideText + " × " + maxSideText + ")");
     return hasNpyExtension(path) ? parseNpy(bytes) : parseDelimited(bytes);
 }
 

@@ -63,7 +63,6 @@ inline double selectIf(bool keep, double x)
 /// What one pass over the allowed scores finds.
 struct RowScan {
     Index allowed = 0;  ///< number of allowed entries
-    Index ties = 0;     ///< allowed entries exactly equal to the maximum
     double max = 0.0;   ///< maximum over the allowed, non-NaN scores
     bool found = false; ///< some allowed score is not NaN
 };
@@ -80,10 +79,7 @@ RowScan scanRow(const double* scaled, const std::uint8_t* allowed, Index m)
             continue;
         if (!scan.found || s > scan.max) {
             scan.max = s;
-            scan.ties = 1;
             scan.found = true;
-        } else if (s == scan.max) {
-            ++scan.ties;
         }
     }
     return scan;
@@ -102,6 +98,11 @@ void computeLogits(const double* scaled, const std::uint8_t* allowed, Index m, d
     for (Index j = 0; j < m; ++j) {
         const double s = scaled[j];
         double z = (s - max) / temperature;
+        // s − max overflows when the scores span more than DBL_MAX (−1.7e308 against 1.7e308); halving both
+        // first is exact and keeps (s − max)/τ right for a large τ (spec section 4: every finite score and
+        // τ).
+        if (std::isinf(z) && std::isfinite(s) && std::isfinite(max))
+            z = (0.5 * s - 0.5 * max) / temperature * 2.0;
         z = s == max ? 0.0 : z;         // also for s = max = ±∞
         z = z >= kLowest ? z : kLowest; // −∞ and NaN
         z = z > 0.0 ? 0.0 : z;          // only for τ ≤ 0, outside the contract
@@ -669,14 +670,22 @@ void sigmoidRow(const double* scaled, const std::uint8_t* allowed, Index m, doub
     }
 }
 
+/// Hardmax: an equal share for every allowed score within hardmaxTieUlps units in the last place of the row
+/// maximum (spec section 4). Identical tokens can give scores that differ in the last bits (a matrix product
+/// rounds its last rows differently; cosine gives 0.9999999999999999 for 1), and they must share equally.
 void hardmaxRow(const double* scaled, const std::uint8_t* allowed, Index m, const RowScan& scan, double* out)
 {
-    const Index ties = scan.found ? scan.ties : scan.allowed;
-    const double share = 1.0 / static_cast<double>(ties);
+    const double tolerance = hardmaxTieUlps * DBL_EPSILON * std::abs(scan.max); // 0.5–1 ulp per unit
+    const double lowest = scan.max - tolerance;
+    Index ties = 0;
     for (Index j = 0; j < m; ++j) {
-        const bool winner = allowed[j] && (!scan.found || scaled[j] == scan.max);
-        out[j] = winner ? share : 0.0;
+        const bool winner = allowed[j] && (!scan.found || scaled[j] >= lowest);
+        out[j] = winner ? 1.0 : 0.0;
+        ties += winner;
     }
+    const double share = 1.0 / static_cast<double>(ties);
+    for (Index j = 0; j < m; ++j)
+        out[j] *= share;
 }
 
 /// Normalizes the row and returns the trace fields other than the support.

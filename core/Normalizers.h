@@ -10,6 +10,10 @@
 
 namespace qkv {
 
+/// Hardmax ties: scores within this many units in the last place (DBL_EPSILON·|max| each) of the row
+/// maximum share the weight equally.
+inline constexpr double hardmaxTieUlps = 8.0;
+
 /// Scratch space reused across rows so normalizing a large matrix allocates nothing per row.
 struct NormalizerScratch {
     std::vector<double> values;

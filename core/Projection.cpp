@@ -1,8 +1,11 @@
 #include "Projection.h"
 
 #include <Eigen/Eigenvalues>
+#include <Eigen/QR>
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -11,6 +14,11 @@
 //   and an eigenvector u of the Gram matrix gives the axis Xcᵀ u; the smaller of the two is decomposed.
 // * Rows that are not all identical always have a positive variance, so "no variance" is decided exactly
 //   (every row equal to the first), not with a tolerance that would hide a small but real spread.
+// * Up to 192 dimensions the smaller eigenproblem is solved exactly; larger clouds (a d_k = 4096 session) get
+//   the two leading eigenvectors by block subspace iteration with Rayleigh–Ritz steps, O(n·d) per step
+//   instead of O(min(n, d)³), stopped when both Ritz pairs' residuals are below 1e-10 of λ₁.
+// * Entries are divided by the largest magnitude first, so the squares in the scatter matrix and the
+//   variances cannot overflow (entries above ~1e154 would), then the points are scaled back.
 // * `explained` is measured on the projected points themselves (‖Xc a‖² / ‖Xc‖²_F), which is the
 //   eigenvalue share for an eigenvector and stays honest for the completed second axis of a rank-1 cloud.
 
@@ -46,42 +54,94 @@ bool allRowsEqual(const Matrix& rows)
     return true;
 }
 
+/// The two leading eigenpairs of Xcᵀ Xc: eigenvalues and unit eigenvectors (d × 2, largest first).
+struct LeadingPairs {
+    double lambda1 = 0.0;
+    double lambda2 = 0.0;
+    Vector first;
+    Vector second;
+};
+
+LeadingPairs exactLeadingPairs(const Matrix& centred)
+{
+    const Index n = centred.rows();
+    const Index d = centred.cols();
+    LeadingPairs pairs;
+    if (n >= d) {
+        const Matrix scatter = centred.transpose() * centred;
+        const Eigen::SelfAdjointEigenSolver<Matrix> solver(scatter);
+        pairs.lambda1 = solver.eigenvalues()(d - 1);
+        pairs.lambda2 = solver.eigenvalues()(d - 2);
+        pairs.first = solver.eigenvectors().col(d - 1);
+        pairs.second = solver.eigenvectors().col(d - 2);
+    } else {
+        const Matrix gram = centred * centred.transpose();
+        const Eigen::SelfAdjointEigenSolver<Matrix> solver(gram);
+        pairs.lambda1 = solver.eigenvalues()(n - 1);
+        pairs.lambda2 = solver.eigenvalues()(n - 2);
+        pairs.first = (centred.transpose() * solver.eigenvectors().col(n - 1)).normalized();
+        pairs.second = centred.transpose() * solver.eigenvectors().col(n - 2);
+    }
+    return pairs;
+}
+
+/// Block subspace iteration on Xcᵀ Xc (never formed) from a fixed start, so the same cloud always gives the
+/// same axes. The block of 8 makes the convergence rate of the second pair λ₉/λ₂ rather than λ₃/λ₂.
+LeadingPairs iterativeLeadingPairs(const Matrix& centred)
+{
+    const Index d = centred.cols();
+    const Index block = std::min<Index>({8, d, centred.rows()});
+    Matrix basis(d, block);
+    std::uint64_t state = 0x9E3779B97F4A7C15ull; // a fixed LCG start: deterministic, not random
+    for (Index c = 0; c < block; ++c)
+        for (Index r = 0; r < d; ++r) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            basis(r, c) = static_cast<double>(state >> 11) * 0x1.0p-53 - 0.5;
+        }
+    basis = Eigen::HouseholderQR<Matrix>(basis).householderQ() * Matrix::Identity(d, block);
+
+    LeadingPairs pairs;
+    constexpr int maxIterations = 300;
+    for (int iteration = 0; iteration < maxIterations; ++iteration) {
+        const Matrix image = centred.transpose() * (centred * basis); // (Xcᵀ Xc) · basis
+        const Matrix small = basis.transpose() * image;               // Rayleigh quotient, block × block
+        const Eigen::SelfAdjointEigenSolver<Matrix> solver(small);
+        const Matrix ritz = basis * solver.eigenvectors();
+        const Matrix imageRitz = image * solver.eigenvectors();
+        pairs.lambda1 = solver.eigenvalues()(block - 1);
+        pairs.lambda2 = solver.eigenvalues()(block - 2);
+        pairs.first = ritz.col(block - 1);
+        pairs.second = ritz.col(block - 2);
+        const double residual1 = (imageRitz.col(block - 1) - pairs.lambda1 * pairs.first).norm();
+        const double residual2 = (imageRitz.col(block - 2) - pairs.lambda2 * pairs.second).norm();
+        if (std::max(residual1, residual2) <= 1e-10 * pairs.lambda1)
+            break;
+        basis = Eigen::HouseholderQR<Matrix>(imageRitz).householderQ() * Matrix::Identity(d, block);
+    }
+    return pairs;
+}
+
 /// The unit eigenvectors of the two largest eigenvalues of Xcᵀ Xc as columns of a d × 2 matrix (d ≥ 2,
 /// at least two distinct rows).
 Matrix leadingAxes(const Matrix& centred)
 {
-    const Index n = centred.rows();
-    const Index d = centred.cols();
-    Vector first;
-    Vector second;
-    double lambda1 = 0.0;
-    double lambda2 = 0.0;
-    if (n >= d) {
-        const Matrix scatter = centred.transpose() * centred;
-        const Eigen::SelfAdjointEigenSolver<Matrix> solver(scatter);
-        lambda1 = solver.eigenvalues()(d - 1);
-        lambda2 = solver.eigenvalues()(d - 2);
-        first = solver.eigenvectors().col(d - 1);
-        second = solver.eigenvectors().col(d - 2);
-    } else {
-        const Matrix gram = centred * centred.transpose();
-        const Eigen::SelfAdjointEigenSolver<Matrix> solver(gram);
-        lambda1 = solver.eigenvalues()(n - 1);
-        lambda2 = solver.eigenvalues()(n - 2);
-        first = (centred.transpose() * solver.eigenvectors().col(n - 1)).normalized();
-        second = centred.transpose() * solver.eigenvectors().col(n - 2);
-    }
+    constexpr Index largestExactProblem = 192;
+    LeadingPairs pairs = std::min(centred.rows(), centred.cols()) <= largestExactProblem
+                             ? exactLeadingPairs(centred)
+                             : iterativeLeadingPairs(centred);
+    Vector& first = pairs.first;
+    Vector& second = pairs.second;
 
     // A rank-1 cloud (all rows on a line) has no second direction: its eigenvector is rounding noise, so a
     // direction orthogonal to the first is chosen deterministically instead.
     constexpr double rankTolerance = 1e-12;
-    if (!(lambda2 > rankTolerance * lambda1)) {
+    if (!(pairs.lambda2 > rankTolerance * pairs.lambda1)) {
         second = orthogonalCompletion(first);
     } else {
         second -= first.dot(second) * first;
         second.normalize();
     }
-    Matrix axes(d, 2);
+    Matrix axes(centred.cols(), 2);
     axes.col(0) = first;
     axes.col(1) = second;
     return axes;
@@ -110,18 +170,24 @@ Projection2D pcaProjection(const Matrix& rows)
         return p;
     }
 
-    p.mean = rows.colwise().mean().transpose();
-    const Matrix centred = rows.rowwise() - p.mean.transpose();
+    // In units of the largest magnitude, so that no square and no sum overflows (see the notes above).
+    const double magnitude = rows.cwiseAbs().maxCoeff();
+    const Matrix unit = rows / magnitude;
+    const Vector unitMean = unit.colwise().mean().transpose();
+    const Matrix centred = unit.rowwise() - unitMean.transpose();
+    p.mean = unitMean * magnitude;
     if (d >= 2) {
         p.axes = leadingAxes(centred);
         fixSign(p.axes, 0);
         fixSign(p.axes, 1);
     }
-    p.points = centred * p.axes;
+    const Matrix unitPoints = centred * p.axes;
+    constexpr double largest = std::numeric_limits<double>::max();
+    p.points = (unitPoints * magnitude).cwiseMax(-largest).cwiseMin(largest);
 
     const double total = centred.squaredNorm();
     for (Index k = 0; k < 2; ++k)
-        p.explained[k] = std::clamp(p.points.col(k).squaredNorm() / total, 0.0, 1.0);
+        p.explained[k] = std::clamp(unitPoints.col(k).squaredNorm() / total, 0.0, 1.0);
     return p;
 }
 
@@ -142,9 +208,11 @@ Projection2D pickDimensions(const Matrix& rows, Index first, Index second)
     p.points.col(0) = rows.col(first);
     p.points.col(1) = rows.col(second);
 
-    if (rows.rows() > 0) {
-        const Eigen::RowVectorXd columnMeans = rows.colwise().mean();
-        const Eigen::RowVectorXd variances = (rows.rowwise() - columnMeans).colwise().squaredNorm();
+    const double magnitude = rows.size() > 0 ? rows.cwiseAbs().maxCoeff() : 0.0;
+    if (magnitude > 0.0) {
+        const Matrix unit = rows / magnitude; // no square overflows
+        const Eigen::RowVectorXd columnMeans = unit.colwise().mean();
+        const Eigen::RowVectorXd variances = (unit.rowwise() - columnMeans).colwise().squaredNorm();
         const double total = variances.sum();
         if (total > 0.0) {
             p.explained[0] = std::clamp(variances(first) / total, 0.0, 1.0);

@@ -1,16 +1,15 @@
 #include "SessionFile.h"
 
 #include "Error.h"
+#include "FileReading.h"
 #include "FileWriting.h"
 #include "JsonText.h"
+#include "ResourceLimits.h"
 
 #include <nlohmann/json.hpp>
 
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
-#include <sstream>
+#include <new>
 
 namespace qkv {
 
@@ -290,7 +289,7 @@ Scale readScale(const Json& value)
     return scale;
 }
 
-Session sessionFromJson(const Json& root)
+Session sessionFromJson(const Json& root, const std::string& defaultTitle)
 {
     requireObject(root, "(file)");
     const Json& format = require(root, "", "format");
@@ -308,7 +307,8 @@ Session sessionFromJson(const Json& root)
 
     Session s;
     Json extras = Json::object();
-    s.title = readString(require(root, "", "title"), "title");
+    const Json* title = find(root, "title");
+    s.title = title ? readString(*title, "title") : defaultTitle;
 
     s.X = readMatrix(require(root, "", "X"), "X", -1, -1, Limits::maxTokens, Limits::maxDimension);
     const Index n = s.X.rows();
@@ -379,11 +379,14 @@ Session sessionFromJson(const Json& root)
         s.W_O = readMatrix(*wo, "W_O", static_cast<Index>(heads.size()) * dV, -1,
                            static_cast<Index>(heads.size()) * dV, Limits::maxDimension);
 
-    const std::string scoreText = readString(require(root, "", "score"), "score");
-    const auto score = scoreFromString(scoreText);
-    if (!score)
-        refuse("score", "unknown score \"" + scoreText + "\" (expected dot, general, additive or cosine)");
-    s.score = *score;
+    if (const Json* scoreJson = find(root, "score")) {
+        const std::string scoreText = readString(*scoreJson, "score");
+        const auto score = scoreFromString(scoreText);
+        if (!score)
+            refuse("score",
+                   "unknown score \"" + scoreText + "\" (expected dot, general, additive or cosine)");
+        s.score = *score;
+    }
     s.scale = defaultScale(s.score);
     if (const Json* scale = find(root, "scale"))
         s.scale = readScale(*scale);
@@ -507,7 +510,7 @@ Json sessionToJson(const Session& s)
 
 } // namespace
 
-Session parseSession(const std::string& jsonText)
+Session parseSession(const std::string& jsonText, const std::string& defaultTitle)
 {
     // Where the parser is, so that a number too large for a double (1e999, which the parser refuses with
     // out_of_range rather than parse_error) is refused with its key path like any other non-finite number.
@@ -517,10 +520,25 @@ Session parseSession(const std::string& jsonText)
         std::size_t count = 0; // array: elements read so far
     };
     std::vector<Open> containers;
-    const Json::parser_callback_t track = [&containers](int, Json::parse_event_t event, Json& parsed) {
+    // The key path of the value being read; a deep one is cut short after its first steps.
+    const auto currentPath = [&containers] {
+        constexpr std::size_t shownSteps = 8;
+        std::string path;
+        for (std::size_t i = 0; i < containers.size() && i < shownSteps; ++i) {
+            const Open& o = containers[i];
+            path += o.isArray ? "[" + std::to_string(o.count) + "]" : (path.empty() ? "" : ".") + o.key;
+        }
+        if (containers.size() > shownSteps)
+            path += "…";
+        return path.empty() ? std::string("(file)") : path;
+    };
+    const Json::parser_callback_t track = [&](int depth, Json::parse_event_t event, Json& parsed) {
         switch (event) {
         case Json::parse_event_t::object_start:
         case Json::parse_event_t::array_start:
+            if (depth >= maxSessionNesting)
+                refuse(currentPath(), "nested more than " + std::to_string(maxSessionNesting) +
+                                          " levels deep (objects and arrays inside each other)");
             containers.push_back({event == Json::parse_event_t::array_start, {}});
             break;
         case Json::parse_event_t::key:
@@ -541,10 +559,9 @@ Session parseSession(const std::string& jsonText)
     try {
         root = Json::parse(jsonText, track);
     } catch (const Json::out_of_range&) {
-        std::string path;
-        for (const Open& o : containers)
-            path += o.isArray ? "[" + std::to_string(o.count) + "]" : (path.empty() ? "" : ".") + o.key;
-        refuse(path.empty() ? "(file)" : path, "not a finite number");
+        refuse(currentPath(), "not a finite number");
+    } catch (const std::bad_alloc&) {
+        throw Error("not enough memory to read this session (" + formatBytes(jsonText.size()) + " of JSON)");
     } catch (const Json::parse_error& e) {
         std::string what = e.what();
         // Drop nlohmann's "[json.exception.parse_error.101] " prefix: it means nothing to a user.
@@ -553,19 +570,31 @@ Session parseSession(const std::string& jsonText)
             what = what.substr(end + 2);
         throw Error("not valid JSON: " + what);
     }
-    return sessionFromJson(root);
+    try {
+        return sessionFromJson(root, defaultTitle);
+    } catch (const std::bad_alloc&) {
+        throw Error("not enough memory to read this session (" + formatBytes(jsonText.size()) + " of JSON)");
+    }
 }
 
-Session loadSession(const std::string& path)
+std::string titleFromPath(const std::string& path)
 {
-    std::ifstream file(path, std::ios::binary);
-    if (!file)
-        throw Error(path + ": cannot open: " + std::strerror(errno));
-    std::ostringstream text;
-    text << file.rdbuf();
-    if (file.bad())
-        throw Error(path + ": cannot read: " + std::strerror(errno));
-    return parseSession(text.str());
+    std::string name =
+        path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+    for (const std::string suffix : {".qkv.json", ".json"}) {
+        if (name.size() > suffix.size() &&
+            name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+            name.resize(name.size() - suffix.size());
+            break;
+        }
+    }
+    return name.empty() ? std::string("Untitled") : name;
+}
+
+Session loadSession(const std::string& path, std::uint64_t maxBytes)
+{
+    const std::uint64_t limit = maxBytes > 0 ? maxBytes : sessionFileSizeLimit(defaultMemoryLimit());
+    return parseSession(readRegularFile(path, limit, "a session file"), titleFromPath(path));
 }
 
 std::string serializeSession(const Session& session)

@@ -4,16 +4,27 @@
 
 #include "Session.h"
 
+#include <cstdint>
 #include <string>
 
 namespace qkv {
 
-/// Parses a session from JSON text. Throws qkv::Error with one message naming the key path
-/// (for example "heads[1].W_K: expected 4 rows, found 3"); nothing is returned half-loaded.
-Session parseSession(const std::string& jsonText);
+/// Containers (objects and arrays) may nest this deep in a session file; deeper files are refused while
+/// parsing, before anything recursive (copying, writing) could overflow the stack.
+inline constexpr int maxSessionNesting = 512;
 
-/// Reads and parses a file. Throws qkv::Error (the message starts with the path when it cannot be read).
-Session loadSession(const std::string& path);
+/// Parses a session from JSON text. Throws qkv::Error with one message naming the key path
+/// (for example "heads[1].W_K: expected 4 rows, found 3"); nothing is returned half-loaded. A file without
+/// `title` gets `defaultTitle`; one without `score` gets dot (spec section 5).
+Session parseSession(const std::string& jsonText, const std::string& defaultTitle = "Untitled");
+
+/// Reads and parses a regular file of at most `maxBytes` (0: sessionFileSizeLimit(defaultMemoryLimit())).
+/// Throws qkv::Error (the message starts with the path when it cannot be read). A file without `title` is
+/// titled by its name without the .qkv.json suffix.
+Session loadSession(const std::string& path, std::uint64_t maxBytes = 0);
+
+/// The title of a session file without `title`: "foo" for ".../foo.qkv.json", "bar" for "bar.json".
+std::string titleFromPath(const std::string& path);
 
 /// Serializes a session, including the unknown keys it was loaded with, as indented JSON.
 std::string serializeSession(const Session& session);

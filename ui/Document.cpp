@@ -4,6 +4,7 @@
 #include "DocumentCommands.h"
 #include "Error.h"
 #include "Examples.h"
+#include "ResourceLimits.h"
 #include "SessionFile.h"
 
 #include <QElapsedTimer>
@@ -15,19 +16,27 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
+#include <new>
 
 namespace qkv::ui {
 
 namespace {
 
-ComputeOutcome computeOutcome(const Session& session, quint64 generation)
+QString stoppedMessage()
+{
+    return Document::tr("Stopped before it finished: undo, or make any edit, to compute again.");
+}
+
+ComputeOutcome computeOutcome(const Session& session, quint64 generation, const ComputeOptions& options)
 {
     ComputeOutcome outcome;
     outcome.generation = generation;
     QElapsedTimer timer;
     timer.start();
     try {
-        outcome.result = std::make_shared<const AttentionResult>(computeAttention(session));
+        outcome.result = std::make_shared<const AttentionResult>(computeAttention(session, options));
+    } catch (const Cancelled&) {
+        outcome.error = stoppedMessage();
     } catch (const Error& e) {
         outcome.error = QString::fromStdString(e.what());
     } catch (const std::bad_alloc&) {
@@ -50,7 +59,8 @@ double workOf(const Session& s)
 
 } // namespace
 
-Document::Document(QObject* parent) : QObject(parent), m_undoStack(new QUndoStack(this))
+Document::Document(QObject* parent)
+    : QObject(parent), m_undoStack(new QUndoStack(this)), m_memoryLimit(defaultMemoryLimit())
 {
     m_initializer.seed = 1;
     connect(m_undoStack, &QUndoStack::cleanChanged, this,
@@ -61,6 +71,8 @@ Document::Document(QObject* parent) : QObject(parent), m_undoStack(new QUndoStac
 
 Document::~Document()
 {
+    if (m_cancelJob)
+        m_cancelJob->store(true);
     m_watcher.waitForFinished();
 }
 
@@ -76,9 +88,27 @@ bool Document::isModified() const
     return !m_undoStack->isClean();
 }
 
-bool Document::isComputing() const
+void Document::cancelComputation()
 {
-    return m_watcher.isRunning() || m_backgroundPending;
+    if (!isComputing())
+        return;
+    if (m_cancelJob)
+        m_cancelJob->store(true);
+    if (m_backgroundPending) {
+        // The running job is an older session's (already told to stop): the newest never starts.
+        m_backgroundPending = false;
+        publish(ComputeOutcome{nullptr, stoppedMessage(), 0.0, m_generation});
+    }
+    // Otherwise the running job is the newest: its outcome ("stopped", or its result if it had already
+    // finished) is published when it ends.
+}
+
+void Document::setMemoryLimit(std::uint64_t bytes)
+{
+    if (bytes == m_memoryLimit)
+        return;
+    m_memoryLimit = bytes;
+    recompute();
 }
 
 void Document::reset(const Session& session, const QString& filePath)
@@ -92,20 +122,30 @@ void Document::reset(const Session& session, const QString& filePath)
         emit filePathChanged(m_filePath);
     }
     emit currentHeadChanged(0);
-    notifyChanged(Everything);
-    emit modifiedChanged(false);
-    // The head and cell saved with the session; else the key the first query attends to most, the cell a
-    // person asks about first.
     const QJsonObject view = viewObject(m_session);
     const QJsonArray selection = view.value(QStringLiteral("selection")).toArray();
+    m_selectOnPublish = false;
+    notifyChanged(Everything);
+    emit modifiedChanged(false);
+    // The head and cell saved with the session; else the key the first query attends to most (the cell a
+    // person asks about first), from this session's result: now, or when the background job publishes it.
+    setCurrentHead(view.value(QStringLiteral("head")).toInt(0));
+    if (selection.size() == 2) {
+        setSelection(selection.at(0).toInt(0), selection.at(1).toInt(0));
+    } else if (!isComputing()) {
+        selectStrongestKeyOfFirstQuery();
+    } else {
+        setSelection(0, 0);
+        m_selectOnPublish = true;
+    }
+}
+
+void Document::selectStrongestKeyOfFirstQuery()
+{
     Index key = 0;
     if (m_result && m_result->heads.front().weights.size() > 0)
         m_result->heads.front().weights.row(0).maxCoeff(&key);
-    setCurrentHead(view.value(QStringLiteral("head")).toInt(0));
-    if (selection.size() == 2)
-        setSelection(selection.at(0).toInt(0), selection.at(1).toInt(0));
-    else
-        setSelection(0, key);
+    setSelection(0, key);
 }
 
 bool Document::open(const QString& source, QString* error)
@@ -116,13 +156,17 @@ bool Document::open(const QString& source, QString* error)
         if (text.rfind(prefix, 0) == 0) {
             reset(loadExample(text.substr(prefix.size())));
         } else {
-            Session loaded = loadSession(text);
+            Session loaded = loadSession(text, sessionFileSizeLimit(m_memoryLimit));
             reset(loaded, QFileInfo(source).absoluteFilePath());
         }
         return true;
     } catch (const Error& e) {
         if (error)
             *error = QString::fromStdString(e.what());
+        return false;
+    } catch (const std::bad_alloc&) {
+        if (error)
+            *error = tr("%1: not enough memory to open this session").arg(source);
         return false;
     }
 }
@@ -174,6 +218,7 @@ void Document::setCurrentHead(int head)
 
 void Document::setSelection(Index query, Index key)
 {
+    m_selectOnPublish = false; // a cell chosen before the result arrived stays chosen
     query = std::clamp<Index>(query, 0, m_session.n() - 1);
     key = std::clamp<Index>(key, 0, m_session.m() - 1);
     if (query == m_selectedQuery && key == m_selectedKey)
@@ -199,30 +244,41 @@ void Document::notifyChanged(Changes changes)
 void Document::recompute()
 {
     ++m_generation;
-    if (workOf(m_session) < synchronousWorkLimit && !m_watcher.isRunning()) {
-        m_backgroundPending = false;
-        publish(computeOutcome(m_session, m_generation));
+    if (m_watcher.isRunning()) {
+        // The running job computes an older session: stop it, and start the newest when it ends.
+        m_backgroundPending = true;
+        m_cancelJob->store(true);
         return;
     }
-    if (m_watcher.isRunning())
-        m_backgroundPending = true; // started with the newest session when the running one finishes
-    else
-        startBackground();
+    if (workOf(m_session) < synchronousWorkLimit) {
+        m_backgroundPending = false;
+        publish(computeOutcome(m_session, m_generation, ComputeOptions{nullptr, m_memoryLimit}));
+        return;
+    }
+    startBackground();
 }
 
 void Document::startBackground()
 {
     m_backgroundPending = false;
+    m_jobHandled = false;
+    m_cancelJob = std::make_shared<std::atomic<bool>>(false);
     const Session snapshot = m_session;
     const quint64 generation = m_generation;
-    m_watcher.setFuture(
-        QtConcurrent::run([snapshot, generation] { return computeOutcome(snapshot, generation); }));
+    const std::uint64_t memoryLimit = m_memoryLimit;
+    const std::shared_ptr<std::atomic<bool>> cancel = m_cancelJob;
+    m_watcher.setFuture(QtConcurrent::run([snapshot, generation, memoryLimit, cancel] {
+        return computeOutcome(snapshot, generation, ComputeOptions{cancel.get(), memoryLimit});
+    }));
 }
 
 void Document::onBackgroundFinished()
 {
-    if (!m_watcher.isFinished())
-        return; // a late notification for a future that was already replaced
+    // Called by the watcher's finished() and by waitForResult(), whichever comes first; the job is handled
+    // once.
+    if (m_jobHandled || !m_watcher.isFinished())
+        return;
+    m_jobHandled = true;
     publish(m_watcher.result());
     if (m_backgroundPending)
         startBackground();
@@ -230,19 +286,23 @@ void Document::onBackgroundFinished()
 
 void Document::publish(const ComputeOutcome& outcome)
 {
-    // An older session's result loses to the newest edit; a result already shown is not shown twice.
+    // An older session's result loses to the newest edit.
     if (outcome.generation != m_generation || outcome.generation == m_publishedGeneration)
         return;
     m_publishedGeneration = outcome.generation;
     m_result = outcome.result;
     m_resultError = outcome.error;
     m_lastMilliseconds = outcome.milliseconds;
+    if (m_selectOnPublish)
+        selectStrongestKeyOfFirstQuery();
     emit resultChanged();
 }
 
 void Document::waitForResult()
 {
-    while (m_watcher.isRunning() || m_backgroundPending) {
+    while (isComputing()) {
+        if (m_jobHandled && !m_backgroundPending)
+            startBackground(); // cannot happen: every unpublished generation has a job or a pending start
         m_watcher.waitForFinished();
         onBackgroundFinished();
     }

@@ -9,6 +9,8 @@
 #include <QObject>
 #include <QString>
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -46,8 +48,16 @@ public:
     std::shared_ptr<const AttentionResult> result() const { return m_result; }
     QString resultError() const { return m_resultError; }
     double lastComputeMilliseconds() const { return m_lastMilliseconds; }
-    /// True while a newer computation than result() is running in the background.
-    bool isComputing() const;
+    /// True until the result of the newest edit is published: result() may still be an older session's.
+    bool isComputing() const { return m_publishedGeneration != m_generation; }
+    /// Stops the running background computation: the newest edit's result becomes an error saying it was
+    /// stopped (the edit itself stays; undo, or any other edit, computes again).
+    void cancelComputation();
+
+    /// Sessions estimated to need more memory than this (bytes) are refused with a message instead of
+    /// computed. Default: qkv::defaultMemoryLimit().
+    std::uint64_t memoryLimit() const { return m_memoryLimit; }
+    void setMemoryLimit(std::uint64_t bytes);
 
     QUndoStack* undoStack() const { return m_undoStack; }
     QString filePath() const { return m_filePath; }
@@ -85,8 +95,8 @@ public:
     /// Sessions whose work (n·m·(d_k + d_v)·heads) stays below this are computed at once on the GUI thread;
     /// bigger ones in the background, newest edit winning.
     static constexpr double synchronousWorkLimit = 4e6;
-    /// Blocks until the background computation (if any) finished and its result is published. For tests
-    /// and command-line export.
+    /// Blocks until the newest edit's result is published (isComputing() is false). For tests and
+    /// command-line export.
     void waitForResult();
 
     /// Called by commands: the session to change, then the notification.
@@ -106,6 +116,7 @@ private:
     void startBackground();
     void onBackgroundFinished();
     void publish(const ComputeOutcome& outcome);
+    void selectStrongestKeyOfFirstQuery();
 
     Session m_session;
     QUndoStack* m_undoStack;
@@ -120,7 +131,11 @@ private:
     double m_lastMilliseconds = 0;
     quint64 m_generation = 0;          // of the newest edit
     quint64 m_publishedGeneration = 0; // of the result shown
-    bool m_backgroundPending = false;
+    bool m_backgroundPending = false;  // an edit came while a job ran: start the newest when it ends
+    bool m_jobHandled = true;          // the watcher's job has been published (or dropped) already
+    bool m_selectOnPublish = false;    // reset() without a saved selection: pick one from its result
+    std::uint64_t m_memoryLimit;
+    std::shared_ptr<std::atomic<bool>> m_cancelJob; // the running job's stop flag
     QFutureWatcher<ComputeOutcome> m_watcher;
 };
 

@@ -365,8 +365,17 @@ void TestNormalizers::hardmaxTies()
     QCOMPARE(run(hardmax, {1.0, 3.0, 3.0, 0.0}), (Row{0.0, 0.5, 0.5, 0.0}));
     QCOMPARE(run(hardmax, {1.0, 3.0, 3.0, 0.0}, 1.0, {1, 1, 0, 1}), (Row{0.0, 1.0, 0.0, 0.0}));
     QCOMPARE(run(hardmax, {2.0, 2.0, 2.0}), (Row{1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0}));
-    // Exact equality: a score one ulp below the maximum is not a tie, even at a huge temperature.
-    QCOMPARE(run(hardmax, {1.0, std::nextafter(1.0, 0.0)}, 1e300), (Row{1.0, 0.0}));
+    // Spec section 4: scores within a few units in the last place of the maximum are ties (cosine gives
+    // 0.9999999999999999 for 1; a matrix product rounds identical rows differently), at any temperature.
+    QCOMPARE(run(hardmax, {1.0, std::nextafter(1.0, 0.0)}, 1e300), (Row{0.5, 0.5}));
+    QCOMPARE(run(hardmax, {1.0, 1.0, 0.9999999999999999}), (Row{1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0}));
+    double fourUlpsBelow = -3e5;
+    for (int step = 0; step < 4; ++step)
+        fourUlpsBelow = std::nextafter(fourUlpsBelow, -1e6);
+    QCOMPARE(run(hardmax, {-3e5, fourUlpsBelow, -3e5}), (Row{1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0}));
+    // ... and no further: a real difference, however small against the scores, still decides.
+    QCOMPARE(run(hardmax, {1.0, 1.0 - 64 * DBL_EPSILON}), (Row{1.0, 0.0}));
+    QCOMPARE(run(hardmax, {1e-300, 0.0}), (Row{1.0, 0.0}));
 }
 
 void TestNormalizers::sigmoidValues()

@@ -3,6 +3,8 @@
 
 #include "Error.h"
 #include "Examples.h"
+#include "MatrixIO.h"
+#include "ResourceLimits.h"
 #include "SessionFile.h"
 
 #include "TestMatrices.h"
@@ -18,6 +20,8 @@
 
 #include <functional>
 #include <string>
+
+#include <sys/stat.h>
 
 using namespace qkv;
 
@@ -178,11 +182,17 @@ private slots:
     void failedParseLeavesTheOldSession();
     void failedLoadLeavesTheOldSession();
     void missingFileNamesThePath();
+    void nestingDeeperThanTheLimitIsRefused_data();
+    void nestingDeeperThanTheLimitIsRefused();
+    void onlyRegularFilesAreRead_data();
+    void onlyRegularFilesAreRead();
+    void fileLargerThanTheCapIsRefusedUnread();
 
     void loveExampleHasTheSpecValues();
     void defaultScaleDependsOnScore_data();
     void defaultScaleDependsOnScore();
     void otherDefaults();
+    void titleAndScoreAreOptional();
 };
 
 // ---- round trips ------------------------------------------------------------------------------------
@@ -407,7 +417,7 @@ void TestSessionFile::refusesBadInput_data()
     row("version is a string", set("version", QStringLiteral("1")), "version: ");
 
     // Missing keys.
-    for (const char* key : {"format", "version", "title", "tokens", "X", "heads", "score"})
+    for (const char* key : {"format", "version", "tokens", "X", "heads"})
         row((std::string("missing ") + key).c_str(), drop(love, key),
             (std::string(key) + ": missing").c_str());
     row("missing heads[0].W_Q", drop(love, "heads.0.W_Q"), "heads[0].W_Q: missing");
@@ -646,6 +656,90 @@ void TestSessionFile::missingFileNamesThePath()
     QVERIFY(!QFileInfo::exists(path));
 }
 
+void TestSessionFile::nestingDeeperThanTheLimitIsRefused_data()
+{
+    QTest::addColumn<QString>("where");   // a key path in the love example, or a prefix for X
+    QTest::addColumn<int>("depth");       // levels of arrays put there
+    QTest::addColumn<QString>("message"); // "" = accepted
+    const QString tooDeep = QStringLiteral("nested more than %1 levels deep").arg(maxSessionNesting);
+    // The root object is one level: 510 arrays under a top-level key make 511, the deepest accepted.
+    QTest::newRow("unknown key, deep but allowed")
+        << QStringLiteral("extra") << maxSessionNesting - 2 << QString();
+    QTest::newRow("unknown key, 80000 levels") << QStringLiteral("extra") << 80000 << tooDeep;
+    QTest::newRow("view, 80000 levels") << QStringLiteral("view") << 80000 << tooDeep;
+    QTest::newRow("inside X, then more keys") << QStringLiteral("X") << 80000 << tooDeep;
+}
+
+void TestSessionFile::nestingDeeperThanTheLimitIsRefused()
+{
+    QFETCH(QString, where);
+    QFETCH(int, depth);
+    QFETCH(QString, message);
+    // Built as text: a QJsonDocument (like any recursive writer) could not hold 80 000 levels itself.
+    const std::string deep = std::string(static_cast<std::size_t>(depth), '[') + "1" +
+                             std::string(static_cast<std::size_t>(depth), ']');
+    std::string text = toText(exampleObject("love"));
+    const std::size_t brace = text.find('{');
+    const std::string key = where.toStdString();
+    if (key == "X") // a deep value inside X, with the rest of the file after it
+        text.insert(brace + 1, "\"X\": [[1, " + deep + "]], ");
+    else
+        text.insert(brace + 1, "\"" + key + "\": " + (key == "view" ? "{\"a\": " + deep + "}" : deep) + ", ");
+    if (message.isEmpty()) {
+        const Session s = parseSession(text);
+        const Session again = parseSession(serializeSession(s)); // kept and written back
+        QVERIFY(again == s);
+        return;
+    }
+    const QString error = messageOf([&] { (void)parseSession(text); });
+    QVERIFY2(error.contains(message), qPrintable(error));
+    QVERIFY2(error.startsWith(where), qPrintable(error)); // names the key path
+    QVERIFY2(error.size() < 200, qPrintable(error));      // a path cut short, not 80 000 steps
+}
+
+void TestSessionFile::onlyRegularFilesAreRead_data()
+{
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("folder") << QStringLiteral("<dir>") << QStringLiteral("it is a folder, not a file");
+    QTest::newRow("FIFO") << QStringLiteral("<fifo>") << QStringLiteral("it is a pipe (FIFO), not a file");
+    QTest::newRow("/dev/zero") << QStringLiteral("/dev/zero") << QStringLiteral("it is a device, not a file");
+}
+
+void TestSessionFile::onlyRegularFilesAreRead()
+{
+    QFETCH(QString, path);
+    QFETCH(QString, message);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    if (path == QLatin1String("<dir>")) {
+        path = dir.path();
+    } else if (path == QLatin1String("<fifo>")) {
+        path = dir.filePath(QStringLiteral("pipe.qkv.json"));
+        QVERIFY(::mkfifo(QFile::encodeName(path).constData(), 0600) == 0);
+    }
+    // Returns at once: a FIFO with no writer would block a plain open() forever.
+    const QString error = messageOf([&] { (void)loadSession(path.toStdString()); });
+    QVERIFY2(error.startsWith(path + QStringLiteral(": cannot read: ")), qPrintable(error));
+    QVERIFY2(error.contains(message), qPrintable(error));
+    const QString matrixError = messageOf([&] { (void)loadMatrixFile(path.toStdString()); });
+    QVERIFY2(matrixError.contains(message), qPrintable(matrixError));
+}
+
+void TestSessionFile::fileLargerThanTheCapIsRefusedUnread()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("big.qkv.json"));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    QVERIFY(file.resize(2000)); // sparse: nothing to read if the cap is checked first
+    file.close();
+    const QString error = messageOf([&] { (void)loadSession(path.toStdString(), 1000); });
+    QVERIFY2(error.startsWith(path + QStringLiteral(": too large: a session file may have at most 1.0 KB")),
+             qPrintable(error));
+    QVERIFY(sessionFileSizeLimit(defaultMemoryLimit()) >= std::uint64_t(64) << 20);
+}
+
 // ---- values and defaults ----------------------------------------------------------------------------
 
 void TestSessionFile::loveExampleHasTheSpecValues()
@@ -733,6 +827,29 @@ void TestSessionFile::otherDefaults()
                                  QJsonObject{{QStringLiteral("type"), QStringLiteral("entmax")}})));
     QVERIFY(entmax.normalizer.type == NormalizerType::Entmax);
     QCOMPARE(entmax.normalizer.alpha, 1.5);
+}
+
+void TestSessionFile::titleAndScoreAreOptional()
+{
+    QJsonObject root = exampleObject("love");
+    for (const char* key : {"title", "score"})
+        root = without(root, QString::fromUtf8(key));
+    const Session s = parseSession(toText(root));
+    QCOMPARE(s.title, std::string("Untitled"));
+    QVERIFY(s.score == ScoreFunction::Dot);
+    QVERIFY(s.scale.kind == Scale::Kind::SqrtDk); // the default scale of the default score
+
+    // From a file: the file's name without its suffix.
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("my experiment.qkv.json"));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QByteArray::fromStdString(toText(root)));
+    file.close();
+    QCOMPARE(loadSession(path.toStdString()).title, std::string("my experiment"));
+    QCOMPARE(titleFromPath("/a/b/notes.json"), std::string("notes"));
+    QCOMPARE(titleFromPath("/a/b/plain"), std::string("plain"));
+    QCOMPARE(titleFromPath("/a/b/.qkv.json"), std::string(".qkv"));
 }
 
 QTEST_APPLESS_MAIN(TestSessionFile)
