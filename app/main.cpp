@@ -8,15 +8,17 @@
 #include <QApplication>
 
 #include <iostream>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
 
-int main(int argc, char* argv[])
+namespace {
+
+int runHeadless(int argc, char* argv[], qkv::app::CommandLineOutcome& outcome)
 {
     const std::vector<std::string> args(argv + 1, argv + argc);
-    const qkv::app::CommandLineOutcome outcome =
-        qkv::app::runCommandLine(args, std::cin, std::cout, std::cerr);
+    outcome = qkv::app::runCommandLine(args, std::cin, std::cout, std::cerr);
     if (outcome.handled)
         return outcome.exitCode;
     if (outcome.exportRequest) {
@@ -24,6 +26,21 @@ int main(int argc, char* argv[])
         int qtArgc = 1; // the export's arguments are not Qt's
         QApplication app(qtArgc, argv);
         return qkv::app::runExport(*outcome.exportRequest, std::cout, std::cerr);
+    }
+    return -1;
+}
+
+} // namespace
+
+int main(int argc, char* argv[])
+{
+    qkv::app::CommandLineOutcome outcome;
+    try {
+        if (const int exitCode = runHeadless(argc, argv, outcome); exitCode >= 0)
+            return exitCode;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "qkvlab: not enough memory for this session\n";
+        return 2;
     }
 
     QApplication app(argc, argv);
