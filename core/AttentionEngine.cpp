@@ -5,18 +5,26 @@
 #include "Normalizers.h"
 #include "ResourceLimits.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace qkv {
 
 namespace {
 
-void requireFinite(const Matrix& m, int head, const char* what, const char* remedy)
+/// Refuses a result matrix with an infinite or NaN entry: "heads[h].STAGE: WHAT overflows double precision;
+/// REMEDY".
+void requireFinite(const Matrix& m, int head, const char* stage, const char* what, const char* remedy)
 {
     if (!isAllFinite(m))
-        throw Error("heads[" + std::to_string(head) + "]." + what + ": a value overflows double precision; " +
-                    remedy);
+        throw Error("heads[" + std::to_string(head) + "]." + stage + ": " + what +
+                    " overflows double precision; " + remedy);
 }
 
 constexpr const char* reduceInputs = "reduce the magnitudes in X, Z or the weights";
@@ -38,6 +46,34 @@ void normalizeRows(const Matrix& in, Matrix& out)
         else
             out.row(r).setZero();
     }
+}
+
+/// (copy, original) for every row of `rows` equal to an earlier one (−0 equals +0), the original being the
+/// first of its kind. Identical tokens must get bit-identical K, V and scores, but a matrix product rounds
+/// its rows by different kernels (the last rows of a block differ in the last bit), so the engine copies
+/// the original's results over its copies. One hash per row; nothing when every row is unique.
+std::vector<std::pair<Index, Index>> duplicateRows(const Matrix& rows)
+{
+    std::unordered_map<std::uint64_t, std::vector<Index>> byHash;
+    byHash.reserve(static_cast<std::size_t>(rows.rows()));
+    std::vector<std::pair<Index, Index>> copies;
+    for (Index r = 0; r < rows.rows(); ++r) {
+        std::uint64_t hash = 1469598103934665603ull; // FNV-1a over the entries' bits
+        for (Index c = 0; c < rows.cols(); ++c) {
+            const double value = rows(r, c) == 0.0 ? 0.0 : rows(r, c);
+            std::uint64_t bits;
+            std::memcpy(&bits, &value, sizeof bits);
+            hash = (hash ^ bits) * 1099511628211ull;
+        }
+        std::vector<Index>& sameHash = byHash[hash];
+        const auto original = std::find_if(sameHash.begin(), sameHash.end(),
+                                           [&](Index earlier) { return rows.row(earlier) == rows.row(r); });
+        if (original != sameHash.end())
+            copies.emplace_back(r, *original);
+        else
+            sameHash.push_back(r);
+    }
+    return copies;
 }
 
 } // namespace
@@ -101,6 +137,8 @@ void computeAttention(const Session& session, AttentionResult& result, const Com
     const double divisor = scaleDivisor(session.scale, session.dK());
     const int headCount = session.headCount();
 
+    const std::vector<std::pair<Index, Index>> identicalKeys = duplicateRows(keySide);
+
     MaskMatrix allowed;
     buildMask(session, allowed);
     std::vector<bool> emptyRow(static_cast<std::size_t>(n));
@@ -120,11 +158,17 @@ void computeAttention(const Session& session, AttentionResult& result, const Com
         out.Q.noalias() = session.X * head.W_Q;
         out.K.noalias() = keySide * head.W_K;
         out.V.noalias() = keySide * head.W_V;
-        requireFinite(out.Q, h, "Q", reduceInputs);
-        requireFinite(out.K, h, "K", reduceInputs);
-        requireFinite(out.V, h, "V", reduceInputs);
+        requireFinite(out.Q, h, "Q", "X · W_Q", reduceInputs);
+        requireFinite(out.K, h, "K", session.context ? "Z · W_K" : "X · W_K", reduceInputs);
+        requireFinite(out.V, h, "V", session.context ? "Z · W_V" : "X · W_V", reduceInputs);
+        for (const auto& [copy, original] : identicalKeys) {
+            out.K.row(copy) = out.K.row(original);
+            out.V.row(copy) = out.V.row(original);
+        }
 
         computeScores(session.score, head, out.Q, out.K, out.scores);
+        for (const auto& [copy, original] : identicalKeys)
+            out.scores.col(copy) = out.scores.col(original);
         out.allowed = allowed;
         out.scaled.resize(n, m);
         out.weights.resize(n, m);
@@ -147,17 +191,18 @@ void computeAttention(const Session& session, AttentionResult& result, const Com
         // Checked once afterwards (the normalizers stay finite on any input): an overflow in the scores
         // carries into the scaled scores, and the scores are looked at only to name the culprit.
         if (!isAllFinite(out.scaled)) {
-            requireFinite(out.scores, h, "scores", reduceInputs);
-            requireFinite(out.scaled, h, "scaled", reduceInputs);
+            requireFinite(out.scores, h, "scores", "a score", reduceInputs);
+            requireFinite(out.scaled, h, "scaled", "a scaled score", "choose a larger scale");
         }
         // The normalizers never produce a non-finite weight; checked anyway, so that no defect can ever put
         // NaN on screen or in `compute` output.
-        requireFinite(out.weights, h, "weights", "this is a defect in QKV Lab: please report the session");
+        requireFinite(out.weights, h, "weights", "a weight",
+                      "this is a defect in QKV Lab: please report the session");
 
         out.output.resize(n, out.V.cols());
         out.output.noalias() = out.weights * out.V;
         // Sigmoid rows need not sum to 1, so weights · V can exceed V's largest entry many times over.
-        requireFinite(out.output, h, "output", "weights · V; reduce the magnitudes in W_V, X or Z");
+        requireFinite(out.output, h, "output", "weights · V", "reduce the magnitudes in W_V, X or Z");
         result.concat.middleCols(h * dV, dV) = out.output;
     }
 

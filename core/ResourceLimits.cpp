@@ -59,7 +59,6 @@ std::uint64_t estimateComputeBytes(const Session& s)
 {
     const auto n = static_cast<double>(s.n());
     const auto m = static_cast<double>(s.m());
-    const auto dModel = static_cast<double>(s.dModel());
     const auto dK = static_cast<double>(s.dK());
     const auto dV = static_cast<double>(s.dV());
     const auto heads = static_cast<double>(s.headCount());
@@ -68,10 +67,14 @@ std::uint64_t estimateComputeBytes(const Session& s)
     // Per head: Q, K, V, scores, scaled, weights (doubles), the mask (bytes), the output, the row statistics.
     const double perHead = bytesOf({d, n + m, dK}) + bytesOf({d, m, dV}) + bytesOf({3 * d + 1, n, m}) +
                            bytesOf({d, n, dV}) + bytesOf({32, n});
-    // The session: X, Z, the projections and score parameters, W_O; the shared mask and the concatenation.
-    const double dA = s.heads.empty() ? 0.0 : static_cast<double>(s.heads.front().W_a.cols());
-    const double session = bytesOf({d, n + m, dModel}) + heads * bytesOf({d, dModel, 2 * dK + dV}) +
-                           heads * bytesOf({d, dK, dK + 2 * dA}) + bytesOf({d, heads * dV, dOut});
+    // The session's own matrices (already in memory, and copied once for a background computation).
+    double session = static_cast<double>(s.X.size() + (s.context ? s.context->Z.size() : 0) +
+                                         (s.W_O ? s.W_O->size() : 0));
+    for (const Head& head : s.heads)
+        session += static_cast<double>(head.W_Q.size() + head.W_K.size() + head.W_V.size() + head.W_S.size() +
+                                       head.W_a.size() + head.U_a.size() + head.v_a.size());
+    session *= d;
+    // The shared mask, the concatenation and the final output.
     const double shared = bytesOf({1, n, m}) + bytesOf({d, n, heads * dV + dOut});
     return saturate(heads * perHead + session + shared);
 }

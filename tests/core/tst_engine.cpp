@@ -4,12 +4,14 @@
 #include "Error.h"
 #include "Examples.h"
 #include "Initializers.h"
+#include "ResourceLimits.h"
 
 #include "TestMatrices.h"
 
 #include <QtTest>
 
 #include <cmath>
+#include <random>
 
 using namespace qkv;
 
@@ -79,6 +81,13 @@ private slots:
     void invalidSessionsAreRefused_data();
     void invalidSessionsAreRefused();
     void reusedBuffersGiveTheSameResult();
+    void overflowingResultsNameStageAndHead_data();
+    void overflowingResultsNameStageAndHead();
+    void scoresSpanningMoreThanTheDoubleRange_data();
+    void scoresSpanningMoreThanTheDoubleRange();
+    void identicalTokensShareHardmaxEqually();
+    void memoryGuardRefusesBeforeAllocating();
+    void cancelledComputationStops();
 };
 
 void TestEngine::loveAI()
@@ -423,6 +432,186 @@ void TestEngine::reusedBuffersGiveTheSameResult()
     computeAttention(small, reused);
     QCOMPARE(reused.heads.size(), std::size_t(1));
     QCOMPARE(reused.output, computeAttention(small).output);
+}
+
+void TestEngine::overflowingResultsNameStageAndHead_data()
+{
+    QTest::addColumn<int>("normalizer");
+    QTest::addColumn<bool>("withOutputProjection");
+    QTest::addColumn<QString>("message");
+    // Three sigmoid weights near 1 times a value of 1e308: weights · V passes the largest double.
+    const int sigmoid = int(NormalizerType::Sigmoid);
+    QTest::newRow("sigmoid") << sigmoid << false << QStringLiteral("heads[1].output: weights · V overflows");
+    // With W_O the head output is still the culprit, not W_O.
+    QTest::newRow("sigmoid, W_O") << sigmoid << true
+                                  << QStringLiteral("heads[1].output: weights · V overflows");
+}
+
+void TestEngine::overflowingResultsNameStageAndHead()
+{
+    QFETCH(int, normalizer);
+    QFETCH(bool, withOutputProjection);
+    QFETCH(QString, message);
+    Session s;
+    s.title = "overflow";
+    s.tokens = {"a", "b", "c"};
+    s.pad.assign(3, false);
+    s.X = fromRows({{1}, {1}, {1}});
+    Head fine;
+    fine.W_Q = fine.W_K = fine.W_V = fromRows({{1}});
+    Head huge = fine;
+    huge.W_V = fromRows({{1e308}});
+    s.heads = {fine, huge};
+    s.normalizer.type = static_cast<NormalizerType>(normalizer);
+    if (withOutputProjection)
+        s.W_O = fromRows({{1}, {1}});
+    try {
+        computeAttention(s);
+        QFAIL("expected the session to be refused");
+    } catch (const Error& e) {
+        QVERIFY2(QString::fromUtf8(e.what()).startsWith(message), e.what());
+    }
+    // The final projection overflowing on its own is named as the output's.
+    s.heads = {fine, fine};
+    s.W_O = fromRows({{1e308}, {1e308}});
+    s.normalizer.type = NormalizerType::Softmax;
+    try {
+        computeAttention(s);
+        QFAIL("expected the session to be refused");
+    } catch (const Error& e) {
+        QVERIFY2(QByteArray(e.what()).startsWith("output: concat · W_O overflows"), e.what());
+    }
+}
+
+void TestEngine::scoresSpanningMoreThanTheDoubleRange_data()
+{
+    QTest::addColumn<int>("normalizer");
+    QTest::addColumn<double>("alpha");
+    QTest::addColumn<double>("expectedTop");
+    // z = (±1.69e308 ∓ 1.69e308) / 1e308 = ±3.38: softmax [1, e^−3.38] / (1 + e^−3.38).
+    const double z = 2 * (1.3e154 * 1.3e154 / 1e308);
+    QTest::newRow("softmax") << int(NormalizerType::Softmax) << 1.0 << 1.0 / (1.0 + std::exp(-z));
+    QTest::newRow("sparsemax") << int(NormalizerType::Sparsemax) << 2.0 << 1.0; // z gap > 1: one winner
+    // 1.01-entmax is within a few hundredths of softmax here; the row must still sum to 1 with a split.
+    QTest::newRow("entmax 1.01") << int(NormalizerType::Entmax) << 1.01 << -1.0;
+}
+
+void TestEngine::scoresSpanningMoreThanTheDoubleRange()
+{
+    QFETCH(int, normalizer);
+    QFETCH(double, alpha);
+    QFETCH(double, expectedTop);
+    Session s;
+    s.title = "range";
+    s.tokens = {"+", "-"};
+    s.pad.assign(2, false);
+    s.X = fromRows({{1}, {-1}});
+    Head head;
+    head.W_Q = head.W_K = fromRows({{1.3e154}});
+    head.W_V = fromRows({{1}});
+    s.heads = {head};
+    s.scale = {Scale::Kind::None, 1.0};
+    s.temperature = 1e308;
+    s.normalizer = {static_cast<NormalizerType>(normalizer), alpha};
+    const AttentionResult r = computeAttention(s);
+    const Matrix& w = r.heads[0].weights;
+    QCOMPARE(r.heads[0].scores(0, 1), -1.3e154 * 1.3e154);
+    for (Index i = 0; i < 2; ++i) {
+        QVERIFY(std::abs(w.row(i).sum() - 1.0) < 1e-15);
+        const Index top = i; // the diagonal scores are the positive ones
+        if (expectedTop > 0)
+            QVERIFY2(std::abs(w(i, top) - expectedTop) < 1e-15,
+                     qPrintable(QString::number(w(i, top), 'g', 17)));
+        else
+            QVERIFY2(w(i, top) > 0.9 && w(i, top) < 0.99, qPrintable(QString::number(w(i, top), 'g', 17)));
+    }
+}
+
+void TestEngine::identicalTokensShareHardmaxEqually()
+{
+    // Issue 7: a matrix product can round identical rows of X into K rows that differ in the last bit, and
+    // hardmax must not pick one of them. 300 random sessions, each with a token repeated four times.
+    std::mt19937_64 random(7);
+    for (int trial = 0; trial < 300; ++trial) {
+        const Index n = 5 + static_cast<Index>(random() % 20);
+        const Index dModel = 3 + static_cast<Index>(random() % 30);
+        const Index dK = 2 + static_cast<Index>(random() % 30);
+        Session s = randomSession(n, n, dModel, dK, 3, 1, random());
+        const Index repeated = static_cast<Index>(random() % static_cast<std::uint64_t>(n));
+        std::vector<Index> copies = {repeated};
+        for (Index k = 0; k < 3; ++k) {
+            const Index at = static_cast<Index>(random() % static_cast<std::uint64_t>(n));
+            s.X.row(at) = s.X.row(repeated);
+            copies.push_back(at);
+        }
+        s.normalizer.type = NormalizerType::Hardmax;
+        const std::vector<ScoreFunction> scores = {ScoreFunction::Dot, ScoreFunction::Cosine};
+        s.score = scores[static_cast<std::size_t>(trial % 2)];
+        s.scale = defaultScale(s.score);
+        const AttentionResult r = computeAttention(s);
+        const Matrix& w = r.heads[0].weights;
+        for (Index i = 0; i < n; ++i)
+            for (Index a : copies)
+                for (Index b : copies)
+                    QVERIFY2(w(i, a) == w(i, b),
+                             qPrintable(QStringLiteral("trial %1 (%7), row %2: keys %3 and %4 get %5 and %6; "
+                                                       "scaled %8 and %9")
+                                            .arg(trial)
+                                            .arg(i)
+                                            .arg(a)
+                                            .arg(b)
+                                            .arg(w(i, a))
+                                            .arg(w(i, b))
+                                            .arg(QLatin1String(toString(s.score)))
+                                            .arg(r.heads[0].scaled(i, a), 0, 'g', 17)
+                                            .arg(r.heads[0].scaled(i, b), 0, 'g', 17)));
+    }
+}
+
+void TestEngine::memoryGuardRefusesBeforeAllocating()
+{
+    // The estimate is made from the shapes, before anything large is allocated.
+    Session big = loadExample("love");
+    const std::uint64_t small = estimateComputeBytes(big);
+    QVERIFY(small > 0 && small < 10000);
+    ComputeOptions options;
+    options.memoryLimit = small - 1;
+    try {
+        computeAttention(big, options);
+        QFAIL("expected the memory guard to refuse");
+    } catch (const Error& e) {
+        QVERIFY2(QByteArray(e.what()).startsWith("this session needs about "), e.what());
+        QVERIFY2(QByteArray(e.what()).contains("more than the limit of"), e.what());
+    }
+    options.memoryLimit = small;
+    QVERIFY(computeAttention(big, options).heads.size() == 1);
+
+    // The issue's session, by its shapes: 64 heads, d_k = d_v = 4096, n = 4096, d_model = 1.
+    Session shapes;
+    shapes.X = Matrix::Zero(4096, 1);
+    Head head;
+    head.W_Q = head.W_K = head.W_V = Matrix::Zero(1, 4096);
+    shapes.heads.assign(64, head);
+    const double gigabytes = static_cast<double>(estimateComputeBytes(shapes)) / 1e9;
+    QVERIFY2(gigabytes > 50 && gigabytes < 80, qPrintable(QString::number(gigabytes)));
+    QCOMPARE(parseByteSize("512M"), std::uint64_t(512) << 20);
+    QCOMPARE(parseByteSize("1.5GB"), std::uint64_t(3) << 29);
+    QCOMPARE(parseByteSize("2048"), std::uint64_t(2048));
+    QCOMPARE(parseByteSize("0"), std::uint64_t(0));
+    QCOMPARE(parseByteSize("lots"), std::uint64_t(0));
+    QCOMPARE(formatBytes(78300000000), std::string("78.3 GB"));
+}
+
+void TestEngine::cancelledComputationStops()
+{
+    const std::atomic<bool> stop{true};
+    ComputeOptions options;
+    options.cancel = &stop;
+    QVERIFY_THROWS_EXCEPTION(Cancelled, computeAttention(loadExample("multihead"), options));
+    const std::atomic<bool> go{false};
+    options.cancel = &go;
+    QVERIFY(computeAttention(loadExample("multihead"), options) ==
+            computeAttention(loadExample("multihead")));
 }
 
 QTEST_APPLESS_MAIN(TestEngine)

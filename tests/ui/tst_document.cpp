@@ -4,16 +4,35 @@
 #include "Document.h"
 #include "DocumentCommands.h"
 #include "Examples.h"
+#include "ResourceLimits.h"
 #include "SessionEdits.h"
 #include "SessionFile.h"
 
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QThreadPool>
 #include <QUndoStack>
 #include <QtTest>
 
 using namespace qkv;
 using namespace qkv::ui;
+
+namespace {
+
+/// A session computed in the background (above Document::synchronousWorkLimit).
+Session backgroundSession(Index tokens = 300)
+{
+    Session big = loadExample("love");
+    const InitializerSpec init{Initializer::XavierNormal, 1.0, 5};
+    for (Index i = 0; i < tokens; ++i)
+        insertToken(big, Side::Query, 0, "t", init);
+    resizeDModel(big, 64, init);
+    resizeDK(big, 64, init);
+    resizeDV(big, 64, init);
+    return big;
+}
+
+} // namespace
 
 class TestDocument : public QObject {
     Q_OBJECT
@@ -26,6 +45,11 @@ private slots:
     void viewStateTravelsWithTheFile();
     void badFileChangesNothing();
     void largeSessionsComputeInTheBackgroundNewestWins();
+    void waitPublishesTheNewestEvenWhenItsJobEndedFirst();
+    void eventLoopPublishesTheNewestOnce();
+    void resetSelectsFromItsOwnResult();
+    void stopCancelsTheRunningComputation();
+    void memoryLimitRefusesWithAMessage();
     void refusedSessionShowsTheMessage();
 };
 
@@ -162,14 +186,7 @@ void TestDocument::badFileChangesNothing()
 void TestDocument::largeSessionsComputeInTheBackgroundNewestWins()
 {
     Document document;
-    Session big = loadExample("love");
-    const InitializerSpec init{Initializer::XavierNormal, 1.0, 5};
-    for (Index i = 0; i < 300; ++i)
-        insertToken(big, Side::Query, 0, "t", init);
-    resizeDModel(big, 64, init);
-    resizeDK(big, 64, init);
-    resizeDV(big, 64, init);
-    document.reset(big);
+    document.reset(backgroundSession());
     QSignalSpy results(&document, &Document::resultChanged);
     for (double value : {2.0, 3.0, 4.0})
         document.push(makeCellCommand(&document, {MatrixKind::W_Q, 0}, 0, 0, value));
@@ -180,6 +197,96 @@ void TestDocument::largeSessionsComputeInTheBackgroundNewestWins()
     QCOMPARE(document.result()->heads[0].weights, expected.heads[0].weights);
     QVERIFY(results.count() >= 1);
     QVERIFY(results.count() <= 2); // the first edit's run may publish before the newest one starts
+}
+
+void TestDocument::waitPublishesTheNewestEvenWhenItsJobEndedFirst()
+{
+    // Deterministic: after each push the thread pool is drained, so every job has ended (and isRunning()
+    // is false) before its finished() is delivered. The newest must still be published, exactly once.
+    Document document;
+    document.reset(backgroundSession());
+    document.waitForResult();
+    QSignalSpy results(&document, &Document::resultChanged);
+    for (double value : {2.0, 3.0, 4.0}) {
+        document.push(makeCellCommand(&document, {MatrixKind::W_Q, 0}, 0, 0, value));
+        QThreadPool::globalInstance()->waitForDone();
+    }
+    QVERIFY(document.isComputing()); // nothing delivered yet: result() is an older session's
+    document.waitForResult();
+    QVERIFY(!document.isComputing());
+    QCOMPARE(results.count(), 1);
+    QCOMPARE(document.session().heads[0].W_Q(0, 0), 4.0);
+    QVERIFY(*document.result() == computeAttention(document.session()));
+    // The late finished() notifications publish nothing more.
+    QCoreApplication::processEvents();
+    QCoreApplication::sendPostedEvents();
+    QCOMPARE(results.count(), 1);
+}
+
+void TestDocument::eventLoopPublishesTheNewestOnce()
+{
+    Document document;
+    document.reset(backgroundSession());
+    QTRY_VERIFY_WITH_TIMEOUT(!document.isComputing(), 60000);
+    QSignalSpy results(&document, &Document::resultChanged);
+    for (double value : {2.0, 3.0, 4.0, 5.0})
+        document.push(makeCellCommand(&document, {MatrixKind::W_K, 1}, 2, 3, value));
+    QTRY_VERIFY_WITH_TIMEOUT(!document.isComputing(), 60000);
+    QVERIFY(results.count() >= 1);
+    QVERIFY(*document.result() == computeAttention(document.session()));
+    const int published = results.count();
+    QCoreApplication::processEvents();
+    QCOMPARE(results.count(), published);
+}
+
+void TestDocument::resetSelectsFromItsOwnResult()
+{
+    // The default cell is the first query's strongest key of the session being opened, even when its
+    // result arrives from the background after reset() returns.
+    Document document;
+    Session big = backgroundSession();
+    big.heads[0].W_K.setZero();
+    big.heads[0].W_Q.setZero();
+    big.X.row(0).setZero();
+    big.X(0, 0) = 1.0;
+    big.heads[0].W_Q(0, 0) = 1.0;
+    big.heads[0].W_K(0, 0) = 1.0; // query 0 attends to the keys whose x_0 is largest
+    document.reset(big);
+    document.waitForResult();
+    Index strongest = 0;
+    document.result()->heads[0].weights.row(0).maxCoeff(&strongest);
+    QVERIFY(strongest != 1); // the love example would have chosen key 1
+    QCOMPARE(document.selectedQuery(), Index(0));
+    QCOMPARE(document.selectedKey(), strongest);
+}
+
+void TestDocument::stopCancelsTheRunningComputation()
+{
+    Document document;
+    document.reset(backgroundSession(3000));
+    QVERIFY(document.isComputing());
+    document.cancelComputation();
+    document.waitForResult();
+    QVERIFY(!document.isComputing());
+    // Either it had finished already (a result) or it stopped (a message, and no stale result shown).
+    if (!document.result())
+        QVERIFY2(document.resultError().startsWith(QStringLiteral("Stopped")),
+                 qPrintable(document.resultError()));
+    // Any edit computes again.
+    document.push(makeCellCommand(&document, {MatrixKind::W_Q, 0}, 0, 0, 2.0));
+    document.waitForResult();
+    QVERIFY(document.result());
+}
+
+void TestDocument::memoryLimitRefusesWithAMessage()
+{
+    Document document;
+    document.setMemoryLimit(1000);
+    QVERIFY(!document.result());
+    QVERIFY2(document.resultError().contains(QStringLiteral("more than the limit of 1.0 KB")),
+             qPrintable(document.resultError()));
+    document.setMemoryLimit(defaultMemoryLimit());
+    QVERIFY(document.result());
 }
 
 void TestDocument::refusedSessionShowsTheMessage()
