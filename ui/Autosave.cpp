@@ -14,9 +14,11 @@
 #include <QRegularExpression>
 #include <QStandardPaths>
 #include <QUndoStack>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cstdio>
+#include <new>
 
 namespace qkv::ui {
 
@@ -83,6 +85,28 @@ QJsonObject readSidecar(const QString& path)
     return info.value(QStringLiteral("format")).toString() == sidecarFormat ? info : QJsonObject();
 }
 
+// Everything one write needs, copied on the GUI thread so the write can run on a worker.
+struct RecoveryWrite {
+    Session session;
+    QString sessionPath;
+    QString infoPath;
+    QByteArray info;
+};
+
+// "" on success, else the message.
+QString writeRecovery(const RecoveryWrite& job)
+{
+    try {
+        saveSession(job.session, nativePath(job.sessionPath));
+        writeFileAtomically(nativePath(job.infoPath), job.info.toStdString());
+    } catch (const Error& e) {
+        return Autosave::tr("Autosave: %1").arg(QString::fromStdString(e.what()));
+    } catch (const std::bad_alloc&) {
+        return Autosave::tr("Autosave: not enough memory to write the session");
+    }
+    return QString();
+}
+
 QString sessionFileName(qint64 pid)
 {
     return QStringLiteral("recovery-%1.qkv.json").arg(pid);
@@ -100,17 +124,18 @@ Autosave::Autosave(Document* document, QObject* parent)
 {
     m_soon.setSingleShot(true);
     m_soon.setInterval(0);
-    const auto writeIfNeeded = [this] {
-        if (m_dirty && m_document->isModified())
-            saveNow();
-    };
-    connect(&m_timer, &QTimer::timeout, this, writeIfNeeded);
-    connect(&m_soon, &QTimer::timeout, this, writeIfNeeded);
+    connect(&m_timer, &QTimer::timeout, this, &Autosave::writeInBackground);
+    connect(&m_soon, &QTimer::timeout, this, &Autosave::writeInBackground);
     // Listening from the start: a restored file is removed on a clean save even before start().
     connect(m_document, &Document::sessionChanged, this,
             [this](Document::Changes changes) { onSessionChanged(static_cast<int>(changes)); });
     connect(m_document, &Document::modifiedChanged, this, &Autosave::onModifiedChanged);
     connect(m_document, &Document::filePathChanged, this, [this] { m_dirty = true; });
+}
+
+Autosave::~Autosave()
+{
+    m_running.waitForFinished();
 }
 
 QString Autosave::defaultFolder()
@@ -173,36 +198,85 @@ void Autosave::onModifiedChanged(bool modified)
     discard(); // saved, undone to the saved state, or another session opened: nothing left to recover
 }
 
+bool Autosave::prepareFolder(QString* problem)
+{
+    if (!QDir().mkpath(m_folder)) {
+        *problem = tr("Autosave: cannot create the folder %1").arg(QDir::toNativeSeparators(m_folder));
+        return false;
+    }
+    // Unsaved work is private: the folder is the owner's only.
+    QFile::setPermissions(m_folder, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+    return true;
+}
+
+QByteArray Autosave::sidecar() const
+{
+    const qint64 pid = QCoreApplication::applicationPid();
+    const QJsonObject info{
+        {QStringLiteral("format"), sidecarFormat},
+        {QStringLiteral("version"), 1},
+        {QStringLiteral("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)},
+        {QStringLiteral("title"), m_document->displayName()},
+        {QStringLiteral("originalPath"), m_document->filePath()},
+        {QStringLiteral("pid"), pid},
+        {QStringLiteral("processStart"), processStart(pid)},
+        {QStringLiteral("bootId"), bootId()}};
+    return QJsonDocument(info).toJson();
+}
+
+void Autosave::writeInBackground()
+{
+    if (!m_dirty || !m_document->isModified())
+        return;
+    if (m_running.isRunning()) {
+        m_pending = true; // written again when the running write ends: two writes never overlap
+        return;
+    }
+    QString problem;
+    if (!prepareFolder(&problem)) {
+        emit failed(problem);
+        return;
+    }
+    m_dirty = false;
+    m_pending = false;
+    const quint64 id = ++m_writeId;
+    // Serializing a large session takes a while: a copy is written on a worker thread, which reports back
+    // through the event loop (the destructor waits for it, so `this` outlives it).
+    m_running = QtConcurrent::run(
+        [this, id, job = RecoveryWrite{m_document->session(), sessionPath(), infoPath(), sidecar()}] {
+            const QString outcome = writeRecovery(job);
+            QMetaObject::invokeMethod(
+                this, [this, id, outcome] { onWriteFinished(id, outcome); }, Qt::QueuedConnection);
+        });
+}
+
+void Autosave::onWriteFinished(quint64 id, const QString& problem)
+{
+    if (id <= m_overtakenWrites) {
+        // saveNow() or discard() waited for it and took over
+    } else if (!problem.isEmpty()) {
+        m_dirty = true;
+        emit failed(problem);
+    } else {
+        emit saved(sessionPath());
+    }
+    if (m_pending && id == m_writeId) {
+        m_running.waitForFinished(); // its last statement posted this report: it is ending
+        m_pending = false;
+        writeInBackground();
+    }
+}
+
 bool Autosave::saveNow(QString* error)
 {
+    waitForWrite();
     if (!m_document->isModified()) {
         discard();
         return true;
     }
     QString problem;
-    if (!QDir().mkpath(m_folder)) {
-        problem = tr("Autosave: cannot create the folder %1").arg(QDir::toNativeSeparators(m_folder));
-    } else {
-        // Unsaved work is private: the folder is the owner's only.
-        QFile::setPermissions(m_folder,
-                              QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
-        const qint64 pid = QCoreApplication::applicationPid();
-        const QJsonObject info{
-            {QStringLiteral("format"), sidecarFormat},
-            {QStringLiteral("version"), 1},
-            {QStringLiteral("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)},
-            {QStringLiteral("title"), m_document->displayName()},
-            {QStringLiteral("originalPath"), m_document->filePath()},
-            {QStringLiteral("pid"), pid},
-            {QStringLiteral("processStart"), processStart(pid)},
-            {QStringLiteral("bootId"), bootId()}};
-        try {
-            saveSession(m_document->session(), nativePath(sessionPath()));
-            writeFileAtomically(nativePath(infoPath()), QJsonDocument(info).toJson().toStdString());
-        } catch (const Error& e) {
-            problem = tr("Autosave: %1").arg(QString::fromStdString(e.what()));
-        }
-    }
+    if (prepareFolder(&problem))
+        problem = writeRecovery(RecoveryWrite{m_document->session(), sessionPath(), infoPath(), sidecar()});
     if (!problem.isEmpty()) {
         if (error)
             *error = problem;
@@ -214,8 +288,15 @@ bool Autosave::saveNow(QString* error)
     return true;
 }
 
+void Autosave::waitForWrite()
+{
+    m_running.waitForFinished();
+    m_overtakenWrites = m_writeId;
+}
+
 void Autosave::discard()
 {
+    waitForWrite(); // else a write in flight would bring the files back
     QFile::remove(sessionPath());
     QFile::remove(infoPath());
 }

@@ -3,6 +3,7 @@
 // crashed or killed instance left there is offered back on the next start.
 
 #include <QDateTime>
+#include <QFuture>
 #include <QObject>
 #include <QString>
 #include <QTimer>
@@ -46,6 +47,7 @@ public:
     /// Writes nothing until start() (but removes this process's files whenever the document becomes
     /// clean); the folder is defaultFolder().
     explicit Autosave(Document* document, QObject* parent = nullptr);
+    ~Autosave() override;
 
     /// QStandardPaths::AppDataLocation/recovery (tests move it with XDG_DATA_HOME or setFolder()).
     static QString defaultFolder();
@@ -63,8 +65,9 @@ public:
     QString sessionPath() const;
     QString infoPath() const;
 
-    /// Writes the recovery files now if the document is modified (removes them if it is clean). On failure
-    /// emits failed() and returns false with the message.
+    /// Writes the recovery files now, on this thread, if the document is modified (removes them if it is
+    /// clean). On failure emits failed() and returns false with the message. (The timer and structural edits
+    /// write a copy of the session on a worker thread instead, and emit saved() or failed() when done.)
     bool saveNow(QString* error = nullptr);
     /// Removes this process's recovery files (closing without saving).
     void discard();
@@ -85,15 +88,25 @@ private:
     void onSessionChanged(int changes);
     void onModifiedChanged(bool modified);
     bool restore(const RecoveryInfo& orphan, QString* error);
+    bool prepareFolder(QString* problem);
+    QByteArray sidecar() const;
+    void writeInBackground();
+    void onWriteFinished(quint64 id, const QString& problem);
+    /// Blocks until a background write ended; its report is then ignored.
+    void waitForWrite();
 
     Document* m_document;
     QString m_folder;
     int m_intervalSeconds = defaultIntervalSeconds;
     bool m_started = false;
-    bool m_dirty = false;     // changed since the last write
-    bool m_restoring = false; // the document is being replaced by a recovered session
-    QTimer m_timer;           // the periodic write
-    QTimer m_soon;            // one write after a structural edit, at the next turn of the event loop
+    bool m_dirty = false;          // changed since the last write
+    bool m_restoring = false;      // the document is being replaced by a recovered session
+    QTimer m_timer;                // the periodic write
+    QTimer m_soon;                 // one write after a structural edit, at the next turn of the event loop
+    QFuture<void> m_running;       // the background write, if any
+    quint64 m_writeId = 0;         // of the newest background write
+    quint64 m_overtakenWrites = 0; // background writes up to this id are waited for: reports ignored
+    bool m_pending = false;        // another write was asked for while one was running
 };
 
 } // namespace qkv::ui

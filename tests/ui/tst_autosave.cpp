@@ -99,6 +99,8 @@ private slots:
     void structuralEditIsWrittenAtOnce();
     void valueEditIsWrittenByTheTimer();
     void intervalZeroTurnsAutosaveOff();
+    void burstOfEditsEndsWithTheLastSession();
+    void discardDuringABackgroundWriteLeavesNothing();
     void cleanDocumentHasNoRecoveryFile_data();
     void cleanDocumentHasNoRecoveryFile();
     void orphansAreFilesOfStoppedProcesses_data();
@@ -197,6 +199,38 @@ void TestAutosave::intervalZeroTurnsAutosaveOff()
     QCoreApplication::processEvents();
     QCOMPARE(saved.count(), 0);
     QVERIFY(!QFileInfo::exists(autosave.sessionPath()));
+}
+
+void TestAutosave::burstOfEditsEndsWithTheLastSession()
+{
+    Document document;
+    Autosave autosave(&document);
+    autosave.setFolder(m_folder);
+    autosave.setIntervalSeconds(3600);
+    autosave.start();
+    for (int i = 0; i < 5; ++i) {
+        appendToken(document, "t" + std::to_string(i));
+        QCoreApplication::processEvents(); // starts a write while the previous may still run
+    }
+    QTRY_VERIFY(QFileInfo::exists(autosave.sessionPath()) &&
+                loadSession(native(autosave.sessionPath())) == document.session());
+    QCOMPARE(QDir(m_folder).entryList(QDir::Files | QDir::Hidden).size(), 2); // no temporary left
+}
+
+void TestAutosave::discardDuringABackgroundWriteLeavesNothing()
+{
+    Document document;
+    Autosave autosave(&document);
+    autosave.setFolder(m_folder);
+    autosave.start();
+    QSignalSpy saved(&autosave, &Autosave::saved);
+    appendToken(document, "new");
+    QCoreApplication::processEvents(); // the write starts on a worker
+    autosave.discard();                // waits for it, then removes what it wrote
+    QCoreApplication::processEvents(); // its report arrives, and is ignored
+    QCOMPARE(saved.count(), 0);
+    QVERIFY(!QFileInfo::exists(autosave.sessionPath()));
+    QVERIFY(!QFileInfo::exists(autosave.infoPath()));
 }
 
 void TestAutosave::cleanDocumentHasNoRecoveryFile_data()
