@@ -20,8 +20,12 @@
 #include <functional>
 #include <string>
 
+#include <csignal>
+
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace qkv;
@@ -114,6 +118,7 @@ private slots:
     void longNameSaves();
     void staleTemporariesAreRemoved_data();
     void staleTemporariesAreRemoved();
+    void killedMidSaveLeavesTheOldFileAndTheNextSaveCleansUp();
     void fullDiskKeepsTheOldFileAndLeavesNoTemporary_data();
     void fullDiskKeepsTheOldFileAndLeavesNoTemporary();
 };
@@ -332,6 +337,51 @@ void TestFileWriting::staleTemporariesAreRemoved()
     save(target, "new");
     QCOMPARE(readFile(target), QByteArray("new"));
     QCOMPARE(QFileInfo::exists(leftOver), !removed);
+}
+
+void TestFileWriting::killedMidSaveLeavesTheOldFileAndTheNextSaveCleansUp()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("s.qkv.json"));
+    QVERIFY(writeFile(path, "old"));
+    // A child process saves 1 MB with a file size limit of 64 KiB: the kernel kills it (SIGXFSZ) mid-write,
+    // as a crash or kill -9 would, with a partial temporary file on disk.
+    const pid_t child = ::fork();
+    QVERIFY(child >= 0);
+    if (child == 0) {
+        const struct rlimit limit {
+            64 * 1024, 64 * 1024
+        };
+        ::setrlimit(RLIMIT_FSIZE, &limit);
+        ::signal(SIGXFSZ, SIG_DFL);
+        try {
+            save(path, QByteArray(1 << 20, 'n'));
+        } catch (...) {
+        }
+        ::_exit(0);
+    }
+    int status = 0;
+    QCOMPARE(::waitpid(child, &status, 0), child);
+    QVERIFY2(WIFSIGNALED(status) && WTERMSIG(status) == SIGXFSZ, qPrintable(QString::number(status)));
+
+    QCOMPARE(readFile(path), QByteArray("old"));
+    const QString prefix = QStringLiteral(".s.qkv.json.qkvlab-save-%1-").arg(child);
+    QStringList names = entries(dir.path());
+    QCOMPARE(names.size(), 2);
+    names.removeOne(QStringLiteral("s.qkv.json"));
+    QVERIFY2(names.front().startsWith(prefix) && names.front().size() == prefix.size() + 6,
+             qPrintable(names.front()));
+    const QString leftOver = dir.filePath(names.front());
+    QCOMPARE(QFileInfo(leftOver).size(), 64 * 1024);
+
+    // Within a minute of the crash it is left alone (its owner might be another machine's process on a
+    // shared folder); older, the next save removes it.
+    save(path, "newer");
+    QVERIFY(QFileInfo::exists(leftOver));
+    QVERIFY(setAge(leftOver, 120));
+    save(path, "newest");
+    QCOMPARE(readFile(path), QByteArray("newest"));
+    QCOMPARE(entries(dir.path()), QStringList{QStringLiteral("s.qkv.json")});
 }
 
 void TestFileWriting::fullDiskKeepsTheOldFileAndLeavesNoTemporary_data()
