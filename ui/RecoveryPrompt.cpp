@@ -30,13 +30,13 @@ RecoveryChoice askToRecover(const RecoveryInfo& info, QWidget* parent)
         info.originalPath.isEmpty()
             ? QMessageBox::tr("It was never saved.")
             : QMessageBox::tr("Its file is %1.").arg(QDir::toNativeSeparators(info.originalPath));
-    QMessageBox box(
-        QMessageBox::Warning, QMessageBox::tr("Recover Unsaved Work"),
-        QMessageBox::tr("QKV Lab did not close normally. The session “%1” had unsaved changes, "
-                        "last kept at %2.")
-            .arg(title.toHtmlEscaped(), QLocale().toString(info.time.toLocalTime(), QLocale::LongFormat)),
-        QMessageBox::NoButton, parent);
+    QMessageBox box(QMessageBox::Warning, QMessageBox::tr("Recover Unsaved Work"),
+                    QMessageBox::tr("QKV Lab did not close normally. The session “%1” had unsaved changes, "
+                                    "last kept at %2.")
+                        .arg(title, QLocale().toString(info.time.toLocalTime(), QLocale::LongFormat)),
+                    QMessageBox::NoButton, parent);
     box.setObjectName(QStringLiteral("recoveryDialog"));
+    box.setTextFormat(Qt::PlainText); // a title is never markup
     box.setInformativeText(file + QLatin1Char(' ') +
                            QMessageBox::tr("Restore opens it as an unsaved session; Discard deletes it."));
     QPushButton* restore = box.addButton(QMessageBox::tr("Restore"), QMessageBox::AcceptRole);

@@ -115,6 +115,8 @@ private slots:
     void discardDeletesAndKeepLeaves();
     void windowRestoresFromTheEnvironment();
     void windowClosedWithoutSavingLeavesNothing();
+    void dialogNamesTheSessionAndAnswers_data();
+    void dialogNamesTheSessionAndAnswers();
     void environmentAnswers_data();
     void environmentAnswers();
     void intervalPreference();
@@ -439,6 +441,43 @@ void TestAutosave::windowClosedWithoutSavingLeavesNothing()
     QVERIFY(answered);
     QVERIFY(!QFileInfo::exists(window.autosave()->sessionPath()));
     QVERIFY(!QFileInfo::exists(window.autosave()->infoPath()));
+}
+
+void TestAutosave::dialogNamesTheSessionAndAnswers_data()
+{
+    QTest::addColumn<QString>("button");
+    QTest::addColumn<RecoveryChoice>("expected");
+    QTest::newRow("Restore") << QStringLiteral("Restore") << RecoveryChoice::Restore;
+    QTest::newRow("Discard") << QStringLiteral("Discard") << RecoveryChoice::Discard;
+    QTest::newRow("Not Now") << QStringLiteral("Not Now") << RecoveryChoice::Keep;
+    QTest::newRow("Esc") << QString() << RecoveryChoice::Keep;
+}
+
+void TestAutosave::dialogNamesTheSessionAndAnswers()
+{
+    QFETCH(QString, button);
+    QFETCH(RecoveryChoice, expected);
+    qputenv("QKV_RECOVERY", "ask");
+    RecoveryInfo info;
+    info.title = QStringLiteral("<b>my session</b>");
+    info.originalPath = QStringLiteral("/data/my.qkv.json");
+    info.time = QDateTime::currentDateTimeUtc();
+    QString text;
+    QTimer::singleShot(0, this, [&] {
+        auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+        if (!box)
+            return;
+        text = box->text() + QLatin1Char('\n') + box->informativeText();
+        if (button.isEmpty()) {
+            QTest::keyClick(box, Qt::Key_Escape);
+            return;
+        }
+        for (QAbstractButton* candidate : box->buttons())
+            if (candidate->text() == button)
+                candidate->click();
+    });
+    QCOMPARE(askToRecover(info, nullptr), expected);
+    QVERIFY2(text.contains(info.title) && text.contains(info.originalPath), qPrintable(text));
 }
 
 void TestAutosave::environmentAnswers_data()
