@@ -67,6 +67,13 @@ Actions Actions::create(QWidget* parent, QUndoStack* undoStack)
     a.redo = undoStack->createRedoAction(parent, QObject::tr("&Redo"));
     a.redo->setShortcut(QKeySequence::Redo);
     a.redo->setIcon(QIcon::fromTheme(QStringLiteral("edit-redo")));
+    a.stopComputation = makeAction(parent, QObject::tr("&Stop Computing"), QKeySequence(Qt::Key_Escape),
+                                   QObject::tr("Stop the computation running in the background"),
+                                   QStringLiteral("process-stop"));
+    a.stopComputation->setEnabled(false);
+    a.settings =
+        makeAction(parent, QObject::tr("S&ettings…"), QKeySequence::Preferences,
+                   QObject::tr("Memory limit and autosave interval"), QStringLiteral("preferences-system"));
     a.resetLayout = makeAction(parent, QObject::tr("&Restore Default Layout"), QKeySequence(),
                                QObject::tr("Show every panel in its original place"));
     a.about =
@@ -94,6 +101,10 @@ void Actions::fillMenuBar(QMenuBar* menuBar, const QList<QAction*>& dockToggles)
     QMenu* edit = menuBar->addMenu(QObject::tr("&Edit"));
     edit->addAction(undo);
     edit->addAction(redo);
+    edit->addSeparator();
+    edit->addAction(stopComputation);
+    edit->addSeparator();
+    edit->addAction(settings);
     QMenu* view = menuBar->addMenu(QObject::tr("&View"));
     view->addActions(dockToggles);
     view->addSeparator();

@@ -26,6 +26,8 @@ struct Actions {
     QAction* quit;
     QAction* undo;
     QAction* redo;
+    QAction* stopComputation; ///< Esc: stops a running background computation
+    QAction* settings;
     QAction* resetLayout;
     QAction* about;
 

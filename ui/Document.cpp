@@ -248,14 +248,21 @@ void Document::recompute()
         // The running job computes an older session: stop it, and start the newest when it ends.
         m_backgroundPending = true;
         m_cancelJob->store(true);
-        return;
-    }
-    if (workOf(m_session) < synchronousWorkLimit) {
+    } else if (workOf(m_session) < synchronousWorkLimit) {
         m_backgroundPending = false;
         publish(computeOutcome(m_session, m_generation, ComputeOptions{nullptr, m_memoryLimit}));
-        return;
+    } else {
+        startBackground();
     }
-    startBackground();
+    announceComputing();
+}
+
+void Document::announceComputing()
+{
+    if (isComputing() == m_announcedComputing)
+        return;
+    m_announcedComputing = isComputing();
+    emit computingChanged(m_announcedComputing);
 }
 
 void Document::startBackground()
@@ -296,6 +303,7 @@ void Document::publish(const ComputeOutcome& outcome)
     if (m_selectOnPublish)
         selectStrongestKeyOfFirstQuery();
     emit resultChanged();
+    announceComputing();
 }
 
 void Document::waitForResult()

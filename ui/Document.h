@@ -106,6 +106,9 @@ public:
 signals:
     void sessionChanged(qkv::ui::Document::Changes changes);
     void resultChanged();
+    /// isComputing() turned true (an edit started a background computation) or false (its result, or
+    /// the reason there is none, is published).
+    void computingChanged(bool computing);
     void currentHeadChanged(int head);
     void selectionChanged(qkv::Index query, qkv::Index key);
     void modifiedChanged(bool modified);
@@ -117,6 +120,7 @@ private:
     void onBackgroundFinished();
     void publish(const ComputeOutcome& outcome);
     void selectStrongestKeyOfFirstQuery();
+    void announceComputing();
 
     Session m_session;
     QUndoStack* m_undoStack;
@@ -134,6 +138,7 @@ private:
     bool m_backgroundPending = false;  // an edit came while a job ran: start the newest when it ends
     bool m_jobHandled = true;          // the watcher's job has been published (or dropped) already
     bool m_selectOnPublish = false;    // reset() without a saved selection: pick one from its result
+    bool m_announcedComputing = false; // what computingChanged() last said
     std::uint64_t m_memoryLimit;
     std::shared_ptr<std::atomic<bool>> m_cancelJob; // the running job's stop flag
     QFutureWatcher<ComputeOutcome> m_watcher;

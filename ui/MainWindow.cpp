@@ -18,6 +18,7 @@
 #include "RecoveryPrompt.h"
 #include "ResultViews.h"
 #include "SessionEdits.h"
+#include "SettingsDialog.h"
 #include "ShapePanel.h"
 #include "SpacePlots.h"
 
@@ -33,10 +34,12 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QProgressBar>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
 #include <QToolBar>
+#include <QToolButton>
 #include <QUndoStack>
 
 #include <functional>
@@ -83,8 +86,21 @@ MainWindow::MainWindow(QWidget* parent)
     m_shapeLabel->setObjectName(QStringLiteral("shapeLabel"));
     m_timeLabel = new QLabel(this);
     m_timeLabel->setObjectName(QStringLiteral("computeTimeLabel"));
+    m_progress = new QProgressBar(this);
+    m_progress->setObjectName(QStringLiteral("computeProgress"));
+    m_progress->setRange(0, 0); // busy: the engine does not report a fraction
+    m_progress->setMaximumWidth(120);
+    m_progress->setToolTip(
+        tr("Computing in the background; the window stays usable and the newest edit wins"));
+    m_stopButton = new QToolButton(this);
+    m_stopButton->setObjectName(QStringLiteral("stopButton"));
+    m_stopButton->setDefaultAction(m_actions.stopComputation);
+    m_stopButton->setToolButtonStyle(Qt::ToolButtonTextOnly);
     statusBar()->addPermanentWidget(m_shapeLabel);
+    statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_stopButton);
     statusBar()->addPermanentWidget(m_timeLabel);
+    m_document->setMemoryLimit(Preferences::memoryLimitBytes());
 
     connectActions();
     rebuildRecentMenu();
@@ -221,6 +237,16 @@ void MainWindow::connectActions()
         updateWeightTabs();
     });
     connect(m_document, &Document::resultChanged, this, &MainWindow::updateStatus);
+    connect(m_document, &Document::computingChanged, this, &MainWindow::updateStatus);
+    connect(m_actions.stopComputation, &QAction::triggered, m_document, &Document::cancelComputation);
+    connect(m_actions.settings, &QAction::triggered, this, [this] {
+        SettingsDialog dialog(this);
+        if (dialog.exec() != QDialog::Accepted)
+            return;
+        dialog.store();
+        m_document->setMemoryLimit(dialog.memoryLimitBytes());
+        m_autosave->setIntervalSeconds(dialog.autosaveIntervalSeconds());
+    });
 }
 
 bool MainWindow::openSession(const QString& source)
@@ -527,9 +553,13 @@ void MainWindow::updateStatus()
                               .arg(s.dK())
                               .arg(s.dV())
                               .arg(s.headCount()));
-    m_timeLabel->setText(m_document->isComputing()
+    const bool computing = m_document->isComputing();
+    m_timeLabel->setText(computing
                              ? tr("computing…")
                              : tr("computed in %1 ms").arg(m_document->lastComputeMilliseconds(), 0, 'f', 2));
+    m_progress->setVisible(computing);
+    m_stopButton->setVisible(computing);
+    m_actions.stopComputation->setEnabled(computing);
 }
 
 void MainWindow::updateWeightTabs()

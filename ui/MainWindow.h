@@ -12,7 +12,9 @@
 #include <vector>
 
 class QLabel;
+class QProgressBar;
 class QTabWidget;
+class QToolButton;
 
 namespace qkv::ui {
 
@@ -89,6 +91,8 @@ private:
     QDockWidget* m_contextDock = nullptr;
     QLabel* m_shapeLabel = nullptr;
     QLabel* m_timeLabel = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QToolButton* m_stopButton = nullptr;
 };
 
 } // namespace qkv::ui

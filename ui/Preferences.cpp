@@ -1,6 +1,7 @@
 #include "Preferences.h"
 
 #include "Autosave.h"
+#include "ResourceLimits.h"
 
 #include <QSettings>
 
@@ -13,6 +14,7 @@ const QString geometryKey = QStringLiteral("window/geometry");
 const QString stateKey = QStringLiteral("window/state");
 const QString recentKey = QStringLiteral("files/recent");
 const QString autosaveKey = QStringLiteral("recovery/autosaveSeconds");
+const QString memoryLimitKey = QStringLiteral("compute/memoryLimitBytes");
 } // namespace
 
 QByteArray Preferences::windowGeometry()
@@ -63,6 +65,17 @@ int Preferences::autosaveIntervalSeconds()
 void Preferences::setAutosaveIntervalSeconds(int seconds)
 {
     QSettings().setValue(autosaveKey, std::max(seconds, 0));
+}
+
+quint64 Preferences::memoryLimitBytes()
+{
+    const quint64 bytes = QSettings().value(memoryLimitKey, 0).toULongLong();
+    return bytes > 0 ? bytes : defaultMemoryLimit();
+}
+
+void Preferences::setMemoryLimitBytes(quint64 bytes)
+{
+    QSettings().setValue(memoryLimitKey, bytes == defaultMemoryLimit() ? 0 : bytes);
 }
 
 } // namespace qkv::ui

@@ -21,6 +21,10 @@ public:
     /// Seconds between autosaves of an unsaved session ("recovery/autosaveSeconds", default 30; 0 = off).
     static int autosaveIntervalSeconds();
     static void setAutosaveIntervalSeconds(int seconds);
+    /// The most memory a session may need before it is refused ("compute/memoryLimitBytes"; default and
+    /// for 0: qkv::defaultMemoryLimit(), three quarters of the physical memory).
+    static quint64 memoryLimitBytes();
+    static void setMemoryLimitBytes(quint64 bytes);
 };
 
 } // namespace qkv::ui

@@ -417,8 +417,16 @@ void SpaceView::fitRanges(const QSize& viewport) const
     m_plot->plotLayout()->update(QCPLayoutElement::upPreparation); // ticks for the final ranges
 }
 
+bool SpaceView::isHeavyProjection(const PlaneOptions& options, Index rows, Index width)
+{
+    constexpr Index largestExactProblem = 256;
+    return options.mode != PlaneMode::PickedDimensions && width > 2 &&
+           std::min(rows, width) > largestExactProblem;
+}
+
 void SpaceView::renderFigure(QPaintDevice* device, const QSize& size) const
 {
+    finishProjection();
     const QRect screen = m_plot->viewport();
     fitRanges(size);
     renderPlot(m_plot, device, size);
@@ -489,15 +497,34 @@ void QueryKeySpaceView::recompute()
 {
     const PlaneOptions options = syncControls();
     m_hasPlane = false;
-    if (const HeadResult* head = currentHead()) {
-        try {
-            m_plane = queryKeyPlane(*head, options);
-            m_hasPlane = true;
-        } catch (const std::exception&) {
-            m_hasPlane = false; // shown as a message by redraw()
-        }
+    const std::shared_ptr<const AttentionResult> result = document()->result();
+    if (!currentHead()) {
+        m_projecting = false;
+        redraw();
+        return;
     }
-    redraw();
+    const auto headIndex = static_cast<std::size_t>(currentHeadIndex());
+    const HeadResult& head = result->heads[headIndex];
+    const bool heavy = isHeavyProjection(options, head.Q.rows() + head.K.rows(), head.Q.cols());
+    m_projecting = heavy;
+    if (heavy)
+        redraw(); // "Projecting…" until the plane arrives
+    m_projection.run(
+        heavy,
+        [result, headIndex, options]() -> std::optional<QueryKeyPlane> {
+            try {
+                return queryKeyPlane(result->heads[headIndex], options);
+            } catch (const std::exception&) {
+                return std::nullopt; // shown as a message by redraw()
+            }
+        },
+        [this](std::optional<QueryKeyPlane> plane) {
+            m_projecting = false;
+            m_hasPlane = plane.has_value();
+            if (plane)
+                m_plane = std::move(*plane);
+            redraw();
+        });
 }
 
 void QueryKeySpaceView::redraw()
@@ -512,8 +539,9 @@ void QueryKeySpaceView::redraw()
         m_plane.keys.rows() != head->K.rows()) {
         m_queryLabels.clear();
         m_keyLabels.clear();
-        showMessage(title, head ? tr("These queries and keys cannot be projected")
-                                : tr("Nothing to show: %1").arg(document()->resultError()));
+        showMessage(title, !head          ? tr("Nothing to show: %1").arg(document()->resultError())
+                           : m_projecting ? tr("Projecting %1 points…").arg(head->Q.rows() + head->K.rows())
+                                          : tr("These queries and keys cannot be projected"));
         return;
     }
     beginDraw(title);
@@ -653,15 +681,34 @@ void ValueSpaceView::recompute()
 {
     const PlaneOptions options = syncControls();
     m_hasPlane = false;
-    if (const HeadResult* head = currentHead()) {
-        try {
-            m_plane = valuePlane(*head, options);
-            m_hasPlane = true;
-        } catch (const std::exception&) {
-            m_hasPlane = false;
-        }
+    const std::shared_ptr<const AttentionResult> result = document()->result();
+    if (!currentHead()) {
+        m_projecting = false;
+        redraw();
+        return;
     }
-    redraw();
+    const auto headIndex = static_cast<std::size_t>(currentHeadIndex());
+    const HeadResult& head = result->heads[headIndex];
+    const bool heavy = isHeavyProjection(options, head.V.rows(), head.V.cols());
+    m_projecting = heavy;
+    if (heavy)
+        redraw(); // "Projecting…" until the plane arrives
+    m_projection.run(
+        heavy,
+        [result, headIndex, options]() -> std::optional<ValuePlane> {
+            try {
+                return valuePlane(result->heads[headIndex], options);
+            } catch (const std::exception&) {
+                return std::nullopt;
+            }
+        },
+        [this](std::optional<ValuePlane> plane) {
+            m_projecting = false;
+            m_hasPlane = plane.has_value();
+            if (plane)
+                m_plane = std::move(*plane);
+            redraw();
+        });
 }
 
 void ValueSpaceView::redraw()
@@ -676,8 +723,9 @@ void ValueSpaceView::redraw()
         m_plane.outputs.rows() != head->output.rows()) {
         m_valueLabels.clear();
         m_outputLabels.clear();
-        showMessage(title, head ? tr("These values cannot be projected")
-                                : tr("Nothing to show: %1").arg(document()->resultError()));
+        showMessage(title, !head          ? tr("Nothing to show: %1").arg(document()->resultError())
+                           : m_projecting ? tr("Projecting %1 points…").arg(head->V.rows())
+                                          : tr("These values cannot be projected"));
         return;
     }
     beginDraw(title);

@@ -3,6 +3,7 @@
 // projections come from the engine (SpaceLayout.h); these views only draw them and pass clicks on.
 
 #include "Figure.h"
+#include "LatestJob.h"
 #include "SpaceLayout.h"
 
 #include <QColor>
@@ -12,6 +13,8 @@
 #include <QString>
 #include <QStringList>
 #include <QWidget>
+
+#include <optional>
 
 class QComboBox;
 class QCustomPlot;
@@ -73,6 +76,11 @@ protected:
     virtual void recompute() = 0;
     /// Redraws from the last projection (selection changed).
     virtual void redraw() = 0;
+    /// Blocks until a projection running in the background is shown (before drawing a figure).
+    virtual void finishProjection() const = 0;
+    /// Whether projecting `rows` points of width `width` is worth a background job (PCA beyond the size
+    /// solved exactly, see Projection.cpp).
+    static bool isHeavyProjection(const PlaneOptions& options, Index rows, Index width);
     /// A clickable point was clicked.
     virtual void picked(const Pickable& point) = 0;
     /// The hover text of a point.
@@ -155,6 +163,7 @@ protected:
     Index planeDimension() const override;
     void recompute() override;
     void redraw() override;
+    void finishProjection() const override { m_projection.wait(); }
     void picked(const Pickable& point) override;
     QString describe(const Pickable& point) const override;
 
@@ -165,6 +174,8 @@ private:
     QCPGraph* m_keyRing;
     QueryKeyPlane m_plane;
     bool m_hasPlane = false;
+    bool m_projecting = false; // a background job computes the plane
+    mutable LatestJob<std::optional<QueryKeyPlane>> m_projection{this};
     QList<QPointF> m_queryPoints;
     QList<QPointF> m_keyPoints;
     QStringList m_queryLabels;
@@ -202,6 +213,7 @@ protected:
     Index planeDimension() const override;
     void recompute() override;
     void redraw() override;
+    void finishProjection() const override { m_projection.wait(); }
     void picked(const Pickable& point) override;
     QString describe(const Pickable& point) const override;
 
@@ -213,6 +225,8 @@ private:
     QCPCurve* m_hull;
     ValuePlane m_plane;
     bool m_hasPlane = false;
+    bool m_projecting = false; // a background job computes the plane
+    mutable LatestJob<std::optional<ValuePlane>> m_projection{this};
     QList<QPointF> m_valuePoints;
     QList<QPointF> m_outputPoints;
     QList<QPointF> m_hullPoints;

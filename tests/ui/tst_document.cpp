@@ -230,11 +230,11 @@ void TestDocument::eventLoopPublishesTheNewestOnce()
     QTRY_VERIFY_WITH_TIMEOUT(!document.isComputing(), 60000);
     QSignalSpy results(&document, &Document::resultChanged);
     for (double value : {2.0, 3.0, 4.0, 5.0})
-        document.push(makeCellCommand(&document, {MatrixKind::W_K, 1}, 2, 3, value));
+        document.push(makeCellCommand(&document, {MatrixKind::W_K, 0}, 2, 3, value));
     QTRY_VERIFY_WITH_TIMEOUT(!document.isComputing(), 60000);
     QVERIFY(results.count() >= 1);
     QVERIFY(*document.result() == computeAttention(document.session()));
-    const int published = results.count();
+    const auto published = results.count();
     QCoreApplication::processEvents();
     QCOMPARE(results.count(), published);
 }

@@ -3,15 +3,23 @@
 #include "Document.h"
 #include "DocumentCommands.h"
 #include "Examples.h"
+#include "Initializers.h"
 #include "MainWindow.h"
 #include "MatrixIO.h"
+#include "Preferences.h"
+#include "ResourceLimits.h"
+#include "SessionEdits.h"
 #include "SessionFile.h"
+#include "SettingsDialog.h"
 
 #include <QAction>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QLabel>
+#include <QProgressBar>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QToolButton>
 #include <QUndoStack>
 #include <QtTest>
 
@@ -32,6 +40,8 @@ private slots:
     void exportAndImportMatrices();
     void importRefusesAWrongShape();
     void saveCloseReopen();
+    void stopButtonAndEscapeStopAComputation();
+    void settingsDialogSetsTheMemoryLimit();
 };
 
 void TestMainWindow::initTestCase()
@@ -181,6 +191,49 @@ void TestMainWindow::saveCloseReopen()
     MainWindow reopened;
     QVERIFY(reopened.openSession(path));
     QCOMPARE(reopened.document()->session(), saved);
+}
+
+void TestMainWindow::stopButtonAndEscapeStopAComputation()
+{
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto* stop = window.findChild<QToolButton*>(QStringLiteral("stopButton"));
+    auto* progress = window.findChild<QProgressBar*>(QStringLiteral("computeProgress"));
+    QVERIFY(stop && progress);
+    QVERIFY(!stop->isVisible()); // nothing computing
+    Session big = loadExample("love");
+    const InitializerSpec init{Initializer::XavierNormal, 1.0, 2};
+    for (Index i = 0; i < 2500; ++i)
+        insertToken(big, Side::Query, 0, "t", init);
+    resizeDModel(big, 64, init);
+    resizeDK(big, 64, init);
+    resizeDV(big, 64, init);
+    window.document()->reset(big);
+    if (window.document()->isComputing()) { // a fast machine may already have finished
+        QVERIFY(stop->isVisible());
+        QVERIFY(progress->isVisible());
+        QTest::keyClick(&window, Qt::Key_Escape);
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(!window.document()->isComputing(), 60000);
+    QVERIFY(!stop->isVisible());
+    QVERIFY(!progress->isVisible());
+    const auto* time = window.findChild<QLabel*>(QStringLiteral("computeTimeLabel"));
+    QVERIFY2(!time->text().contains(QStringLiteral("computing")), qPrintable(time->text()));
+}
+
+void TestMainWindow::settingsDialogSetsTheMemoryLimit()
+{
+    SettingsDialog dialog;
+    auto* memory = dialog.findChild<QDoubleSpinBox*>(QStringLiteral("memoryLimit"));
+    QVERIFY(memory);
+    const auto shown = static_cast<double>(dialog.memoryLimitBytes());
+    QVERIFY(std::abs(shown - static_cast<double>(Preferences::memoryLimitBytes())) <= 0.05e9); // 0.1 GB steps
+    memory->setValue(2.5);
+    dialog.store();
+    QCOMPARE(Preferences::memoryLimitBytes(), quint64(2500000000));
+    Preferences::setMemoryLimitBytes(defaultMemoryLimit());
+    QCOMPARE(Preferences::memoryLimitBytes(), defaultMemoryLimit());
 }
 
 QTEST_MAIN(TestMainWindow)

@@ -2,6 +2,9 @@
 // sparsemax zeros, the plane controls, cross-attention and rendering as a figure.
 
 #include "Document.h"
+#include "Examples.h"
+#include "Initializers.h"
+#include "SessionEdits.h"
 #include "SpacePlots.h"
 
 #include <QComboBox>
@@ -80,6 +83,7 @@ private slots:
     void followsTheCurrentHead();
     void renderFigure_data();
     void renderFigure();
+    void largeProjectionsRunInTheBackground();
 };
 
 void TestSpaceViews::lineFromIThickestToLove()
@@ -315,6 +319,35 @@ void TestSpaceViews::renderFigure()
     QCOMPARE(values ? static_cast<ValueSpaceView*>(view.get())->valuePosition(0)
                     : static_cast<QueryKeySpaceView*>(view.get())->queryPosition(0),
              position);
+}
+
+void TestSpaceViews::largeProjectionsRunInTheBackground()
+{
+    // d_k = d_v = 300 at n = 300: a PCA past the exact solver's size is computed off the GUI thread, the
+    // view says so meanwhile, and a figure drawn in between waits for it.
+    Session big = loadExample("love");
+    const InitializerSpec init{Initializer::XavierNormal, 1.0, 3};
+    for (Index i = 0; i < 297; ++i)
+        insertToken(big, Side::Query, 0, "t", init);
+    resizeDModel(big, 300, init);
+    resizeDK(big, 300, init);
+    resizeDV(big, 300, init);
+    Document document;
+    QueryKeySpaceView view(&document);
+    ValueSpaceView values(&document);
+    document.reset(big);
+    document.waitForResult();
+    QVERIFY2(view.message().startsWith(QStringLiteral("Projecting 600 points")), qPrintable(view.message()));
+    QVERIFY2(values.message().startsWith(QStringLiteral("Projecting 300 points")),
+             qPrintable(values.message()));
+    QImage image(320, 240, QImage::Format_ARGB32);
+    image.fill(Qt::white);
+    view.renderFigure(&image, image.size()); // waits for the plane
+    QVERIFY(view.message().isEmpty());
+    QCOMPARE(view.queryPoints().size(), 300);
+    QTRY_VERIFY_WITH_TIMEOUT(values.message().isEmpty(), 60000);
+    QCOMPARE(values.outputPoints().size(), 300);
+    QVERIFY(view.xAxisLabel().startsWith(QStringLiteral("PC1")));
 }
 
 QTEST_MAIN(TestSpaceViews)
