@@ -89,7 +89,7 @@ void checkMemory(const Session& session, std::uint64_t limit, double overhead)
             "this session needs about " + formatBytes(saturate(needed)) +
             " of memory to compute, more than the limit of " + formatBytes(limit) +
             " (fewer tokens, heads or dimensions fit; the limit is --max-memory on the command line and "
-            "Settings ▸ Memory limit in the window)");
+            "Edit ▸ Settings in the window)");
 }
 
 std::uint64_t sessionFileSizeLimit(std::uint64_t memoryLimit)

@@ -6,6 +6,8 @@
 
 #include <QtTest>
 
+#include <sys/stat.h>
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -206,6 +208,8 @@ private slots:
     void unknownExampleListsTheKnownOnes();
     void computeNeedsOneArgument_data();
     void computeNeedsOneArgument();
+    void hostileInputExitsTwoWithOneLine_data();
+    void hostileInputExitsTwoWithOneLine();
     void help();
     void version();
     void exportHelpListsTheViews();
@@ -382,6 +386,112 @@ void TestCli::computeNeedsOneArgument()
     QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 2);
     QVERIFY(run.out.isEmpty());
     QVERIFY2(run.err.contains("compute"), run.err.constData());
+}
+
+namespace {
+
+/// A session of `heads` heads with d_model = 1, d_k = d_v = `width` and n tokens, all zeros: a small file
+/// whose results are enormous.
+QByteArray zeroSession(int n, int heads, int width)
+{
+    QByteArray zeros = "[";
+    for (int c = 0; c < width; ++c)
+        zeros += c ? ",0" : "0";
+    zeros += "]";
+    QByteArray text = R"({"format": "qkvlab-session", "version": 1, "tokens": [)";
+    for (int i = 0; i < n; ++i)
+        text += i ? ",\"t\"" : "\"t\"";
+    text += R"(], "X": [)";
+    for (int i = 0; i < n; ++i)
+        text += i ? ",[0]" : "[0]";
+    text += R"(], "heads": [)";
+    for (int h = 0; h < heads; ++h)
+        text += (h ? "," : "") + QByteArray(R"({"W_Q": [)") + zeros + R"(], "W_K": [)" + zeros +
+                R"(], "W_V": [)" + zeros + "]}";
+    return text + "]}";
+}
+
+} // namespace
+
+void TestCli::hostileInputExitsTwoWithOneLine_data()
+{
+    QTest::addColumn<QStringList>("arguments"); // "<file>" is replaced by the path of `content`
+    QTest::addColumn<QByteArray>("content");
+    QTest::addColumn<QString>("stdinFile");
+    QTest::addColumn<QString>("message");
+    const QString file = QStringLiteral("<file>");
+    const QString compute = QStringLiteral("compute");
+    const QByteArray nested = R"({"format": "qkvlab-session", "version": 1, "tokens": ["a"], "X": [[1]],
+        "heads": [{"W_Q": [[1]], "W_K": [[1]], "W_V": [[1]]}], "extra": )" +
+                              QByteArray(80000, '[') + QByteArray(80000, ']') + "}";
+    const QByteArray sigmoid = R"({"format": "qkvlab-session", "version": 1, "tokens": ["a", "b", "c"],
+        "X": [[1], [1], [1]], "heads": [{"W_Q": [[1]], "W_K": [[1]], "W_V": [[1e308]]}], "W_O": [[1]],
+        "normalizer": {"type": "sigmoid"}})";
+    QTest::newRow("80000 nested arrays") << QStringList{compute, file} << nested << QString()
+                                         << QStringLiteral("nested more than 512 levels deep");
+    QTest::newRow("sigmoid · V overflows") << QStringList{compute, file} << sigmoid << QString()
+                                           << QStringLiteral("heads[0].output: weights · V overflows");
+    QTest::newRow("FIFO") << QStringList{compute, QStringLiteral("<fifo>")} << QByteArray() << QString()
+                          << QStringLiteral("it is a pipe (FIFO), not a file");
+    QTest::newRow("/dev/zero") << QStringList{compute, QStringLiteral("/dev/zero")} << QByteArray()
+                               << QString()
+                               << QStringLiteral("/dev/zero: cannot read: it is a device, not a file");
+    QTest::newRow("folder") << QStringList{compute, QStringLiteral("/")} << QByteArray() << QString()
+                            << QStringLiteral("/: cannot read: it is a folder, not a file");
+    QTest::newRow("endless standard input")
+        << QStringList{compute, QStringLiteral("--max-memory"), QStringLiteral("64M"), QStringLiteral("-")}
+        << QByteArray() << QStringLiteral("/dev/zero")
+        << QStringLiteral("(standard input): too large: a session file may have at most");
+    QTest::newRow("64 heads of 4096 at n = 4096")
+        << QStringList{compute, file} << zeroSession(4096, 64, 4096) << QString()
+        << QStringLiteral("this session needs about ");
+    QTest::newRow("--max-memory") << QStringList{compute, QStringLiteral("--max-memory=1K"),
+                                                 QStringLiteral("example:love")}
+                                  << QByteArray() << QString()
+                                  << QStringLiteral("more than the limit of 1.0 KB");
+    QTest::newRow("bad --max-memory")
+        << QStringList{compute, QStringLiteral("--max-memory"), QStringLiteral("lots"),
+                       QStringLiteral("example:love")}
+        << QByteArray() << QString() << QStringLiteral("bad --max-memory 'lots'");
+}
+
+void TestCli::hostileInputExitsTwoWithOneLine()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QByteArray, content);
+    QFETCH(QString, stdinFile);
+    QFETCH(QString, message);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    for (QString& argument : arguments) {
+        if (argument == QLatin1String("<file>")) {
+            argument = dir.filePath(QStringLiteral("hostile.qkv.json"));
+            QVERIFY(writeFile(argument, content));
+        } else if (argument == QLatin1String("<fifo>")) {
+            argument = dir.filePath(QStringLiteral("fifo.qkv.json"));
+            QVERIFY(::mkfifo(QFile::encodeName(argument).constData(), 0600) == 0);
+        }
+    }
+    QProcess process;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    process.setProcessEnvironment(environment);
+    if (!stdinFile.isEmpty())
+        process.setStandardInputFile(stdinFile);
+    process.start(QStringLiteral(QKVLAB_EXECUTABLE), arguments);
+    QVERIFY(process.waitForStarted(timeoutMs));
+    if (stdinFile.isEmpty())
+        process.closeWriteChannel();
+    const bool finished = process.waitForFinished(timeoutMs);
+    if (!finished)
+        process.kill();
+    QVERIFY2(finished, "qkvlab did not finish: a hang");
+    const QString err = QString::fromUtf8(process.readAllStandardError());
+    QVERIFY2(process.exitStatus() == QProcess::NormalExit && process.exitCode() == 2,
+             qPrintable(QStringLiteral("exit %1: %2").arg(process.exitCode()).arg(err)));
+    QVERIFY2(err.contains(message), qPrintable(err));
+    QCOMPARE(err.count(QLatin1Char('\n')), 1);
+    QVERIFY(process.readAllStandardOutput().isEmpty());
 }
 
 void TestCli::help()
