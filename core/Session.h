@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace qkv {
@@ -87,6 +88,18 @@ struct Context {
     }
 };
 
+/// What the window shows, saved with the session in its free-form `view` object (spec section 5) and ignored
+/// by the engine: the head on show and the selected cell. Absent values leave the window's defaults.
+struct ViewState {
+    std::optional<int> head;                          ///< 0-based
+    std::optional<std::pair<Index, Index>> selection; ///< query i, key j
+
+    friend bool operator==(const ViewState& a, const ViewState& b)
+    {
+        return a.head == b.head && a.selection == b.selection;
+    }
+};
+
 struct Session {
     std::string title;
     std::vector<std::string> tokens; ///< n labels
@@ -100,8 +113,9 @@ struct Session {
     double temperature = 1.0;
     MaskSpec mask;
     NormalizerSpec normalizer;
-    /// Keys the engine does not know (including `view`), kept as compact JSON text so a round trip
-    /// preserves them. Empty when there are none. Managed by SessionFile.
+    ViewState view;
+    /// Keys the engine does not know (including the rest of `view`), kept as compact JSON text so a round
+    /// trip preserves them. Empty when there are none. Managed by SessionFile.
     std::string preservedJson;
 
     Index n() const { return X.rows(); }
@@ -121,7 +135,7 @@ struct Session {
                a.context == b.context && a.heads == b.heads && a.W_O.has_value() == b.W_O.has_value() &&
                (!a.W_O || sameMatrix(*a.W_O, *b.W_O)) && a.score == b.score && a.scale == b.scale &&
                a.temperature == b.temperature && a.mask == b.mask && a.normalizer == b.normalizer &&
-               a.preservedJson == b.preservedJson;
+               a.view == b.view && a.preservedJson == b.preservedJson;
     }
 };
 

@@ -289,6 +289,30 @@ Scale readScale(const Json& value)
     return scale;
 }
 
+/// The typed part of `view` (its head and selection, when they have the right form); the rest of the object
+/// is kept in extras["view"], free-form, as the spec allows.
+ViewState readViewState(const Json& view, Json& extras)
+{
+    ViewState state;
+    Json unknown = Json::object();
+    for (auto it = view.begin(); it != view.end(); ++it) {
+        const Json& value = it.value();
+        const auto wholeNumber = [](const Json& v) {
+            return (v.is_number_integer() || v.is_number_unsigned()) && v.get<long long>() >= 0 &&
+                   v.get<long long>() <= Limits::maxTokens;
+        };
+        if (it.key() == "head" && wholeNumber(value))
+            state.head = value.get<int>();
+        else if (it.key() == "selection" && value.is_array() && value.size() == 2 && wholeNumber(value[0]) &&
+                 wholeNumber(value[1]))
+            state.selection = std::make_pair(value[0].get<Index>(), value[1].get<Index>());
+        else
+            unknown[it.key()] = value;
+    }
+    extras["view"] = std::move(unknown); // present, even if empty: the file had a view object
+    return state;
+}
+
 Session sessionFromJson(const Json& root, const std::string& defaultTitle)
 {
     requireObject(root, "(file)");
@@ -400,11 +424,11 @@ Session sessionFromJson(const Json& root, const std::string& defaultTitle)
     if (const Json* normalizer = find(root, "normalizer"))
         s.normalizer = readNormalizer(*normalizer, extras);
     if (const Json* view = find(root, "view"))
-        requireObject(*view, "view");
+        s.view = readViewState(requireObject(*view, "view"), extras);
 
     keepUnknown(root,
                 {"format", "version", "title", "tokens", "pad", "X", "context", "heads", "W_O", "score",
-                 "scale", "temperature", "mask", "normalizer"},
+                 "scale", "temperature", "mask", "normalizer", "view"},
                 extras);
     if (!extras.empty())
         s.preservedJson = extras.dump();
@@ -500,6 +524,16 @@ Json sessionToJson(const Session& s)
         normalizer["alpha"] = s.normalizer.alpha;
     mergeExtras(normalizer, find(extras, "normalizer"));
     root["normalizer"] = std::move(normalizer);
+    const Json* viewExtras = find(extras, "view");
+    if (viewExtras || s.view.head || s.view.selection) {
+        Json view = Json::object();
+        mergeExtras(view, viewExtras);
+        if (s.view.head)
+            view["head"] = *s.view.head;
+        if (s.view.selection)
+            view["selection"] = Json::array({s.view.selection->first, s.view.selection->second});
+        root["view"] = std::move(view);
+    }
     // The extras of the structured keys were merged above; "context" extras must not come back as a
     // context of their own when the session no longer has one.
     for (auto it = extras.begin(); it != extras.end(); ++it)
@@ -612,10 +646,8 @@ void saveSession(const Session& session, const std::string& path)
 
 std::string viewJson(const Session& session)
 {
-    if (session.preservedJson.empty())
-        return {};
-    const Json extras = Json::parse(session.preservedJson);
-    const Json* view = find(extras, "view");
+    const Json root = sessionToJson(session);
+    const Json* view = find(root, "view");
     return view ? view->dump() : std::string();
 }
 
@@ -624,6 +656,7 @@ void setViewJson(Session& session, const std::string& viewObject)
     Json extras = session.preservedJson.empty() ? Json::object() : Json::parse(session.preservedJson);
     if (viewObject.empty()) {
         extras.erase("view");
+        session.view = ViewState();
     } else {
         Json view;
         try {
@@ -633,7 +666,7 @@ void setViewJson(Session& session, const std::string& viewObject)
         }
         if (!view.is_object())
             throw Error("view: expected an object");
-        extras["view"] = std::move(view);
+        session.view = readViewState(view, extras);
     }
     session.preservedJson = extras.empty() ? std::string() : extras.dump();
 }

@@ -33,8 +33,9 @@ std::string serializeSession(const Session& session);
 /// so a crash mid-save never destroys what was there. Throws qkv::Error on failure.
 void saveSession(const Session& session, const std::string& path);
 
-/// The session's free-form `view` object as compact JSON text ("" when absent), and a setter that
-/// replaces it (an empty string removes it). Throws qkv::Error when the text is not a JSON object.
+/// The session's `view` object as it is written (its typed head and selection, Session::view, with the
+/// free-form rest) as compact JSON text ("" when absent), and a setter that replaces it (an empty string
+/// removes it). Throws qkv::Error when the text is not a JSON object.
 std::string viewJson(const Session& session);
 void setViewJson(Session& session, const std::string& viewObject);
 

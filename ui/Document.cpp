@@ -9,9 +9,6 @@
 
 #include <QElapsedTimer>
 #include <QFileInfo>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QUndoStack>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -44,11 +41,6 @@ ComputeOutcome computeOutcome(const Session& session, quint64 generation, const 
     }
     outcome.milliseconds = static_cast<double>(timer.nsecsElapsed()) / 1e6;
     return outcome;
-}
-
-QJsonObject viewObject(const Session& session)
-{
-    return QJsonDocument::fromJson(QByteArray::fromStdString(viewJson(session))).object();
 }
 
 double workOf(const Session& s)
@@ -122,16 +114,15 @@ void Document::reset(const Session& session, const QString& filePath)
         emit filePathChanged(m_filePath);
     }
     emit currentHeadChanged(0);
-    const QJsonObject view = viewObject(m_session);
-    const QJsonArray selection = view.value(QStringLiteral("selection")).toArray();
     m_selectOnPublish = false;
     notifyChanged(Everything);
     emit modifiedChanged(false);
     // The head and cell saved with the session; else the key the first query attends to most (the cell a
     // person asks about first), from this session's result: now, or when the background job publishes it.
-    setCurrentHead(view.value(QStringLiteral("head")).toInt(0));
-    if (selection.size() == 2) {
-        setSelection(selection.at(0).toInt(0), selection.at(1).toInt(0));
+    const ViewState view = m_session.view;
+    setCurrentHead(view.head.value_or(0));
+    if (view.selection) {
+        setSelection(view.selection->first, view.selection->second);
     } else if (!isComputing()) {
         selectStrongestKeyOfFirstQuery();
     } else {
@@ -173,21 +164,19 @@ bool Document::open(const QString& source, QString* error)
 
 bool Document::saveAs(const QString& path, QString* error)
 {
-    // The head and cell on show travel in the session's free-form `view` object, beside whatever it held.
-    QJsonObject view = viewObject(m_session);
-    view.insert(QStringLiteral("head"), m_currentHead);
-    view.insert(QStringLiteral("selection"),
-                QJsonArray{static_cast<qint64>(m_selectedQuery), static_cast<qint64>(m_selectedKey)});
+    // The head and cell on show travel in the session's `view` object, beside whatever else it held: view
+    // state, so nothing to recompute or undo.
     Session withView = m_session;
+    withView.view.head = m_currentHead;
+    withView.view.selection = std::make_pair(m_selectedQuery, m_selectedKey);
     try {
-        setViewJson(withView, QJsonDocument(view).toJson(QJsonDocument::Compact).toStdString());
         saveSession(withView, path.toStdString());
     } catch (const Error& e) {
         if (error)
             *error = QString::fromStdString(e.what());
         return false;
     }
-    m_session.preservedJson = withView.preservedJson; // view state only: nothing to recompute or undo
+    m_session.view = withView.view;
     m_undoStack->setClean();
     const QString absolute = QFileInfo(path).absoluteFilePath();
     if (absolute != m_filePath) {
