@@ -1,7 +1,8 @@
 #pragma once
 /// @file
 /// The step-by-step arithmetic behind one cell (i, j) of one head: the score, the scale, the mask, the
-/// temperature, the row's normalizer and the output row, as data and as plain text or LaTeX.
+/// temperature, the row's normalizer and the output row, as data (ExplanationText.h writes it out as plain
+/// text or LaTeX).
 ///
 /// Every number is the engine's own (taken from the AttentionResult, or from traceRow on the engine's row);
 /// the explanation only adds the intermediate values the engine does not keep, computed the same way.
@@ -92,16 +93,7 @@ struct CellExplanation {
 CellExplanation explainCell(const Session& session, const AttentionResult& result, int head, Index i,
                             Index j);
 
-/// Plain UTF-8 text, one step per line, with '*' for products as the worked examples write them
-/// (for the "I love AI" example: "2*2 + 0*1 + 1*1 = 5", "5 / √3 = 2.887", "17.935 / 25.368 = 0.707").
-/// Integers are written without decimals, inputs with up to 4 decimals, derived values with 3. Long rows
-/// and vectors are shortened with "...".
-std::string toPlainText(const CellExplanation& explanation);
-
-/// The same steps as a LaTeX align* environment (needs amsmath), with token text escaped.
-std::string toLatex(const CellExplanation& explanation);
-
-/// Escapes text for LaTeX (both in text mode and inside \text{}): \ { } $ & # ^ _ % ~ and control characters.
-std::string escapeLatex(const std::string& text);
+/// Whether `spec` computes its weights as softmax does: softmax itself, or entmax with α ≤ 1.
+bool normalizesAsSoftmax(const NormalizerSpec& spec);
 
 } // namespace qkv

@@ -2,6 +2,7 @@
 
 #include "Document.h"
 #include "Explain.h"
+#include "ExplanationText.h"
 #include "PlotFigure.h"
 
 #include <QAbstractTextDocumentLayout>

@@ -4,6 +4,7 @@
 #include "AttentionEngine.h"
 #include "Examples.h"
 #include "Explain.h"
+#include "ExplanationText.h"
 #include "Geometry.h"
 #include "Initializers.h"
 #include "Normalizers.h"

@@ -1,0 +1,24 @@
+#pragma once
+/// @file
+/// The step-by-step explanation of one cell (a CellExplanation from explainCell()) written out as plain text
+/// or as LaTeX, for the step-by-step panel and its "copy as text / LaTeX" buttons.
+
+#include "Explain.h"
+
+#include <string>
+
+namespace qkv {
+
+/// Plain UTF-8 text, one step per line, with '*' for products as the worked examples write them
+/// (for the "I love AI" example: "2*2 + 0*1 + 1*1 = 5", "5 / √3 = 2.887", "17.935 / 25.368 = 0.707").
+/// Integers are written without decimals, inputs with up to 4 decimals, derived values with 3. Long rows
+/// and vectors are shortened with "...".
+std::string toPlainText(const CellExplanation& explanation);
+
+/// The same steps as a LaTeX align* environment (needs amsmath), with token text escaped.
+std::string toLatex(const CellExplanation& explanation);
+
+/// Escapes text for LaTeX (both in text mode and inside \text{}): \ { } $ & # ^ _ % ~ and control characters.
+std::string escapeLatex(const std::string& text);
+
+} // namespace qkv
