@@ -1,8 +1,10 @@
 // `qkvlab compute`, `--help` and `--version` (spec section 6), run as the real executable.
 
-#include "../FigureFileChecks.h"
 #include "AttentionEngine.h"
 #include "Examples.h"
+#include "FigureFileChecks.h"
+
+#include "FuzzyCompare.h"
 
 #include <QtTest>
 
@@ -250,7 +252,7 @@ void TestCli::computeLoveExample()
             qPrintable(
                 QStringLiteral("weights[0][%1] = %2").arg(j).arg(weights0.at(j).toDouble(), 0, 'g', 17)));
     const QJsonArray scaled0 = head.value(QStringLiteral("scaled")).toArray().at(0).toArray();
-    QVERIFY(std::abs(scaled0.at(1).toDouble() - 5.0 / std::sqrt(3.0)) <= 1e-15);
+    QKV_COMPARE_NEAR(scaled0.at(1).toDouble(), 5.0 / std::sqrt(3.0), 1e-15);
 }
 
 void TestCli::computeFileAndStandardInput()
@@ -442,9 +444,8 @@ void TestCli::hostileInputExitsTwoWithOneLine_data()
         << QStringList{compute, QStringLiteral("--max-memory"), QStringLiteral("64M"), QStringLiteral("-")}
         << QByteArray() << QStringLiteral("/dev/zero")
         << QStringLiteral("(standard input): too large: a session file may have at most");
-    QTest::newRow("64 heads of 4096 at n = 4096")
-        << QStringList{compute, file} << zeroSession(4096, 64, 4096) << QString()
-        << QStringLiteral("this session needs about ");
+    QTest::newRow("64 heads of 4096 at n = 4096") << QStringList{compute, file} << zeroSession(4096, 64, 4096)
+                                                  << QString() << QStringLiteral("this session needs about ");
     QTest::newRow("--max-memory") << QStringList{compute, QStringLiteral("--max-memory=1K"),
                                                  QStringLiteral("example:love")}
                                   << QByteArray() << QString()

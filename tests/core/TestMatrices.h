@@ -20,11 +20,4 @@ inline Matrix fromRows(std::initializer_list<std::initializer_list<double>> rows
     return m;
 }
 
-/// Same shape and every entry within `tolerance`.
-inline bool near(const Matrix& a, const Matrix& b, double tolerance)
-{
-    return a.rows() == b.rows() && a.cols() == b.cols() &&
-           (a.size() == 0 || (a - b).cwiseAbs().maxCoeff() <= tolerance);
-}
-
 } // namespace qkv::test

@@ -8,6 +8,8 @@
 
 #include "TestMatrices.h"
 
+#include "FuzzyCompare.h"
+
 #include <QtTest>
 
 #include <cmath>
@@ -18,21 +20,6 @@ using namespace qkv;
 namespace {
 
 using test::fromRows;
-
-void compareMatrix(const Matrix& actual, const Matrix& expected, double tolerance, const char* what)
-{
-    QCOMPARE(actual.rows(), expected.rows());
-    QCOMPARE(actual.cols(), expected.cols());
-    for (Index r = 0; r < actual.rows(); ++r)
-        for (Index c = 0; c < actual.cols(); ++c)
-            QVERIFY2(std::abs(actual(r, c) - expected(r, c)) <= tolerance,
-                     qPrintable(QStringLiteral("%1(%2,%3) = %4, expected %5")
-                                    .arg(QLatin1String(what))
-                                    .arg(r)
-                                    .arg(c)
-                                    .arg(actual(r, c), 0, 'g', 17)
-                                    .arg(expected(r, c), 0, 'g', 17)));
-}
 
 Session randomSession(Index n, Index m, Index dModel, Index dK, Index dV, int heads, std::uint64_t seed)
 {
@@ -95,25 +82,25 @@ void TestEngine::loveAI()
     const AttentionResult r = computeAttention(loadExample("love"));
     QCOMPARE(r.heads.size(), std::size_t(1));
     const HeadResult& h = r.heads[0];
-    compareMatrix(h.Q, fromRows({{2, 0, 1}, {0, 2, 1}, {1, 1, 1}}), 0, "Q");
-    compareMatrix(h.K, fromRows({{0, 1, 1}, {2, 1, 1}, {1, 1, 1}}), 0, "K");
-    compareMatrix(h.V, fromRows({{1, 0, 1}, {1, 2, 0}, {1, 1, 0}}), 0, "V");
-    compareMatrix(h.scores, fromRows({{1, 5, 3}, {3, 3, 3}, {2, 4, 3}}), 0, "scores");
+    QKV_COMPARE_NEAR(h.Q, fromRows({{2, 0, 1}, {0, 2, 1}, {1, 1, 1}}), 0);
+    QKV_COMPARE_NEAR(h.K, fromRows({{0, 1, 1}, {2, 1, 1}, {1, 1, 1}}), 0);
+    QKV_COMPARE_NEAR(h.V, fromRows({{1, 0, 1}, {1, 2, 0}, {1, 1, 0}}), 0);
+    QKV_COMPARE_NEAR(h.scores, fromRows({{1, 5, 3}, {3, 3, 3}, {2, 4, 3}}), 0);
     // The article prints three decimals.
-    compareMatrix(h.scaled, fromRows({{0.577, 2.887, 1.732}, {1.732, 1.732, 1.732}, {1.155, 2.309, 1.732}}),
-                  5e-4, "scaled");
-    compareMatrix(h.weights, fromRows({{0.070, 0.707, 0.223}, {0.333, 0.333, 0.333}, {0.168, 0.533, 0.299}}),
-                  5e-4, "weights");
+    QKV_COMPARE_NEAR(h.scaled,
+                     fromRows({{0.577, 2.887, 1.732}, {1.732, 1.732, 1.732}, {1.155, 2.309, 1.732}}), 5e-4);
+    QKV_COMPARE_NEAR(h.weights,
+                     fromRows({{0.070, 0.707, 0.223}, {0.333, 0.333, 0.333}, {0.168, 0.533, 0.299}}), 5e-4);
     // The article's "love" row prints 0.999 because it multiplies the rounded 0.333; the exact value is 1.
-    compareMatrix(h.output, fromRows({{1.000, 1.637, 0.070}, {1.000, 1.000, 0.333}, {1.000, 1.365, 0.168}}),
-                  5e-4, "output");
+    QKV_COMPARE_NEAR(h.output,
+                     fromRows({{1.000, 1.637, 0.070}, {1.000, 1.000, 0.333}, {1.000, 1.365, 0.168}}), 5e-4);
     QCOMPARE(h.output(1, 0), 1.0);
-    QVERIFY(std::abs(h.output(1, 1) - 1.0) < 1e-15);
-    compareMatrix(r.output, h.output, 0, "final output");
+    QKV_COMPARE_NEAR(h.output(1, 1), 1.0, 1e-15);
+    QKV_COMPARE_NEAR(r.output, h.output, 0);
     // Exact values, independent of the article's rounding.
     const double e0 = std::exp(1 / std::sqrt(3.0)), e1 = std::exp(5 / std::sqrt(3.0)),
                  e2 = std::exp(3 / std::sqrt(3.0));
-    QVERIFY(std::abs(h.weights(0, 1) - e1 / (e0 + e1 + e2)) < 1e-15);
+    QKV_COMPARE_NEAR(h.weights(0, 1), e1 / (e0 + e1 + e2), 1e-15);
     QVERIFY(h.emptyRows.empty());
 }
 
@@ -121,13 +108,13 @@ void TestEngine::catSat()
 {
     const AttentionResult r = computeAttention(loadExample("cat-sat"));
     const HeadResult& h = r.heads[0];
-    compareMatrix(h.Q, fromRows({{1, 0, 1, 0}, {0, 1, 0, 1}}), 0, "Q");
-    compareMatrix(h.K, fromRows({{1, 0, 1, 0}, {0, 1, 0, 1}}), 0, "K");
-    compareMatrix(h.V, fromRows({{2, 3}, {5, 7}}), 0, "V");
-    compareMatrix(h.scores, fromRows({{2, 0}, {0, 2}}), 0, "scores");
-    compareMatrix(h.scaled, fromRows({{1, 0}, {0, 1}}), 0, "scaled");
-    compareMatrix(h.weights, fromRows({{0.73, 0.27}, {0.27, 0.73}}), 5e-3, "weights");
-    compareMatrix(h.output, fromRows({{2.81, 4.08}, {4.19, 5.92}}), 5e-3, "output");
+    QKV_COMPARE_NEAR(h.Q, fromRows({{1, 0, 1, 0}, {0, 1, 0, 1}}), 0);
+    QKV_COMPARE_NEAR(h.K, fromRows({{1, 0, 1, 0}, {0, 1, 0, 1}}), 0);
+    QKV_COMPARE_NEAR(h.V, fromRows({{2, 3}, {5, 7}}), 0);
+    QKV_COMPARE_NEAR(h.scores, fromRows({{2, 0}, {0, 2}}), 0);
+    QKV_COMPARE_NEAR(h.scaled, fromRows({{1, 0}, {0, 1}}), 0);
+    QKV_COMPARE_NEAR(h.weights, fromRows({{0.73, 0.27}, {0.27, 0.73}}), 5e-3);
+    QKV_COMPARE_NEAR(h.output, fromRows({{2.81, 4.08}, {4.19, 5.92}}), 5e-3);
 }
 
 void TestEngine::everyExampleComputes()
@@ -157,10 +144,10 @@ void TestEngine::crossAttentionShapes()
     QCOMPARE(h.output.rows(), Index(3));
     QCOMPARE(h.output.cols(), Index(3));
     // Keys and values come from Z, queries from X.
-    compareMatrix(h.K, s.context->Z * s.heads[0].W_K, 1e-14, "K");
-    compareMatrix(h.Q, s.X * s.heads[0].W_Q, 1e-14, "Q");
+    QKV_COMPARE_NEAR(h.K, s.context->Z * s.heads[0].W_K, 1e-14);
+    QKV_COMPARE_NEAR(h.Q, s.X * s.heads[0].W_Q, 1e-14);
     for (Index i = 0; i < 3; ++i)
-        QVERIFY(std::abs(h.weights.row(i).sum() - 1) < 1e-12);
+        QKV_COMPARE_NEAR(h.weights.row(i).sum(), 1, 1e-12);
 }
 
 void TestEngine::multiHeadConcatAndOutputProjection()
@@ -179,9 +166,9 @@ void TestEngine::multiHeadConcatAndOutputProjection()
             A.row(i) = (A.row(i).array() - A.row(i).maxCoeff()).exp();
             A.row(i) /= A.row(i).sum();
         }
-        compareMatrix(r.concat.middleCols(h * 2, 2), A * V, 1e-13, "concat block");
+        QKV_COMPARE_NEAR(r.concat.middleCols(h * 2, 2), A * V, 1e-13);
     }
-    compareMatrix(r.output, r.concat * *s.W_O, 1e-13, "output");
+    QKV_COMPARE_NEAR(r.output, r.concat * *s.W_O, 1e-13);
     QCOMPARE(r.output.cols(), Index(5));
 }
 
@@ -233,7 +220,7 @@ void TestEngine::scoringFunctions()
         }
     const double divisor =
         (s.score == ScoreFunction::Dot || s.score == ScoreFunction::General) ? std::sqrt(3.0) : 1.0;
-    compareMatrix(h.scaled, h.scores / divisor, 1e-15, "scaled");
+    QKV_COMPARE_NEAR(h.scaled, h.scores / divisor, 1e-15);
 }
 
 void TestEngine::cosineOfZeroVectorIsZero()
@@ -254,11 +241,11 @@ void TestEngine::scaleAndTemperature()
     QCOMPARE(computeAttention(s).heads[0].scaled, computeAttention(s).heads[0].scores);
     s.scale = {Scale::Kind::Constant, 4.0};
     const AttentionResult byFour = computeAttention(s);
-    compareMatrix(byFour.heads[0].scaled, byFour.heads[0].scores / 4.0, 0, "scaled");
+    QKV_COMPARE_NEAR(byFour.heads[0].scaled, byFour.heads[0].scores / 4.0, 0);
     // Temperature 2 on scale 2 equals temperature 1 on scale 4 for softmax.
     s.scale = {Scale::Kind::Constant, 2.0};
     s.temperature = 2.0;
-    compareMatrix(computeAttention(s).heads[0].weights, byFour.heads[0].weights, 1e-15, "weights");
+    QKV_COMPARE_NEAR(computeAttention(s).heads[0].weights, byFour.heads[0].weights, 1e-15);
 }
 
 void TestEngine::fullyMaskedRows()
@@ -272,7 +259,7 @@ void TestEngine::fullyMaskedRows()
     QVERIFY(h.weights.col(1).isZero(0));
     QVERIFY(h.output.row(1).isZero(0));
     QCOMPARE(h.rowStats[1], RowStats{});
-    QVERIFY(std::abs(h.weights.row(0).sum() - 1) < 1e-15);
+    QKV_COMPARE_NEAR(h.weights.row(0).sum(), 1, 1e-15);
     // Causal with a custom all-zero row.
     s.pad = {false, false, false};
     s.mask.type = MaskType::Custom;
@@ -292,12 +279,12 @@ void TestEngine::rowStatistics()
         for (Index j = 0; j < 3; ++j)
             entropy -= h.weights(i, j) * std::log(h.weights(i, j));
         const RowStats& stats = h.rowStats[static_cast<std::size_t>(i)];
-        QVERIFY(std::abs(stats.entropy - entropy) < 1e-14);
+        QKV_COMPARE_NEAR(stats.entropy, entropy, 1e-14);
         QCOMPARE(stats.support, Index(3));
         QCOMPARE(stats.max, h.weights.row(i).maxCoeff());
-        QVERIFY(std::abs(stats.sum - 1) < 1e-15);
+        QKV_COMPARE_NEAR(stats.sum, 1, 1e-15);
     }
-    QVERIFY(std::abs(h.rowStats[1].entropy - std::log(3.0)) < 1e-15);
+    QKV_COMPARE_NEAR(h.rowStats[1].entropy, std::log(3.0), 1e-15);
     // The unmasked softmax path hands over its entropy (ln Σe^z − Σ p z): it must equal −Σ a ln a.
     const AttentionResult big = computeAttention(randomSession(40, 300, 16, 8, 4, 1, 77));
     for (Index i = 0; i < 40; ++i) {
@@ -310,7 +297,7 @@ void TestEngine::rowStatistics()
     const double w[] = {0.0, 0.25, 0.75};
     const RowStats sparse = qkv::rowStatistics(w, 3);
     QCOMPARE(sparse.support, Index(2));
-    QVERIFY(std::abs(sparse.entropy - (-0.25 * std::log(0.25) - 0.75 * std::log(0.75))) < 1e-15);
+    QKV_COMPARE_NEAR(sparse.entropy, (-0.25 * std::log(0.25) - 0.75 * std::log(0.75)), 1e-15);
 }
 
 void TestEngine::noNaNUnderExtremes_data()
@@ -517,7 +504,7 @@ void TestEngine::scoresSpanningMoreThanTheDoubleRange()
     const Matrix& w = r.heads[0].weights;
     QCOMPARE(r.heads[0].scores(0, 1), -1.3e154 * 1.3e154);
     for (Index i = 0; i < 2; ++i) {
-        QVERIFY(std::abs(w.row(i).sum() - 1.0) < 1e-15);
+        QKV_COMPARE_NEAR(w.row(i).sum(), 1.0, 1e-15);
         const Index top = i; // the diagonal scores are the positive ones
         if (expectedTop > 0)
             QVERIFY2(std::abs(w(i, top) - expectedTop) < 1e-15,

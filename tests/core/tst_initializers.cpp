@@ -2,6 +2,8 @@
 
 #include "Initializers.h"
 
+#include "FuzzyCompare.h"
+
 #include <QtTest>
 
 #include <cmath>
@@ -236,7 +238,7 @@ void TestInitializers::uniformWithinBounds()
     QVERIFY(m.maxCoeff() > 0.999 * bound);
     // Roughly half negative.
     const double negative = static_cast<double>((m.array() < 0.0).count()) / static_cast<double>(m.size());
-    QVERIFY(std::abs(negative - 0.5) < 0.01);
+    QKV_COMPARE_NEAR(negative, 0.5, 0.01);
 }
 
 void TestInitializers::zerosAreZero()
@@ -301,7 +303,7 @@ void TestInitializers::filledRowMajor()
                          std::sqrt(6.0 / static_cast<double>(2 * rows * cols));
     for (Index i = 0; i < rows; ++i) {
         for (Index j = 0; j < cols; ++j) {
-            QVERIFY(std::abs(u(i, j) - ratio * uFlat(0, i * cols + j)) <= 1e-15);
+            QKV_COMPARE_NEAR(u(i, j), ratio * uFlat(0, i * cols + j), 1e-15);
         }
     }
 }

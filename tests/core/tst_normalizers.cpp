@@ -3,6 +3,8 @@
 
 #include "Normalizers.h"
 
+#include "FuzzyCompare.h"
+
 #include <QtTest>
 
 #include <algorithm>
@@ -126,30 +128,6 @@ QString describe(const Row& row)
         parts << QString::number(x, 'g', 17);
     return QLatin1Char('[') + parts.join(QStringLiteral(", ")) + QLatin1Char(']');
 }
-
-/// Largest |a_j − b_j|.
-template <typename A, typename B> long double maxError(const A& a, const B& b)
-{
-    long double worst = 0.0L;
-    for (std::size_t j = 0; j < a.size(); ++j)
-        worst = std::max(worst, std::fabs(static_cast<long double>(a[j]) - static_cast<long double>(b[j])));
-    return worst;
-}
-
-#define COMPARE_ROWS(actual, expected, tolerance)                                                            \
-    do {                                                                                                     \
-        const auto& actualRow_ = (actual);                                                                   \
-        const auto& expectedRow_ = (expected);                                                               \
-        QCOMPARE(actualRow_.size(), expectedRow_.size());                                                    \
-        for (std::size_t j_ = 0; j_ < actualRow_.size(); ++j_)                                               \
-            QVERIFY2(std::fabs(static_cast<long double>(actualRow_[j_]) -                                    \
-                               static_cast<long double>(expectedRow_[j_])) <= (tolerance),                   \
-                     qPrintable(QStringLiteral("entry %1: %2, expected %3 (tolerance %4)")                   \
-                                    .arg(j_)                                                                 \
-                                    .arg(static_cast<double>(actualRow_[j_]), 0, 'g', 17)                    \
-                                    .arg(static_cast<double>(expectedRow_[j_]), 0, 'g', 17)                  \
-                                    .arg(static_cast<double>(tolerance))));                                  \
-    } while (false)
 
 // ---- long-double references, written independently of Normalizers.cpp ----
 
@@ -356,7 +334,7 @@ void TestNormalizers::publishedValues()
     QFETCH(double, alpha);
     QFETCH(Row, scores);
     QFETCH(Row, expected);
-    COMPARE_ROWS(run(specOf(type, alpha), scores), expected, 5e-5);
+    QKV_COMPARE_NEAR(run(specOf(type, alpha), scores), expected, 5e-5);
 }
 
 void TestNormalizers::hardmaxTies()
@@ -397,7 +375,7 @@ void TestNormalizers::sigmoidValues()
     const Row a = run(sigmoid, {0.3, -1.7, 5.0});
     const Row b = run(sigmoid, {-0.3, 1.7, -5.0});
     for (std::size_t j = 0; j < a.size(); ++j)
-        QVERIFY(std::fabs(a[j] + b[j] - 1.0) <= 1e-15);
+        QKV_COMPARE_NEAR(a[j] + b[j], 1.0, 1e-15);
     QCOMPARE(run(sigmoid, {0.0, 0.0}), (Row{0.5, 0.5}));
 }
 
@@ -441,7 +419,7 @@ void TestNormalizers::matchesReference()
     const NormalizerSpec spec = specOf(type, alpha);
     const Row p = run(spec, scores, temperature, allowed);
     const LongRow expected = reference(spec, scores, allowed, temperature);
-    COMPARE_ROWS(p, expected, 1e-12L);
+    QKV_COMPARE_NEAR(p, expected, 1e-12L);
 }
 
 void TestNormalizers::sparsemaxAdversarialForFiltering()
@@ -459,12 +437,12 @@ void TestNormalizers::sparsemaxAdversarialForFiltering()
     const Mask allowed = allAllowed(scores.size());
     for (const NormalizerSpec& spec : {specOf(sparsemaxType), specOf(entmaxType, 2.0)}) {
         const Row p = run(spec, scores);
-        COMPARE_ROWS(p, referenceSparsemax(scores, allowed, 1.0), 1e-13L);
+        QKV_COMPARE_NEAR(p, referenceSparsemax(scores, allowed, 1.0), 1e-13L);
         QCOMPARE(trace(spec, scores).support, Index(10));
     }
     for (double alpha : {1.5, 1.9, 2.2}) {
         const Row p = run(specOf(entmaxType, alpha), scores);
-        COMPARE_ROWS(p, referenceEntmax(scores, allowed, 1.0, alpha), 1e-12L);
+        QKV_COMPARE_NEAR(p, referenceEntmax(scores, allowed, 1.0, alpha), 1e-12L);
     }
 }
 
@@ -586,7 +564,7 @@ void TestNormalizers::sparsemaxOptimality()
         }
     }
     QCOMPARE(info.support, support);
-    QVERIFY(std::fabs(sum(p) - 1.0) <= 1e-12);
+    QKV_COMPARE_NEAR(sum(p), 1.0, 1e-12);
 }
 
 void TestNormalizers::thresholdReproducesWeights_data()
@@ -652,7 +630,7 @@ void TestNormalizers::shiftInvariance()
             Row shifted = grid;
             for (double& x : shifted)
                 x += shift;
-            COMPARE_ROWS(run(spec, shifted, 1.0, allowed), base, 0.0L);
+            QKV_COMPARE_NEAR(run(spec, shifted, 1.0, allowed), base, 0.0L);
         }
         // Arbitrary scores and shifts: equal up to the rounding of the shifted scores.
         const Row scores = random.normalRow(m, 2.0);
@@ -661,7 +639,7 @@ void TestNormalizers::shiftInvariance()
             Row shifted = scores;
             for (double& x : shifted)
                 x += shift;
-            COMPARE_ROWS(run(spec, shifted, 0.8, allowed), expected, 1e-12L);
+            QKV_COMPARE_NEAR(run(spec, shifted, 0.8, allowed), expected, 1e-12L);
         }
     }
 }
@@ -692,7 +670,7 @@ void TestNormalizers::zeroTemperatureIsHardmax()
         const Mask allowed = trial % 3 ? allAllowed(m) : random.mask(m);
         for (double temperature : {1e-300, 1e-200}) {
             const Row p = run(spec, scores, temperature, allowed);
-            COMPARE_ROWS(p, run(hardmax, scores, temperature, allowed), 1e-15L);
+            QKV_COMPARE_NEAR(p, run(hardmax, scores, temperature, allowed), 1e-15L);
         }
     }
 }
@@ -759,12 +737,12 @@ void TestNormalizers::entmaxContinuousInAlpha()
         const Row softmax = run(specOf(softmaxType), scores);
         const Row sparsemax = run(specOf(sparsemaxType), scores);
         const Row entmax15 = run(specOf(entmaxType, 1.5), scores);
-        COMPARE_ROWS(run(specOf(entmaxType, 1.0 + 1e-9), scores), softmax, 1e-7L);
-        COMPARE_ROWS(run(specOf(entmaxType, std::nextafter(1.0, 2.0)), scores), softmax, 1e-13L);
-        COMPARE_ROWS(run(specOf(entmaxType, 2.0 - 1e-9), scores), sparsemax, 1e-7L);
-        COMPARE_ROWS(run(specOf(entmaxType, 2.0 + 1e-9), scores), sparsemax, 1e-7L);
-        COMPARE_ROWS(run(specOf(entmaxType, 1.5 + 1e-12), scores), entmax15, 1e-10L);
-        COMPARE_ROWS(run(specOf(entmaxType, 1.5 - 1e-12), scores), entmax15, 1e-10L);
+        QKV_COMPARE_NEAR(run(specOf(entmaxType, 1.0 + 1e-9), scores), softmax, 1e-7L);
+        QKV_COMPARE_NEAR(run(specOf(entmaxType, std::nextafter(1.0, 2.0)), scores), softmax, 1e-13L);
+        QKV_COMPARE_NEAR(run(specOf(entmaxType, 2.0 - 1e-9), scores), sparsemax, 1e-7L);
+        QKV_COMPARE_NEAR(run(specOf(entmaxType, 2.0 + 1e-9), scores), sparsemax, 1e-7L);
+        QKV_COMPARE_NEAR(run(specOf(entmaxType, 1.5 + 1e-12), scores), entmax15, 1e-10L);
+        QKV_COMPARE_NEAR(run(specOf(entmaxType, 1.5 - 1e-12), scores), entmax15, 1e-10L);
     }
 }
 
@@ -833,13 +811,13 @@ void TestNormalizers::hugeAlpha()
     Random random(15);
     for (double alpha : {50.0, 1e3, 1e8, 1e300, DBL_MAX}) {
         const NormalizerSpec spec = specOf(entmaxType, alpha);
-        COMPARE_ROWS(run(spec, {1.0, 3.0, 3.0, 0.0}), (Row{0.0, 0.5, 0.5, 0.0}), 1e-12L);
+        QKV_COMPARE_NEAR(run(spec, {1.0, 3.0, 3.0, 0.0}), (Row{0.0, 0.5, 0.5, 0.0}), 1e-12L);
         for (int trial = 0; trial < 10; ++trial) {
             const Row scores = random.normalRow(50, trial % 2 ? 1e-3 : 1.0);
             const Row p = run(spec, scores);
             for (double x : p)
                 QVERIFY(std::isfinite(x) && x >= 0.0 && x <= 1.0);
-            QVERIFY(std::fabs(sum(p) - 1.0) <= 1e-12);
+            QKV_COMPARE_NEAR(sum(p), 1.0, 1e-12);
         }
     }
 }
@@ -902,28 +880,28 @@ void TestNormalizers::traceValues()
     const Row z = {-2.0, 0.0, 0.5};
 
     const NormalizerTrace softmax = trace(specOf(softmaxType), z);
-    QVERIFY(std::fabs(softmax.expSum - (std::exp(-2.5) + std::exp(-0.5) + 1.0)) <= 1e-15);
+    QKV_COMPARE_NEAR(softmax.expSum, (std::exp(-2.5) + std::exp(-0.5) + 1.0), 1e-15);
     QVERIFY(softmax.threshold == 0.0);
     QCOMPARE(softmax.support, Index(3));
     // Σ exp(z − max z): still finite when exp(z) itself would overflow.
     const NormalizerTrace hot = trace(specOf(softmaxType), {1000.0, 999.0}, 1.0);
-    QVERIFY(std::fabs(hot.expSum - (1.0 + std::exp(-1.0))) <= 1e-15);
+    QKV_COMPARE_NEAR(hot.expSum, (1.0 + std::exp(-1.0)), 1e-15);
     QVERIFY(std::fabs(trace(specOf(softmaxType), z, 2.0).expSum -
                       (std::exp(-1.25) + std::exp(-0.25) + 1.0)) <= 1e-15);
 
     const NormalizerTrace sparsemax = trace(specOf(sparsemaxType), z);
-    QVERIFY(std::fabs(sparsemax.threshold - (-0.25)) <= 1e-15);
+    QKV_COMPARE_NEAR(sparsemax.threshold, (-0.25), 1e-15);
     QCOMPARE(sparsemax.support, Index(2));
     QVERIFY(sparsemax.expSum == 0.0);
     // With τ = 2, z = S'/2 = [−1, 0, 0.25] and p = [0, 0.375, 0.625].
     const NormalizerTrace warm = trace(specOf(sparsemaxType), z, 2.0);
-    QVERIFY(std::fabs(warm.threshold - (-0.375)) <= 1e-15);
+    QKV_COMPARE_NEAR(warm.threshold, (-0.375), 1e-15);
 
     // 1.5-entmax: p = [z/2 − t]₊², p = [0, 0.3260, 0.6740] ⇒ t = −sqrt(0.3260...).
     const Row p15 = run(specOf(entmaxType, 1.5), z);
     const NormalizerTrace entmax15 = trace(specOf(entmaxType, 1.5), z);
-    QVERIFY(std::fabs(entmax15.threshold - (0.0 - std::sqrt(p15[1]))) <= 1e-14);
-    QVERIFY(std::fabs(entmax15.threshold - (0.25 - std::sqrt(p15[2]))) <= 1e-14);
+    QKV_COMPARE_NEAR(entmax15.threshold, (0.0 - std::sqrt(p15[1])), 1e-14);
+    QKV_COMPARE_NEAR(entmax15.threshold, (0.25 - std::sqrt(p15[2])), 1e-14);
     QCOMPARE(entmax15.support, Index(2));
 
     // Hardmax and sigmoid report only the support.

@@ -5,6 +5,8 @@
 
 #include "TestMatrices.h"
 
+#include "FuzzyCompare.h"
+
 #include <QtTest>
 
 #include <Eigen/SVD>
@@ -20,20 +22,6 @@ namespace {
 
 using test::fromRows;
 
-using test::near;
-
-QString show(const Matrix& m)
-{
-    QString s;
-    for (Index r = 0; r < m.rows(); ++r) {
-        s += QLatin1Char('[');
-        for (Index c = 0; c < m.cols(); ++c)
-            s += QString::number(m(r, c), 'g', 10) + (c + 1 < m.cols() ? QStringLiteral(", ") : QString());
-        s += QLatin1Char(']');
-    }
-    return s;
-}
-
 /// Checks what every projection promises: orthonormal (or zero) axes, points = (rows − mean) · axes, the
 /// explained fractions in [0, 1] and summing to at most 1.
 void checkInvariants(const Matrix& rows, const Projection2D& p)
@@ -43,10 +31,10 @@ void checkInvariants(const Matrix& rows, const Projection2D& p)
     QCOMPARE(p.axes.rows(), rows.cols());
     QCOMPARE(p.axes.cols(), Index(2));
     QCOMPARE(p.mean.size(), rows.cols());
-    QVERIFY2(near(projectRows(p, rows), p.points, 1e-12), qPrintable(show(p.points)));
-    QVERIFY(std::abs(p.axes.col(0).norm() - 1.0) < 1e-12);
+    QKV_COMPARE_NEAR(projectRows(p, rows), p.points, 1e-12);
+    QKV_COMPARE_NEAR(p.axes.col(0).norm(), 1.0, 1e-12);
     if (rows.cols() >= 2) {
-        QVERIFY(std::abs(p.axes.col(1).norm() - 1.0) < 1e-12);
+        QKV_COMPARE_NEAR(p.axes.col(1).norm(), 1.0, 1e-12);
         QVERIFY(std::abs(p.axes.col(0).dot(p.axes.col(1))) < 1e-12);
     } else {
         QCOMPARE(p.axes.col(1).norm(), 0.0);
@@ -97,11 +85,11 @@ void TestProjection::lineInThreeDimensions()
     QVERIFY(std::abs(p.explained[1]) < 1e-12);
     Matrix expected(3, 2);
     expected << 1 / std::sqrt(5.0), 0, 2 / std::sqrt(5.0), 0, 0, 1;
-    QVERIFY2(near(p.axes, expected, 1e-12), qPrintable(show(p.axes)));
+    QKV_COMPARE_NEAR(p.axes, expected, 1e-12);
     // The coordinate along the line is the signed distance from the mean.
     for (Index r = 0; r < rows.rows(); ++r) {
         const Eigen::RowVectorXd d = rows.row(r) - p.mean.transpose();
-        QVERIFY(std::abs(std::abs(p.points(r, 0)) - d.norm()) < 1e-12);
+        QKV_COMPARE_NEAR(std::abs(p.points(r, 0)), d.norm(), 1e-12);
         QVERIFY(std::abs(p.points(r, 1)) < 1e-12);
     }
 }
@@ -126,9 +114,9 @@ void TestProjection::rectangle()
 
     const Projection2D p = pcaProjection(rows);
     checkInvariants(rows, p);
-    QVERIFY(std::abs(p.explained[0] - 0.9) < 1e-12);
-    QVERIFY(std::abs(p.explained[1] - 0.1) < 1e-12);
-    QVERIFY(near(p.mean.transpose(), Eigen::RowVector2d(10, -7), 1e-12));
+    QKV_COMPARE_NEAR(p.explained[0], 0.9, 1e-12);
+    QKV_COMPARE_NEAR(p.explained[1], 0.1, 1e-12);
+    QKV_COMPARE_NEAR(p.mean.transpose(), Eigen::RowVector2d(10, -7), 1e-12);
     // Each axis is ± the rotated side, with its larger component positive.
     for (Index k = 0; k < 2; ++k) {
         Eigen::Vector2d side = rotation.row(k).transpose();
@@ -136,7 +124,7 @@ void TestProjection::rectangle()
         side.cwiseAbs().maxCoeff(&largest);
         if (side(largest) < 0)
             side = -side;
-        QVERIFY2(near(p.axes.col(k), side, 1e-12), qPrintable(show(p.axes)));
+        QKV_COMPARE_NEAR(p.axes.col(k), side, 1e-12);
     }
 }
 
@@ -163,11 +151,11 @@ void TestProjection::explainedMatchesSingularValues()
     const Eigen::JacobiSVD<Matrix> svd(centred, Eigen::ComputeThinV);
     const Eigen::VectorXd s2 = svd.singularValues().array().square();
     const double total = s2.sum();
-    QVERIFY(std::abs(p.explained[0] - s2(0) / total) < 1e-12);
+    QKV_COMPARE_NEAR(p.explained[0], s2(0) / total, 1e-12);
     const double second = s2.size() > 1 ? s2(1) / total : 0.0;
-    QVERIFY(std::abs(p.explained[1] - second) < 1e-12);
+    QKV_COMPARE_NEAR(p.explained[1], second, 1e-12);
     // The first axis is ± the first right singular vector.
-    QVERIFY(std::abs(std::abs(p.axes.col(0).dot(svd.matrixV().col(0))) - 1.0) < 1e-10);
+    QKV_COMPARE_NEAR(std::abs(p.axes.col(0).dot(svd.matrixV().col(0))), 1.0, 1e-10);
 }
 
 void TestProjection::signIsDeterministic()
@@ -181,13 +169,13 @@ void TestProjection::signIsDeterministic()
     }
     // Mirrored, shifted or reordered rows give the same axes.
     const Projection2D mirrored = pcaProjection(-rows);
-    QVERIFY2(near(mirrored.axes, p.axes, 1e-12), qPrintable(show(mirrored.axes) + " vs " + show(p.axes)));
-    QVERIFY(near(mirrored.points, -p.points, 1e-12));
+    QKV_COMPARE_NEAR(mirrored.axes, p.axes, 1e-12);
+    QKV_COMPARE_NEAR(mirrored.points, -p.points, 1e-12);
     Matrix shifted = rows;
     shifted.rowwise() += Eigen::RowVector4d(5, -3, 2, 100);
-    QVERIFY(near(pcaProjection(shifted).axes, p.axes, 1e-10));
+    QKV_COMPARE_NEAR(pcaProjection(shifted).axes, p.axes, 1e-10);
     const Matrix reversed = rows.colwise().reverse();
-    QVERIFY(near(pcaProjection(reversed).axes, p.axes, 1e-12));
+    QKV_COMPARE_NEAR(pcaProjection(reversed).axes, p.axes, 1e-12);
     // And the same input twice gives the same bits.
     const Projection2D again = pcaProjection(rows);
     QVERIFY(again.axes == p.axes);
@@ -203,7 +191,7 @@ void TestProjection::oneDimension()
     QCOMPARE(p.explained[1], 0.0);
     QCOMPARE(p.axes(0, 0), 1.0);
     QCOMPARE(p.axes(0, 1), 0.0);
-    QVERIFY(near(p.points.col(0), Eigen::Vector3d(1, 3, -2).array() - 2.0 / 3.0, 1e-12));
+    QKV_COMPARE_NEAR(p.points.col(0), Eigen::Vector3d(1, 3, -2).array() - 2.0 / 3.0, 1e-12);
     QVERIFY(p.points.col(1).isZero());
 }
 
@@ -238,9 +226,9 @@ void TestProjection::twoDimensionsIsStillPca()
     const Projection2D p = pcaProjection(rows);
     checkInvariants(rows, p);
     QVERIFY(p.explained[0] > 0.999999);
-    QVERIFY(std::abs(p.explained[0] + p.explained[1] - 1.0) < 1e-12); // a rotation keeps all variance
-    QVERIFY(std::abs(p.axes(0, 0) - M_SQRT1_2) < 1e-4);
-    QVERIFY(std::abs(p.axes(1, 0) - M_SQRT1_2) < 1e-4);
+    QKV_COMPARE_NEAR(p.explained[0] + p.explained[1], 1.0, 1e-12); // a rotation keeps all variance
+    QKV_COMPARE_NEAR(p.axes(0, 0), M_SQRT1_2, 1e-4);
+    QKV_COMPARE_NEAR(p.axes(1, 0), M_SQRT1_2, 1e-4);
     QVERIFY(p.points.col(1).cwiseAbs().maxCoeff() < 1e-4);
 }
 
@@ -253,8 +241,8 @@ void TestProjection::pickDimensions()
     QVERIFY(p.points.col(0) == rows.col(2));
     QVERIFY(p.points.col(1) == rows.col(0));
     QVERIFY(p.mean.isZero(0.0));
-    QVERIFY(std::abs(p.explained[0] - 0.9) < 1e-15);
-    QVERIFY(std::abs(p.explained[1] - 0.1) < 1e-15);
+    QKV_COMPARE_NEAR(p.explained[0], 0.9, 1e-15);
+    QKV_COMPARE_NEAR(p.explained[1], 0.1, 1e-15);
     QCOMPARE(p.axes(2, 0), 1.0);
     QCOMPARE(p.axes(0, 1), 1.0);
     QCOMPARE(p.axes.sum(), 2.0);

@@ -9,6 +9,8 @@
 
 #include "TestMatrices.h"
 
+#include "FuzzyCompare.h"
+
 #include <QtTest>
 
 #include <algorithm>
@@ -20,8 +22,6 @@ using namespace qkv;
 namespace {
 
 using test::fromRows;
-
-using test::near;
 
 HeadResult headOf(const std::string& example, NormalizerType normalizer = NormalizerType::Softmax,
                   bool keepNormalizer = true)
@@ -66,8 +66,8 @@ void TestSpaceLayout::twoDimensionsAreRaw()
     head.Q = fromRows({{1, 2}, {-3, 0.5}});
     head.K = fromRows({{0, 0}, {4, -1}, {2, 2}});
     const QueryKeyPlane plane = queryKeyPlane(head, PlaneOptions{});
-    QVERIFY(near(plane.queries, head.Q, 0.0));
-    QVERIFY(near(plane.keys, head.K, 0.0));
+    QKV_COMPARE_NEAR(plane.queries, head.Q, 0.0);
+    QKV_COMPARE_NEAR(plane.keys, head.K, 0.0);
     QCOMPARE(plane.xLabel, std::string("q/k dimension 0"));
     QCOMPARE(plane.yLabel, std::string("q/k dimension 1"));
 }
@@ -78,18 +78,18 @@ void TestSpaceLayout::pcaOfQueriesAndKeys()
     const QueryKeyPlane plane = queryKeyPlane(head, PlaneOptions{});
     // The same map as a PCA of the stacked rows, split back into queries and keys.
     const Projection2D expected = pcaProjection(stackRows(head.Q, head.K));
-    QVERIFY(near(plane.queries, expected.points.topRows(3), 1e-12));
-    QVERIFY(near(plane.keys, expected.points.bottomRows(3), 1e-12));
+    QKV_COMPARE_NEAR(plane.queries, expected.points.topRows(3), 1e-12);
+    QKV_COMPARE_NEAR(plane.keys, expected.points.bottomRows(3), 1e-12);
     QVERIFY(plane.xLabel.rfind("PC1 (", 0) == 0);
     QVERIFY(plane.yLabel.rfind("PC2 (", 0) == 0);
     QVERIFY(plane.xLabel.find("% of variance)") != std::string::npos);
-    QVERIFY(std::abs(percentIn(plane.xLabel) - 100.0 * expected.explained[0]) <= 0.05 + 1e-9);
-    QVERIFY(std::abs(percentIn(plane.yLabel) - 100.0 * expected.explained[1]) <= 0.05 + 1e-9);
+    QKV_COMPARE_NEAR(percentIn(plane.xLabel), 100.0 * expected.explained[0], 0.05 + 1e-9);
+    QKV_COMPARE_NEAR(percentIn(plane.yLabel), 100.0 * expected.explained[1], 0.05 + 1e-9);
     QVERIFY(percentIn(plane.xLabel) >= percentIn(plane.yLabel));
 
     // Pca asked for explicitly gives the same.
     const QueryKeyPlane asked = queryKeyPlane(head, PlaneOptions{PlaneMode::Pca, 0, 1});
-    QVERIFY(near(asked.queries, plane.queries, 0.0));
+    QKV_COMPARE_NEAR(asked.queries, plane.queries, 0.0);
     QCOMPARE(asked.xLabel, plane.xLabel);
 }
 
@@ -107,7 +107,7 @@ void TestSpaceLayout::pcaModeInTwoDimensionsIsARotation()
         for (Index b = 0; b < raw.rows(); ++b)
             QVERIFY(std::abs((raw.row(a) - raw.row(b)).norm() -
                              (projected.row(a) - projected.row(b)).norm()) < 1e-12);
-    QVERIFY(std::abs(percentIn(plane.xLabel) + percentIn(plane.yLabel) - 100.0) <= 0.1 + 1e-9);
+    QKV_COMPARE_NEAR(percentIn(plane.xLabel) + percentIn(plane.yLabel), 100.0, 0.1 + 1e-9);
 }
 
 void TestSpaceLayout::pickedDimensions()
@@ -116,16 +116,16 @@ void TestSpaceLayout::pickedDimensions()
     head.Q = fromRows({{1, 2, 3, 4}, {5, 6, 7, 8}});
     head.K = fromRows({{-1, -2, -3, -4}});
     const QueryKeyPlane plane = queryKeyPlane(head, PlaneOptions{PlaneMode::PickedDimensions, 2, 0});
-    QVERIFY(near(plane.queries, fromRows({{3, 1}, {7, 5}}), 0.0));
-    QVERIFY(near(plane.keys, fromRows({{-3, -1}}), 0.0));
+    QKV_COMPARE_NEAR(plane.queries, fromRows({{3, 1}, {7, 5}}), 0.0);
+    QKV_COMPARE_NEAR(plane.keys, fromRows({{-3, -1}}), 0.0);
     QCOMPARE(plane.xLabel, std::string("q/k dimension 2"));
     QCOMPARE(plane.yLabel, std::string("q/k dimension 0"));
 
     head.V = fromRows({{1, 0, 9}});
     head.output = fromRows({{1, 0, 9}, {1, 0, 9}});
     const ValuePlane values = valuePlane(head, PlaneOptions{PlaneMode::PickedDimensions, 2, 1});
-    QVERIFY(near(values.values, fromRows({{9, 0}}), 0.0));
-    QVERIFY(near(values.outputs, fromRows({{9, 0}, {9, 0}}), 0.0));
+    QKV_COMPARE_NEAR(values.values, fromRows({{9, 0}}), 0.0);
+    QKV_COMPARE_NEAR(values.outputs, fromRows({{9, 0}, {9, 0}}), 0.0);
     QCOMPARE(values.xLabel, std::string("v dimension 2"));
     QCOMPARE(values.yLabel, std::string("v dimension 1"));
 }
@@ -158,7 +158,7 @@ void TestSpaceLayout::oneDimension()
         QCOMPARE(values.hull.size(), std::size_t(2)); // the two ends of the segment
     }
     const QueryKeyPlane raw = queryKeyPlane(head, PlaneOptions{});
-    QVERIFY(near(raw.queries.col(0), head.Q.col(0), 0.0));
+    QKV_COMPARE_NEAR(raw.queries.col(0), head.Q.col(0), 0.0);
     QCOMPARE(raw.xLabel, std::string("q/k dimension 0"));
 }
 
@@ -190,7 +190,7 @@ void TestSpaceLayout::outputsInsideTheHull()
     const HeadResult head = headOf(example.toStdString(), static_cast<NormalizerType>(normalizer), false);
     const ValuePlane plane = valuePlane(head, PlaneOptions{static_cast<PlaneMode>(mode), 0, 1});
     if (example == QLatin1String("sparsemax") && mode == int(PlaneMode::Automatic))
-        QVERIFY(near(plane.values, head.V, 0.0)); // d_v = 2: raw coordinates
+        QKV_COMPARE_NEAR(plane.values, head.V, 0.0); // d_v = 2: raw coordinates
     QVERIFY(plane.hull.size() >= 3);
     for (Index i = 0; i < plane.outputs.rows(); ++i)
         QVERIFY2(insideOrOnHull(plane.values, plane.hull, plane.outputs.row(i), 1e-9),
@@ -202,12 +202,12 @@ void TestSpaceLayout::hullOfTheLoveExample()
     // V = X · W_V = [[1, 0, 1], [1, 2, 0], [1, 1, 0]]: three points spanning a plane, so PCA keeps all the
     // variance and the hull is the triangle of all three.
     const HeadResult head = headOf("love");
-    QVERIFY(near(head.V, fromRows({{1, 0, 1}, {1, 2, 0}, {1, 1, 0}}), 1e-12));
+    QKV_COMPARE_NEAR(head.V, fromRows({{1, 0, 1}, {1, 2, 0}, {1, 1, 0}}), 1e-12);
     const ValuePlane plane = valuePlane(head, PlaneOptions{});
     std::vector<Index> hull = plane.hull;
     std::sort(hull.begin(), hull.end());
     QCOMPARE(hull, (std::vector<Index>{0, 1, 2}));
-    QVERIFY(std::abs(percentIn(plane.xLabel) + percentIn(plane.yLabel) - 100.0) <= 0.1 + 1e-9);
+    QKV_COMPARE_NEAR(percentIn(plane.xLabel) + percentIn(plane.yLabel), 100.0, 0.1 + 1e-9);
     // Distances within V are kept by a projection that keeps all the variance.
     for (Index a = 0; a < 3; ++a)
         for (Index b = 0; b < 3; ++b)

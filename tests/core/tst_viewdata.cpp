@@ -4,6 +4,8 @@
 #include "Examples.h"
 #include "ViewData.h"
 
+#include "FuzzyCompare.h"
+
 #include <QtTest>
 
 #include <cmath>
@@ -83,7 +85,7 @@ void TestViewData::softmaxRowIsTheEngines()
         QVERIFY2(std::abs(comparison.weights(softmax, j) - h.weights(row, j)) < tolerance,
                  qPrintable(QStringLiteral("key %1").arg(j)));
     if (example == QLatin1String("love") && row == 0)
-        QVERIFY(std::abs(comparison.weights(softmax, 1) - 0.707) < 5e-4); // the seed's worked example
+        QKV_COMPARE_NEAR(comparison.weights(softmax, 1), 0.707, 5e-4); // the seed's worked example
 }
 
 void TestViewData::everyRowIsTheEngineUnderThatNormalizer_data()
@@ -171,7 +173,7 @@ void TestViewData::maskedKeysAreZero()
     // Row 0 of a causal mask sees only key 0: every normalizer but sigmoid puts all its weight there.
     const NormalizerComparison first = compareNormalizers(h, 0, 1.0);
     for (const char* name : {"softmax", "sparsemax", "1.5-entmax", "hardmax"})
-        QVERIFY(std::abs(first.weights(rowOf(first, name), 0) - 1.0) < tolerance);
+        QKV_COMPARE_NEAR(first.weights(rowOf(first, name), 0), 1.0, tolerance);
 }
 
 void TestViewData::badArgumentsThrow()
@@ -194,8 +196,8 @@ void TestViewData::headSummaryByHand()
     h.emptyRows = {1};
     const HeadSummary summary = summarizeHead(h);
     QCOMPARE(summary.nonEmptyRows, Index(2));
-    QVERIFY(std::abs(summary.meanEntropy - 0.3) < tolerance);
-    QVERIFY(std::abs(summary.meanSupport - 1.5) < tolerance);
+    QKV_COMPARE_NEAR(summary.meanEntropy, 0.3, tolerance);
+    QKV_COMPARE_NEAR(summary.meanSupport, 1.5, tolerance);
 
     HeadResult allEmpty;
     allEmpty.allowed = MaskMatrix::Zero(2, 2);
@@ -215,7 +217,7 @@ void TestViewData::headSummaryOfAnExample()
         double entropy = 0.0;
         for (const RowStats& stats : h.rowStats)
             entropy += stats.entropy;
-        QVERIFY(std::abs(summary.meanEntropy - entropy / 4.0) < tolerance);
+        QKV_COMPARE_NEAR(summary.meanEntropy, entropy / 4.0, tolerance);
         QCOMPARE(summary.meanSupport, 4.0); // softmax: every key has a positive weight
     }
 }

@@ -8,6 +8,7 @@
 #include "SessionEdits.h"
 #include "ShapePanel.h"
 
+#include "FuzzyCompare.h"
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -21,6 +22,7 @@
 #include <QToolTip>
 #include <QUndoStack>
 #include <QVBoxLayout>
+
 #include <QtTest>
 
 #include <cmath>
@@ -652,7 +654,7 @@ void TestControls::resultViewsFollowEdits()
     QCOMPARE(weights->rowLabels(), loveTokens());
     QCOMPARE(weights->columnLabels(), loveTokens());
     QCOMPARE(weights->colorRange(), std::make_pair(0.0, 1.0));
-    QVERIFY(std::abs(weights->values()(0, 1) - 0.707) < 5e-4);
+    QKV_COMPARE_NEAR(weights->values()(0, 1), 0.707, 5e-4);
 
     const Matrix old = weights->values();
     find<QSlider>("temperatureSlider")->setValue(100); // τ = 10

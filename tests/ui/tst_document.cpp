@@ -8,10 +8,12 @@
 #include "SessionEdits.h"
 #include "SessionFile.h"
 
+#include "FuzzyCompare.h"
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QThreadPool>
 #include <QUndoStack>
+
 #include <QtTest>
 
 using namespace qkv;
@@ -58,7 +60,7 @@ void TestDocument::startsWithTheDefaultExample()
     Document document;
     QCOMPARE(document.session(), loadExample("love"));
     QVERIFY(document.result());
-    QVERIFY(std::abs(document.result()->heads[0].weights(0, 1) - 0.707) < 5e-4);
+    QKV_COMPARE_NEAR(document.result()->heads[0].weights(0, 1), 0.707, 5e-4);
     QVERIFY(!document.isModified());
     QCOMPARE(document.displayName(), QStringLiteral("I love AI"));
 }

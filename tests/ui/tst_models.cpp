@@ -10,6 +10,7 @@
 #include "SessionEdits.h"
 #include "TokenModel.h"
 
+#include "FuzzyCompare.h"
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QApplication>
@@ -21,6 +22,7 @@
 #include <QTableView>
 #include <QToolButton>
 #include <QUndoStack>
+
 #include <QtTest>
 
 #include <cmath>
@@ -317,7 +319,7 @@ void TestModels::editRoundTrip_data()
         QCOMPARE(head.emptyRows, std::vector<Index>({2}));
         QVERIFY(head.weights.row(2).isZero(0));
         QVERIFY(head.weights.col(2).isZero(0));
-        QVERIFY(std::abs(head.weights.row(0).sum() - 1.0) < 1e-12);
+        QKV_COMPARE_NEAR(head.weights.row(0).sum(), 1.0, 1e-12);
     });
 
     QTest::newRow("context padding flag") << translation << noSetup << Edit([](Document& d) {
@@ -385,8 +387,7 @@ void TestModels::editRoundTrip_data()
         const int p[] = {1, 2, 0};
         for (int i = 0; i < 3; ++i)
             for (int j = 0; j < 3; ++j)
-                QVERIFY(std::abs(d.result()->heads[0].weights(i, j) - r0.heads[0].weights(p[i], p[j])) <
-                        1e-12);
+                QKV_COMPARE_NEAR(d.result()->heads[0].weights(i, j), r0.heads[0].weights(p[i], p[j]), 1e-12);
     });
 
     QTest::newRow("move context token") << translation << noSetup << Edit([](Document& d) {
@@ -395,7 +396,7 @@ void TestModels::editRoundTrip_data()
         QCOMPARE(d.session().context->tokens, strings({"sleeping", "the", "cat", "is"}));
         QCOMPARE_MATRIX(d.session().context->Z.row(0), before.context->Z.row(3));
         for (int i = 0; i < 3; ++i)
-            QVERIFY(std::abs(d.result()->heads[0].weights(i, 0) - r0.heads[0].weights(i, 3)) < 1e-12);
+            QKV_COMPARE_NEAR(d.result()->heads[0].weights(i, 0), r0.heads[0].weights(i, 3), 1e-12);
     });
 
     QTest::newRow("paste tab-separated into W_K") << love << noSetup << Edit([](Document& d) {

@@ -7,10 +7,12 @@
 #include "SessionEdits.h"
 #include "SpacePlots.h"
 
+#include "FuzzyCompare.h"
 #include <QComboBox>
 #include <QImage>
 #include <QSignalSpy>
 #include <QSpinBox>
+
 #include <QtTest>
 
 #include <algorithm>
@@ -24,6 +26,22 @@ namespace {
 int indexOfLargest(const QList<double>& values)
 {
     return static_cast<int>(std::max_element(values.begin(), values.end()) - values.begin());
+}
+
+/// Lines are drawn exactly for the keys with a positive weight, wider for a larger weight (equal widths for
+/// equal weights).
+bool widthsFollowWeights(const QList<double>& widths, const RowVector& weights)
+{
+    if (widths.size() != weights.size())
+        return false;
+    for (int a = 0; a < widths.size(); ++a) {
+        if ((widths[a] > 0) != (weights(a) > 0))
+            return false;
+        for (int b = 0; b < widths.size(); ++b)
+            if (weights(a) > weights(b) && weights(b) > 0 && !(widths[a] > widths[b]))
+                return false;
+    }
+    return true;
 }
 
 /// Shows the view at a fixed size and waits until its plot has been laid out and drawn.
@@ -105,9 +123,7 @@ void TestSpaceViews::lineFromIThickestToLove()
     const QList<double> widths = view.lineWidths();
     QCOMPARE(widths.size(), 3);
     QCOMPARE(indexOfLargest(widths), 1); // "love"
-    const Matrix& weights = document.result()->heads[0].weights;
-    for (int j = 0; j < 3; ++j)
-        QVERIFY(std::abs(widths[j] - (0.5 + 6.0 * weights(0, j))) < 1e-12);
+    QVERIFY(widthsFollowWeights(widths, document.result()->heads[0].weights.row(0)));
     QCOMPARE(view.emphasisedQuery(), Index(0));
     QCOMPARE(view.emphasisedKey(), Index(0));
 }
@@ -125,9 +141,7 @@ void TestSpaceViews::selectionThroughTheDocumentUpdatesTheLines()
     QCOMPARE(values.emphasisedOutput(), Index(2));
     QCOMPARE(values.emphasisedValue(), Index(1));
     QVERIFY(view.lineWidths() != before);
-    const Matrix& weights = document.result()->heads[0].weights;
-    for (int j = 0; j < 3; ++j)
-        QVERIFY(std::abs(view.lineWidths()[j] - (0.5 + 6.0 * weights(2, j))) < 1e-12);
+    QVERIFY(widthsFollowWeights(view.lineWidths(), document.result()->heads[0].weights.row(2)));
 }
 
 void TestSpaceViews::clickingAPointSelectsIt()
@@ -265,8 +279,7 @@ void TestSpaceViews::followsTheCurrentHead()
     Document document;
     QString error;
     QVERIFY2(document.open(QStringLiteral("example:multihead"), &error), qPrintable(error));
-    if (document.session().headCount() < 2)
-        QSKIP("the multihead example has one head");
+    QVERIFY2(document.session().headCount() >= 2, "the multihead example must have two heads");
     QueryKeySpaceView view(&document);
     ValueSpaceView values(&document);
     const QList<QPointF> before = view.queryPoints();

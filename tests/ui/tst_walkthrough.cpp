@@ -7,6 +7,7 @@
 #include "Heatmap.h"
 #include "MainWindow.h"
 
+#include "FuzzyCompare.h"
 #include <QAbstractItemModel>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -15,6 +16,7 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QUndoStack>
+
 #include <QtTest>
 
 using namespace qkv;
@@ -69,7 +71,7 @@ void TestWalkthrough::newUser()
         QVERIFY(QTest::qWaitForWindowActive(&window));
         QVERIFY(window.openSession(QStringLiteral("example:love")));
         auto* weights = child<Heatmap>(window, "heatmap_weights");
-        QVERIFY(std::abs(weights->values()(0, 1) - 0.707) < 5e-4);
+        QKV_COMPARE_NEAR(weights->values()(0, 1), 0.707, 5e-4);
         screenshot(window, "1-love");
 
         // W_Q[0][0] from 1 to 3: the weights change at once.
@@ -80,7 +82,7 @@ void TestWalkthrough::newUser()
 
         // Undo (Ctrl+Z) brings the seed's numbers back.
         QTest::keySequence(&window, QKeySequence::Undo);
-        QVERIFY(std::abs(weights->values()(0, 1) - 0.707) < 5e-4);
+        QKV_COMPARE_NEAR(weights->values()(0, 1), 0.707, 5e-4);
         QCOMPARE(window.document()->session(), loadExample("love"));
         screenshot(window, "3-undone");
 
