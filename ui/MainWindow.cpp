@@ -12,7 +12,7 @@
 #include "MaskModel.h"
 #include "MathPanel.h"
 #include "MatrixEditor.h"
-#include "MatrixIO.h"
+#include "MatrixFile.h"
 #include "NormalizerComparisonView.h"
 #include "Preferences.h"
 #include "RecoveryPrompt.h"

@@ -2,7 +2,7 @@
 
 #include "DocumentCommands.h"
 #include "Error.h"
-#include "MatrixIO.h"
+#include "DelimitedText.h"
 
 #include <QLocale>
 

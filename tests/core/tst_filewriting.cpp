@@ -6,7 +6,7 @@
 #include "Error.h"
 #include "Examples.h"
 #include "FileWriting.h"
-#include "MatrixIO.h"
+#include "MatrixFile.h"
 #include "SessionEdits.h"
 #include "SessionFile.h"
 

@@ -1,7 +1,9 @@
 // One matrix in and out: delimited text (CSV, spreadsheet pastes) and NumPy .npy, as text and as files.
 
 #include "Error.h"
-#include "MatrixIO.h"
+#include "DelimitedText.h"
+#include "MatrixFile.h"
+#include "NpyFile.h"
 
 #include <QtTest>
 

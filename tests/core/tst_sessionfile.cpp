@@ -3,7 +3,7 @@
 
 #include "Error.h"
 #include "Examples.h"
-#include "MatrixIO.h"
+#include "MatrixFile.h"
 #include "ResourceLimits.h"
 #include "SessionFile.h"
 

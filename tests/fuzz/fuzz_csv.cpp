@@ -1,8 +1,8 @@
 // libFuzzer target: qkv::parseDelimited (CSV and spreadsheet paste). Refusal with qkv::Error is fine; an
 // accepted matrix must be finite, within the limits, and survive formatDelimited → parseDelimited exactly.
 
+#include "DelimitedText.h"
 #include "FuzzChecks.h"
-#include "MatrixIO.h"
 
 using namespace qkv;
 using namespace qkv::fuzz;

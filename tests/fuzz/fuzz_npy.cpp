@@ -2,7 +2,7 @@
 // within the limits, and survive formatNpy → parseNpy exactly.
 
 #include "FuzzChecks.h"
-#include "MatrixIO.h"
+#include "NpyFile.h"
 
 using namespace qkv;
 using namespace qkv::fuzz;

@@ -5,7 +5,7 @@
 #include "Examples.h"
 #include "Initializers.h"
 #include "MainWindow.h"
-#include "MatrixIO.h"
+#include "MatrixFile.h"
 #include "Preferences.h"
 #include "ResourceLimits.h"
 #include "SessionEdits.h"
