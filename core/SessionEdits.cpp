@@ -1,6 +1,9 @@
 #include "SessionEdits.h"
 
+#include "Masks.h"
+
 #include <algorithm>
+#include <set>
 #include <utility>
 
 namespace qkv {
@@ -306,6 +309,60 @@ Session blankSession(Index n, Index dModel, Index dK, Index dV, const Initialize
     head.W_V = initializeMatrix(derived(init, 3), dModel, dV);
     s.heads.push_back(std::move(head));
     return s;
+}
+
+void setScoreFunction(Session& session, ScoreFunction score, const InitializerSpec& init)
+{
+    session.score = score;
+    session.scale = defaultScale(score);
+    ensureScoreParameters(session, init);
+}
+
+void setMaskType(Session& session, MaskType type)
+{
+    session.mask.type = type;
+    const MaskMatrix& allowed = session.mask.allowed;
+    if (type == MaskType::Custom && (allowed.rows() != session.n() || allowed.cols() != session.m()))
+        session.mask.allowed = MaskMatrix::Ones(session.n(), session.m());
+}
+
+void setMaskCell(Session& session, Index query, Index key, bool allow)
+{
+    if (session.mask.type != MaskType::Custom) {
+        MaskMatrix pattern(session.n(), session.m());
+        for (Index i = 0; i < session.n(); ++i)
+            for (Index j = 0; j < session.m(); ++j)
+                pattern(i, j) = patternAllows(session.mask, i, j) ? 1 : 0;
+        session.mask.type = MaskType::Custom;
+        session.mask.allowed = pattern;
+    }
+    session.mask.allowed(query, key) = allow ? 1 : 0;
+}
+
+void setOutputProjection(Session& session, bool on, const InitializerSpec& init)
+{
+    if (!on) {
+        session.W_O.reset();
+        return;
+    }
+    const Index width = static_cast<Index>(session.headCount()) * session.dV();
+    session.W_O = initializeMatrix(init, width, width);
+}
+
+void setPadding(Session& session, Side side, Index at, bool padding)
+{
+    std::vector<bool>& pad = side == Side::Query ? session.pad : session.context->pad;
+    pad[static_cast<std::size_t>(at)] = padding;
+}
+
+std::string newTokenName(const Session& session, Side side)
+{
+    const std::vector<std::string>& tokens = side == Side::Query ? session.tokens : session.context->tokens;
+    const std::set<std::string> taken(tokens.begin(), tokens.end());
+    std::size_t number = tokens.size();
+    while (taken.count("tok" + std::to_string(number)) > 0)
+        ++number;
+    return "tok" + std::to_string(number);
 }
 
 } // namespace qkv

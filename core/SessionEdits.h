@@ -35,6 +35,26 @@ void reinitializeWeights(Session& session, const InitializerSpec& init);
 /// Creates the score function's parameters where they are missing (W_S; W_a, U_a and v_a with d_a = d_k).
 void ensureScoreParameters(Session& session, const InitializerSpec& init);
 
+/// A new score function with its default scale (spec section 1) and the parameters it needs.
+void setScoreFunction(Session& session, ScoreFunction score, const InitializerSpec& init);
+
+/// A new mask type. A custom mask starts from "everything allowed" unless one of the right shape exists
+/// (kept from an earlier switch to custom).
+void setMaskType(Session& session, MaskType type);
+
+/// Allows or forbids one cell: a mask of another type first becomes the custom mask of its own pattern.
+void setMaskCell(Session& session, Index query, Index key, bool allow);
+
+/// Adds W_O ((H·d_v) × (H·d_v), from `init`) or removes it.
+void setOutputProjection(Session& session, bool on, const InitializerSpec& init);
+
+/// Marks the token at `at` of one side as padding, or not.
+void setPadding(Session& session, Side side, Index at, bool padding);
+
+/// A name for a new token of one side: "tok<N>" with the first N from the side's length on that no token
+/// of that side has yet.
+std::string newTokenName(const Session& session, Side side);
+
 /// Grows or shrinks a matrix: the top-left block is kept and new entries come from `init`.
 Matrix resizedMatrix(const Matrix& m, Index rows, Index cols, const InitializerSpec& init);
 

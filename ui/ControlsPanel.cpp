@@ -218,11 +218,7 @@ ControlsPanel::ControlsPanel(Document* document, QWidget* parent)
             return;
         const InitializerSpec init = m_document->initializer();
         m_document->edit(tr("Score: %1").arg(m_score->currentText()), Document::Options | Document::Shape,
-                         [score, init](Session& s) {
-                             s.score = score;
-                             s.scale = defaultScale(score);
-                             ensureScoreParameters(s, init);
-                         });
+                         [score, init](Session& s) { setScoreFunction(s, score, init); });
     });
     connect(m_scaleKind, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
         pushValue<Scale::Kind>(
@@ -255,14 +251,7 @@ ControlsPanel::ControlsPanel(Document* document, QWidget* parent)
         if (type == m_document->session().mask.type)
             return;
         m_document->edit(tr("Mask: %1").arg(m_maskType->currentText()), Document::Options | Document::Values,
-                         [type](Session& s) {
-                             s.mask.type = type;
-                             // A custom mask starts from "everything allowed" unless one of the right shape
-                             // exists.
-                             if (type == MaskType::Custom &&
-                                 (s.mask.allowed.rows() != s.n() || s.mask.allowed.cols() != s.m()))
-                                 s.mask.allowed = MaskMatrix::Ones(s.n(), s.m());
-                         });
+                         [type](Session& s) { setMaskType(s, type); });
     });
     connect(m_maskParameter, qOverload<int>(&QSpinBox::valueChanged), this, [this](int value) {
         if (m_document->session().mask.type == MaskType::Prefix)

@@ -1,6 +1,7 @@
 #include "MaskModel.h"
 
 #include "Masks.h"
+#include "SessionEdits.h"
 
 #include <QBrush>
 #include <QColor>
@@ -141,17 +142,8 @@ bool MaskModel::setData(const QModelIndex& index, const QVariant& value, int rol
     if (patternAllows(mask, row, column) == allow)
         return true; // nothing to undo (and no conversion to custom for nothing)
     const QString text = allow ? tr("Allow attention %1 → %2") : tr("Mask attention %1 → %2");
-    m_document->edit(text.arg(row).arg(column), Document::Options, [row, column, allow](Session& s) {
-        if (s.mask.type != MaskType::Custom) {
-            MaskMatrix pattern(s.n(), s.m());
-            for (Index i = 0; i < s.n(); ++i)
-                for (Index j = 0; j < s.m(); ++j)
-                    pattern(i, j) = patternAllows(s.mask, i, j) ? 1 : 0;
-            s.mask.type = MaskType::Custom;
-            s.mask.allowed = pattern;
-        }
-        s.mask.allowed(row, column) = allow ? 1 : 0;
-    });
+    m_document->edit(text.arg(row).arg(column), Document::Options,
+                     [row, column, allow](Session& s) { setMaskCell(s, row, column, allow); });
     return true;
 }
 

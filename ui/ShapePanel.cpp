@@ -130,14 +130,7 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
             return;
         const InitializerSpec init = m_document->initializer();
         m_document->edit(on ? tr("Add output projection W_O") : tr("Remove output projection W_O"),
-                         Document::Shape, [on, init](Session& s) {
-                             if (on) {
-                                 const Index width = static_cast<Index>(s.headCount()) * s.dV();
-                                 s.W_O = initializeMatrix(init, width, width);
-                             } else {
-                                 s.W_O.reset();
-                             }
-                         });
+                         Document::Shape, [on, init](Session& s) { setOutputProjection(s, on, init); });
     });
     connect(m_initializer, qOverload<int>(&QComboBox::currentIndexChanged), this,
             &ShapePanel::applyInitializer);

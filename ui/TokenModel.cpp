@@ -137,7 +137,7 @@ bool TokenModel::setData(const QModelIndex& index, const QVariant& value, int ro
             return true;
         const QString text = padding ? tr("Mark %1 %2 as padding") : tr("Unmark %1 %2 as padding");
         m_document->edit(text.arg(sideName()).arg(row), Document::Tokens, [side, at, padding](Session& s) {
-            (side == Side::Query ? s.pad : s.context->pad)[at] = padding;
+            setPadding(s, side, static_cast<Index>(at), padding);
         });
         return true;
     }
@@ -154,13 +154,7 @@ bool TokenModel::insertToken(int row)
     if (count >= Limits::maxTokens)
         return refuse(tr("A sequence has at most %1 tokens.").arg(Limits::maxTokens));
 
-    // "tok<N>" with the first N from the new count on that is not taken yet.
-    const std::set<std::string> taken(tokens()->begin(), tokens()->end());
-    int number = count;
-    while (taken.count("tok" + std::to_string(number)) > 0)
-        ++number;
-    const std::string text = "tok" + std::to_string(number);
-
+    const std::string text = newTokenName(m_document->session(), m_side);
     const InitializerSpec init = m_document->initializer();
     const Side side = m_side;
     m_document->edit(tr("Insert %1 “%2”").arg(sideName(), QString::fromStdString(text)),

@@ -248,6 +248,11 @@ private slots:
     void sameSeedSameEntries();
     void randomEditsStayValid_data();
     void randomEditsStayValid();
+
+    void scoreFunctionBringsItsScaleAndParameters();
+    void maskTypeAndCells();
+    void outputProjectionOnAndOff();
+    void paddingAndNewTokenNames();
 };
 
 void TestSessionEdits::builtSessionsAreValid_data()
@@ -847,6 +852,69 @@ void TestSessionEdits::successiveInsertionsDiffer()
     Session again = loadExample("love");
     qkv::insertToken(again, Side::Query, 3, "a", init);
     QVERIFY(sameMatrix(again.X.row(3), s.X.row(3))); // the same insertion gives the same row
+}
+
+void TestSessionEdits::scoreFunctionBringsItsScaleAndParameters()
+{
+    Session s = loadExample("love");
+    const InitializerSpec init{Initializer::XavierNormal, 1.0, 4};
+    setScoreFunction(s, ScoreFunction::Additive, init);
+    QVERIFY(s.score == ScoreFunction::Additive);
+    QVERIFY(s.scale.kind == Scale::Kind::None);
+    QCOMPARE(s.heads[0].W_a.rows(), s.dK());
+    QCOMPARE(s.heads[0].v_a.size(), s.heads[0].W_a.cols());
+    QCOMPARE(validate(s), std::string());
+    setScoreFunction(s, ScoreFunction::Dot, init);
+    QVERIFY(s.scale.kind == Scale::Kind::SqrtDk);
+    QCOMPARE(s.heads[0].W_a.rows(), s.dK()); // kept, so switching back loses nothing
+}
+
+void TestSessionEdits::maskTypeAndCells()
+{
+    Session s = loadExample("love");
+    setMaskType(s, MaskType::Custom);
+    QVERIFY(s.mask.allowed == MaskMatrix::Ones(3, 3)); // starts with everything allowed
+    s.mask.allowed(0, 2) = 0;
+    setMaskType(s, MaskType::Causal);
+    setMaskType(s, MaskType::Custom);
+    QCOMPARE(int(s.mask.allowed(0, 2)), 0); // a custom mask of the right shape is kept
+
+    // A cell of a pattern mask: the pattern becomes custom, then the cell changes.
+    Session causal = loadExample("love");
+    setMaskType(causal, MaskType::Causal);
+    setMaskCell(causal, 0, 2, true);
+    QVERIFY(causal.mask.type == MaskType::Custom);
+    MaskMatrix expected(3, 3);
+    expected << 1, 0, 1, 1, 1, 0, 1, 1, 1;
+    QVERIFY(causal.mask.allowed == expected);
+    setMaskCell(causal, 2, 2, false);
+    QCOMPARE(int(causal.mask.allowed(2, 2)), 0);
+}
+
+void TestSessionEdits::outputProjectionOnAndOff()
+{
+    Session s = loadExample("love");
+    qkv::setHeadCount(s, 2, InitializerSpec{});
+    setOutputProjection(s, true, InitializerSpec{Initializer::XavierNormal, 1.0, 9});
+    QVERIFY(s.W_O.has_value());
+    QCOMPARE(s.W_O->rows(), Index(6));
+    QCOMPARE(s.W_O->cols(), Index(6));
+    QCOMPARE(validate(s), std::string());
+    setOutputProjection(s, false, InitializerSpec{});
+    QVERIFY(!s.W_O.has_value());
+}
+
+void TestSessionEdits::paddingAndNewTokenNames()
+{
+    Session s = loadExample("translation");
+    setPadding(s, Side::Context, 1, true);
+    QCOMPARE(s.context->pad, (std::vector<bool>{false, true, false, false}));
+    setPadding(s, Side::Query, 0, true);
+    QVERIFY(s.pad[0]);
+    Session blank = blankSession(3, 4, 4, 4, InitializerSpec{});
+    QCOMPARE(newTokenName(blank, Side::Query), std::string("tok3"));
+    blank.tokens[1] = "tok3";
+    QCOMPARE(newTokenName(blank, Side::Query), std::string("tok4"));
 }
 
 QTEST_APPLESS_MAIN(TestSessionEdits)
