@@ -1,7 +1,7 @@
 // One matrix in and out: delimited text (CSV, spreadsheet pastes) and NumPy .npy, as text and as files.
 
-#include "Error.h"
 #include "DelimitedText.h"
+#include "Error.h"
 #include "MatrixFile.h"
 #include "NpyFile.h"
 
