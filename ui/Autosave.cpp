@@ -331,6 +331,16 @@ QList<RecoveryInfo> Autosave::orphans(const QString& folder)
 
 bool Autosave::recover(const std::function<RecoveryChoice(const RecoveryInfo&)>& choose)
 {
+    // A sidecar alone is what a kill between removing the two files leaves: nothing to offer.
+    static const QRegularExpression sidecarName(QStringLiteral("^recovery-(\\d+)\\.info\\.json$"));
+    const QDir dir(m_folder);
+    for (const QString& file : dir.entryList({QStringLiteral("recovery-*.info.json")}, QDir::Files)) {
+        const QRegularExpressionMatch match = sidecarName.match(file);
+        const qint64 pid = match.hasMatch() ? match.captured(1).toLongLong() : 0;
+        if (pid > 0 && !QFileInfo::exists(dir.filePath(sessionFileName(pid))) &&
+            !isOwnerRunning(pid, readSidecar(dir.filePath(file))))
+            QFile::remove(dir.filePath(file));
+    }
     for (const RecoveryInfo& orphan : orphans(m_folder)) {
         switch (choose(orphan)) {
         case RecoveryChoice::Keep:

@@ -229,6 +229,8 @@ void MainWindow::connectActions()
                "option and watch each step update.</p>")
                 .arg(QApplication::applicationVersion()));
     });
+    connect(m_autosave, &Autosave::failed, this,
+            [this](const QString& message) { statusBar()->showMessage(message, 10000); });
     connect(m_document, &Document::modifiedChanged, this, &MainWindow::updateTitle);
     connect(m_document, &Document::filePathChanged, this, &MainWindow::updateTitle);
     connect(m_document, &Document::sessionChanged, this, [this] {
@@ -273,8 +275,6 @@ bool MainWindow::recoverUnsavedWork()
 
 void MainWindow::startAutosave()
 {
-    connect(m_autosave, &Autosave::failed, this,
-            [this](const QString& message) { statusBar()->showMessage(message, 10000); });
     m_autosave->setIntervalSeconds(Preferences::autosaveIntervalSeconds());
     m_autosave->start();
 }

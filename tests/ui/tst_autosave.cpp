@@ -110,6 +110,7 @@ private slots:
     void orphansAreFilesOfStoppedProcesses_data();
     void orphansAreFilesOfStoppedProcesses();
     void orphansAreOfferedNewestFirst();
+    void loneSidecarOfAStoppedProcessIsRemoved();
     void restoreOpensAsModifiedWithTheOriginalPath();
     void discardDeletesAndKeepLeaves_data();
     void discardDeletesAndKeepLeaves();
@@ -330,6 +331,22 @@ void TestAutosave::orphansAreOfferedNewestFirst()
     }));
     QCOMPARE(offered, (QStringList{QStringLiteral("newer"), QStringLiteral("older")}));
     QCOMPARE(Autosave::orphans(m_folder).size(), 2);
+}
+
+void TestAutosave::loneSidecarOfAStoppedProcessIsRemoved()
+{
+    QVERIFY(QDir().mkpath(m_folder));
+    const QJsonObject sidecar{{QStringLiteral("format"), QStringLiteral("qkvlab-recovery")}};
+    const QString dead = QDir(m_folder).filePath(QStringLiteral("recovery-%1.info.json").arg(deadPid));
+    const QString live = QDir(m_folder).filePath(QStringLiteral("recovery-%1.info.json").arg(::getppid()));
+    QVERIFY(writeJson(dead, sidecar));
+    QVERIFY(writeJson(live, sidecar)); // a running instance between its two writes
+    Document document;
+    Autosave autosave(&document);
+    autosave.setFolder(m_folder);
+    QVERIFY(!autosave.recover([](const RecoveryInfo&) { return RecoveryChoice::Restore; }));
+    QVERIFY(!QFileInfo::exists(dead));
+    QVERIFY(QFileInfo::exists(live));
 }
 
 void TestAutosave::restoreOpensAsModifiedWithTheOriginalPath()
