@@ -2,6 +2,7 @@
 
 #include "Document.h"
 #include "Heatmap.h"
+#include "LabelText.h"
 #include "MatrixRef.h"
 #include "PlotFigure.h"
 #include "ViewData.h"

@@ -1,5 +1,7 @@
 #include "Heatmap.h"
 
+#include "LabelText.h"
+
 #include "PlotFigure.h"
 
 #include <qcustomplot.h>
@@ -18,7 +20,6 @@ namespace qkv::ui {
 namespace {
 
 constexpr int minimumCellForText = 28; // pixels: below this the values are not written in the cells
-constexpr int maximumLabelCharacters = 12;
 const QColor maskedColor(160, 160, 160);
 
 // Matplotlib's viridis, sampled at eleven points.
@@ -45,24 +46,6 @@ QCPColorGradient blueWhiteRed()
     gradient.setColorStopAt(0.75, QColor(0xef, 0x8a, 0x62));
     gradient.setColorStopAt(1.0, QColor(0xb2, 0x18, 0x2b));
     return gradient;
-}
-
-QString elided(const QString& label)
-{
-    if (label.size() <= maximumLabelCharacters)
-        return label;
-    return label.left(maximumLabelCharacters - 1) + QChar(0x2026);
-}
-
-QStringList labelsFor(const QStringList& labels, Index count)
-{
-    if (labels.size() == count)
-        return labels;
-    QStringList indices;
-    indices.reserve(static_cast<int>(count));
-    for (Index i = 0; i < count; ++i)
-        indices.append(QString::number(i));
-    return indices;
 }
 
 // Cell centres are the integers 0..count−1. QCPColorMap spreads `count` cells over the range between the
@@ -102,7 +85,7 @@ QSharedPointer<QCPAxisTickerText> textTicker(const QStringList& labels, int stri
 {
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     for (int i = 0; i < labels.size(); i += stride)
-        ticker->addTick(i, elided(labels.at(i)));
+        ticker->addTick(i, elidedLabel(labels.at(i)));
     return ticker;
 }
 
@@ -165,8 +148,8 @@ Heatmap::~Heatmap() = default;
 void Heatmap::setMatrix(const Matrix& values, const QStringList& rowLabels, const QStringList& columnLabels)
 {
     m_values = values;
-    m_rowLabels = labelsFor(rowLabels, values.rows());
-    m_columnLabels = labelsFor(columnLabels, values.cols());
+    m_rowLabels = labelsOrIndices(rowLabels, values.rows());
+    m_columnLabels = labelsOrIndices(columnLabels, values.cols());
     rebuild();
 }
 
@@ -402,7 +385,7 @@ TickPlan planTicks(QSize size, const QFontMetrics& metrics, const QStringList& r
     int widest = 0;
     bool numeric = true;
     for (const QString& label : columnLabels) {
-        widest = std::max(widest, metrics.horizontalAdvance(elided(label)));
+        widest = std::max(widest, metrics.horizontalAdvance(elidedLabel(label)));
         bool isNumber = false;
         label.toInt(&isNumber);
         numeric = numeric && isNumber;

@@ -40,17 +40,6 @@ const Matrix& storedMatrix(const Session& s, const MatrixRef& ref)
 
 } // namespace
 
-QStringList tokenLabels(const std::vector<std::string>& tokens, Index expected)
-{
-    QStringList labels;
-    if (static_cast<Index>(tokens.size()) != expected)
-        return labels;
-    labels.reserve(static_cast<int>(tokens.size()));
-    for (const std::string& token : tokens)
-        labels.append(QString::fromStdString(token));
-    return labels;
-}
-
 QString matrixName(MatrixKind kind)
 {
     static const char* const names[] = {"X", "Z", "W_Q", "W_K", "W_V", "W_O", "W_S", "W_a", "U_a", "v_a"};

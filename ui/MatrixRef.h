@@ -28,10 +28,6 @@ struct MatrixRef {
     friend bool operator!=(const MatrixRef& a, const MatrixRef& b) { return !(a == b); }
 };
 
-/// Token texts as labels; empty (so a plot falls back to indices) when there are not `expected` of them, as
-/// for a result of an older session size.
-QStringList tokenLabels(const std::vector<std::string>& tokens, Index expected);
-
 /// "X", "W_Q", ...
 QString matrixName(MatrixKind kind);
 /// "X", "W_Q (head 2)", ... as shown to a person.

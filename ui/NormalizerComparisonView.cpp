@@ -1,5 +1,7 @@
 #include "NormalizerComparisonView.h"
 
+#include "LabelText.h"
+
 #include "Document.h"
 #include "PlotFigure.h"
 #include "ViewData.h"
@@ -19,7 +21,7 @@ namespace qkv::ui {
 
 namespace {
 
-constexpr int maximumLabelCharacters = 14;
+constexpr int longestKeyLabel = 14; // bars are wider than heatmap cells
 constexpr int maximumTickLabels = 40;
 constexpr double groupWidth = 0.8;       // of the one unit each key has on the x axis
 constexpr Index maximumLabelledKeys = 8; // more keys: no values above the bars
@@ -30,20 +32,6 @@ constexpr double topWithoutValues = 1.05;
 // Tableau 10: distinct, and safe for the common colour-vision deficiencies in this order.
 const QColor seriesColors[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
                                QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd)};
-
-QString elided(const QString& label)
-{
-    if (label.size() <= maximumLabelCharacters)
-        return label;
-    return label.left(maximumLabelCharacters - 1) + QChar(0x2026);
-}
-
-QString tokenAt(const std::vector<std::string>& tokens, Index index)
-{
-    return index >= 0 && index < static_cast<Index>(tokens.size())
-               ? QString::fromStdString(tokens[static_cast<std::size_t>(index)])
-               : QString::number(index);
-}
 
 QString formatTemperature(double temperature)
 {
@@ -222,8 +210,8 @@ void NormalizerComparisonView::refresh()
     m_keyLabels.clear();
     int longest = 0;
     for (Index j = 0; j < m; ++j) {
-        QString label = tokensMatch ? tokenAt(keyTokens, j) : QString::number(j);
-        label = elided(label);
+        QString label = tokensMatch ? tokenLabel(keyTokens, j) : QString::number(j);
+        label = elidedLabel(label, longestKeyLabel);
         if (r.allowed(row, j) == 0)
             label = tr("%1 (masked)").arg(label);
         longest = std::max(longest, static_cast<int>(label.size()));
@@ -239,7 +227,7 @@ void NormalizerComparisonView::refresh()
     m_plot->xAxis->setRange(-0.5, static_cast<double>(m) - 0.5);
 
     const QString query = static_cast<Index>(session.tokens.size()) == r.weights.rows()
-                              ? tokenAt(session.tokens, row)
+                              ? tokenLabel(session.tokens, row)
                               : QString::number(row);
     m_title =
         tr("Row ‘%1’ at τ = %2 under five normalizers").arg(query, formatTemperature(session.temperature));

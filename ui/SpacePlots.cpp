@@ -1,5 +1,7 @@
 #include "SpacePlots.h"
 
+#include "LabelText.h"
+
 #include "Document.h"
 #include "PlotFigure.h"
 
@@ -29,28 +31,9 @@ const QColor keyColor(0xd6, 0x27, 0x28);
 const QColor valueColor(0x2c, 0xa0, 0x2c);
 const QColor outputColor(0x94, 0x67, 0xbd);
 
-constexpr double pickRadius = 8.0; // pixels: how near a click must be to a point
-constexpr int maximumLabelCharacters = 12;
+constexpr double pickRadius = 8.0;           // pixels: how near a click must be to a point
 constexpr Index maximumLabelledPoints = 120; // beyond this, token names only in the hover text
 const QString linesLayer = QStringLiteral("lines");
-
-QString elided(const QString& label)
-{
-    if (label.size() <= maximumLabelCharacters)
-        return label;
-    return label.left(maximumLabelCharacters - 1) + QChar(0x2026);
-}
-
-QStringList labelsOf(const std::vector<std::string>& tokens, Index count)
-{
-    QStringList labels;
-    labels.reserve(static_cast<int>(count));
-    const bool match = static_cast<Index>(tokens.size()) == count;
-    for (Index i = 0; i < count; ++i)
-        labels.append(match ? QString::fromStdString(tokens[static_cast<std::size_t>(i)])
-                            : QString::number(i));
-    return labels;
-}
 
 QList<QPointF> pointsOf(const Matrix& rows)
 {
@@ -217,12 +200,12 @@ int SpaceView::currentHeadIndex() const
 
 QStringList SpaceView::queryTokens(Index count) const
 {
-    return labelsOf(m_document->session().tokens, count);
+    return tokenLabels(m_document->session().tokens, count);
 }
 
 QStringList SpaceView::keyTokens(Index count) const
 {
-    return labelsOf(m_document->session().keyTokens(), count);
+    return tokenLabels(m_document->session().keyTokens(), count);
 }
 
 PlaneOptions SpaceView::syncControls()
@@ -331,7 +314,7 @@ int SpaceView::labelWidth(const QString& text) const
 {
     QFont bold = labelFont();
     bold.setBold(true);
-    return QFontMetrics(bold).horizontalAdvance(elided(text));
+    return QFontMetrics(bold).horizontalAdvance(elidedLabel(text));
 }
 
 void SpaceView::addLabel(const QPointF& at, const QString& text, const QColor& color, bool bold, bool below)
@@ -352,7 +335,7 @@ void SpaceView::addLabel(const QPointF& at, const QString& text, const QColor& c
     labelFont.setBold(bold);
     label->setFont(labelFont);
     label->setColor(color);
-    label->setText(elided(text));
+    label->setText(elidedLabel(text));
 }
 
 QPoint SpaceView::positionOf(const QPointF& coords) const

@@ -1,0 +1,41 @@
+#include "LabelText.h"
+
+namespace qkv::ui {
+
+QString elidedLabel(const QString& label, int maxCharacters)
+{
+    if (label.size() <= maxCharacters)
+        return label;
+    return label.left(maxCharacters - 1) + QChar(0x2026);
+}
+
+QStringList labelsOrIndices(const QStringList& labels, Index count)
+{
+    if (labels.size() == count)
+        return labels;
+    QStringList indices;
+    indices.reserve(static_cast<int>(count));
+    for (Index i = 0; i < count; ++i)
+        indices.append(QString::number(i));
+    return indices;
+}
+
+QStringList tokenLabels(const std::vector<std::string>& tokens, Index count)
+{
+    if (static_cast<Index>(tokens.size()) != count)
+        return labelsOrIndices({}, count);
+    QStringList labels;
+    labels.reserve(static_cast<int>(count));
+    for (const std::string& token : tokens)
+        labels.append(QString::fromStdString(token));
+    return labels;
+}
+
+QString tokenLabel(const std::vector<std::string>& tokens, Index index)
+{
+    return index >= 0 && index < static_cast<Index>(tokens.size())
+               ? QString::fromStdString(tokens[static_cast<std::size_t>(index)])
+               : QString::number(index);
+}
+
+} // namespace qkv::ui

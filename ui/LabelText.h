@@ -1,0 +1,30 @@
+#pragma once
+// Text of token labels on plots: the one place that cuts a label short and falls back to indices.
+
+#include "EigenTypes.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <string>
+#include <vector>
+
+namespace qkv::ui {
+
+/// Labels longer than this many characters are cut short with an ellipsis on plots.
+inline constexpr int maximumLabelCharacters = 12;
+
+/// `label` cut to `maxCharacters` (its last one an ellipsis) when it is longer.
+QString elidedLabel(const QString& label, int maxCharacters = maximumLabelCharacters);
+
+/// `labels` when there are `count` of them, else the indices "0", "1", … (as for a result of an older
+/// session size).
+QStringList labelsOrIndices(const QStringList& labels, Index count);
+
+/// The token texts as labels, or the indices when there are not `count` of them.
+QStringList tokenLabels(const std::vector<std::string>& tokens, Index count);
+
+/// The token at `index`, or its number when there is none.
+QString tokenLabel(const std::vector<std::string>& tokens, Index index);
+
+} // namespace qkv::ui
