@@ -1,8 +1,8 @@
 #include "MatrixModel.h"
 
+#include "DelimitedText.h"
 #include "DocumentCommands.h"
 #include "Error.h"
-#include "DelimitedText.h"
 
 #include <QLocale>
 

@@ -12,6 +12,8 @@
 #include "SessionFile.h"
 #include "SettingsDialog.h"
 
+#include "FuzzyCompare.h"
+
 #include <QAction>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
@@ -228,7 +230,7 @@ void TestMainWindow::settingsDialogSetsTheMemoryLimit()
     auto* memory = dialog.findChild<QDoubleSpinBox*>(QStringLiteral("memoryLimit"));
     QVERIFY(memory);
     const auto shown = static_cast<double>(dialog.memoryLimitBytes());
-    QVERIFY(std::abs(shown - static_cast<double>(Preferences::memoryLimitBytes())) <= 0.05e9); // 0.1 GB steps
+    QKV_COMPARE_NEAR(shown, static_cast<double>(Preferences::memoryLimitBytes()), 0.05e9); // 0.1 GB steps
     memory->setValue(2.5);
     dialog.store();
     QCOMPARE(Preferences::memoryLimitBytes(), quint64(2500000000));
