@@ -3,6 +3,7 @@
 #include "AttentionEngine.h"
 #include "Error.h"
 #include "Examples.h"
+#include "FigureExport.h"
 #include "FileReading.h"
 #include "ResourceLimits.h"
 #include "ResultJson.h"
@@ -43,10 +44,10 @@ constexpr const char* exportUsageText =
     "  --scale S     PNG pixels per figure pixel, from 0.25 to 8 (default 1; 2: sharper, same layout)\n"
     "Prints the paths written. Exits 2 with a message when an argument, the session or a file is refused.\n";
 
-constexpr int minimumFigureSide = 16;
-constexpr int maximumFigureSide = 20000;
-constexpr double minimumScale = 0.25;
-constexpr double maximumScale = 8.0;
+using ui::maximumFigureScale;
+using ui::maximumFigureSide;
+using ui::minimumFigureScale;
+using ui::minimumFigureSide;
 
 /// What the JSON text of `compute` costs on top of the result, per byte of result, until the output is
 /// streamed: the document tree (16 bytes a number and its row) and the text (up to 25 bytes a number).
@@ -212,7 +213,7 @@ CommandLineOutcome parseExport(const std::vector<std::string>& args, std::istrea
     }
     if (options.count("scale")) {
         const std::optional<double> scale = parseNumber(options["scale"]);
-        if (!scale || *scale < minimumScale || *scale > maximumScale)
+        if (!scale || *scale < minimumFigureScale || *scale > maximumFigureScale)
             return fail("bad scale '" + options["scale"] + "': expected a number from 0.25 to 8");
         request.scale = *scale;
     }

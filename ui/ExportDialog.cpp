@@ -32,7 +32,7 @@ ExportDialog::ExportDialog(const QList<const Figure*>& figures, int current, boo
     m_format->addItem(tr("PDF document"), int(FigureFormat::Pdf));
     m_format->setToolTip(tr("SVG and PDF keep text and lines as vectors, for papers and slides"));
     for (QSpinBox* side : {m_width, m_height}) {
-        side->setRange(16, 20000);
+        side->setRange(minimumFigureSide, maximumFigureSide);
         side->setSuffix(tr(" px"));
         side->setToolTip(tr("Figure size in pixels of 1/96 inch; text keeps its size, so a larger figure has "
                             "relatively smaller labels"));
@@ -40,7 +40,7 @@ ExportDialog::ExportDialog(const QList<const Figure*>& figures, int current, boo
     m_width->setObjectName(QStringLiteral("exportWidth"));
     m_height->setObjectName(QStringLiteral("exportHeight"));
     m_scale->setObjectName(QStringLiteral("exportScale"));
-    m_scale->setRange(0.25, 8.0);
+    m_scale->setRange(minimumFigureScale, maximumFigureScale);
     m_scale->setSingleStep(0.5);
     m_scale->setValue(2.0);
     m_scale->setSuffix(QStringLiteral("×"));

@@ -28,6 +28,11 @@ QString figureFormatSuffix(FigureFormat format);
 
 /// The largest PNG side in pixels (size × scale) that is rendered; larger requests are refused.
 inline constexpr int maximumFigurePixels = 32000;
+/// The sizes (figure pixels) and PNG scales a person may ask for, in the export dialog and on the command line.
+inline constexpr int minimumFigureSide = 16;
+inline constexpr int maximumFigureSide = 20000;
+inline constexpr double minimumFigureScale = 0.25;
+inline constexpr double maximumFigureScale = 8.0;
 
 /// A width or height of `size` that is 0 or less is taken from the figure's defaultFigureSize().
 ///
