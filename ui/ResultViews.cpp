@@ -52,23 +52,26 @@ ResultViews::ResultViews(Document* document, QWidget* parent)
         QString columns;
         Heatmap::ColorMode mode;
         QString measure;
+        IndexRoles roles;
     };
     const Tab tabs[] = {
-        {"Q", tr("Q"), tr("query"), tr("d_k"), diverging, tr("value")},
-        {"K", tr("K"), tr("key"), tr("d_k"), diverging, tr("value")},
-        {"V", tr("V"), tr("key"), tr("d_v"), diverging, tr("value")},
-        {"scores", tr("Scores"), tr("query"), tr("key"), diverging, tr("score")},
-        {"scaled", tr("Scaled"), tr("query"), tr("key"), diverging, tr("scaled score")},
-        {"mask", tr("Mask"), tr("query"), tr("key"), sequential, tr("allowed")},
-        {"weights", tr("Weights"), tr("query"), tr("key"), sequential, tr("weight")},
-        {"output", tr("Output"), tr("query"), tr("d_v"), diverging, tr("value")},
-        {"finalOutput", tr("Final output"), tr("query"), tr("output dimension"), diverging, tr("value")},
+        {"Q", tr("Q"), tr("query"), tr("d_k"), diverging, tr("value"), IndexRoles::QueryRows},
+        {"K", tr("K"), tr("key"), tr("d_k"), diverging, tr("value"), IndexRoles::KeyRows},
+        {"V", tr("V"), tr("key"), tr("d_v"), diverging, tr("value"), IndexRoles::KeyRows},
+        {"scores", tr("Scores"), tr("query"), tr("key"), diverging, tr("score"), IndexRoles::QueryKey},
+        {"scaled", tr("Scaled"), tr("query"), tr("key"), diverging, tr("scaled score"), IndexRoles::QueryKey},
+        {"mask", tr("Mask"), tr("query"), tr("key"), sequential, tr("allowed"), IndexRoles::QueryKey},
+        {"weights", tr("Weights"), tr("query"), tr("key"), sequential, tr("weight"), IndexRoles::QueryKey},
+        {"output", tr("Output"), tr("query"), tr("d_v"), diverging, tr("value"), IndexRoles::QueryRows},
+        {"finalOutput", tr("Final output"), tr("query"), tr("output dimension"), diverging, tr("value"),
+         IndexRoles::QueryRows},
     };
     for (const Tab& tab : tabs) {
         Heatmap* map = addHeatmap(QLatin1String(tab.name), tab.text);
         map->setAxisTitles(tab.rows, tab.columns);
         map->setColorMode(tab.mode);
         map->setColorBarLabel(tab.measure);
+        m_roles.insert(map, tab.roles);
     }
     heatmap(QStringLiteral("mask"))->setFixedRange(0.0, 1.0);
     heatmap(QStringLiteral("weights"))->setFixedRange(0.0, 1.0);
@@ -161,33 +164,37 @@ void ResultViews::refresh()
     showSelection();
 }
 
-// Which index of a heatmap is a query and which a key: rows of Q and the outputs are queries, rows of K and V
-// are keys, and the n × m matrices have both.
 void ResultViews::select(Heatmap* map, int row, int column)
 {
-    const QString name = map->objectName().mid(QStringLiteral("heatmap_").size());
-    if (name == QLatin1String("K") || name == QLatin1String("V"))
+    switch (m_roles.value(map)) {
+    case IndexRoles::KeyRows:
         m_document->setSelection(m_document->selectedQuery(), row);
-    else if (name == QLatin1String("Q") || name == QLatin1String("output") ||
-             name == QLatin1String("finalOutput"))
+        break;
+    case IndexRoles::QueryRows:
         m_document->setSelection(row, m_document->selectedKey());
-    else
+        break;
+    case IndexRoles::QueryKey:
         m_document->setSelection(row, column);
+        break;
+    }
 }
 
 void ResultViews::showSelection()
 {
     const int query = static_cast<int>(m_document->selectedQuery());
     const int key = static_cast<int>(m_document->selectedKey());
-    for (Heatmap* map : m_tabs->findChildren<Heatmap*>()) {
-        const QString name = map->objectName().mid(QStringLiteral("heatmap_").size());
-        if (name == QLatin1String("K") || name == QLatin1String("V"))
-            map->setHighlight(key, -1);
-        else if (name == QLatin1String("Q") || name == QLatin1String("output") ||
-                 name == QLatin1String("finalOutput"))
-            map->setHighlight(query, -1);
-        else
-            map->setHighlight(query, key);
+    for (auto it = m_roles.cbegin(); it != m_roles.cend(); ++it) {
+        switch (it.value()) {
+        case IndexRoles::KeyRows:
+            it.key()->setHighlight(key, -1);
+            break;
+        case IndexRoles::QueryRows:
+            it.key()->setHighlight(query, -1);
+            break;
+        case IndexRoles::QueryKey:
+            it.key()->setHighlight(query, key);
+            break;
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The computed matrices of the current head, one heatmap tab each.
 
+#include <QHash>
 #include <QWidget>
 
 class QLabel;
@@ -30,6 +31,9 @@ public:
     void setColorRangesLocked(bool locked);
 
 private:
+    /// What a heatmap's indices are: rows of queries (Q, outputs), rows of keys (K, V), or queries × keys.
+    enum class IndexRoles { QueryRows, KeyRows, QueryKey };
+
     void refresh();
     void select(Heatmap* map, int row, int column);
     void showSelection();
@@ -38,6 +42,7 @@ private:
     Document* m_document;
     QLabel* m_error;
     QTabWidget* m_tabs;
+    QHash<Heatmap*, IndexRoles> m_roles;
 };
 
 } // namespace qkv::ui
