@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 namespace qkv::ui {
 
@@ -46,10 +47,10 @@ void pushValue(Document* document, const QString& text, Document::Changes change
                typename ChangeValueCommand<Value>::Access access, Value value,
                MergeId mergeId = MergeId::None, const QString& target = QString())
 {
-    if (access(document->mutableSession()) == value)
-        return; // nothing would change: no empty step on the undo stack
-    document->push(new ChangeValueCommand<Value>(document, text, changes, std::move(access), std::move(value),
-                                                 mergeId, target));
+    auto command = std::make_unique<ChangeValueCommand<Value>>(document, text, changes, std::move(access),
+                                                               std::move(value), mergeId, target);
+    if (command->changesSomething()) // no empty steps on the undo stack
+        document->push(command.release());
 }
 
 void selectData(QComboBox* box, int value)
@@ -209,16 +210,16 @@ ControlsPanel::ControlsPanel(Document* document, QWidget* parent)
         const bool on = m_attentionKind->currentData().toBool();
         if (on == m_document->session().context.has_value())
             return;
-        m_document->edit(on ? tr("Switch to cross-attention") : tr("Switch to self-attention"),
-                         Document::Shape | Document::Tokens, [on](Session& s) { setCrossAttention(s, on); });
+        pushEdit(m_document, on ? tr("Switch to cross-attention") : tr("Switch to self-attention"),
+                 Document::Shape | Document::Tokens, [on](Session& s) { setCrossAttention(s, on); });
     });
     connect(m_score, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
         const auto score = static_cast<ScoreFunction>(m_score->currentData().toInt());
         if (score == m_document->session().score)
             return;
         const InitializerSpec init = m_document->initializer();
-        m_document->edit(tr("Score: %1").arg(m_score->currentText()), Document::Options | Document::Shape,
-                         [score, init](Session& s) { setScoreFunction(s, score, init); });
+        pushEdit(m_document, tr("Score: %1").arg(m_score->currentText()), Document::Options | Document::Shape,
+                 [score, init](Session& s) { setScoreFunction(s, score, init); });
     });
     connect(m_scaleKind, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
         pushValue<Scale::Kind>(
@@ -250,8 +251,8 @@ ControlsPanel::ControlsPanel(Document* document, QWidget* parent)
         const auto type = static_cast<MaskType>(m_maskType->currentData().toInt());
         if (type == m_document->session().mask.type)
             return;
-        m_document->edit(tr("Mask: %1").arg(m_maskType->currentText()), Document::Options | Document::Values,
-                         [type](Session& s) { setMaskType(s, type); });
+        pushEdit(m_document, tr("Mask: %1").arg(m_maskType->currentText()),
+                 Document::Options | Document::Values, [type](Session& s) { setMaskType(s, type); });
     });
     connect(m_maskParameter, qOverload<int>(&QSpinBox::valueChanged), this, [this](int value) {
         if (m_document->session().mask.type == MaskType::Prefix)

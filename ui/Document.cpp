@@ -1,7 +1,6 @@
 #include "Document.h"
 
 #include "AttentionEngine.h"
-#include "DocumentCommands.h"
 #include "Error.h"
 #include "Examples.h"
 #include "ResourceLimits.h"
@@ -184,11 +183,6 @@ bool Document::saveAs(const QString& path, QString* error)
         emit filePathChanged(m_filePath);
     }
     return true;
-}
-
-void Document::edit(const QString& text, Changes changes, std::function<void(Session&)> edit)
-{
-    m_undoStack->push(new EditSessionCommand(this, text, changes, std::move(edit)));
 }
 
 void Document::push(QUndoCommand* command)

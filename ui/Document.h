@@ -73,9 +73,7 @@ public:
     /// Saves atomically; on success the document is clean and takes the new path.
     bool saveAs(const QString& path, QString* error);
 
-    /// Pushes one undoable edit. `edit` changes the session; it runs again on every redo.
-    void edit(const QString& text, Changes changes, std::function<void(Session&)> edit);
-    /// Pushes an arbitrary command (the value-change commands of DocumentCommands.h).
+    /// Pushes an undoable edit: one of the commands of DocumentCommands.h (pushEdit() for a structural one).
     void push(QUndoCommand* command);
 
     /// New entries of resized matrices, and re-initialisation, come from this (a preference, not undoable).
@@ -99,10 +97,6 @@ public:
     /// command-line export.
     void waitForResult();
 
-    /// Called by commands: the session to change, then the notification.
-    Session& mutableSession() { return m_session; }
-    void notifyChanged(Changes changes);
-
 signals:
     void sessionChanged(qkv::ui::Document::Changes changes);
     void resultChanged();
@@ -115,6 +109,11 @@ signals:
     void filePathChanged(const QString& path);
 
 private:
+    // Only commands change the session (DocumentCommand gives them these two), so every change is undoable.
+    friend class DocumentCommand;
+    Session& mutableSession() { return m_session; }
+    void notifyChanged(Changes changes);
+
     void recompute();
     void startBackground();
     void onBackgroundFinished();

@@ -4,22 +4,28 @@ namespace qkv::ui {
 
 EditSessionCommand::EditSessionCommand(Document* document, const QString& text, Document::Changes changes,
                                        std::function<void(Session&)> edit)
-    : QUndoCommand(text), m_document(document), m_changes(changes), m_edit(std::move(edit))
+    : DocumentCommand(document, text), m_changes(changes), m_edit(std::move(edit))
 {
 }
 
 void EditSessionCommand::redo()
 {
-    m_before = m_document->session();
-    m_edit(m_document->mutableSession());
-    m_document->notifyChanged(m_changes);
+    m_before = document()->session();
+    m_edit(sessionToChange());
+    changed(m_changes);
 }
 
 void EditSessionCommand::undo()
 {
-    m_document->mutableSession() = std::move(m_before);
+    sessionToChange() = std::move(m_before);
     m_before = Session();
-    m_document->notifyChanged(m_changes);
+    changed(m_changes);
+}
+
+void pushEdit(Document* document, const QString& text, Document::Changes changes,
+              std::function<void(Session&)> edit)
+{
+    document->push(new EditSessionCommand(document, text, changes, std::move(edit)));
 }
 
 QUndoCommand* makeCellCommand(Document* document, const MatrixRef& ref, Index row, Index column, double value)
@@ -34,11 +40,11 @@ QUndoCommand* makeMatrixCommand(Document* document, const QString& text, const M
                                 const Matrix& value)
 {
     // Stores only the one matrix before and after, not the whole session.
-    class SetMatrixCommand : public QUndoCommand {
+    class SetMatrixCommand : public DocumentCommand {
     public:
         SetMatrixCommand(Document* doc, const QString& label, const MatrixRef& target, Matrix after)
-            : QUndoCommand(label), m_document(doc), m_ref(target),
-              m_before(matrixValue(doc->session(), target)), m_after(std::move(after))
+            : DocumentCommand(doc, label), m_ref(target), m_before(matrixValue(doc->session(), target)),
+              m_after(std::move(after))
         {
         }
         void redo() override { apply(m_after); }
@@ -47,10 +53,9 @@ QUndoCommand* makeMatrixCommand(Document* document, const QString& text, const M
     private:
         void apply(const Matrix& value)
         {
-            setMatrix(m_document->mutableSession(), m_ref, value);
-            m_document->notifyChanged(Document::Values);
+            setMatrix(sessionToChange(), m_ref, value);
+            changed(Document::Values);
         }
-        Document* m_document;
         MatrixRef m_ref;
         Matrix m_before;
         Matrix m_after;

@@ -1,5 +1,6 @@
 #include "MaskModel.h"
 
+#include "DocumentCommands.h"
 #include "Masks.h"
 #include "SessionEdits.h"
 
@@ -142,8 +143,8 @@ bool MaskModel::setData(const QModelIndex& index, const QVariant& value, int rol
     if (patternAllows(mask, row, column) == allow)
         return true; // nothing to undo (and no conversion to custom for nothing)
     const QString text = allow ? tr("Allow attention %1 → %2") : tr("Mask attention %1 → %2");
-    m_document->edit(text.arg(row).arg(column), Document::Options,
-                     [row, column, allow](Session& s) { setMaskCell(s, row, column, allow); });
+    pushEdit(m_document, text.arg(row).arg(column), Document::Options,
+             [row, column, allow](Session& s) { setMaskCell(s, row, column, allow); });
     return true;
 }
 

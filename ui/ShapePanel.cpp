@@ -1,6 +1,7 @@
 #include "ShapePanel.h"
 
 #include "Document.h"
+#include "DocumentCommands.h"
 #include "SessionEdits.h"
 
 #include <QCheckBox>
@@ -111,8 +112,8 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
             if ((m_document->session().*current)() == value)
                 return;
             const InitializerSpec init = m_document->initializer();
-            m_document->edit(text.arg(value), Document::Shape,
-                             [edit, value, init](Session& s) { edit(s, value, init); });
+            pushEdit(m_document, text.arg(value), Document::Shape,
+                     [edit, value, init](Session& s) { edit(s, value, init); });
         });
     };
     resize(m_dModel, tr("Set d_model to %1"), &resizeDModel, &Session::dModel);
@@ -122,15 +123,15 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
         if (m_document->session().headCount() == value)
             return;
         const InitializerSpec init = m_document->initializer();
-        m_document->edit(tr("Set %n head(s)", nullptr, value), Document::Shape,
-                         [value, init](Session& s) { setHeadCount(s, value, init); });
+        pushEdit(m_document, tr("Set %n head(s)", nullptr, value), Document::Shape,
+                 [value, init](Session& s) { setHeadCount(s, value, init); });
     });
     connect(m_outputProjection, &QCheckBox::toggled, this, [this](bool on) {
         if (on == m_document->session().W_O.has_value())
             return;
         const InitializerSpec init = m_document->initializer();
-        m_document->edit(on ? tr("Add output projection W_O") : tr("Remove output projection W_O"),
-                         Document::Shape, [on, init](Session& s) { setOutputProjection(s, on, init); });
+        pushEdit(m_document, on ? tr("Add output projection W_O") : tr("Remove output projection W_O"),
+                 Document::Shape, [on, init](Session& s) { setOutputProjection(s, on, init); });
     });
     connect(m_initializer, qOverload<int>(&QComboBox::currentIndexChanged), this,
             &ShapePanel::applyInitializer);
@@ -139,8 +140,8 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
     connect(m_initSeed, qOverload<int>(&QSpinBox::valueChanged), this, &ShapePanel::applyInitializer);
     connect(m_reinitializeAll, &QPushButton::clicked, this, [this] {
         const InitializerSpec init = m_document->initializer();
-        m_document->edit(tr("Re-initialise all weights"), Document::Values,
-                         [init](Session& s) { reinitializeWeights(s, init); });
+        pushEdit(m_document, tr("Re-initialise all weights"), Document::Values,
+                 [init](Session& s) { reinitializeWeights(s, init); });
     });
 
     connect(m_document, &Document::sessionChanged, this, &ShapePanel::syncFromSession);

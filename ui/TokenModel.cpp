@@ -136,9 +136,8 @@ bool TokenModel::setData(const QModelIndex& index, const QVariant& value, int ro
         if (at >= pad()->size() || padding == (*pad())[at])
             return true;
         const QString text = padding ? tr("Mark %1 %2 as padding") : tr("Unmark %1 %2 as padding");
-        m_document->edit(text.arg(sideName()).arg(row), Document::Tokens, [side, at, padding](Session& s) {
-            setPadding(s, side, static_cast<Index>(at), padding);
-        });
+        pushEdit(m_document, text.arg(sideName()).arg(row), Document::Tokens,
+                 [side, at, padding](Session& s) { setPadding(s, side, static_cast<Index>(at), padding); });
         return true;
     }
     return false;
@@ -157,9 +156,9 @@ bool TokenModel::insertToken(int row)
     const std::string text = newTokenName(m_document->session(), m_side);
     const InitializerSpec init = m_document->initializer();
     const Side side = m_side;
-    m_document->edit(tr("Insert %1 “%2”").arg(sideName(), QString::fromStdString(text)),
-                     Document::Shape | Document::Tokens,
-                     [side, row, text, init](Session& s) { qkv::insertToken(s, side, row, text, init); });
+    pushEdit(m_document, tr("Insert %1 “%2”").arg(sideName(), QString::fromStdString(text)),
+             Document::Shape | Document::Tokens,
+             [side, row, text, init](Session& s) { qkv::insertToken(s, side, row, text, init); });
     return true;
 }
 
@@ -186,7 +185,7 @@ bool TokenModel::removeTokens(const QList<int>& rows)
     const QString text = descending.size() == 1 ? tr("Remove %1 %2").arg(sideName()).arg(descending.front())
                                                 : tr("Remove %1 tokens").arg(descending.size());
     const Side side = m_side;
-    m_document->edit(text, Document::Shape | Document::Tokens, [side, descending](Session& s) {
+    pushEdit(m_document, text, Document::Shape | Document::Tokens, [side, descending](Session& s) {
         for (const int row : descending)
             qkv::removeToken(s, side, row);
     });
@@ -203,9 +202,9 @@ bool TokenModel::moveToken(int from, int to)
     if (from == to)
         return true;
     const Side side = m_side;
-    m_document->edit(tr("Move %1 %2 to %3").arg(sideName()).arg(from).arg(to),
-                     Document::Shape | Document::Tokens,
-                     [side, from, to](Session& s) { qkv::moveToken(s, side, from, to); });
+    pushEdit(m_document, tr("Move %1 %2 to %3").arg(sideName()).arg(from).arg(to),
+             Document::Shape | Document::Tokens,
+             [side, from, to](Session& s) { qkv::moveToken(s, side, from, to); });
     return true;
 }
 

@@ -3,6 +3,7 @@
 
 #include "Autosave.h"
 #include "Document.h"
+#include "DocumentCommands.h"
 #include "Examples.h"
 #include "MainWindow.h"
 #include "Preferences.h"
@@ -53,13 +54,13 @@ bool writeJson(const QString& path, const QJsonObject& object)
 
 void appendToken(Document& document, const std::string& text)
 {
-    document.edit(QStringLiteral("Add token"), Document::Shape | Document::Tokens,
-                  [text](Session& s) { insertToken(s, Side::Query, s.n(), text, InitializerSpec{}); });
+    pushEdit(&document, QStringLiteral("Add token"), Document::Shape | Document::Tokens,
+             [text](Session& s) { insertToken(s, Side::Query, s.n(), text, InitializerSpec{}); });
 }
 
 void changeValue(Document& document)
 {
-    document.edit(QStringLiteral("Change X"), Document::Values, [](Session& s) { s.X(0, 0) += 1.0; });
+    pushEdit(&document, QStringLiteral("Change X"), Document::Values, [](Session& s) { s.X(0, 0) += 1.0; });
 }
 
 /// Plants the files a killed instance `pid` would have left: a session and, unless `sidecar` is empty, its

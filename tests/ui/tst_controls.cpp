@@ -3,6 +3,7 @@
 
 #include "ControlsPanel.h"
 #include "Document.h"
+#include "DocumentCommands.h"
 #include "Heatmap.h"
 #include "ResultViews.h"
 #include "SessionEdits.h"
@@ -148,7 +149,7 @@ void TestControls::prepare(const QString& step)
 {
     if (step.isEmpty())
         return;
-    m_document->edit(QStringLiteral("prepare"), Document::Options, [step](Session& s) {
+    pushEdit(m_document.get(), QStringLiteral("prepare"), Document::Options, [step](Session& s) {
         if (step == QLatin1String("prefix"))
             s.mask.type = MaskType::Prefix;
         else if (step == QLatin1String("sliding"))
@@ -456,7 +457,7 @@ void TestControls::dimensionsUpAndDown()
     QFETCH(int, down);
 
     // With the parameters of every score function and W_O, so every matrix has to follow.
-    m_document->edit(QStringLiteral("prepare"), Document::Shape, [](Session& s) {
+    pushEdit(m_document.get(), QStringLiteral("prepare"), Document::Shape, [](Session& s) {
         s.score = ScoreFunction::Additive;
         ensureScoreParameters(s, InitializerSpec());
         s.score = ScoreFunction::General;
@@ -682,11 +683,12 @@ void TestControls::resultViewsFollowEdits()
     QCOMPARE(find<Heatmap>("heatmap_mask")->values()(0, 1), 0.0);
 
     // Token labels follow token edits; the key side follows cross-attention.
-    m_document->edit(QStringLiteral("rename"), Document::Tokens, [](Session& s) { s.tokens[1] = "like"; });
+    pushEdit(m_document.get(), QStringLiteral("rename"), Document::Tokens,
+             [](Session& s) { s.tokens[1] = "like"; });
     QCOMPARE(weights->rowLabels().at(1), QStringLiteral("like"));
     find<QComboBox>("attentionKind")->setCurrentIndex(1);
-    m_document->edit(QStringLiteral("rename key"), Document::Tokens,
-                     [](Session& s) { s.context->tokens[2] = "ML"; });
+    pushEdit(m_document.get(), QStringLiteral("rename key"), Document::Tokens,
+             [](Session& s) { s.context->tokens[2] = "ML"; });
     QCOMPARE(weights->columnLabels().at(2), QStringLiteral("ML"));
     QCOMPARE(weights->rowLabels().at(2), QStringLiteral("AI"));
     QCOMPARE(find<Heatmap>("heatmap_K")->rowLabels().at(2), QStringLiteral("ML"));
@@ -698,7 +700,8 @@ void TestControls::resultViewsShowTheEngineError()
     auto* weights = find<Heatmap>("heatmap_weights");
     QVERIFY(error->isHidden());
     const Matrix shown = weights->values();
-    m_document->edit(QStringLiteral("overflow"), Document::Values, [](Session& s) { s.X *= 1e200; });
+    pushEdit(m_document.get(), QStringLiteral("overflow"), Document::Values,
+             [](Session& s) { s.X *= 1e200; });
     QVERIFY(!m_document->result());
     QVERIFY(!error->isHidden());
     QVERIFY(error->text().contains(m_document->resultError()));

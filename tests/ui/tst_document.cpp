@@ -87,8 +87,8 @@ void TestDocument::cellEditUndoRedo()
 void TestDocument::structuralEditUndoRedo()
 {
     Document document;
-    document.edit(QStringLiteral("Three heads"), Document::Shape,
-                  [](Session& s) { setHeadCount(s, 3, InitializerSpec{}); });
+    pushEdit(&document, QStringLiteral("Three heads"), Document::Shape,
+             [](Session& s) { setHeadCount(s, 3, InitializerSpec{}); });
     QCOMPARE(document.session().headCount(), 3);
     QCOMPARE(document.result()->heads.size(), std::size_t(3));
     QCOMPARE(document.result()->output.cols(), Index(9));
@@ -121,8 +121,8 @@ void TestDocument::saveCloseReopen()
     {
         Document document;
         document.push(makeCellCommand(&document, {MatrixKind::X, 0}, 1, 2, -1.25));
-        document.edit(QStringLiteral("Causal"), Document::Options,
-                      [](Session& s) { s.mask.type = MaskType::Causal; });
+        pushEdit(&document, QStringLiteral("Causal"), Document::Options,
+                 [](Session& s) { s.mask.type = MaskType::Causal; });
         QString error;
         QVERIFY2(document.saveAs(path, &error), qPrintable(error));
         QVERIFY(!document.isModified());
@@ -294,7 +294,7 @@ void TestDocument::memoryLimitRefusesWithAMessage()
 void TestDocument::refusedSessionShowsTheMessage()
 {
     Document document;
-    document.edit(QStringLiteral("Huge"), Document::Values, [](Session& s) { s.X *= 1e200; });
+    pushEdit(&document, QStringLiteral("Huge"), Document::Values, [](Session& s) { s.X *= 1e200; });
     QVERIFY(!document.result());
     QVERIFY2(document.resultError().contains(QStringLiteral("overflows")),
              qPrintable(document.resultError()));

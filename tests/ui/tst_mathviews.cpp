@@ -2,6 +2,7 @@
 // comparison. Each follows the document and draws itself as a figure.
 
 #include "Document.h"
+#include "DocumentCommands.h"
 #include "HeadOverview.h"
 #include "Heatmap.h"
 #include "MathPanel.h"
@@ -138,8 +139,8 @@ void TestMathViews::mathPanelShowsTheEnginesRefusal()
 {
     const auto document = openDocument(QStringLiteral("example:love"));
     MathPanel panel(document.get());
-    document->edit(QStringLiteral("Bad temperature"), Document::Options,
-                   [](Session& s) { s.temperature = -1; });
+    pushEdit(document.get(), QStringLiteral("Bad temperature"), Document::Options,
+             [](Session& s) { s.temperature = -1; });
     document->waitForResult();
     QVERIFY(!document->result());
     QVERIFY(!document->resultError().isEmpty());
@@ -280,7 +281,8 @@ void TestMathViews::normalizerComparisonFollowsRowHeadAndTemperature()
     document->setCurrentHead(1);
     QVERIFY(shownSoftmax().isApprox(softmaxRow(1, 2), tolerance));
     QVERIFY(view.title().contains(QStringLiteral("head 2 of 2")));
-    document->edit(QStringLiteral("Temperature"), Document::Options, [](Session& s) { s.temperature = 0.5; });
+    pushEdit(document.get(), QStringLiteral("Temperature"), Document::Options,
+             [](Session& s) { s.temperature = 0.5; });
     document->waitForResult();
     QVERIFY(view.title().contains(QStringLiteral("τ = 0.5")));
     QVERIFY(shownSoftmax().isApprox(softmaxRow(1, 2), tolerance)); // the engine now also works at τ = 0.5

@@ -162,12 +162,12 @@ void TestModels::modelTester()
     Document document;
     openExample(document, example);
     if (model == QLatin1String("v_a")) {
-        document.edit(QStringLiteral("additive"), Document::Shape | Document::Options,
-                      [&document](Session& s) {
-                          s.score = ScoreFunction::Additive;
-                          s.scale = defaultScale(s.score);
-                          ensureScoreParameters(s, document.initializer());
-                      });
+        pushEdit(&document, QStringLiteral("additive"), Document::Shape | Document::Options,
+                 [&document](Session& s) {
+                     s.score = ScoreFunction::Additive;
+                     s.scale = defaultScale(s.score);
+                     ensureScoreParameters(s, document.initializer());
+                 });
     }
 
     std::unique_ptr<QAbstractItemModel> subject;
@@ -211,12 +211,12 @@ void TestModels::modelTester()
         QVERIFY(keys.removeTokens({1}));
         QVERIFY(keys.setData(keys.index(0, TokenModel::PaddingColumn), Qt::Checked, Qt::CheckStateRole));
     }
-    document.edit(QStringLiteral("cross-attention"), Document::Shape,
-                  [cross](Session& s) { setCrossAttention(s, !cross); });
-    document.edit(QStringLiteral("d_k"), Document::Shape,
-                  [&document](Session& s) { resizeDK(s, s.dK() + 2, document.initializer()); });
-    document.edit(QStringLiteral("heads"), Document::Shape,
-                  [&document](Session& s) { setHeadCount(s, s.headCount() + 1, document.initializer()); });
+    pushEdit(&document, QStringLiteral("cross-attention"), Document::Shape,
+             [cross](Session& s) { setCrossAttention(s, !cross); });
+    pushEdit(&document, QStringLiteral("d_k"), Document::Shape,
+             [&document](Session& s) { resizeDK(s, s.dK() + 2, document.initializer()); });
+    pushEdit(&document, QStringLiteral("heads"), Document::Shape,
+             [&document](Session& s) { setHeadCount(s, s.headCount() + 1, document.initializer()); });
     document.setCurrentHead(document.session().headCount() - 1);
     QVERIFY(wq.setData(wq.index(0, 0), -1.0));
 
@@ -270,7 +270,7 @@ void TestModels::editRoundTrip_data()
     });
 
     QTest::newRow("cell v_a[1], additive score") << love << Edit([](Document& d) {
-        d.edit(QStringLiteral("additive"), Document::Shape | Document::Options, [&d](Session& s) {
+        pushEdit(&d, QStringLiteral("additive"), Document::Shape | Document::Options, [&d](Session& s) {
             s.score = ScoreFunction::Additive;
             s.scale = defaultScale(s.score);
             ensureScoreParameters(s, d.initializer());
@@ -662,8 +662,8 @@ void TestModels::followsCurrentHead()
     QVERIFY(document.session().heads[0].W_K(0, 0) != 42.0);
 
     // Fewer heads: the document's current head is clamped and the model follows.
-    document.edit(QStringLiteral("one head"), Document::Shape,
-                  [&document](Session& session) { setHeadCount(session, 1, document.initializer()); });
+    pushEdit(&document, QStringLiteral("one head"), Document::Shape,
+             [&document](Session& session) { setHeadCount(session, 1, document.initializer()); });
     QCOMPARE(follower.matrixRef().head, 0);
     QCOMPARE(follower.rowCount(), static_cast<int>(document.session().dModel()));
 
@@ -777,7 +777,8 @@ void TestModels::contextSideWithoutContext()
     QCOMPARE(rejected.count(), 3);
     QCOMPARE(document.undoStack()->count(), 0);
 
-    document.edit(QStringLiteral("cross"), Document::Shape, [](Session& s) { setCrossAttention(s, true); });
+    pushEdit(&document, QStringLiteral("cross"), Document::Shape,
+             [](Session& s) { setCrossAttention(s, true); });
     QCOMPARE(model.rowCount(), 3);
     QCOMPARE(model.data(model.index(2, TokenModel::TokenColumn)).toString(), QStringLiteral("AI"));
     document.undoStack()->undo();
