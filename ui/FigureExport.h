@@ -28,7 +28,8 @@ QString figureFormatSuffix(FigureFormat format);
 
 /// The largest PNG side in pixels (size × scale) that is rendered; larger requests are refused.
 inline constexpr int maximumFigurePixels = 32000;
-/// The sizes (figure pixels) and PNG scales a person may ask for, in the export dialog and on the command line.
+/// The sizes (figure pixels) and PNG scales a person may ask for, in the export dialog and on the command
+/// line.
 inline constexpr int minimumFigureSide = 16;
 inline constexpr int maximumFigureSide = 20000;
 inline constexpr double minimumFigureScale = 0.25;
