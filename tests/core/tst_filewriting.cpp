@@ -2,10 +2,10 @@
 // kept, new files created as editors do, temporary files never left behind, stale ones cleaned up, and a
 // full disk reported by path and reason for every writer in core.
 
-#include "../FullDisk.h"
 #include "Error.h"
 #include "Examples.h"
 #include "FileWriting.h"
+#include "FullDisk.h"
 #include "MatrixFile.h"
 #include "SessionEdits.h"
 #include "SessionFile.h"

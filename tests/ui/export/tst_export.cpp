@@ -1,11 +1,11 @@
 // Figures: every view of the catalog exported to PNG, SVG and PDF, all views to a folder, and the clipboard.
 
-#include "../FullDisk.h"
 #include "Document.h"
 #include "Figure.h"
 #include "FigureCatalog.h"
 #include "FigureExport.h"
 #include "FigureFileChecks.h"
+#include "FullDisk.h"
 #include "Heatmap.h"
 
 #include <QClipboard>
