@@ -6,8 +6,9 @@
 #include "Heatmap.h"
 #include "MathPanel.h"
 #include "NormalizerComparisonView.h"
+#include "QueryKeySpaceView.h"
 #include "ResultViews.h"
-#include "SpacePlots.h"
+#include "ValueSpaceView.h"
 
 #include <QWidget>
 

@@ -15,12 +15,13 @@
 #include "MatrixFile.h"
 #include "NormalizerComparisonView.h"
 #include "Preferences.h"
+#include "QueryKeySpaceView.h"
 #include "RecoveryPrompt.h"
 #include "ResultViews.h"
 #include "SessionEdits.h"
 #include "SettingsDialog.h"
 #include "ShapePanel.h"
-#include "SpacePlots.h"
+#include "ValueSpaceView.h"
 
 #include <QApplication>
 #include <QCloseEvent>

@@ -4,8 +4,9 @@
 #include "Document.h"
 #include "Examples.h"
 #include "Initializers.h"
+#include "QueryKeySpaceView.h"
 #include "SessionEdits.h"
-#include "SpacePlots.h"
+#include "ValueSpaceView.h"
 
 #include "FuzzyCompare.h"
 #include <QComboBox>

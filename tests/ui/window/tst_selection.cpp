@@ -4,7 +4,8 @@
 #include "Heatmap.h"
 #include "MainWindow.h"
 #include "MathPanel.h"
-#include "SpacePlots.h"
+#include "QueryKeySpaceView.h"
+#include "ValueSpaceView.h"
 
 #include <QDockWidget>
 #include <QStandardPaths>

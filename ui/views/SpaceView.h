@@ -1,9 +1,8 @@
 #pragma once
-// The Q/K/V space plot adapters: queries and keys in one plane, values and outputs in another. The
+// What the Q/K and value plane views share: plane controls, the plot, picking, labels, figure rendering. The
 // projections come from the engine (SpaceLayout.h); these views only draw them and pass clicks on.
 
 #include "Figure.h"
-#include "LatestJob.h"
 #include "SpaceLayout.h"
 
 #include <QColor>
@@ -13,8 +12,6 @@
 #include <QString>
 #include <QStringList>
 #include <QWidget>
-
-#include <optional>
 
 class QComboBox;
 class QCustomPlot;
@@ -103,6 +100,19 @@ protected:
     QPoint positionOf(const QPointF& coords) const;
     /// Hides the graph from the legend.
     void keepOutOfLegend(QCPGraph* graph);
+
+    // Point drawing shared by the views.
+    /// The rows of a k × 2 matrix as points.
+    static QList<QPointF> pointsOf(const Matrix& rows);
+    static void setPoints(QCPGraph* graph, const QList<QPointF>& points);
+    /// A legend entry of markers; `shape` is a QCPScatterStyle::ScatterShape.
+    static QCPGraph* addScatter(QCustomPlot* plot, const QString& name, int shape, const QColor& color,
+                                double size);
+    /// The ring drawn around a selected point.
+    static QCPGraph* addRing(QCustomPlot* plot, const QColor& color);
+    static QString formatWeight(double weight);
+    /// The plot layer under the points where the lines from a query go.
+    static QString linesLayer();
     /// Whether labels are written next to the points (not for very many points).
     static bool labelsFit(Index points);
     /// Clamps the options to the plane's width and shows them in the controls; the options to project
@@ -131,109 +141,6 @@ private:
     QList<Pickable> m_pickables;
     int m_widestLabel = 0;
     bool m_labelsBelow = false;
-};
-
-/// Queries and keys of the current head in one plane (AttentionViz's joint view): the raw coordinates when
-/// d_k = 2, else a PCA of Q ∪ K, or two picked dimensions. Queries are blue discs, keys red squares, each
-/// labelled by its token. From the selected query a line goes to every key it gives weight to, wider and
-/// more opaque the larger the weight. Clicking a query selects it, clicking a key selects that key.
-class QueryKeySpaceView : public SpaceView {
-    Q_OBJECT
-public:
-    explicit QueryKeySpaceView(Document* document, QWidget* parent = nullptr);
-
-    QString figureName() const override { return QStringLiteral("qk_space"); }
-
-    // What is shown, for tests and export.
-    QList<QPointF> queryPoints() const { return m_queryPoints; }
-    QList<QPointF> keyPoints() const { return m_keyPoints; }
-    QStringList queryLabels() const { return m_queryLabels; }
-    QStringList keyLabels() const { return m_keyLabels; }
-    /// The pen width of the line from the selected query to each key, in key order; 0 where no line is
-    /// drawn (a weight of exactly 0: masked, or cut by sparsemax). Empty when nothing is shown.
-    QList<double> lineWidths() const { return m_lineWidths; }
-    /// The query and key drawn emphasised (−1: none).
-    Index emphasisedQuery() const { return m_emphasisedQuery; }
-    Index emphasisedKey() const { return m_emphasisedKey; }
-    /// A point's centre in this widget's coordinates (as of the last replot).
-    QPoint queryPosition(Index i) const;
-    QPoint keyPosition(Index j) const;
-
-protected:
-    Index planeDimension() const override;
-    void recompute() override;
-    void redraw() override;
-    void finishProjection() const override { m_projection.wait(); }
-    void picked(const Pickable& point) override;
-    QString describe(const Pickable& point) const override;
-
-private:
-    QCPGraph* m_queries;
-    QCPGraph* m_keys;
-    QCPGraph* m_queryRing;
-    QCPGraph* m_keyRing;
-    QueryKeyPlane m_plane;
-    bool m_hasPlane = false;
-    bool m_projecting = false; // a background job computes the plane
-    mutable LatestJob<std::optional<QueryKeyPlane>> m_projection{this};
-    QList<QPointF> m_queryPoints;
-    QList<QPointF> m_keyPoints;
-    QStringList m_queryLabels;
-    QStringList m_keyLabels;
-    QList<double> m_lineWidths;
-    Index m_emphasisedQuery = -1;
-    Index m_emphasisedKey = -1;
-};
-
-/// Values and outputs of the current head in one plane fitted on V: the V points labelled by their key
-/// tokens, their convex hull, and each output row as a point "o(token)" (a softmax output lies inside the
-/// hull, a sparsemax output on the face its support spans). Clicking a value selects its key, clicking an
-/// output selects its query.
-class ValueSpaceView : public SpaceView {
-    Q_OBJECT
-public:
-    explicit ValueSpaceView(Document* document, QWidget* parent = nullptr);
-
-    QString figureName() const override { return QStringLiteral("v_space"); }
-
-    // What is shown, for tests and export.
-    QList<QPointF> valuePoints() const { return m_valuePoints; }
-    QList<QPointF> outputPoints() const { return m_outputPoints; }
-    /// The hull's vertices in drawing order (counter-clockwise, not repeating the first).
-    QList<QPointF> hullPoints() const { return m_hullPoints; }
-    QStringList valueLabels() const { return m_valueLabels; }
-    QStringList outputLabels() const { return m_outputLabels; }
-    /// The output and value drawn emphasised (−1: none).
-    Index emphasisedOutput() const { return m_emphasisedOutput; }
-    Index emphasisedValue() const { return m_emphasisedValue; }
-    QPoint valuePosition(Index j) const;
-    QPoint outputPosition(Index i) const;
-
-protected:
-    Index planeDimension() const override;
-    void recompute() override;
-    void redraw() override;
-    void finishProjection() const override { m_projection.wait(); }
-    void picked(const Pickable& point) override;
-    QString describe(const Pickable& point) const override;
-
-private:
-    QCPGraph* m_values;
-    QCPGraph* m_outputs;
-    QCPGraph* m_valueRing;
-    QCPGraph* m_outputRing;
-    QCPCurve* m_hull;
-    ValuePlane m_plane;
-    bool m_hasPlane = false;
-    bool m_projecting = false; // a background job computes the plane
-    mutable LatestJob<std::optional<ValuePlane>> m_projection{this};
-    QList<QPointF> m_valuePoints;
-    QList<QPointF> m_outputPoints;
-    QList<QPointF> m_hullPoints;
-    QStringList m_valueLabels;
-    QStringList m_outputLabels;
-    Index m_emphasisedOutput = -1;
-    Index m_emphasisedValue = -1;
 };
 
 } // namespace qkv::ui

@@ -1,8 +1,7 @@
-#include "SpacePlots.h"
-
-#include "LabelText.h"
+#include "SpaceView.h"
 
 #include "Document.h"
+#include "LabelText.h"
 #include "PlotFigure.h"
 
 #include <qcustomplot.h>
@@ -19,23 +18,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <exception>
 #include <limits>
 
 namespace qkv::ui {
 
 namespace {
 
-const QColor queryColor(0x1f, 0x77, 0xb4);
-const QColor keyColor(0xd6, 0x27, 0x28);
-const QColor valueColor(0x2c, 0xa0, 0x2c);
-const QColor outputColor(0x94, 0x67, 0xbd);
-
 constexpr double pickRadius = 8.0;           // pixels: how near a click must be to a point
 constexpr Index maximumLabelledPoints = 120; // beyond this, token names only in the hover text
-const QString linesLayer = QStringLiteral("lines");
 
-QList<QPointF> pointsOf(const Matrix& rows)
+} // namespace
+
+QList<QPointF> SpaceView::pointsOf(const Matrix& rows)
 {
     QList<QPointF> points;
     points.reserve(static_cast<int>(rows.rows()));
@@ -44,7 +38,7 @@ QList<QPointF> pointsOf(const Matrix& rows)
     return points;
 }
 
-void setPoints(QCPGraph* graph, const QList<QPointF>& points)
+void SpaceView::setPoints(QCPGraph* graph, const QList<QPointF>& points)
 {
     QVector<double> x, y;
     x.reserve(points.size());
@@ -56,19 +50,20 @@ void setPoints(QCPGraph* graph, const QList<QPointF>& points)
     graph->setData(x, y);
 }
 
-QCPGraph* addScatter(QCustomPlot* plot, const QString& name, QCPScatterStyle::ScatterShape shape,
-                     const QColor& color, double size)
+QCPGraph* SpaceView::addScatter(QCustomPlot* plot, const QString& name, int shape, const QColor& color,
+                                double size)
 {
     QCPGraph* graph = plot->addGraph();
     graph->setName(name);
     graph->setLineStyle(QCPGraph::lsNone);
-    graph->setScatterStyle(QCPScatterStyle(shape, color.darker(130), color, size));
+    graph->setScatterStyle(
+        QCPScatterStyle(static_cast<QCPScatterStyle::ScatterShape>(shape), color.darker(130), color, size));
     graph->setPen(QPen(color));
     graph->setSelectable(QCP::stNone);
     return graph;
 }
 
-QCPGraph* addRing(QCustomPlot* plot, const QColor& color)
+QCPGraph* SpaceView::addRing(QCustomPlot* plot, const QColor& color)
 {
     QCPGraph* graph = plot->addGraph();
     graph->setLineStyle(QCPGraph::lsNone);
@@ -77,15 +72,15 @@ QCPGraph* addRing(QCustomPlot* plot, const QColor& color)
     return graph;
 }
 
-QString formatWeight(double weight)
+QString SpaceView::formatWeight(double weight)
 {
     return QString::number(weight, 'f', 3);
 }
 
-} // namespace
-
-// ---------------------------------------------------------------------------------------------------------
-// SpaceView
+QString SpaceView::linesLayer()
+{
+    return QStringLiteral("lines");
+}
 
 SpaceView::SpaceView(Document* document, const QString& dimension, QWidget* parent)
     : QWidget(parent), m_document(document), m_mode(new QComboBox(this)), m_first(new QSpinBox(this)),
@@ -147,7 +142,7 @@ SpaceView::SpaceView(Document* document, const QString& dimension, QWidget* pare
         axis->setSubTicks(false);
     }
     // The lines from a query to the keys lie under the points.
-    m_plot->addLayer(linesLayer, m_plot->layer(QStringLiteral("main")), QCustomPlot::limBelow);
+    m_plot->addLayer(linesLayer(), m_plot->layer(QStringLiteral("main")), QCustomPlot::limBelow);
 
     connect(m_mode, &QComboBox::currentIndexChanged, this, &SpaceView::onModeChanged);
     connect(m_first, &QSpinBox::valueChanged, this, &SpaceView::onDimensionChanged);
@@ -447,355 +442,6 @@ void SpaceView::onMouseMove(QMouseEvent* event)
         QToolTip::showText(event->globalPosition().toPoint(), describe(*point), m_plot);
     else
         QToolTip::hideText();
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// QueryKeySpaceView
-
-namespace {
-enum QueryKeyKind { QueryPoint, KeyPoint };
-enum ValueKind { ValuePoint, OutputPoint };
-} // namespace
-
-QueryKeySpaceView::QueryKeySpaceView(Document* document, QWidget* parent)
-    : SpaceView(document, QStringLiteral("d_k"), parent)
-{
-    setObjectName(QStringLiteral("qkSpaceView"));
-    m_queries = addScatter(plot(), tr("queries"), QCPScatterStyle::ssDisc, queryColor, 9);
-    m_keys = addScatter(plot(), tr("keys"), QCPScatterStyle::ssSquare, keyColor, 8);
-    m_queryRing = addRing(plot(), queryColor);
-    m_keyRing = addRing(plot(), keyColor);
-    keepOutOfLegend(m_queryRing);
-    keepOutOfLegend(m_keyRing);
-    recompute();
-}
-
-Index QueryKeySpaceView::planeDimension() const
-{
-    const HeadResult* head = currentHead();
-    return head ? head->Q.cols() : 0;
-}
-
-void QueryKeySpaceView::recompute()
-{
-    const PlaneOptions options = syncControls();
-    m_hasPlane = false;
-    const std::shared_ptr<const AttentionResult> result = document()->result();
-    if (!currentHead()) {
-        m_projecting = false;
-        redraw();
-        return;
-    }
-    const auto headIndex = static_cast<std::size_t>(currentHeadIndex());
-    const HeadResult& head = result->heads[headIndex];
-    const bool heavy = isHeavyProjection(options, head.Q.rows() + head.K.rows(), head.Q.cols());
-    m_projecting = heavy;
-    if (heavy)
-        redraw(); // "Projecting…" until the plane arrives
-    m_projection.run(
-        heavy,
-        [result, headIndex, options]() -> std::optional<QueryKeyPlane> {
-            try {
-                return queryKeyPlane(result->heads[headIndex], options);
-            } catch (const std::exception&) {
-                return std::nullopt; // shown as a message by redraw()
-            }
-        },
-        [this](std::optional<QueryKeyPlane> plane) {
-            m_projecting = false;
-            m_hasPlane = plane.has_value();
-            if (plane)
-                m_plane = std::move(*plane);
-            redraw();
-        });
-}
-
-void QueryKeySpaceView::redraw()
-{
-    const HeadResult* head = currentHead();
-    const QString title = tr("Queries and keys, head %1").arg(currentHeadIndex() + 1);
-    m_queryPoints.clear();
-    m_keyPoints.clear();
-    m_lineWidths.clear();
-    m_emphasisedQuery = m_emphasisedKey = -1;
-    if (!head || !m_hasPlane || m_plane.queries.rows() != head->Q.rows() ||
-        m_plane.keys.rows() != head->K.rows()) {
-        m_queryLabels.clear();
-        m_keyLabels.clear();
-        showMessage(title, !head          ? tr("Nothing to show: %1").arg(document()->resultError())
-                           : m_projecting ? tr("Projecting %1 points…").arg(head->Q.rows() + head->K.rows())
-                                          : tr("These queries and keys cannot be projected"));
-        return;
-    }
-    beginDraw(title);
-    const Index n = head->Q.rows(), m = head->K.rows();
-    m_queryPoints = pointsOf(m_plane.queries);
-    m_keyPoints = pointsOf(m_plane.keys);
-    m_queryLabels = queryTokens(n);
-    m_keyLabels = keyTokens(m);
-    setPoints(m_queries, m_queryPoints);
-    setPoints(m_keys, m_keyPoints);
-    setAxisLabels(m_plane.xLabel, m_plane.yLabel);
-
-    const Index query = document()->selectedQuery(), key = document()->selectedKey();
-    const bool hasQuery = query >= 0 && query < n && head->weights.rows() == n && head->weights.cols() == m;
-    if (hasQuery) {
-        m_emphasisedQuery = query;
-        const QPointF from = m_queryPoints.at(static_cast<int>(query));
-        for (Index j = 0; j < m; ++j) {
-            const double weight = head->weights(query, j);
-            // An exact zero (masked, or cut by sparsemax) draws nothing.
-            if (!(weight > 0.0)) {
-                m_lineWidths.append(0.0);
-                continue;
-            }
-            const double a = std::min(weight, 1.0);
-            const double width = 0.5 + 6.0 * a;
-            QColor color = queryColor;
-            color.setAlphaF(static_cast<float>(0.15 + 0.75 * a));
-            auto* line = new QCPItemLine(plot());
-            line->setLayer(linesLayer);
-            line->setSelectable(false);
-            line->start->setCoords(from);
-            line->end->setCoords(m_keyPoints.at(static_cast<int>(j)));
-            QPen pen(color, width);
-            pen.setCapStyle(Qt::RoundCap);
-            line->setPen(pen);
-            m_lineWidths.append(width);
-        }
-        setPoints(m_queryRing, {from});
-    } else {
-        m_queryRing->data()->clear();
-    }
-    if (key >= 0 && key < m) {
-        m_emphasisedKey = key;
-        setPoints(m_keyRing, {m_keyPoints.at(static_cast<int>(key))});
-    } else {
-        m_keyRing->data()->clear();
-    }
-
-    int widest = 0;
-    if (labelsFit(n + m)) {
-        for (Index i = 0; i < n; ++i) {
-            addLabel(m_queryPoints.at(static_cast<int>(i)), m_queryLabels.at(static_cast<int>(i)),
-                     queryColor.darker(140), i == m_emphasisedQuery, false);
-            widest = std::max(widest, labelWidth(m_queryLabels.at(static_cast<int>(i))));
-        }
-        for (Index j = 0; j < m; ++j) {
-            addLabel(m_keyPoints.at(static_cast<int>(j)), m_keyLabels.at(static_cast<int>(j)),
-                     keyColor.darker(140), j == m_emphasisedKey, false);
-            widest = std::max(widest, labelWidth(m_keyLabels.at(static_cast<int>(j))));
-        }
-    }
-
-    QList<Pickable> pickables;
-    for (Index i = 0; i < n; ++i)
-        pickables.append({m_queryPoints.at(static_cast<int>(i)), QueryPoint, i});
-    for (Index j = 0; j < m; ++j)
-        pickables.append({m_keyPoints.at(static_cast<int>(j)), KeyPoint, j});
-    endDraw(m_queryPoints + m_keyPoints, pickables, widest);
-}
-
-void QueryKeySpaceView::picked(const Pickable& point)
-{
-    if (point.kind == QueryPoint)
-        document()->setSelection(point.index, document()->selectedKey());
-    else
-        document()->setSelection(document()->selectedQuery(), point.index);
-}
-
-QString QueryKeySpaceView::describe(const Pickable& point) const
-{
-    if (point.kind == QueryPoint)
-        return tr("query ‘%1’").arg(m_queryLabels.value(static_cast<int>(point.index)));
-    QString text = tr("key ‘%1’").arg(m_keyLabels.value(static_cast<int>(point.index)));
-    const HeadResult* head = currentHead();
-    const Index query = m_emphasisedQuery;
-    if (head && query >= 0 && query < head->weights.rows() && point.index < head->weights.cols())
-        text += tr(": weight %1 from ‘%2’")
-                    .arg(formatWeight(head->weights(query, point.index)),
-                         m_queryLabels.value(static_cast<int>(query)));
-    return text;
-}
-
-QPoint QueryKeySpaceView::queryPosition(Index i) const
-{
-    return positionOf(m_queryPoints.value(static_cast<int>(i)));
-}
-
-QPoint QueryKeySpaceView::keyPosition(Index j) const
-{
-    return positionOf(m_keyPoints.value(static_cast<int>(j)));
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// ValueSpaceView
-
-ValueSpaceView::ValueSpaceView(Document* document, QWidget* parent)
-    : SpaceView(document, QStringLiteral("d_v"), parent)
-{
-    setObjectName(QStringLiteral("vSpaceView"));
-    // The hull first, so the points are drawn over its fill.
-    m_hull = new QCPCurve(plot()->xAxis, plot()->yAxis);
-    m_hull->setName(tr("convex hull of V"));
-    m_hull->setPen(QPen(valueColor.lighter(120), 1.2));
-    QColor fill = valueColor;
-    fill.setAlpha(32);
-    m_hull->setBrush(fill);
-    m_hull->setSelectable(QCP::stNone);
-    m_values = addScatter(plot(), tr("values"), QCPScatterStyle::ssDiamond, valueColor, 10);
-    m_outputs = addScatter(plot(), tr("outputs"), QCPScatterStyle::ssTriangle, outputColor, 9);
-    m_outputs->setScatterStyle(
-        QCPScatterStyle(QCPScatterStyle::ssTriangle, QPen(outputColor, 1.5), outputColor.lighter(150), 9));
-    m_valueRing = addRing(plot(), valueColor);
-    m_outputRing = addRing(plot(), outputColor);
-    keepOutOfLegend(m_valueRing);
-    keepOutOfLegend(m_outputRing);
-    recompute();
-}
-
-Index ValueSpaceView::planeDimension() const
-{
-    const HeadResult* head = currentHead();
-    return head ? head->V.cols() : 0;
-}
-
-void ValueSpaceView::recompute()
-{
-    const PlaneOptions options = syncControls();
-    m_hasPlane = false;
-    const std::shared_ptr<const AttentionResult> result = document()->result();
-    if (!currentHead()) {
-        m_projecting = false;
-        redraw();
-        return;
-    }
-    const auto headIndex = static_cast<std::size_t>(currentHeadIndex());
-    const HeadResult& head = result->heads[headIndex];
-    const bool heavy = isHeavyProjection(options, head.V.rows(), head.V.cols());
-    m_projecting = heavy;
-    if (heavy)
-        redraw(); // "Projecting…" until the plane arrives
-    m_projection.run(
-        heavy,
-        [result, headIndex, options]() -> std::optional<ValuePlane> {
-            try {
-                return valuePlane(result->heads[headIndex], options);
-            } catch (const std::exception&) {
-                return std::nullopt;
-            }
-        },
-        [this](std::optional<ValuePlane> plane) {
-            m_projecting = false;
-            m_hasPlane = plane.has_value();
-            if (plane)
-                m_plane = std::move(*plane);
-            redraw();
-        });
-}
-
-void ValueSpaceView::redraw()
-{
-    const HeadResult* head = currentHead();
-    const QString title = tr("Values and outputs, head %1").arg(currentHeadIndex() + 1);
-    m_valuePoints.clear();
-    m_outputPoints.clear();
-    m_hullPoints.clear();
-    m_emphasisedOutput = m_emphasisedValue = -1;
-    if (!head || !m_hasPlane || m_plane.values.rows() != head->V.rows() ||
-        m_plane.outputs.rows() != head->output.rows()) {
-        m_valueLabels.clear();
-        m_outputLabels.clear();
-        showMessage(title, !head          ? tr("Nothing to show: %1").arg(document()->resultError())
-                           : m_projecting ? tr("Projecting %1 points…").arg(head->V.rows())
-                                          : tr("These values cannot be projected"));
-        return;
-    }
-    beginDraw(title);
-    const Index m = head->V.rows(), n = head->output.rows();
-    m_valuePoints = pointsOf(m_plane.values);
-    m_outputPoints = pointsOf(m_plane.outputs);
-    m_valueLabels = keyTokens(m);
-    m_outputLabels.clear();
-    for (const QString& token : queryTokens(n))
-        m_outputLabels.append(QStringLiteral("o(") + token + QLatin1Char(')'));
-    setPoints(m_values, m_valuePoints);
-    setPoints(m_outputs, m_outputPoints);
-    setAxisLabels(m_plane.xLabel, m_plane.yLabel);
-
-    QVector<double> hullX, hullY;
-    for (Index vertex : m_plane.hull) {
-        const QPointF p = m_valuePoints.at(static_cast<int>(vertex));
-        m_hullPoints.append(p);
-        hullX.append(p.x());
-        hullY.append(p.y());
-    }
-    if (!hullX.isEmpty()) { // closed
-        hullX.append(hullX.front());
-        hullY.append(hullY.front());
-    }
-    m_hull->setData(hullX, hullY);
-
-    const Index query = document()->selectedQuery(), key = document()->selectedKey();
-    if (query >= 0 && query < n) {
-        m_emphasisedOutput = query;
-        setPoints(m_outputRing, {m_outputPoints.at(static_cast<int>(query))});
-    } else {
-        m_outputRing->data()->clear();
-    }
-    if (key >= 0 && key < m) {
-        m_emphasisedValue = key;
-        setPoints(m_valueRing, {m_valuePoints.at(static_cast<int>(key))});
-    } else {
-        m_valueRing->data()->clear();
-    }
-
-    int widest = 0;
-    if (labelsFit(n + m)) {
-        for (Index j = 0; j < m; ++j) {
-            addLabel(m_valuePoints.at(static_cast<int>(j)), m_valueLabels.at(static_cast<int>(j)),
-                     valueColor.darker(150), j == m_emphasisedValue, false);
-            widest = std::max(widest, labelWidth(m_valueLabels.at(static_cast<int>(j))));
-        }
-        for (Index i = 0; i < n; ++i) {
-            addLabel(m_outputPoints.at(static_cast<int>(i)), m_outputLabels.at(static_cast<int>(i)),
-                     outputColor.darker(140), i == m_emphasisedOutput, true);
-            widest = std::max(widest, labelWidth(m_outputLabels.at(static_cast<int>(i))));
-        }
-    }
-
-    QList<Pickable> pickables;
-    for (Index j = 0; j < m; ++j)
-        pickables.append({m_valuePoints.at(static_cast<int>(j)), ValuePoint, j});
-    for (Index i = 0; i < n; ++i)
-        pickables.append({m_outputPoints.at(static_cast<int>(i)), OutputPoint, i});
-    endDraw(m_valuePoints + m_outputPoints, pickables, widest);
-}
-
-void ValueSpaceView::picked(const Pickable& point)
-{
-    if (point.kind == OutputPoint)
-        document()->setSelection(point.index, document()->selectedKey());
-    else
-        document()->setSelection(document()->selectedQuery(), point.index);
-}
-
-QString ValueSpaceView::describe(const Pickable& point) const
-{
-    if (point.kind == OutputPoint)
-        return tr("output of query ‘%1’")
-            .arg(queryTokens(m_outputPoints.size()).value(static_cast<int>(point.index)));
-    return tr("value of key ‘%1’").arg(m_valueLabels.value(static_cast<int>(point.index)));
-}
-
-QPoint ValueSpaceView::valuePosition(Index j) const
-{
-    return positionOf(m_valuePoints.value(static_cast<int>(j)));
-}
-
-QPoint ValueSpaceView::outputPosition(Index i) const
-{
-    return positionOf(m_outputPoints.value(static_cast<int>(i)));
 }
 
 } // namespace qkv::ui

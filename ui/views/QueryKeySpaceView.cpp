@@ -1,0 +1,190 @@
+#include "QueryKeySpaceView.h"
+
+#include "Document.h"
+
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <exception>
+
+namespace qkv::ui {
+namespace {
+
+const QColor queryColor(0x1f, 0x77, 0xb4);
+const QColor keyColor(0xd6, 0x27, 0x28);
+enum QueryKeyKind { QueryPoint, KeyPoint };
+
+} // namespace
+
+QueryKeySpaceView::QueryKeySpaceView(Document* document, QWidget* parent)
+    : SpaceView(document, QStringLiteral("d_k"), parent)
+{
+    setObjectName(QStringLiteral("qkSpaceView"));
+    m_queries = addScatter(plot(), tr("queries"), QCPScatterStyle::ssDisc, queryColor, 9);
+    m_keys = addScatter(plot(), tr("keys"), QCPScatterStyle::ssSquare, keyColor, 8);
+    m_queryRing = addRing(plot(), queryColor);
+    m_keyRing = addRing(plot(), keyColor);
+    keepOutOfLegend(m_queryRing);
+    keepOutOfLegend(m_keyRing);
+    recompute();
+}
+
+Index QueryKeySpaceView::planeDimension() const
+{
+    const HeadResult* head = currentHead();
+    return head ? head->Q.cols() : 0;
+}
+
+void QueryKeySpaceView::recompute()
+{
+    const PlaneOptions options = syncControls();
+    m_hasPlane = false;
+    const std::shared_ptr<const AttentionResult> result = document()->result();
+    if (!currentHead()) {
+        m_projecting = false;
+        redraw();
+        return;
+    }
+    const auto headIndex = static_cast<std::size_t>(currentHeadIndex());
+    const HeadResult& head = result->heads[headIndex];
+    const bool heavy = isHeavyProjection(options, head.Q.rows() + head.K.rows(), head.Q.cols());
+    m_projecting = heavy;
+    if (heavy)
+        redraw(); // "Projecting…" until the plane arrives
+    m_projection.run(
+        heavy,
+        [result, headIndex, options]() -> std::optional<QueryKeyPlane> {
+            try {
+                return queryKeyPlane(result->heads[headIndex], options);
+            } catch (const std::exception&) {
+                return std::nullopt; // shown as a message by redraw()
+            }
+        },
+        [this](std::optional<QueryKeyPlane> plane) {
+            m_projecting = false;
+            m_hasPlane = plane.has_value();
+            if (plane)
+                m_plane = std::move(*plane);
+            redraw();
+        });
+}
+
+void QueryKeySpaceView::redraw()
+{
+    const HeadResult* head = currentHead();
+    const QString title = tr("Queries and keys, head %1").arg(currentHeadIndex() + 1);
+    m_queryPoints.clear();
+    m_keyPoints.clear();
+    m_lineWidths.clear();
+    m_emphasisedQuery = m_emphasisedKey = -1;
+    if (!head || !m_hasPlane || m_plane.queries.rows() != head->Q.rows() ||
+        m_plane.keys.rows() != head->K.rows()) {
+        m_queryLabels.clear();
+        m_keyLabels.clear();
+        showMessage(title, !head          ? tr("Nothing to show: %1").arg(document()->resultError())
+                           : m_projecting ? tr("Projecting %1 points…").arg(head->Q.rows() + head->K.rows())
+                                          : tr("These queries and keys cannot be projected"));
+        return;
+    }
+    beginDraw(title);
+    const Index n = head->Q.rows(), m = head->K.rows();
+    m_queryPoints = pointsOf(m_plane.queries);
+    m_keyPoints = pointsOf(m_plane.keys);
+    m_queryLabels = queryTokens(n);
+    m_keyLabels = keyTokens(m);
+    setPoints(m_queries, m_queryPoints);
+    setPoints(m_keys, m_keyPoints);
+    setAxisLabels(m_plane.xLabel, m_plane.yLabel);
+
+    const Index query = document()->selectedQuery(), key = document()->selectedKey();
+    const bool hasQuery = query >= 0 && query < n && head->weights.rows() == n && head->weights.cols() == m;
+    if (hasQuery) {
+        m_emphasisedQuery = query;
+        const QPointF from = m_queryPoints.at(static_cast<int>(query));
+        for (Index j = 0; j < m; ++j) {
+            const double weight = head->weights(query, j);
+            // An exact zero (masked, or cut by sparsemax) draws nothing.
+            if (!(weight > 0.0)) {
+                m_lineWidths.append(0.0);
+                continue;
+            }
+            const double a = std::min(weight, 1.0);
+            const double width = 0.5 + 6.0 * a;
+            QColor color = queryColor;
+            color.setAlphaF(static_cast<float>(0.15 + 0.75 * a));
+            auto* line = new QCPItemLine(plot());
+            line->setLayer(linesLayer());
+            line->setSelectable(false);
+            line->start->setCoords(from);
+            line->end->setCoords(m_keyPoints.at(static_cast<int>(j)));
+            QPen pen(color, width);
+            pen.setCapStyle(Qt::RoundCap);
+            line->setPen(pen);
+            m_lineWidths.append(width);
+        }
+        setPoints(m_queryRing, {from});
+    } else {
+        m_queryRing->data()->clear();
+    }
+    if (key >= 0 && key < m) {
+        m_emphasisedKey = key;
+        setPoints(m_keyRing, {m_keyPoints.at(static_cast<int>(key))});
+    } else {
+        m_keyRing->data()->clear();
+    }
+
+    int widest = 0;
+    if (labelsFit(n + m)) {
+        for (Index i = 0; i < n; ++i) {
+            addLabel(m_queryPoints.at(static_cast<int>(i)), m_queryLabels.at(static_cast<int>(i)),
+                     queryColor.darker(140), i == m_emphasisedQuery, false);
+            widest = std::max(widest, labelWidth(m_queryLabels.at(static_cast<int>(i))));
+        }
+        for (Index j = 0; j < m; ++j) {
+            addLabel(m_keyPoints.at(static_cast<int>(j)), m_keyLabels.at(static_cast<int>(j)),
+                     keyColor.darker(140), j == m_emphasisedKey, false);
+            widest = std::max(widest, labelWidth(m_keyLabels.at(static_cast<int>(j))));
+        }
+    }
+
+    QList<Pickable> pickables;
+    for (Index i = 0; i < n; ++i)
+        pickables.append({m_queryPoints.at(static_cast<int>(i)), QueryPoint, i});
+    for (Index j = 0; j < m; ++j)
+        pickables.append({m_keyPoints.at(static_cast<int>(j)), KeyPoint, j});
+    endDraw(m_queryPoints + m_keyPoints, pickables, widest);
+}
+
+void QueryKeySpaceView::picked(const Pickable& point)
+{
+    if (point.kind == QueryPoint)
+        document()->setSelection(point.index, document()->selectedKey());
+    else
+        document()->setSelection(document()->selectedQuery(), point.index);
+}
+
+QString QueryKeySpaceView::describe(const Pickable& point) const
+{
+    if (point.kind == QueryPoint)
+        return tr("query ‘%1’").arg(m_queryLabels.value(static_cast<int>(point.index)));
+    QString text = tr("key ‘%1’").arg(m_keyLabels.value(static_cast<int>(point.index)));
+    const HeadResult* head = currentHead();
+    const Index query = m_emphasisedQuery;
+    if (head && query >= 0 && query < head->weights.rows() && point.index < head->weights.cols())
+        text += tr(": weight %1 from ‘%2’")
+                    .arg(formatWeight(head->weights(query, point.index)),
+                         m_queryLabels.value(static_cast<int>(query)));
+    return text;
+}
+
+QPoint QueryKeySpaceView::queryPosition(Index i) const
+{
+    return positionOf(m_queryPoints.value(static_cast<int>(i)));
+}
+
+QPoint QueryKeySpaceView::keyPosition(Index j) const
+{
+    return positionOf(m_keyPoints.value(static_cast<int>(j)));
+}
+
+} // namespace qkv::ui
