@@ -64,7 +64,7 @@ bool isSessionFile(const QString& path)
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent), m_document(new Document(this)), m_autosave(new Autosave(m_document, this)),
-      m_actions(Actions::create(this, m_document->undoStack()))
+      m_actions(Actions::create(this, m_document->undoStack())), m_matrices(m_document)
 {
     setObjectName(QStringLiteral("mainWindow"));
     setAcceptDrops(true);
@@ -366,33 +366,7 @@ MatrixRef MainWindow::selectedMatrix() const
 
 bool MainWindow::importMatrix(const QString& path, QString* error)
 {
-    MatrixRef ref = selectedMatrix();
-    if (ref.isPerHead())
-        ref.head = m_document->currentHead();
-    const Session& session = m_document->session();
-    if (!exists(session, ref)) {
-        *error = tr("%1 does not exist in this session").arg(displayName(ref));
-        return false;
-    }
-    Matrix matrix;
-    try {
-        matrix = loadMatrixFile(path.toStdString());
-    } catch (const Error& e) {
-        *error = QString::fromStdString(e.what());
-        return false;
-    }
-    const Index rows = rowCount(session, ref), cols = columnCount(session, ref);
-    if (matrix.rows() != rows || matrix.cols() != cols) {
-        *error = tr("%1: %2 is %3 × %4 but the file holds %5 × %6")
-                     .arg(path, displayName(ref))
-                     .arg(rows)
-                     .arg(cols)
-                     .arg(matrix.rows())
-                     .arg(matrix.cols());
-        return false;
-    }
-    m_document->push(makeMatrixCommand(m_document, tr("Import %1").arg(displayName(ref)), ref, matrix));
-    return true;
+    return m_matrices.importMatrix(selectedMatrix(), path, error);
 }
 
 void MainWindow::importMatrixDialog()
@@ -404,62 +378,14 @@ void MainWindow::importMatrixDialog()
         showError(tr("Cannot import"), error);
 }
 
-std::vector<std::pair<QString, std::function<Matrix()>>> MainWindow::exportSources() const
-{
-    std::vector<std::pair<QString, std::function<Matrix()>>> sources;
-    const Session& session = m_document->session();
-    const int head = m_document->currentHead();
-    for (MatrixKind kind :
-         {MatrixKind::X, MatrixKind::Z, MatrixKind::W_Q, MatrixKind::W_K, MatrixKind::W_V, MatrixKind::W_S,
-          MatrixKind::W_a, MatrixKind::U_a, MatrixKind::v_a, MatrixKind::W_O})
-        if (const MatrixRef ref{kind, head}; exists(session, ref))
-            sources.emplace_back(displayName(ref), [&session, ref] { return matrixValue(session, ref); });
-    const std::shared_ptr<const AttentionResult> result = m_document->result();
-    if (!result)
-        return sources;
-    // Each result is copied only when it is the one exported; the lambdas hold the result alive.
-    const HeadResult* h = &result->heads[static_cast<std::size_t>(head)];
-    const std::pair<const char*, std::function<Matrix()>> results[] = {
-        {"Q", [result, h] { return h->Q; }},
-        {"K", [result, h] { return h->K; }},
-        {"V", [result, h] { return h->V; }},
-        {"scores", [result, h] { return h->scores; }},
-        {"scaled", [result, h] { return h->scaled; }},
-        {"mask", [result, h] { return Matrix(h->allowed.cast<double>()); }},
-        {"weights", [result, h] { return h->weights; }},
-        {"output", [result, h] { return h->output; }}};
-    for (const auto& [label, produce] : results)
-        sources.emplace_back(tr("%1 (head %2)").arg(QLatin1String(label)).arg(head + 1), produce);
-    sources.emplace_back(QStringLiteral("concat"), [result] { return result->concat; });
-    sources.emplace_back(QStringLiteral("final output"), [result] { return result->output; });
-    return sources;
-}
-
 QStringList MainWindow::exportableMatrices() const
 {
-    QStringList names;
-    for (const auto& source : exportSources())
-        names << source.first;
-    return names;
+    return m_matrices.names();
 }
 
 bool MainWindow::exportMatrix(const QString& name, const QString& path, QString* error) const
 {
-    Matrix matrix;
-    for (const auto& [sourceName, produce] : exportSources())
-        if (sourceName == name)
-            matrix = produce();
-    if (matrix.size() == 0) {
-        *error = tr("There is no matrix named \"%1\"").arg(name);
-        return false;
-    }
-    try {
-        saveMatrixFile(matrix, path.toStdString());
-    } catch (const Error& e) {
-        *error = QString::fromStdString(e.what());
-        return false;
-    }
-    return true;
+    return m_matrices.exportMatrix(name, path, error);
 }
 
 void MainWindow::exportMatrixDialog()

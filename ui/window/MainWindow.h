@@ -3,6 +3,7 @@
 // the models and the views.
 
 #include "Actions.h"
+#include "MatrixCatalog.h"
 #include "MatrixRef.h"
 
 #include <QMainWindow>
@@ -61,7 +62,6 @@ protected:
 
 private:
     /// The matrices Export Matrix offers, by name, each produced when it is exported.
-    std::vector<std::pair<QString, std::function<Matrix()>>> exportSources() const;
     void createDocks();
     void connectActions();
     bool maybeSave();
@@ -87,6 +87,7 @@ private:
     QList<MatrixEditor*> m_editors;
     ResultViews* m_results = nullptr;
     QList<const Figure*> m_figures;
+    MatrixCatalog m_matrices;
     MatrixEditor* m_selectedEditor = nullptr;
     QDockWidget* m_contextDock = nullptr;
     QLabel* m_shapeLabel = nullptr;
