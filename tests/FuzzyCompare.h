@@ -45,10 +45,13 @@ QString fuzzyMismatch(const Eigen::DenseBase<A>& actual, const Eigen::DenseBase<
             .arg(actual.cols())
             .arg(expected.rows())
             .arg(expected.cols());
+    // Evaluated once: a product expression may not be read entry by entry.
+    const typename Eigen::DenseBase<A>::PlainObject actualValues = actual.derived();
+    const typename Eigen::DenseBase<B>::PlainObject expectedValues = expected.derived();
     for (Eigen::Index r = 0; r < actual.rows(); ++r)
         for (Eigen::Index c = 0; c < actual.cols(); ++c) {
-            const auto a = static_cast<long double>(actual.derived().coeff(r, c));
-            const auto e = static_cast<long double>(expected.derived().coeff(r, c));
+            const auto a = static_cast<long double>(actualValues(r, c));
+            const auto e = static_cast<long double>(expectedValues(r, c));
             if (!withinTolerance(a, e, tolerance))
                 return QStringLiteral("entry (%1, %2): %3").arg(r).arg(c).arg(fuzzyMismatch(a, e, tolerance));
         }

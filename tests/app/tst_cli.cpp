@@ -131,14 +131,14 @@ bool sameResult(const QJsonObject& printed, const AttentionResult& expected, QSt
         const QJsonObject head = heads.at(static_cast<qsizetype>(h)).toObject();
         const QString at = QStringLiteral("heads[%1].").arg(h);
         const auto field = [&head](const char* key) { return head.value(QString::fromUtf8(key)); };
-        if (!sameMatrix(field("Q"), e.Q, at + "Q", problem) ||
-            !sameMatrix(field("K"), e.K, at + "K", problem) ||
-            !sameMatrix(field("V"), e.V, at + "V", problem) ||
-            !sameMatrix(field("scores"), e.scores, at + "scores", problem) ||
-            !sameMatrix(field("scaled"), e.scaled, at + "scaled", problem) ||
-            !sameMatrix(field("allowed"), e.allowed, at + "allowed", problem) ||
-            !sameMatrix(field("weights"), e.weights, at + "weights", problem) ||
-            !sameMatrix(field("output"), e.output, at + "output", problem))
+        if (!sameMatrix(field("Q"), e.Q, at + QStringLiteral("Q"), problem) ||
+            !sameMatrix(field("K"), e.K, at + QStringLiteral("K"), problem) ||
+            !sameMatrix(field("V"), e.V, at + QStringLiteral("V"), problem) ||
+            !sameMatrix(field("scores"), e.scores, at + QStringLiteral("scores"), problem) ||
+            !sameMatrix(field("scaled"), e.scaled, at + QStringLiteral("scaled"), problem) ||
+            !sameMatrix(field("allowed"), e.allowed, at + QStringLiteral("allowed"), problem) ||
+            !sameMatrix(field("weights"), e.weights, at + QStringLiteral("weights"), problem) ||
+            !sameMatrix(field("output"), e.output, at + QStringLiteral("output"), problem))
             return false;
         const QJsonArray stats = field("row_stats").toArray();
         if (stats.size() != static_cast<qsizetype>(e.rowStats.size())) {

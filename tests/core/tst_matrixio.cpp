@@ -308,14 +308,14 @@ void TestMatrixIO::csvLimits()
         wide += i ? ",1" : "1";
     QCOMPARE(parseDelimited(wide).cols(), Index(4096));
     QString error = errorOf([&] { parseDelimited(wide + ",1"); });
-    QVERIFY2(error.contains("line 1, column 4097: more than 4096 values"), qPrintable(error));
+    QVERIFY2(error.contains(QStringLiteral("line 1, column 4097: more than 4096 values")), qPrintable(error));
 
     std::string tall;
     for (int i = 0; i < 4096; ++i)
         tall += "2\n";
     QCOMPARE(parseDelimited(tall).rows(), Index(4096));
     error = errorOf([&] { parseDelimited(tall + "2\n"); });
-    QVERIFY2(error.contains("line 4097, column 1: more than 4096 rows"), qPrintable(error));
+    QVERIFY2(error.contains(QStringLiteral("line 4097, column 1: more than 4096 rows")), qPrintable(error));
 }
 
 void TestMatrixIO::csvFormat()
@@ -597,7 +597,7 @@ void TestMatrixIO::fileKeepsPermissions()
 {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    const std::string path = dir.filePath("kept.csv").toStdString();
+    const std::string path = dir.filePath(QStringLiteral("kept.csv")).toStdString();
     saveMatrixFile(rows({{1}}), path);
     struct stat info {};
     QCOMPARE(::stat(path.c_str(), &info), 0);
@@ -613,43 +613,46 @@ void TestMatrixIO::fileErrors()
 {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    const std::string missing = dir.filePath("missing.csv").toStdString();
+    const std::string missing = dir.filePath(QStringLiteral("missing.csv")).toStdString();
     QString error = errorOf([&] { loadMatrixFile(missing); });
-    QVERIFY2(error.startsWith(QString::fromStdString(missing) + ": cannot open"), qPrintable(error));
+    QVERIFY2(error.startsWith(QString::fromStdString(missing) + QStringLiteral(": cannot open")),
+             qPrintable(error));
 
     error = errorOf([&] { loadMatrixFile(dir.path().toStdString()); });
-    QVERIFY2(error.startsWith(dir.path() + ": cannot read: it is a folder"), qPrintable(error));
+    QVERIFY2(error.startsWith(dir.path() + QStringLiteral(": cannot read: it is a folder")),
+             qPrintable(error));
 
-    const std::string nowhere = dir.filePath("no/such/folder/m.npy").toStdString();
+    const std::string nowhere = dir.filePath(QStringLiteral("no/such/folder/m.npy")).toStdString();
     error = errorOf([&] { saveMatrixFile(rows({{1}}), nowhere); });
-    QVERIFY2(error.startsWith(QString::fromStdString(nowhere) + ": cannot create a file beside it"),
+    QVERIFY2(error.startsWith(QString::fromStdString(nowhere) +
+                              QStringLiteral(": cannot create a file beside it")),
              qPrintable(error));
 
     // A bad file is refused with the reader's message; an unsaveable matrix leaves the old file alone.
-    const std::string bad = dir.filePath("bad.csv").toStdString();
+    const std::string bad = dir.filePath(QStringLiteral("bad.csv")).toStdString();
     {
         QFile file(QString::fromStdString(bad));
         QVERIFY(file.open(QIODevice::WriteOnly));
         file.write("1,2\n3,oops\n");
     }
     error = errorOf([&] { loadMatrixFile(bad); });
-    QVERIFY2(error.contains("line 2, column 2: \"oops\" is not a number"), qPrintable(error));
+    QVERIFY2(error.contains(QStringLiteral("line 2, column 2: \"oops\" is not a number")), qPrintable(error));
     error = errorOf([&] { saveMatrixFile(rows({{1, std::numeric_limits<double>::quiet_NaN()}}), bad); });
-    QVERIFY2(error.contains("not a finite number"), qPrintable(error));
+    QVERIFY2(error.contains(QStringLiteral("not a finite number")), qPrintable(error));
     error = errorOf([&] { saveMatrixFile(Matrix(0, 3), bad); });
-    QVERIFY2(error.contains("the matrix is empty"), qPrintable(error));
+    QVERIFY2(error.contains(QStringLiteral("the matrix is empty")), qPrintable(error));
     QFile file(QString::fromStdString(bad));
     QVERIFY(file.open(QIODevice::ReadOnly));
     QCOMPARE(file.readAll(), QByteArray("1,2\n3,oops\n"));
 
-    const std::string badNpy = dir.filePath("bad.npy").toStdString();
+    const std::string badNpy = dir.filePath(QStringLiteral("bad.npy")).toStdString();
     {
         QFile out(QString::fromStdString(badNpy));
         QVERIFY(out.open(QIODevice::WriteOnly));
         out.write("1,2\n");
     }
     error = errorOf([&] { loadMatrixFile(badNpy); });
-    QVERIFY2(error.contains("not a NumPy .npy file"), qPrintable(error));
+    QVERIFY2(error.contains(QStringLiteral("not a NumPy .npy file")), qPrintable(error));
 }
 
 QTEST_APPLESS_MAIN(TestMatrixIO)

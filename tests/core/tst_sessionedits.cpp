@@ -760,53 +760,53 @@ void TestSessionEdits::randomEditsStayValid()
             const Index at = pick(0, count);
             if (count < 8)
                 qkv::insertToken(s, side, at, "t", init);
-            what = QStringLiteral("insert %1 at %2").arg(sideName(side)).arg(at);
+            what = QStringLiteral("insert %1 at %2").arg(QLatin1String(sideName(side))).arg(at);
             break;
         }
         case 2: {
             const Index at = pick(0, count - 1);
             if (count > 1)
                 qkv::removeToken(s, side, at);
-            what = QStringLiteral("remove %1 at %2").arg(sideName(side)).arg(at);
+            what = QStringLiteral("remove %1 at %2").arg(QLatin1String(sideName(side))).arg(at);
             break;
         }
         case 3: {
             const Index from = pick(0, count - 1), to = pick(0, count - 1);
             qkv::moveToken(s, side, from, to);
-            what = QStringLiteral("move %1 %2→%3").arg(sideName(side)).arg(from).arg(to);
+            what = QStringLiteral("move %1 %2→%3").arg(QLatin1String(sideName(side))).arg(from).arg(to);
             break;
         }
         case 4:
             resizeDModel(s, pick(1, 6), init);
-            what = "d_model";
+            what = QStringLiteral("d_model");
             break;
         case 5:
             resizeDK(s, pick(1, 6), init);
-            what = "d_k";
+            what = QStringLiteral("d_k");
             break;
         case 6:
             resizeDV(s, pick(1, 6), init);
-            what = "d_v";
+            what = QStringLiteral("d_v");
             break;
         case 7:
             qkv::setHeadCount(s, int(pick(1, 4)), init);
-            what = "heads";
+            what = QStringLiteral("heads");
             break;
         case 8:
             setCrossAttention(s, random() % 2 == 0);
-            what = "cross-attention";
+            what = QStringLiteral("cross-attention");
             break;
         case 9:
             s.score = scores[random() % 4];
             qkv::ensureScoreParameters(s, init);
-            what = QStringLiteral("score %1").arg(toString(s.score));
+            what = QStringLiteral("score %1").arg(QLatin1String(toString(s.score)));
             break;
         default:
             if (s.W_O)
                 s.W_O.reset();
             else
                 s.W_O = Matrix::Ones(Index(s.headCount()) * s.dV(), 3);
-            what = "W_O";
+            what = QStringLiteral("W_O");
             break;
         }
         const std::string problem = validate(s);

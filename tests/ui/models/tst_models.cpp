@@ -46,9 +46,9 @@ template <typename A> QByteArray describe(const Eigen::DenseBase<A>& m)
 }
 
 #define QCOMPARE_MATRIX(actual, expected)                                                                    \
-    QVERIFY2(                                                                                                \
-        sameMatrix(actual, expected),                                                                        \
-        (QByteArray("\nactual:   ") + describe(actual) + "\nexpected: " + describe(expected)).constData())
+    QVERIFY2(sameMatrix(actual, expected),                                                                   \
+             QByteArray(QByteArray("\nactual:   ") + describe(actual) + "\nexpected: " + describe(expected)) \
+                 .constData())
 
 using Edit = std::function<bool(Document&)>;
 /// Checks the document after the edit against the session and result before it.
