@@ -149,7 +149,9 @@ void MathPanel::refresh()
         } catch (const std::exception& error) {
             // A result of an older session (the newer one is still computing): its own resultChanged follows.
             m_headerText = tr("Cell (%1, %2)").arg(i).arg(j);
-            m_plain = tr("Cannot explain this cell yet: %1").arg(QString::fromUtf8(error.what()));
+            m_plain = m_document->isComputing()
+                          ? tr("Computing the newest edit: the arithmetic follows when its result is ready.")
+                          : tr("Cannot explain this cell: %1").arg(QString::fromUtf8(error.what()));
         }
     }
     m_header->setText(m_headerText);
