@@ -122,37 +122,13 @@ void QueryKeySpaceView::redraw()
             line->setPen(pen);
             m_lineWidths.append(width);
         }
-        setPoints(m_queryRing, {from});
-    } else {
-        m_queryRing->data()->clear();
     }
-    if (key >= 0 && key < m) {
+    if (key >= 0 && key < m)
         m_emphasisedKey = key;
-        setPoints(m_keyRing, {m_keyPoints.at(static_cast<int>(key))});
-    } else {
-        m_keyRing->data()->clear();
-    }
-
-    int widest = 0;
-    if (labelsFit(n + m)) {
-        for (Index i = 0; i < n; ++i) {
-            addLabel(m_queryPoints.at(static_cast<int>(i)), m_queryLabels.at(static_cast<int>(i)),
-                     queryColor.darker(140), i == m_emphasisedQuery, false);
-            widest = std::max(widest, labelWidth(m_queryLabels.at(static_cast<int>(i))));
-        }
-        for (Index j = 0; j < m; ++j) {
-            addLabel(m_keyPoints.at(static_cast<int>(j)), m_keyLabels.at(static_cast<int>(j)),
-                     keyColor.darker(140), j == m_emphasisedKey, false);
-            widest = std::max(widest, labelWidth(m_keyLabels.at(static_cast<int>(j))));
-        }
-    }
-
-    QList<Pickable> pickables;
-    for (Index i = 0; i < n; ++i)
-        pickables.append({m_queryPoints.at(static_cast<int>(i)), QueryPoint, i});
-    for (Index j = 0; j < m; ++j)
-        pickables.append({m_keyPoints.at(static_cast<int>(j)), KeyPoint, j});
-    endDraw(m_queryPoints + m_keyPoints, pickables, widest);
+    finishDraw(
+        {{m_queryPoints, m_queryLabels, queryColor.darker(140), m_queryRing, m_emphasisedQuery, QueryPoint,
+          false},
+         {m_keyPoints, m_keyLabels, keyColor.darker(140), m_keyRing, m_emphasisedKey, KeyPoint, false}});
 }
 
 void QueryKeySpaceView::picked(const Pickable& point)

@@ -77,6 +77,33 @@ QString SpaceView::formatWeight(double weight)
     return QString::number(weight, 'f', 3);
 }
 
+void SpaceView::finishDraw(std::initializer_list<PointSet> sets)
+{
+    Index count = 0;
+    for (const PointSet& set : sets) {
+        count += set.points.size();
+        if (set.emphasised >= 0 && set.emphasised < set.points.size())
+            setPoints(set.ring, {set.points.at(static_cast<int>(set.emphasised))});
+        else
+            set.ring->data()->clear();
+    }
+    int widest = 0;
+    QList<QPointF> extent;
+    QList<Pickable> pickables;
+    for (const PointSet& set : sets) {
+        for (int i = 0; i < set.points.size(); ++i) {
+            if (labelsFit(count)) {
+                addLabel(set.points.at(i), set.labels.at(i), set.labelColor, i == set.emphasised,
+                         set.labelsBelow);
+                widest = std::max(widest, labelWidth(set.labels.at(i)));
+            }
+            pickables.append({set.points.at(i), set.kind, i});
+        }
+        extent += set.points;
+    }
+    endDraw(extent, pickables, widest);
+}
+
 QString SpaceView::linesLayer()
 {
     return QStringLiteral("lines");

@@ -13,6 +13,8 @@
 #include <QStringList>
 #include <QWidget>
 
+#include <initializer_list>
+
 class QComboBox;
 class QCustomPlot;
 class QCPCurve;
@@ -100,6 +102,20 @@ protected:
     QPoint positionOf(const QPointF& coords) const;
     /// Hides the graph from the legend.
     void keepOutOfLegend(QCPGraph* graph);
+
+    /// One kind of point of a view (queries, keys, values, outputs) as drawn.
+    struct PointSet {
+        const QList<QPointF>& points;
+        const QStringList& labels;
+        QColor labelColor;
+        QCPGraph* ring;   ///< drawn around the emphasised point
+        Index emphasised; ///< −1: none
+        int kind;         ///< the Pickable kind of its points
+        bool labelsBelow; ///< for points that may sit on another labelled point
+    };
+    /// Rings the emphasised points, labels every point when they fit (the emphasised ones in bold), makes
+    /// every point clickable and ends the redraw.
+    void finishDraw(std::initializer_list<PointSet> sets);
 
     // Point drawing shared by the views.
     /// The rows of a k × 2 matrix as points.

@@ -123,39 +123,14 @@ void ValueSpaceView::redraw()
     m_hull->setData(hullX, hullY);
 
     const Index query = document()->selectedQuery(), key = document()->selectedKey();
-    if (query >= 0 && query < n) {
+    if (query >= 0 && query < n)
         m_emphasisedOutput = query;
-        setPoints(m_outputRing, {m_outputPoints.at(static_cast<int>(query))});
-    } else {
-        m_outputRing->data()->clear();
-    }
-    if (key >= 0 && key < m) {
+    if (key >= 0 && key < m)
         m_emphasisedValue = key;
-        setPoints(m_valueRing, {m_valuePoints.at(static_cast<int>(key))});
-    } else {
-        m_valueRing->data()->clear();
-    }
-
-    int widest = 0;
-    if (labelsFit(n + m)) {
-        for (Index j = 0; j < m; ++j) {
-            addLabel(m_valuePoints.at(static_cast<int>(j)), m_valueLabels.at(static_cast<int>(j)),
-                     valueColor.darker(150), j == m_emphasisedValue, false);
-            widest = std::max(widest, labelWidth(m_valueLabels.at(static_cast<int>(j))));
-        }
-        for (Index i = 0; i < n; ++i) {
-            addLabel(m_outputPoints.at(static_cast<int>(i)), m_outputLabels.at(static_cast<int>(i)),
-                     outputColor.darker(140), i == m_emphasisedOutput, true);
-            widest = std::max(widest, labelWidth(m_outputLabels.at(static_cast<int>(i))));
-        }
-    }
-
-    QList<Pickable> pickables;
-    for (Index j = 0; j < m; ++j)
-        pickables.append({m_valuePoints.at(static_cast<int>(j)), ValuePoint, j});
-    for (Index i = 0; i < n; ++i)
-        pickables.append({m_outputPoints.at(static_cast<int>(i)), OutputPoint, i});
-    endDraw(m_valuePoints + m_outputPoints, pickables, widest);
+    finishDraw({{m_valuePoints, m_valueLabels, valueColor.darker(150), m_valueRing, m_emphasisedValue,
+                 ValuePoint, false},
+                {m_outputPoints, m_outputLabels, outputColor.darker(140), m_outputRing, m_emphasisedOutput,
+                 OutputPoint, true}});
 }
 
 void ValueSpaceView::picked(const Pickable& point)
