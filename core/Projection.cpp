@@ -17,8 +17,9 @@
 // * Up to 256 rows or dimensions the smaller eigenproblem is solved exactly; larger clouds (a d_k = 4096
 //   session) get the two leading eigenvectors by block subspace iteration with Rayleigh–Ritz steps, O(n·d)
 //   per step instead of O(min(n, d)³), stopped when both Ritz pairs' residuals are below 1e-8 of λ₁, when
-//   the two Ritz values stop changing (to 1e-9 of λ₁), or after 40 steps: then the leading eigenvalues are so close that any plane in their span is as good a picture
-//   (its `explained` shares are still measured exactly on the points).
+//   the two Ritz values stop changing (to 1e-9 of λ₁), or after 40 steps: then the leading eigenvalues are so
+//   close that any plane in their span is as good a picture (its `explained` shares are still measured
+//   exactly on the points).
 // * Entries are divided by the largest magnitude first, so the squares in the scatter matrix and the
 //   variances cannot overflow (entries above ~1e154 would), then the points are scaled back.
 // * `explained` is measured on the projected points themselves (‖Xc a‖² / ‖Xc‖²_F), which is the

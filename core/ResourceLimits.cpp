@@ -68,8 +68,8 @@ std::uint64_t estimateComputeBytes(const Session& s)
     const double perHead = bytesOf({d, n + m, dK}) + bytesOf({d, m, dV}) + bytesOf({3 * d + 1, n, m}) +
                            bytesOf({d, n, dV}) + bytesOf({32, n});
     // The session's own matrices (already in memory, and copied once for a background computation).
-    double session = static_cast<double>(s.X.size() + (s.context ? s.context->Z.size() : 0) +
-                                         (s.W_O ? s.W_O->size() : 0));
+    double session =
+        static_cast<double>(s.X.size() + (s.context ? s.context->Z.size() : 0) + (s.W_O ? s.W_O->size() : 0));
     for (const Head& head : s.heads)
         session += static_cast<double>(head.W_Q.size() + head.W_K.size() + head.W_V.size() + head.W_S.size() +
                                        head.W_a.size() + head.U_a.size() + head.v_a.size());
