@@ -38,34 +38,14 @@ Index QueryKeySpaceView::planeDimension() const
 void QueryKeySpaceView::recompute()
 {
     const PlaneOptions options = syncControls();
-    m_hasPlane = false;
-    const std::shared_ptr<const AttentionResult> result = document()->result();
-    if (!currentHead()) {
-        m_projecting = false;
-        redraw();
-        return;
-    }
-    const auto headIndex = static_cast<std::size_t>(currentHeadIndex());
-    const HeadResult& head = result->heads[headIndex];
-    const bool heavy = isHeavyProjection(options, head.Q.rows() + head.K.rows(), head.Q.cols());
-    m_projecting = heavy;
-    if (heavy)
-        redraw(); // "Projecting…" until the plane arrives
-    m_projection.run(
-        heavy,
-        [result, headIndex, options]() -> std::optional<QueryKeyPlane> {
-            try {
-                return queryKeyPlane(result->heads[headIndex], options);
-            } catch (const std::exception&) {
-                return std::nullopt; // shown as a message by redraw()
-            }
-        },
+    const HeadResult* head = currentHead();
+    const bool heavy = head && isHeavyProjection(options, head->Q.rows() + head->K.rows(), head->Q.cols());
+    project<QueryKeyPlane>(
+        m_projection, heavy, [options](const HeadResult& shown) { return queryKeyPlane(shown, options); },
         [this](std::optional<QueryKeyPlane> plane) {
-            m_projecting = false;
             m_hasPlane = plane.has_value();
             if (plane)
                 m_plane = std::move(*plane);
-            redraw();
         });
 }
 
@@ -81,9 +61,9 @@ void QueryKeySpaceView::redraw()
         m_plane.keys.rows() != head->K.rows()) {
         m_queryLabels.clear();
         m_keyLabels.clear();
-        showMessage(title, !head          ? tr("Nothing to show: %1").arg(document()->resultError())
-                           : m_projecting ? tr("Projecting %1 points…").arg(head->Q.rows() + head->K.rows())
-                                          : tr("These queries and keys cannot be projected"));
+        showMessage(title, !head            ? tr("Nothing to show: %1").arg(document()->resultError())
+                           : isProjecting() ? tr("Projecting %1 points…").arg(head->Q.rows() + head->K.rows())
+                                            : tr("These queries and keys cannot be projected"));
         return;
     }
     beginDraw(title);

@@ -1,7 +1,6 @@
 #pragma once
 // Queries and keys in one plane.
 
-#include "LatestJob.h"
 #include "SpaceView.h"
 
 #include <optional>
@@ -49,7 +48,6 @@ private:
     QCPGraph* m_keyRing;
     QueryKeyPlane m_plane;
     bool m_hasPlane = false;
-    bool m_projecting = false; // a background job computes the plane
     mutable LatestJob<std::optional<QueryKeyPlane>> m_projection{this};
     QList<QPointF> m_queryPoints;
     QList<QPointF> m_keyPoints;

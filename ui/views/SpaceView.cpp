@@ -205,6 +205,12 @@ QString SpaceView::yAxisLabel() const
     return m_plot->yAxis->label();
 }
 
+std::shared_ptr<const AttentionResult> SpaceView::shownResult() const
+{
+    std::shared_ptr<const AttentionResult> result = m_document->result();
+    return result && !result->heads.empty() ? result : nullptr;
+}
+
 const HeadResult* SpaceView::currentHead() const
 {
     const std::shared_ptr<const AttentionResult> result = m_document->result();

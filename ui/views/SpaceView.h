@@ -3,6 +3,7 @@
 // projections come from the engine (SpaceLayout.h); these views only draw them and pass clicks on.
 
 #include "Figure.h"
+#include "LatestJob.h"
 #include "SpaceLayout.h"
 
 #include <QColor>
@@ -13,7 +14,11 @@
 #include <QStringList>
 #include <QWidget>
 
+#include <exception>
+#include <functional>
 #include <initializer_list>
+#include <memory>
+#include <optional>
 
 class QComboBox;
 class QCustomPlot;
@@ -65,6 +70,8 @@ protected:
     QCustomPlot* plot() const { return m_plot; }
     /// The head shown (the document's current head, clamped), or null when there is no result.
     const HeadResult* currentHead() const;
+    /// The document's result when it has a head to show, else null.
+    std::shared_ptr<const AttentionResult> shownResult() const;
     int currentHeadIndex() const;
     /// Query and key labels of the document's session; indices when they do not match the result's size.
     QStringList queryTokens(Index count) const;
@@ -77,6 +84,15 @@ protected:
     virtual void redraw() = 0;
     /// Blocks until a projection running in the background is shown (before drawing a figure).
     virtual void finishProjection() const = 0;
+    /// Projects the current head with `compute` (which may run on a worker thread when `heavy`: it gets
+    /// the head of a result it keeps alive), showing "Projecting…" meanwhile; `keep` receives the plane
+    /// (nothing while computing, or when the rows cannot be projected), then the view redraws.
+    template <typename Plane>
+    void project(LatestJob<std::optional<Plane>>& job, bool heavy,
+                 std::function<Plane(const HeadResult&)> compute,
+                 std::function<void(std::optional<Plane>)> keep);
+    /// Whether a background job is computing the plane.
+    bool isProjecting() const { return m_projecting; }
     /// Whether projecting `rows` points of width `width` is worth a background job (PCA beyond the size
     /// solved exactly, see Projection.cpp).
     static bool isHeavyProjection(const PlaneOptions& options, Index rows, Index width);
@@ -157,6 +173,36 @@ private:
     QList<Pickable> m_pickables;
     int m_widestLabel = 0;
     bool m_labelsBelow = false;
+    bool m_projecting = false;
 };
+
+template <typename Plane>
+void SpaceView::project(LatestJob<std::optional<Plane>>& job, bool heavy,
+                        std::function<Plane(const HeadResult&)> compute,
+                        std::function<void(std::optional<Plane>)> keep)
+{
+    keep(std::nullopt);
+    const std::shared_ptr<const AttentionResult> result = shownResult();
+    m_projecting = result && heavy;
+    if (!result || m_projecting)
+        redraw(); // the message, or "Projecting…" until the plane arrives
+    if (!result)
+        return;
+    const auto headIndex = static_cast<std::size_t>(currentHeadIndex());
+    job.run(
+        m_projecting,
+        [result, headIndex, compute]() -> std::optional<Plane> {
+            try {
+                return compute(result->heads[headIndex]);
+            } catch (const std::exception&) {
+                return std::nullopt; // shown as a message by redraw()
+            }
+        },
+        [this, keep](std::optional<Plane> plane) {
+            m_projecting = false;
+            keep(std::move(plane));
+            redraw();
+        });
+}
 
 } // namespace qkv::ui

@@ -49,34 +49,14 @@ Index ValueSpaceView::planeDimension() const
 void ValueSpaceView::recompute()
 {
     const PlaneOptions options = syncControls();
-    m_hasPlane = false;
-    const std::shared_ptr<const AttentionResult> result = document()->result();
-    if (!currentHead()) {
-        m_projecting = false;
-        redraw();
-        return;
-    }
-    const auto headIndex = static_cast<std::size_t>(currentHeadIndex());
-    const HeadResult& head = result->heads[headIndex];
-    const bool heavy = isHeavyProjection(options, head.V.rows(), head.V.cols());
-    m_projecting = heavy;
-    if (heavy)
-        redraw(); // "Projecting…" until the plane arrives
-    m_projection.run(
-        heavy,
-        [result, headIndex, options]() -> std::optional<ValuePlane> {
-            try {
-                return valuePlane(result->heads[headIndex], options);
-            } catch (const std::exception&) {
-                return std::nullopt;
-            }
-        },
+    const HeadResult* head = currentHead();
+    const bool heavy = head && isHeavyProjection(options, head->V.rows(), head->V.cols());
+    project<ValuePlane>(
+        m_projection, heavy, [options](const HeadResult& shown) { return valuePlane(shown, options); },
         [this](std::optional<ValuePlane> plane) {
-            m_projecting = false;
             m_hasPlane = plane.has_value();
             if (plane)
                 m_plane = std::move(*plane);
-            redraw();
         });
 }
 
@@ -92,9 +72,9 @@ void ValueSpaceView::redraw()
         m_plane.outputs.rows() != head->output.rows()) {
         m_valueLabels.clear();
         m_outputLabels.clear();
-        showMessage(title, !head          ? tr("Nothing to show: %1").arg(document()->resultError())
-                           : m_projecting ? tr("Projecting %1 points…").arg(head->V.rows())
-                                          : tr("These values cannot be projected"));
+        showMessage(title, !head            ? tr("Nothing to show: %1").arg(document()->resultError())
+                           : isProjecting() ? tr("Projecting %1 points…").arg(head->V.rows())
+                                            : tr("These values cannot be projected"));
         return;
     }
     beginDraw(title);

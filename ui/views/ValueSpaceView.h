@@ -1,7 +1,6 @@
 #pragma once
 // Values and outputs in one plane.
 
-#include "LatestJob.h"
 #include "SpaceView.h"
 
 #include <optional>
@@ -48,7 +47,6 @@ private:
     QCPCurve* m_hull;
     ValuePlane m_plane;
     bool m_hasPlane = false;
-    bool m_projecting = false; // a background job computes the plane
     mutable LatestJob<std::optional<ValuePlane>> m_projection{this};
     QList<QPointF> m_valuePoints;
     QList<QPointF> m_outputPoints;
