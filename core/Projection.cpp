@@ -135,8 +135,7 @@ LeadingPairs iterativeLeadingPairs(const Matrix& centred)
 /// at least two distinct rows).
 Matrix leadingAxes(const Matrix& centred)
 {
-    constexpr Index largestExactProblem = 256;
-    LeadingPairs pairs = std::min(centred.rows(), centred.cols()) <= largestExactProblem
+    LeadingPairs pairs = std::min(centred.rows(), centred.cols()) <= largestExactPcaProblem
                              ? exactLeadingPairs(centred)
                              : iterativeLeadingPairs(centred);
     Vector& first = pairs.first;

@@ -16,6 +16,10 @@ struct Projection2D {
     Matrix axes; ///< d × 2; the columns are the two directions (a zero column when d = 1)
 };
 
+/// Up to this many rows or dimensions (the smaller of the two) pcaProjection solves the eigenproblem exactly;
+/// beyond it, it iterates (see Projection.cpp), which is what a view would run off the GUI thread.
+inline constexpr Index largestExactPcaProblem = 256;
+
 /// Principal component analysis of the rows (n × d, n ≥ 0, d ≥ 1).
 ///
 /// The rows are centred and the axes are the two leading eigenvectors of their scatter matrix, in

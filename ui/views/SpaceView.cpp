@@ -3,6 +3,7 @@
 #include "Document.h"
 #include "LabelText.h"
 #include "PlotFigure.h"
+#include "Projection.h"
 
 #include <qcustomplot.h>
 
@@ -430,9 +431,8 @@ void SpaceView::fitRanges(const QSize& viewport) const
 
 bool SpaceView::isHeavyProjection(const PlaneOptions& options, Index rows, Index width)
 {
-    constexpr Index largestExactProblem = 256;
     return options.mode != PlaneMode::PickedDimensions && width > 2 &&
-           std::min(rows, width) > largestExactProblem;
+           std::min(rows, width) > largestExactPcaProblem;
 }
 
 void SpaceView::renderFigure(QPaintDevice* device, const QSize& size) const
