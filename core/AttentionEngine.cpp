@@ -145,6 +145,7 @@ void computeAttention(const Session& session, AttentionResult& result, const Com
     for (Index i = 0; i < n; ++i)
         emptyRow[static_cast<std::size_t>(i)] = (allowed.row(i).array() == 0).all();
 
+    result.precision = session.precision;
     result.heads.resize(static_cast<std::size_t>(headCount));
     result.concat.resize(n, headCount * dV);
     NormalizerScratch scratch;

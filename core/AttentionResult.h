@@ -4,6 +4,7 @@
 /// concatenation, the final output and per-row statistics. A plain value, safe to hand across threads.
 
 #include "EigenTypes.h"
+#include "Session.h"
 
 #include <vector>
 
@@ -43,13 +44,15 @@ struct HeadResult {
 };
 
 struct AttentionResult {
+    /// What the engine computed in. In float32 every matrix entry is a float32 value, stored as a double.
+    Precision precision = Precision::Float64;
     std::vector<HeadResult> heads;
     Matrix concat; ///< n × (H·d_v)
     Matrix output; ///< concat · W_O, or concat when there is no W_O
 
     friend bool operator==(const AttentionResult& a, const AttentionResult& b)
     {
-        return a.heads == b.heads && sameMatrix(a.concat, b.concat) && sameMatrix(a.output, b.output);
+        return a.precision == b.precision && a.heads == b.heads && sameMatrix(a.concat, b.concat) && sameMatrix(a.output, b.output);
     }
 };
 

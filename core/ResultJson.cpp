@@ -30,6 +30,7 @@ std::string resultToJson(const AttentionResult& result)
     root["heads"] = std::move(heads);
     root["concat"] = json::matrix(result.concat);
     root["output"] = json::matrix(result.output);
+    root["precision"] = toString(result.precision);
     return json::prettyJson(root);
 }
 

@@ -47,6 +47,7 @@ std::optional<Enum> valueOf(const std::string& name, const char* const (&names)[
 const char* const scoreNames[] = {"dot", "general", "additive", "cosine"};
 const char* const maskNames[] = {"none", "causal", "prefix", "sliding", "custom"};
 const char* const normalizerNames[] = {"softmax", "sparsemax", "entmax", "sigmoid", "hardmax"};
+const char* const precisionNames[] = {"float64", "float32"};
 
 std::string describe(const std::string& path, const std::string& problem)
 {
@@ -101,6 +102,14 @@ std::optional<MaskType> maskTypeFromString(const std::string& name)
 std::optional<NormalizerType> normalizerFromString(const std::string& name)
 {
     return valueOf<NormalizerType>(name, normalizerNames);
+}
+const char* toString(Precision precision)
+{
+    return nameOf(precision, precisionNames);
+}
+std::optional<Precision> precisionFromString(const std::string& name)
+{
+    return valueOf<Precision>(name, precisionNames);
 }
 
 std::string validate(const Session& s)

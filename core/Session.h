@@ -22,6 +22,8 @@ struct Limits {
 enum class ScoreFunction { Dot, General, Additive, Cosine };
 enum class MaskType { None, Causal, Prefix, Sliding, Custom };
 enum class NormalizerType { Softmax, Sparsemax, Entmax, Sigmoid, Hardmax };
+/// What the engine computes in (spec section 7): float64 is exact for teaching, float32 is what models run in.
+enum class Precision { Float64, Float32 };
 
 /// How the raw scores are divided: by √d_k, by 1, or by a positive number.
 struct Scale {
@@ -113,6 +115,7 @@ struct Session {
     double temperature = 1.0;
     MaskSpec mask;
     NormalizerSpec normalizer;
+    Precision precision = Precision::Float64;
     ViewState view;
     /// Keys the engine does not know (including the rest of `view`), kept as compact JSON text so a round
     /// trip preserves them. Empty when there are none. Managed by SessionFile.
@@ -135,7 +138,7 @@ struct Session {
                a.context == b.context && a.heads == b.heads && a.W_O.has_value() == b.W_O.has_value() &&
                (!a.W_O || sameMatrix(*a.W_O, *b.W_O)) && a.score == b.score && a.scale == b.scale &&
                a.temperature == b.temperature && a.mask == b.mask && a.normalizer == b.normalizer &&
-               a.view == b.view && a.preservedJson == b.preservedJson;
+               a.precision == b.precision && a.view == b.view && a.preservedJson == b.preservedJson;
     }
 };
 
@@ -149,9 +152,11 @@ double scaleDivisor(const Scale& scale, Index dK);
 const char* toString(ScoreFunction score);
 const char* toString(MaskType type);
 const char* toString(NormalizerType type);
+const char* toString(Precision precision); ///< "float64", "float32"
 std::optional<ScoreFunction> scoreFromString(const std::string& name);
 std::optional<MaskType> maskTypeFromString(const std::string& name);
 std::optional<NormalizerType> normalizerFromString(const std::string& name);
+std::optional<Precision> precisionFromString(const std::string& name);
 
 /// Checks every shape, option and limit. Returns the first problem as "key.path: what is wrong",
 /// or an empty string when the session is valid.

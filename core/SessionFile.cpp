@@ -423,12 +423,19 @@ Session sessionFromJson(const Json& root, const std::string& defaultTitle)
         s.mask = readMask(*mask, n, m, extras);
     if (const Json* normalizer = find(root, "normalizer"))
         s.normalizer = readNormalizer(*normalizer, extras);
+    if (const Json* precisionJson = find(root, "precision")) {
+        const std::string precisionText = readString(*precisionJson, "precision");
+        const auto precision = precisionFromString(precisionText);
+        if (!precision)
+            refuse("precision", "unknown precision \"" + precisionText + "\" (expected float64 or float32)");
+        s.precision = *precision;
+    }
     if (const Json* view = find(root, "view"))
         s.view = readViewState(requireObject(*view, "view"), extras);
 
     keepUnknown(root,
                 {"format", "version", "title", "tokens", "pad", "X", "context", "heads", "W_O", "score",
-                 "scale", "temperature", "mask", "normalizer", "view"},
+                 "scale", "temperature", "mask", "normalizer", "precision", "view"},
                 extras);
     if (!extras.empty())
         s.preservedJson = extras.dump();
@@ -524,6 +531,9 @@ Json sessionToJson(const Session& s)
         normalizer["alpha"] = s.normalizer.alpha;
     mergeExtras(normalizer, find(extras, "normalizer"));
     root["normalizer"] = std::move(normalizer);
+    // Written only when it is not the default, so files that do not use it stay as they were.
+    if (s.precision != Precision::Float64)
+        root["precision"] = toString(s.precision);
     const Json* viewExtras = find(extras, "view");
     if (viewExtras || s.view.head || s.view.selection) {
         Json view = Json::object();
