@@ -2,29 +2,50 @@
 
 #include "Error.h"
 #include "Masks.h"
+#include "MatrixProduct.h"
 #include "Normalizers.h"
+#include "Parallel.h"
 #include "ResourceLimits.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <sstream>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+// How the work is laid out: per head, the projections Q, K, V are three large products (split by rows over
+// the engine's threads); then the query rows are cut into blocks, and each block, on whichever thread claims
+// it, computes its scores, scales and normalizes them row by row, takes their statistics and multiplies its
+// weights by V, while the block is still in cache. Blocks depend only on the session's sizes, so the result
+// is the same with any number of threads.
+//
+// In float32 the inputs are rounded to float32 once, every product is a float32 product (float32
+// accumulation, as PyTorch), and every stored entry is a float32 value held in a double; the normalizers read
+// the float32 scaled row, work in double as always, and their weights are rounded to float32.
 
 namespace qkv {
 
 namespace {
 
-/// Refuses a result matrix with an infinite or NaN entry: "heads[h].STAGE: WHAT overflows double precision;
-/// REMEDY".
-void requireFinite(const Matrix& m, int head, const char* stage, const char* what, const char* remedy)
+template <typename Scalar> constexpr bool isDouble = std::is_same_v<Scalar, double>;
+
+template <typename Scalar> const char* precisionWords()
+{
+    return isDouble<Scalar> ? "double precision" : "float32";
+}
+
+template <typename Scalar>
+void requireFinite(const MatrixOf<Scalar>& m, int head, const char* stage, const char* what, const char* remedy)
 {
     if (!isAllFinite(m))
-        throw Error("heads[" + std::to_string(head) + "]." + stage + ": " + what +
-                    " overflows double precision; " + remedy);
+        throw Error("heads[" + std::to_string(head) + "]." + stage + ": " + what + " overflows " +
+                    precisionWords<Scalar>() + "; " + remedy);
 }
 
 constexpr const char* reduceInputs = "reduce the magnitudes in X, Z or the weights";
@@ -35,17 +56,63 @@ void stopIfCancelled(const ComputeOptions& options)
         throw Cancelled();
 }
 
-// Rows scaled to unit Euclidean length; a zero row stays zero (its cosine with anything is 0).
-void normalizeRows(const Matrix& in, Matrix& out)
+/// A session matrix in the engine's precision: the matrix itself in float64; in float32 a rounded copy,
+/// refused when an entry is beyond float32's range (it would become infinite).
+template <typename Scalar> class InPrecision {
+public:
+    InPrecision(const Matrix& m, const std::string& path) : m_double(&m)
+    {
+        if constexpr (!isDouble<Scalar>) {
+            if (m.size() > 0 && m.cwiseAbs().maxCoeff() > double(FLT_MAX)) {
+                std::ostringstream message;
+                message << path << ": an entry is beyond float32's range (±" << FLT_MAX
+                        << "); reduce it or choose precision float64";
+                throw Error(message.str());
+            }
+            m_rounded = m.cast<float>();
+        }
+    }
+    const MatrixOf<Scalar>& operator*() const
+    {
+        if constexpr (isDouble<Scalar>)
+            return *m_double;
+        else
+            return m_rounded;
+    }
+
+private:
+    const Matrix* m_double;
+    MatrixOf<Scalar> m_rounded; // float32 only
+};
+
+/// Where a product in the engine's precision goes: the result's own double matrix in float64, a scratch
+/// matrix in float32 (copied into the result afterwards).
+template <typename Scalar> MatrixOf<Scalar>& workMatrix(Matrix& resultMatrix, MatrixOf<Scalar>& scratch)
 {
-    out.resize(in.rows(), in.cols());
+    if constexpr (isDouble<Scalar>)
+        return resultMatrix;
+    else
+        return scratch;
+}
+
+template <typename Scalar> void storeInResult(const MatrixOf<Scalar>& work, Matrix& resultMatrix)
+{
+    if constexpr (!isDouble<Scalar>)
+        resultMatrix = work.template cast<double>();
+}
+
+// Rows scaled to unit Euclidean length; a zero row stays zero (its cosine with anything is 0).
+template <typename Scalar> MatrixOf<Scalar> normalizedRows(const MatrixOf<Scalar>& in)
+{
+    MatrixOf<Scalar> out(in.rows(), in.cols());
     for (Index r = 0; r < in.rows(); ++r) {
-        const double norm = in.row(r).stableNorm();
+        const Scalar norm = in.row(r).stableNorm();
         if (norm > 0)
             out.row(r) = in.row(r) / norm;
         else
             out.row(r).setZero();
     }
+    return out;
 }
 
 /// (copy, original) for every row of `rows` equal to an earlier one (−0 equals +0), the original being the
@@ -76,38 +143,245 @@ std::vector<std::pair<Index, Index>> duplicateRows(const Matrix& rows)
     return copies;
 }
 
-} // namespace
+/// What the score function needs besides Q and K, computed once per head: s(q_i, k_j) is then
+/// left_i · rightᵀ_j (dot, general, cosine) or v_aᵀ tanh(left_i + right_j) (additive).
+template <typename Scalar> struct ScoreOperands {
+    ScoreFunction score;
+    MatrixOf<Scalar> leftOwn, rightOwn;
+    const MatrixOf<Scalar>* left;
+    const MatrixOf<Scalar>* right;
+    Eigen::Matrix<Scalar, Eigen::Dynamic, 1> v_a;
 
-void computeScores(ScoreFunction score, const Head& head, const Matrix& Q, const Matrix& K, Matrix& scores)
+    ScoreOperands(ScoreFunction function, const Head& head, const MatrixOf<Scalar>& Q, const MatrixOf<Scalar>& K)
+        : score(function), left(&Q), right(&K)
+    {
+        switch (score) {
+        case ScoreFunction::Dot:
+            break;
+        case ScoreFunction::General:
+            leftOwn.resize(Q.rows(), head.W_S.cols());
+            multiply<Scalar>(Q, *InPrecision<Scalar>(head.W_S, "W_S"), leftOwn);
+            left = &leftOwn;
+            break;
+        case ScoreFunction::Additive:
+            leftOwn.resize(Q.rows(), head.W_a.cols());
+            rightOwn.resize(K.rows(), head.U_a.cols());
+            multiply<Scalar>(Q, *InPrecision<Scalar>(head.W_a, "W_a"), leftOwn);
+            multiply<Scalar>(K, *InPrecision<Scalar>(head.U_a, "U_a"), rightOwn);
+            left = &leftOwn;
+            right = &rightOwn;
+            v_a = head.v_a.cast<Scalar>();
+            break;
+        case ScoreFunction::Cosine:
+            leftOwn = normalizedRows(Q);
+            rightOwn = normalizedRows(K);
+            left = &leftOwn;
+            right = &rightOwn;
+            break;
+        }
+    }
+
+    /// The scores of query rows [first, first + out.rows()).
+    void rows(Index first, Rows<Scalar> out) const
+    {
+        const Index count = out.rows();
+        if (score == ScoreFunction::Additive) {
+            for (Index i = 0; i < count; ++i)
+                for (Index j = 0; j < right->rows(); ++j)
+                    out(i, j) = ((left->row(first + i) + right->row(j)).array().tanh().matrix() * v_a).value();
+            return;
+        }
+        multiply<Scalar>(left->middleRows(first, count), *right, out, Operand::Transposed);
+        if (score == ScoreFunction::Cosine)
+            out = out.cwiseMax(Scalar(-1)).cwiseMin(Scalar(1)); // rounding can step just outside [−1, 1]
+    }
+};
+
+/// Query rows per block: all of them when the head is too small for threads to pay, else blocks of 16 to 256
+/// rows (at least four blocks), by the sizes alone.
+Index blockRows(Index n, Index m, Index dK, Index dV)
 {
-    scores.resize(Q.rows(), K.rows());
-    switch (score) {
-    case ScoreFunction::Dot:
-        scores.noalias() = Q * K.transpose();
-        break;
-    case ScoreFunction::General: {
-        const Matrix QW = Q * head.W_S;
-        scores.noalias() = QW * K.transpose();
-        break;
-    }
-    case ScoreFunction::Additive: {
-        const Matrix QW = Q * head.W_a;
-        const Matrix KU = K * head.U_a;
-        for (Index i = 0; i < Q.rows(); ++i)
-            for (Index j = 0; j < K.rows(); ++j)
-                scores(i, j) = ((QW.row(i) + KU.row(j)).array().tanh().matrix() * head.v_a).value();
-        break;
-    }
-    case ScoreFunction::Cosine: {
-        Matrix Qn, Kn;
-        normalizeRows(Q, Qn);
-        normalizeRows(K, Kn);
-        scores.noalias() = Qn * Kn.transpose();
-        scores = scores.cwiseMax(-1.0).cwiseMin(1.0); // rounding can step just outside [−1, 1]
-        break;
-    }
-    }
+    constexpr double smallestParallelFlops = 8e6;
+    if (2.0 * double(n) * double(m) * double(dK + dV) < smallestParallelFlops)
+        return n;
+    return std::clamp<Index>((n + 3) / 4, 16, 256);
 }
+
+/// The first problem a block found, in the order the messages are chosen.
+enum class Problem { None, Score, Scaled, Weight, Output };
+
+template <typename Scalar>
+void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const MatrixOf<Scalar>& keySide,
+                 const std::vector<std::pair<Index, Index>>& identicalKeys, const MaskMatrix& allowed,
+                 const std::vector<Index>& emptyRows, HeadResult& out, const ComputeOptions& options)
+{
+    const Head& head = session.heads[static_cast<std::size_t>(h)];
+    const std::string path = "heads[" + std::to_string(h) + "].";
+    const Index n = session.n();
+    const Index m = session.m();
+    const Index dV = head.W_V.cols();
+    const Scalar divisor = static_cast<Scalar>(scaleDivisor(session.scale, session.dK()));
+
+    MatrixOf<Scalar> scratchQ, scratchK, scratchV;
+    MatrixOf<Scalar>& Q = workMatrix(out.Q, scratchQ);
+    MatrixOf<Scalar>& K = workMatrix(out.K, scratchK);
+    MatrixOf<Scalar>& V = workMatrix(out.V, scratchV);
+    Q.resize(n, head.W_Q.cols());
+    K.resize(m, head.W_K.cols());
+    V.resize(m, dV);
+    multiply<Scalar>(X, *InPrecision<Scalar>(head.W_Q, path + "W_Q"), Q);
+    multiply<Scalar>(keySide, *InPrecision<Scalar>(head.W_K, path + "W_K"), K);
+    multiply<Scalar>(keySide, *InPrecision<Scalar>(head.W_V, path + "W_V"), V);
+    requireFinite(Q, h, "Q", "X · W_Q", reduceInputs);
+    requireFinite(K, h, "K", session.context ? "Z · W_K" : "X · W_K", reduceInputs);
+    requireFinite(V, h, "V", session.context ? "Z · W_V" : "X · W_V", reduceInputs);
+    for (const auto& [copy, original] : identicalKeys) {
+        K.row(copy) = K.row(original);
+        V.row(copy) = V.row(original);
+    }
+    storeInResult(Q, out.Q);
+    storeInResult(K, out.K);
+    storeInResult(V, out.V);
+    stopIfCancelled(options);
+
+    const ScoreOperands<Scalar> scores(session.score, head, Q, K);
+    out.allowed = allowed;
+    out.emptyRows = emptyRows;
+    out.scores.resize(n, m);
+    out.scaled.resize(n, m);
+    out.weights.resize(n, m);
+    out.output.resize(n, dV);
+    out.rowStats.resize(static_cast<std::size_t>(n));
+
+    const Index rowsPerBlock = blockRows(n, m, Q.cols(), dV);
+    std::vector<Problem> problems(static_cast<std::size_t>((n + rowsPerBlock - 1) / rowsPerBlock), Problem::None);
+    parallelFor(n, rowsPerBlock, [&](Index first, Index end) {
+        const Index count = end - first;
+        Problem& problem = problems[static_cast<std::size_t>(first / rowsPerBlock)];
+        const auto report = [&problem](Problem found) { problem = problem == Problem::None ? found : problem; };
+
+        MatrixOf<Scalar> scratchScores, scratchWeights, scratchOutput;
+        Scalar* scoreData = nullptr;
+        if constexpr (isDouble<Scalar>) {
+            scoreData = out.scores.row(first).data(); // the result's own rows: a row-major block is contiguous
+        } else {
+            scratchScores.resize(count, m);
+            scoreData = scratchScores.data();
+        }
+        Eigen::Map<MatrixOf<Scalar>> blockScores(scoreData, count, m);
+        scores.rows(first, blockScores);
+        for (const auto& [copy, original] : identicalKeys)
+            blockScores.col(copy) = blockScores.col(original);
+
+        NormalizerScratch normalizerScratch;
+        constexpr Index rowsBetweenChecks = 64;
+        for (Index r = 0; r < count; ++r) {
+            const Index i = first + r;
+            if (r % rowsBetweenChecks == rowsBetweenChecks - 1)
+                stopIfCancelled(options);
+            double* scoreRow = out.scores.row(i).data();
+            double* scaledRow = out.scaled.row(i).data();
+            double* weightRow = out.weights.row(i).data();
+            for (Index j = 0; j < m; ++j) {
+                const Scalar s = blockScores(r, j);
+                if constexpr (!isDouble<Scalar>)
+                    scoreRow[j] = static_cast<double>(s);
+                scaledRow[j] = static_cast<double>(s / divisor);
+            }
+            if (!isAllFinite(out.scaled.row(i)))
+                report(isAllFinite(out.scores.row(i)) ? Problem::Scaled : Problem::Score);
+            const NormalizerTrace trace = normalizeRow(session.normalizer, scaledRow, out.allowed.row(i).data(),
+                                                       m, session.temperature, weightRow, normalizerScratch);
+            if constexpr (!isDouble<Scalar>)
+                for (Index j = 0; j < m; ++j)
+                    weightRow[j] = static_cast<double>(static_cast<float>(weightRow[j]));
+            // The normalizers never produce a non-finite weight; checked anyway, so that no defect can ever
+            // put NaN on screen or in `compute` output.
+            if (!isAllFinite(out.weights.row(i)))
+                report(Problem::Weight);
+            out.rowStats[static_cast<std::size_t>(i)] = rowStatistics(weightRow, m, trace.entropy);
+        }
+
+        if constexpr (isDouble<Scalar>) {
+            multiply<double>(out.weights.middleRows(first, count), V, out.output.middleRows(first, count));
+        } else {
+            scratchWeights = out.weights.middleRows(first, count).template cast<float>();
+            scratchOutput.resize(count, dV);
+            multiply<float>(scratchWeights, V, scratchOutput);
+            out.output.middleRows(first, count) = scratchOutput.template cast<double>();
+        }
+        // Sigmoid rows need not sum to 1, so weights · V can exceed V's largest entry many times over.
+        if (!isAllFinite(out.output.middleRows(first, count)))
+            report(Problem::Output);
+    });
+
+    const Problem first = *std::max_element(problems.begin(), problems.end(), [](Problem a, Problem b) {
+        return (a == Problem::None ? 99 : int(a)) > (b == Problem::None ? 99 : int(b));
+    });
+    switch (first) {
+    case Problem::None:
+        break;
+    case Problem::Score:
+        throw Error(path + "scores: a score overflows " + precisionWords<Scalar>() + "; " + reduceInputs);
+    case Problem::Scaled:
+        throw Error(path + "scaled: a scaled score overflows " + precisionWords<Scalar>() +
+                    "; choose a larger scale");
+    case Problem::Weight:
+        throw Error(path + "weights: a weight overflows " + precisionWords<Scalar>() +
+                    "; this is a defect in QKV Lab: please report the session");
+    case Problem::Output:
+        throw Error(path + "output: weights · V overflows " + precisionWords<Scalar>() +
+                    "; reduce the magnitudes in W_V, X or Z");
+    }
+
+}
+
+template <typename Scalar>
+void computeInPrecision(const Session& session, AttentionResult& result, const ComputeOptions& options)
+{
+    const Index n = session.n();
+    const Index dV = session.dV();
+    const int headCount = session.headCount();
+
+    const InPrecision<Scalar> X(session.X, "X");
+    const InPrecision<Scalar> Z(session.keySide(), session.context ? "context.Z" : "X");
+    const std::vector<std::pair<Index, Index>> identicalKeys = duplicateRows(session.keySide());
+    MaskMatrix allowed;
+    buildMask(session, allowed);
+    std::vector<Index> emptyRows; // rows with no allowed key
+    for (Index i = 0; i < n; ++i)
+        if ((allowed.row(i).array() == 0).all())
+            emptyRows.push_back(i);
+
+    result.precision = session.precision;
+    result.heads.resize(static_cast<std::size_t>(headCount));
+    result.concat.resize(n, headCount * dV);
+    for (int h = 0; h < headCount; ++h) {
+        stopIfCancelled(options);
+        HeadResult& out = result.heads[static_cast<std::size_t>(h)];
+        computeHead<Scalar>(session, h, *X, *Z, identicalKeys, allowed, emptyRows, out, options);
+        result.concat.middleCols(h * dV, dV) = out.output;
+    }
+
+    if (!session.W_O) {
+        result.output = result.concat;
+        return;
+    }
+    stopIfCancelled(options);
+    MatrixOf<Scalar> scratchOutput;
+    MatrixOf<Scalar>& output = workMatrix(result.output, scratchOutput);
+    output.resize(n, session.W_O->cols());
+    if constexpr (isDouble<Scalar>)
+        multiply<double>(result.concat, *session.W_O, output);
+    else
+        multiply<float>(result.concat.cast<float>(), *InPrecision<float>(*session.W_O, "W_O"), output);
+    if (!isAllFinite(output))
+        throw Error(std::string("output: concat · W_O overflows ") + precisionWords<Scalar>() +
+                    "; reduce the magnitudes in W_O");
+    storeInResult(output, result.output);
+}
+
+} // namespace
 
 RowStats rowStatistics(const double* weights, Index m, double knownEntropy)
 {
@@ -129,93 +403,10 @@ void computeAttention(const Session& session, AttentionResult& result, const Com
     if (const std::string problem = validate(session); !problem.empty())
         throw Error(problem);
     checkMemory(session, options.memoryLimit);
-
-    const Matrix& keySide = session.keySide();
-    const Index n = session.n();
-    const Index m = session.m();
-    const Index dV = session.dV();
-    const double divisor = scaleDivisor(session.scale, session.dK());
-    const int headCount = session.headCount();
-
-    const std::vector<std::pair<Index, Index>> identicalKeys = duplicateRows(keySide);
-
-    MaskMatrix allowed;
-    buildMask(session, allowed);
-    std::vector<bool> emptyRow(static_cast<std::size_t>(n));
-    for (Index i = 0; i < n; ++i)
-        emptyRow[static_cast<std::size_t>(i)] = (allowed.row(i).array() == 0).all();
-
-    result.precision = session.precision;
-    result.heads.resize(static_cast<std::size_t>(headCount));
-    result.concat.resize(n, headCount * dV);
-    NormalizerScratch scratch;
-    for (int h = 0; h < headCount; ++h) {
-        stopIfCancelled(options);
-        const Head& head = session.heads[static_cast<std::size_t>(h)];
-        HeadResult& out = result.heads[static_cast<std::size_t>(h)];
-        out.Q.resize(n, head.W_Q.cols());
-        out.K.resize(m, head.W_K.cols());
-        out.V.resize(m, head.W_V.cols());
-        out.Q.noalias() = session.X * head.W_Q;
-        out.K.noalias() = keySide * head.W_K;
-        out.V.noalias() = keySide * head.W_V;
-        requireFinite(out.Q, h, "Q", "X · W_Q", reduceInputs);
-        requireFinite(out.K, h, "K", session.context ? "Z · W_K" : "X · W_K", reduceInputs);
-        requireFinite(out.V, h, "V", session.context ? "Z · W_V" : "X · W_V", reduceInputs);
-        for (const auto& [copy, original] : identicalKeys) {
-            out.K.row(copy) = out.K.row(original);
-            out.V.row(copy) = out.V.row(original);
-        }
-
-        computeScores(session.score, head, out.Q, out.K, out.scores);
-        for (const auto& [copy, original] : identicalKeys)
-            out.scores.col(copy) = out.scores.col(original);
-        out.allowed = allowed;
-        out.scaled.resize(n, m);
-        out.weights.resize(n, m);
-        out.rowStats.resize(static_cast<std::size_t>(n));
-        out.emptyRows.clear();
-        // One pass per row keeps the row in cache: scale, normalize, statistics.
-        constexpr Index rowsBetweenChecks = 64;
-        for (Index i = 0; i < n; ++i) {
-            if (i % rowsBetweenChecks == rowsBetweenChecks - 1)
-                stopIfCancelled(options);
-            out.scaled.row(i) = out.scores.row(i) / divisor;
-            const NormalizerTrace trace =
-                normalizeRow(session.normalizer, out.scaled.row(i).data(), out.allowed.row(i).data(), m,
-                             session.temperature, out.weights.row(i).data(), scratch);
-            out.rowStats[static_cast<std::size_t>(i)] =
-                rowStatistics(out.weights.row(i).data(), m, trace.entropy);
-            if (emptyRow[static_cast<std::size_t>(i)])
-                out.emptyRows.push_back(i);
-        }
-        // Checked once afterwards (the normalizers stay finite on any input): an overflow in the scores
-        // carries into the scaled scores, and the scores are looked at only to name the culprit.
-        if (!isAllFinite(out.scaled)) {
-            requireFinite(out.scores, h, "scores", "a score", reduceInputs);
-            requireFinite(out.scaled, h, "scaled", "a scaled score", "choose a larger scale");
-        }
-        // The normalizers never produce a non-finite weight; checked anyway, so that no defect can ever put
-        // NaN on screen or in `compute` output.
-        requireFinite(out.weights, h, "weights", "a weight",
-                      "this is a defect in QKV Lab: please report the session");
-
-        out.output.resize(n, out.V.cols());
-        out.output.noalias() = out.weights * out.V;
-        // Sigmoid rows need not sum to 1, so weights · V can exceed V's largest entry many times over.
-        requireFinite(out.output, h, "output", "weights · V", "reduce the magnitudes in W_V, X or Z");
-        result.concat.middleCols(h * dV, dV) = out.output;
-    }
-
-    if (session.W_O) {
-        stopIfCancelled(options);
-        result.output.resize(n, session.W_O->cols());
-        result.output.noalias() = result.concat * *session.W_O;
-        if (!isAllFinite(result.output))
-            throw Error("output: concat · W_O overflows double precision; reduce the magnitudes in W_O");
-    } else {
-        result.output = result.concat;
-    }
+    if (session.precision == Precision::Float32)
+        computeInPrecision<float>(session, result, options);
+    else
+        computeInPrecision<double>(session, result, options);
 }
 
 AttentionResult computeAttention(const Session& session, const ComputeOptions& options)

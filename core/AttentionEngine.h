@@ -20,17 +20,14 @@ struct ComputeOptions {
     std::uint64_t memoryLimit = 0;
 };
 
-/// Computes every matrix for `session`. Throws qkv::Error naming the problem when the session is invalid,
-/// does not fit `options.memoryLimit`, or a result matrix would overflow double precision (the message names
+/// Computes every matrix for `session`, in the session's precision. Throws qkv::Error naming the problem when
+/// the session is invalid, does not fit `options.memoryLimit`, or a result matrix would overflow the precision (the message names
 /// the stage and the head, e.g. "heads[0].output: ..."); throws qkv::Cancelled when stopped.
 AttentionResult computeAttention(const Session& session, const ComputeOptions& options = {});
 
 /// The same, writing into `result`: matrices that already have the right shape are reused, so repeated
 /// calls on a session of the same size allocate nothing large.
 void computeAttention(const Session& session, AttentionResult& result, const ComputeOptions& options = {});
-
-/// The raw scores S[i][j] = s(q_i, k_j) of one head (spec section 1, scoring functions).
-void computeScores(ScoreFunction score, const Head& head, const Matrix& Q, const Matrix& K, Matrix& scores);
 
 /// Row statistics of a weights matrix (spec section 2). A known entropy (≥ 0) is taken as it is instead of
 /// being summed again.

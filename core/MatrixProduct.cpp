@@ -1,0 +1,150 @@
+#include "MatrixProduct.h"
+
+#include "Parallel.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace qkv {
+
+namespace {
+
+// The Fortran BLAS interface (LP64: 32-bit integers), as every BLAS library exports it.
+template <typename Scalar>
+using Gemm = void(const char* transA, const char* transB, const int* m, const int* n, const int* k,
+                  const Scalar* alpha, const Scalar* a, const int* lda, const Scalar* b, const int* ldb,
+                  const Scalar* beta, Scalar* c, const int* ldc);
+
+struct OpenBlas {
+    Gemm<double>* dgemm = nullptr;
+    Gemm<float>* sgemm = nullptr;
+    std::string description = "Eigen (OpenBLAS not found)";
+};
+
+/// OpenBLAS's name for the kernels this CPU can run, or nullptr to let OpenBLAS decide.
+const char* kernelFamilyForThisCpu()
+{
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+        return "SkylakeX";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return "Haswell";
+    if (__builtin_cpu_supports("avx"))
+        return "Sandybridge";
+    return nullptr;
+}
+
+/// Sets an environment variable for OpenBLAS's start-up only, unless the user set it.
+struct TemporaryEnvironment {
+    const char* name;
+    bool set = false;
+    TemporaryEnvironment(const char* variable, const char* value) : name(variable)
+    {
+        if (value && !std::getenv(name))
+            set = setenv(name, value, 0) == 0;
+    }
+    ~TemporaryEnvironment()
+    {
+        if (set)
+            unsetenv(name); // child processes see the environment the user gave
+    }
+    TemporaryEnvironment(const TemporaryEnvironment&) = delete;
+    TemporaryEnvironment& operator=(const TemporaryEnvironment&) = delete;
+};
+
+OpenBlas loadOpenBlas()
+{
+    OpenBlas blas;
+    void* library = nullptr;
+    {
+        const TemporaryEnvironment kernels("OPENBLAS_CORETYPE", kernelFamilyForThisCpu());
+        const TemporaryEnvironment threads("OPENBLAS_NUM_THREADS", "1"); // no threads of its own at start
+        library = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+    }
+    if (!library)
+        return blas;
+    auto dgemm = reinterpret_cast<Gemm<double>*>(dlsym(library, "dgemm_"));
+    auto sgemm = reinterpret_cast<Gemm<float>*>(dlsym(library, "sgemm_"));
+    auto setThreads = reinterpret_cast<void (*)(int)>(dlsym(library, "openblas_set_num_threads"));
+    auto coreName = reinterpret_cast<char* (*)()>(dlsym(library, "openblas_get_corename"));
+    auto config = reinterpret_cast<char* (*)()>(dlsym(library, "openblas_get_config"));
+    if (!dgemm || !sgemm || !setThreads)
+        return blas;
+    setThreads(1); // the engine's own threads split the work (Parallel.h)
+    blas.dgemm = dgemm;
+    blas.sgemm = sgemm;
+    blas.description = std::string(config ? config() : "OpenBLAS") + ", " + (coreName ? coreName() : "?") +
+                       " kernels";
+    return blas;
+}
+
+const OpenBlas& openBlas()
+{
+    static const OpenBlas loaded = loadOpenBlas();
+    return loaded;
+}
+
+// Loaded before main(), while the process has one thread: setenv() is not safe beside other threads.
+[[maybe_unused]] const bool openBlasLoadedAtStart = (openBlas(), true);
+
+Gemm<double>* gemmFor(double) { return openBlas().dgemm; }
+Gemm<float>* gemmFor(float) { return openBlas().sgemm; }
+
+/// One product on the calling thread.
+template <typename Scalar>
+void multiplyHere(const ConstRows<Scalar>& a, const ConstRows<Scalar>& b, Rows<Scalar>& c, Operand bForm)
+{
+    Gemm<Scalar>* gemm = gemmFor(Scalar{});
+    if (!gemm) {
+        if (bForm == Operand::AsIs)
+            c.noalias() = a * b;
+        else
+            c.noalias() = a * b.transpose();
+        return;
+    }
+    // Row-major c = a · op(b) is column-major cᵀ = op(b)ᵀ · aᵀ, and a row-major matrix read column-major is
+    // its transpose: so b goes first, transposed for BLAS exactly when it is not for us.
+    const int m = static_cast<int>(c.cols());
+    const int n = static_cast<int>(c.rows());
+    const int k = static_cast<int>(a.cols());
+    const int lda = static_cast<int>(std::max<Index>(1, a.outerStride()));
+    const int ldb = static_cast<int>(std::max<Index>(1, b.outerStride()));
+    const int ldc = static_cast<int>(std::max<Index>(1, c.outerStride()));
+    const Scalar one = 1;
+    const Scalar zero = 0;
+    const char* transB = bForm == Operand::AsIs ? "N" : "T";
+    gemm(transB, "N", &m, &n, &k, &one, b.data(), &ldb, a.data(), &lda, &zero, c.data(), &ldc);
+}
+
+} // namespace
+
+template <typename Scalar>
+void multiply(const ConstRows<Scalar>& a, const ConstRows<Scalar>& b, Rows<Scalar> c, Operand bForm)
+{
+    if (c.size() == 0)
+        return;
+    if (a.cols() == 0) {
+        c.setZero();
+        return;
+    }
+    // Chunks of at least 128 rows: each chunk packs all of b again, which pays only for tall chunks.
+    constexpr Index minimumChunkRows = 128;
+    const Index chunkRows = std::max(minimumChunkRows, (c.rows() + 3) / 4);
+    parallelFor(c.rows(), chunkRows, [&](Index begin, Index end) {
+        Rows<Scalar> part = c.middleRows(begin, end - begin);
+        multiplyHere<Scalar>(a.middleRows(begin, end - begin), b, part, bForm);
+    });
+}
+
+template void multiply<double>(const ConstRows<double>&, const ConstRows<double>&, Rows<double>, Operand);
+template void multiply<float>(const ConstRows<float>&, const ConstRows<float>&, Rows<float>, Operand);
+
+std::string productLibrary()
+{
+    return openBlas().description;
+}
+
+} // namespace qkv

@@ -1,0 +1,42 @@
+#pragma once
+/// @file
+/// The engine's large matrix products, in float64 or float32, done by OpenBLAS when it is installed.
+///
+/// Why OpenBLAS, loaded at run time: Debian builds it with DYNAMIC_ARCH (one library holding SSE, AVX2 and
+/// AVX-512 kernels, chosen for the CPU it runs on), so a build from source and a package are both fast on
+/// any x86-64; on this project's reference machine its 1024³ product reached 130 GFLOP/s (float64) and
+/// 300 (float32) on 2 cores where Eigen's own kernels, built for plain x86-64, reached 15–20. It is opened
+/// with dlopen() before main() so that QKV Lab can choose its kernels: OpenBLAS 0.3.21 (Debian 12) does not
+/// know CPUs newer than itself and falls back to its SSE3 kernels, 5× slower (this Xeon, model 207). When
+/// OPENBLAS_CORETYPE is not set, QKV Lab names the family from the CPU's instruction sets (SkylakeX with
+/// AVX-512, Haswell with AVX2 and FMA, Sandybridge with AVX); a value the user set is left alone. OpenBLAS
+/// itself runs on one thread per call: the engine splits products over its own threads (Parallel.h).
+/// Without OpenBLAS, Eigen does the products.
+
+#include "EigenTypes.h"
+
+#include <string>
+
+namespace qkv {
+
+template <typename Scalar>
+using MatrixOf = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using MatrixF = MatrixOf<float>;
+
+/// Rows of a row-major matrix (a whole matrix, middleRows or middleCols), without a copy.
+template <typename Scalar> using ConstRows = Eigen::Ref<const MatrixOf<Scalar>>;
+template <typename Scalar> using Rows = Eigen::Ref<MatrixOf<Scalar>>;
+
+enum class Operand { AsIs, Transposed };
+
+/// c = a · b (b as it is) or a · bᵀ (b transposed); c already has its shape and must not overlap a or b.
+/// A large product is split by rows of c over the engine's threads; inside a parallelFor chunk it runs on
+/// the calling thread.
+template <typename Scalar>
+void multiply(const ConstRows<Scalar>& a, const ConstRows<Scalar>& b, Rows<Scalar> c, Operand bForm = Operand::AsIs);
+
+/// What does the products, for the About box and the benchmark: "OpenBLAS 0.3.21, SkylakeX kernels" or
+/// "Eigen (OpenBLAS not found)".
+std::string productLibrary();
+
+} // namespace qkv

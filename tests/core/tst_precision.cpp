@@ -1,0 +1,358 @@
+// The float32 path against the float64 path, with tolerances derived from float32's epsilon, and the
+// engine's threads (Parallel.h): every chunk once, errors carried to the caller, the same bits on any thread.
+
+#include "AttentionEngine.h"
+#include "Error.h"
+#include "Examples.h"
+#include "Initializers.h"
+#include "Parallel.h"
+#include "SessionEdits.h"
+#include "SessionFile.h"
+
+#include "FuzzyCompare.h"
+
+#include <QtTest>
+
+#include <atomic>
+#include <cfloat>
+#include <cmath>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+using namespace qkv;
+
+namespace {
+
+constexpr double epsilon32 = FLT_EPSILON; // 2^-23, one unit in the last place of 1.0f
+
+bool isFloat32Value(double x)
+{
+    return static_cast<double>(static_cast<float>(x)) == x;
+}
+
+bool allFloat32Values(const Matrix& m)
+{
+    return m.unaryExpr([](double x) { return isFloat32Value(x) ? 0.0 : 1.0; }).sum() == 0.0;
+}
+
+/// A random session with `heads` heads of d_k = d_v = 6, d_model 8, W_O, of the given score, mask and
+/// normalizer; cross-attention when m ≠ n.
+Session randomSession(Index n, Index m, ScoreFunction score, MaskType mask, const NormalizerSpec& normalizer,
+                      std::uint64_t seed)
+{
+    const InitializerSpec init{Initializer::XavierNormal, 1.0, seed};
+    Session s = blankSession(n, 8, 6, 6, init);
+    s.X = initializeMatrix({Initializer::Normal, 1.0, seed + 1}, n, 8);
+    setHeadCount(s, 2, init);
+    if (m != n) {
+        setCrossAttention(s, true);
+        s.context->Z = initializeMatrix({Initializer::Normal, 1.0, seed + 2}, m, 8);
+        s.context->tokens.resize(static_cast<std::size_t>(m), "z");
+        s.context->pad.resize(static_cast<std::size_t>(m), false);
+    }
+    setScoreFunction(s, score, init);
+    setOutputProjection(s, true, init);
+    setMaskType(s, mask);
+    s.mask.window = 3;
+    s.mask.prefixLength = 2;
+    if (mask == MaskType::Custom)
+        for (Index i = 0; i < n; ++i)
+            for (Index j = 0; j < m; ++j)
+                s.mask.allowed(i, j) = (i * 7 + j * 3) % 4 != 0;
+    s.pad[1] = true; // a padding query: its row is empty in both precisions
+    s.normalizer = normalizer;
+    s.temperature = 0.7;
+    return s;
+}
+
+/// max over entries of (|A|·|B|): the size of the terms a product sums, which its rounding error scales with.
+double termScale(const Matrix& a, const Matrix& b)
+{
+    return (a.cwiseAbs() * b.cwiseAbs()).maxCoeff();
+}
+
+} // namespace
+
+class TestPrecision : public QObject {
+    Q_OBJECT
+private slots:
+    void float32AgreesWithFloat64_data();
+    void float32AgreesWithFloat64();
+    void float32AtTheExtremes_data();
+    void float32AtTheExtremes();
+    void float32RefusesWhatItCannotHold();
+    void precisionRoundTripsAndIsValidated_data();
+    void precisionRoundTripsAndIsValidated();
+    void parallelForRunsEveryChunkOnce();
+    void parallelForCarriesTheFirstError();
+    void parallelForFromManyThreads();
+    void resultDoesNotDependOnBlocks();
+};
+
+void TestPrecision::float32AgreesWithFloat64_data()
+{
+    QTest::addColumn<int>("score");
+    QTest::addColumn<int>("mask");
+    QTest::addColumn<int>("normalizer");
+    QTest::addColumn<double>("alpha");
+    QTest::addColumn<int>("m");
+    for (int score = 0; score <= int(ScoreFunction::Cosine); ++score)
+        for (int mask = 0; mask <= int(MaskType::Custom); ++mask)
+            for (int normalizer = 0; normalizer <= int(NormalizerType::Hardmax); ++normalizer)
+                for (double alpha : normalizer == int(NormalizerType::Entmax) ? std::vector<double>{1.25, 1.5, 3.0}
+                                                                             : std::vector<double>{1.5})
+                    for (int m : {9, 5})
+                        QTest::addRow("%s/%s/%s%g/m=%d", toString(ScoreFunction(score)), toString(MaskType(mask)),
+                                      toString(NormalizerType(normalizer)), alpha, m)
+                            << score << mask << normalizer << alpha << m;
+}
+
+void TestPrecision::float32AgreesWithFloat64()
+{
+    QFETCH(int, score);
+    QFETCH(int, mask);
+    QFETCH(int, normalizer);
+    QFETCH(double, alpha);
+    QFETCH(int, m);
+    const Index n = 9;
+    Session s = randomSession(n, m, ScoreFunction(score), MaskType(mask), {NormalizerType(normalizer), alpha},
+                              std::uint64_t(100 * score + 10 * mask + normalizer));
+    const AttentionResult exact = computeAttention(s);
+    s.precision = Precision::Float32;
+    const AttentionResult rounded = computeAttention(s);
+    QCOMPARE(rounded.precision, Precision::Float32);
+    QCOMPARE(exact.precision, Precision::Float64);
+
+    const Matrix& keySide = s.keySide();
+    const Index dModel = s.dModel();
+    for (std::size_t h = 0; h < s.heads.size(); ++h) {
+        const Head& head = s.heads[h];
+        const HeadResult& a = exact.heads[h];
+        const HeadResult& b = rounded.heads[h];
+        for (const Matrix* m32 : {&b.Q, &b.K, &b.V, &b.scores, &b.scaled, &b.weights, &b.output})
+            QVERIFY(allFloat32Values(*m32));
+        // A product of inner dimension k, of inputs rounded to float32, is within (k + 2)·ε·Σ|terms|.
+        const double bound = double(dModel + 2) * epsilon32;
+        QKV_COMPARE_NEAR(b.Q, a.Q, bound * termScale(s.X, head.W_Q));
+        QKV_COMPARE_NEAR(b.K, a.K, bound * termScale(keySide, head.W_K));
+        QKV_COMPARE_NEAR(b.V, a.V, bound * termScale(keySide, head.W_V));
+        // Scores: Q's and K's errors carried through one more product, plus its own rounding (generous
+        // for the general and additive scores' extra products, whose terms are of the same size here).
+        const double qkScale = (a.Q.cwiseAbs() * a.K.cwiseAbs().transpose()).maxCoeff() + 1.0;
+        const double scoreTolerance = 4 * double(dModel + s.dK() + 4) * epsilon32 * qkScale;
+        if (s.score == ScoreFunction::Dot || s.score == ScoreFunction::Cosine)
+            QKV_COMPARE_NEAR(b.scores, a.scores, scoreTolerance);
+        const double logitError = (b.scaled - a.scaled).cwiseAbs().maxCoeff() / s.temperature;
+        QVERIFY(std::isfinite(logitError));
+        // Every normalizer here moves a weight by at most √m times the largest logit change (softmax,
+        // sparsemax and entmax with α ≤ 2 are 1-Lipschitz in ℓ2, sigmoid ¼), plus the final rounding to
+        // float32. Entmax with α > 2 is only Hölder continuous: p = d^{1/(α−1)} near the support's edge.
+        const double holder = s.normalizer.type == NormalizerType::Entmax && alpha > 2
+                                  ? std::pow(logitError, 1 / (alpha - 1))
+                                  : logitError;
+        const double weightTolerance = std::sqrt(double(m)) * std::max(logitError, holder) + 2 * epsilon32;
+        for (Index i = 0; i < n; ++i) {
+            if (s.normalizer.type == NormalizerType::Hardmax) {
+                // A near tie may be broken differently by float32: compare only rows with a clear winner.
+                std::vector<double> allowedScores;
+                for (Index j = 0; j < m; ++j)
+                    if (a.allowed(i, j))
+                        allowedScores.push_back(a.scaled(i, j));
+                std::sort(allowedScores.rbegin(), allowedScores.rend());
+                if (allowedScores.size() > 1 && allowedScores[0] - allowedScores[1] < 4 * logitError * s.temperature)
+                    continue;
+            }
+            QKV_COMPARE_NEAR(b.weights.row(i), a.weights.row(i), weightTolerance);
+            QCOMPARE(b.rowStats[std::size_t(i)].support > 0, a.rowStats[std::size_t(i)].support > 0);
+        }
+        QCOMPARE(b.emptyRows, a.emptyRows);
+        QVERIFY(b.allowed == a.allowed);
+    }
+    QVERIFY(allFloat32Values(rounded.output));
+    QVERIFY(rounded.output.allFinite());
+}
+
+void TestPrecision::float32AtTheExtremes_data()
+{
+    QTest::addColumn<int>("normalizer");
+    QTest::addColumn<double>("magnitude");
+    QTest::addColumn<double>("temperature");
+    for (int type = 0; type <= int(NormalizerType::Hardmax); ++type)
+        for (double magnitude : {1e-30, 1.0, 1e18})
+            for (double temperature : {1e-300, 1e-10, 1.0, 1e10, 1e300})
+                QTest::addRow("%s/|X|=%g/tau=%g", toString(NormalizerType(type)), magnitude, temperature)
+                    << type << magnitude << temperature;
+}
+
+void TestPrecision::float32AtTheExtremes()
+{
+    QFETCH(int, normalizer);
+    QFETCH(double, magnitude);
+    QFETCH(double, temperature);
+    // |X| = 1e18 with unit weights gives scores near ±1e36, close to float32's largest (3.4e38).
+    Session s = blankSession(5, 2, 2, 2, {Initializer::Normal, 1.0, 3});
+    s.X = initializeMatrix({Initializer::Normal, 1.0, 4}, 5, 2);
+    s.X *= magnitude / s.X.cwiseAbs().maxCoeff();
+    s.heads[0].W_Q.setIdentity();
+    s.heads[0].W_K.setIdentity();
+    s.heads[0].W_K(1, 1) = -1;
+    s.heads[0].W_V.setIdentity();
+    s.scale = {Scale::Kind::None, 1.0};
+    s.normalizer.type = static_cast<NormalizerType>(normalizer);
+    s.temperature = temperature;
+    s.mask.type = MaskType::Causal;
+    s.precision = Precision::Float32;
+    const AttentionResult r = computeAttention(s);
+    const HeadResult& h = r.heads[0];
+    QVERIFY(h.scores.allFinite() && h.weights.allFinite() && r.output.allFinite());
+    QVERIFY((h.weights.array() >= 0).all() && (h.weights.array() <= 1).all());
+    if (s.normalizer.type != NormalizerType::Sigmoid)
+        for (Index i = 0; i < 5; ++i)
+            QKV_COMPARE_NEAR(h.weights.row(i).sum(), 1.0, 5 * epsilon32); // m roundings to float32
+}
+
+void TestPrecision::float32RefusesWhatItCannotHold()
+{
+    Session s = blankSession(3, 2, 2, 2, {Initializer::Normal, 1.0, 5});
+    s.precision = Precision::Float32;
+    s.X(1, 0) = 1e39; // beyond float32's 3.4e38, fine in float64
+    try {
+        computeAttention(s);
+        QFAIL("expected an error");
+    } catch (const Error& e) {
+        QVERIFY2(QByteArray(e.what()).startsWith("X: "), e.what());
+        QVERIFY2(QByteArray(e.what()).contains("float32"), e.what());
+    }
+    s.X(1, 0) = 1e20; // fits, but q·k ≈ 1e40 does not
+    s.heads[0].W_Q.setIdentity();
+    s.heads[0].W_K.setIdentity();
+    try {
+        computeAttention(s);
+        QFAIL("expected an error");
+    } catch (const Error& e) {
+        QVERIFY2(QByteArray(e.what()).startsWith("heads[0].scores: a score overflows float32"), e.what());
+    }
+    s.precision = Precision::Float64;
+    QVERIFY(computeAttention(s).output.allFinite());
+}
+
+void TestPrecision::precisionRoundTripsAndIsValidated_data()
+{
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<QString>("error"); // empty: accepted
+    QTest::newRow("float32") << QStringLiteral(R"("float32")") << QString();
+    QTest::newRow("float64") << QStringLiteral(R"("float64")") << QString();
+    QTest::newRow("float16") << QStringLiteral(R"("float16")")
+                             << QStringLiteral(R"(precision: unknown precision "float16")");
+    QTest::newRow("number") << QStringLiteral("32") << QStringLiteral("precision: ");
+    QTest::newRow("capitals") << QStringLiteral(R"("FLOAT32")") << QStringLiteral("precision: ");
+}
+
+void TestPrecision::precisionRoundTripsAndIsValidated()
+{
+    QFETCH(QString, value);
+    QFETCH(QString, error);
+    std::string text = exampleJson("love");
+    text.insert(text.rfind('}'), ", \"precision\": " + value.toStdString() + "\n");
+    try {
+        const Session s = parseSession(text);
+        QVERIFY2(error.isEmpty(), "accepted a bad precision");
+        const Precision expected = value.contains(QLatin1String("32")) ? Precision::Float32 : Precision::Float64;
+        QCOMPARE(s.precision, expected);
+        const std::string written = serializeSession(s);
+        // Written only when it is not the default, and read back to the same session.
+        QCOMPARE(written.find("\"precision\": \"float32\"") != std::string::npos, expected == Precision::Float32);
+        QVERIFY(parseSession(written, s.title) == s);
+        QCOMPARE(computeAttention(s).precision, expected);
+    } catch (const Error& e) {
+        QVERIFY2(!error.isEmpty(), e.what());
+        QVERIFY2(QString::fromUtf8(e.what()).startsWith(error), e.what());
+    }
+}
+
+void TestPrecision::parallelForRunsEveryChunkOnce()
+{
+    for (Index count : {0, 1, 7, 64, 1000, 4097})
+        for (Index grain : {1, 3, 64, 5000}) {
+            std::vector<std::atomic<int>> visits(static_cast<std::size_t>(count));
+            parallelFor(count, grain, [&](Index begin, Index end) {
+                QVERIFY(end - begin <= grain && begin % grain == 0);
+                for (Index i = begin; i < end; ++i)
+                    visits[std::size_t(i)].fetch_add(1);
+            });
+            for (const auto& v : visits)
+                QCOMPARE(v.load(), 1);
+        }
+}
+
+void TestPrecision::parallelForCarriesTheFirstError()
+{
+    std::atomic<int> ran{0};
+    try {
+        parallelFor(100, 1, [&](Index begin, Index) {
+            ran.fetch_add(1);
+            if (begin == 3)
+                throw std::runtime_error("chunk 3");
+        });
+        QFAIL("expected the chunk's error");
+    } catch (const std::runtime_error& e) {
+        QCOMPARE(QByteArray(e.what()), QByteArray("chunk 3"));
+    }
+    QVERIFY(ran.load() >= 4);
+    // The pool is usable again, and a chunk may itself call parallelFor (it then runs on its thread).
+    std::atomic<Index> sum{0};
+    parallelFor(10, 2, [&](Index begin, Index end) {
+        parallelFor(end - begin, 1, [&](Index b, Index) { sum.fetch_add(begin + b); });
+    });
+    QCOMPARE(sum.load(), Index(45));
+}
+
+void TestPrecision::parallelForFromManyThreads()
+{
+    // Several callers at once (the window computes on a thread pool while a test or export computes too):
+    // one of them uses the pool, the others run alone, and every result is right.
+    std::vector<std::thread> callers;
+    std::atomic<int> wrong{0};
+    for (int t = 0; t < 4; ++t)
+        callers.emplace_back([&wrong, t] {
+            for (int round = 0; round < 50; ++round) {
+                std::vector<std::atomic<int>> visits(257);
+                parallelFor(257, 16, [&](Index begin, Index end) {
+                    for (Index i = begin; i < end; ++i)
+                        visits[std::size_t(i)].fetch_add(1 + t);
+                });
+                for (const auto& v : visits)
+                    if (v.load() != 1 + t)
+                        wrong.fetch_add(1);
+            }
+        });
+    for (std::thread& caller : callers)
+        caller.join();
+    QCOMPARE(wrong.load(), 0);
+}
+
+void TestPrecision::resultDoesNotDependOnBlocks()
+{
+    // Large enough to be cut into blocks run on several threads; the same session computed again, and
+    // computed while another thread keeps the pool busy (so its blocks all run on the caller), gives the
+    // same bits.
+    Session s = blankSession(300, 64, 32, 32, {Initializer::XavierNormal, 1.0, 9});
+    s.X = initializeMatrix({Initializer::Normal, 1.0, 10}, 300, 64);
+    for (Precision precision : {Precision::Float64, Precision::Float32}) {
+        s.precision = precision;
+        const AttentionResult first = computeAttention(s);
+        std::atomic<bool> stop{false};
+        std::thread busy([&] {
+            while (!stop.load())
+                parallelFor(64, 1, [](Index, Index) { std::this_thread::yield(); });
+        });
+        for (int round = 0; round < 5; ++round)
+            QVERIFY(computeAttention(s) == first);
+        stop.store(true);
+        busy.join();
+    }
+}
+
+QTEST_APPLESS_MAIN(TestPrecision)
+#include "tst_precision.moc"
