@@ -2,7 +2,7 @@
 /// @file
 /// The step-by-step arithmetic behind one cell (i, j) of one head: the score, the scale, the mask, the
 /// temperature, the row's normalizer and the output row, as data (ExplanationText.h writes it out as plain
-/// text or LaTeX).
+/// text or LaTeX); and what computing in float32 did to the weights of row i (comparePrecision()).
 ///
 /// Every number is the engine's own (taken from the AttentionResult, or from traceRow on the engine's row);
 /// the explanation only adds the intermediate values the engine does not keep, computed the same way.
@@ -95,5 +95,61 @@ CellExplanation explainCell(const Session& session, const AttentionResult& resul
 
 /// Whether `spec` computes its weights as softmax does: softmax itself, or entmax with α ≤ 1.
 bool normalizesAsSoftmax(const NormalizerSpec& spec);
+
+/// float32's machine epsilon ε₃₂ = 2⁻²³ ≈ 1.19e-7: the gap between 1 and the next float32.
+inline constexpr double float32Epsilon = 0x1p-23;
+
+/// The gap between adjacent float32 values around `x`: 2^(e − 23) for |x| in [2^e, 2^(e+1)), and the
+/// subnormal spacing 2⁻¹⁴⁹ below the smallest normal float32. Rounding x to float32 moves it by at most
+/// half of this.
+double float32Ulp(double x);
+
+/// One key of a row whose weights are compared across precisions.
+struct PrecisionEntry {
+    Index key = 0;
+    std::string token;
+    double reference = 0.0;  ///< the weight computed in float64 from the session
+    double computed = 0.0;   ///< the result's weight (a float32 value when the result is float32)
+    double difference = 0.0; ///< computed − reference
+    double ulps = 0.0;       ///< |difference| / float32Ulp(reference): float32 steps at the reference weight
+};
+
+/// What the result's precision did to the weights of one query row: the row computed again in float64 from
+/// the session beside the result's row, their largest difference, and each row's sum against 1.
+struct PrecisionComparison {
+    int head = 0;
+    Index query = 0; ///< i
+    std::string queryToken;
+    Precision precision = Precision::Float64; ///< what the result was computed in
+    Index keyCount = 0;                       ///< m
+    Index allowedCount = 0; ///< allowed keys of row i (masked weights are 0 in every precision)
+    Index differing = 0;    ///< allowed keys whose weights differ
+    /// Every allowed key when there are few, else those with the largest |difference| (the selected key
+    /// among them when allowed), in key order.
+    std::vector<PrecisionEntry> listed;
+    double maxDifference = 0.0;  ///< max |computed − reference| over the row
+    Index maxDifferenceKey = -1; ///< where it is (the first such key; −1 when no weight differs)
+    /// The largest ulps over the row: not always at maxDifferenceKey, since an ulp scales with the weight.
+    double maxUlps = 0.0;
+    /// The normalizer makes every row with an allowed key sum to 1 (all but sigmoid), so the sums below
+    /// say something.
+    bool sumsToOne = false;
+    double referenceSumError = 0.0; ///< Σ_j reference − 1, summed without rounding error (compensated)
+    double computedSumError = 0.0;  ///< Σ_j computed − 1, the same way
+};
+
+/// Compares row i of head `head`'s weights in `result` with the same row computed in float64 from the
+/// session, as the engine computes in double: q_i = x_i W_Q, K = Z W_K (X W_K for self-attention), the
+/// scores of the session's score function, the scale and the normalizer with its temperature. The mask is
+/// the result's (it does not depend on the precision). At most `maxListed` keys are listed (at least 1);
+/// `selectedKey` stays among them when it is allowed.
+/// @throws std::out_of_range when head or i is out of range
+/// @throws std::invalid_argument when the result does not have the session's shapes
+PrecisionComparison comparePrecision(const Session& session, const AttentionResult& result, int head, Index i,
+                                     Index selectedKey, Index maxListed = 8);
+
+/// About how many multiply-adds comparePrecision() does (K = Z W_K dominates), for a view to decide whether
+/// to run it off the GUI thread.
+double precisionComparisonWork(const Session& session);
 
 } // namespace qkv

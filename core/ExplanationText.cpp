@@ -614,24 +614,131 @@ std::vector<Line> buildLines(const CellExplanation& e)
     return out.lines();
 }
 
-} // namespace
+// ---------------------------------------------------------------------------------------------------------
+// Precision.
 
-std::string toPlainText(const CellExplanation& explanation)
+/// Weights: 9 significant digits, enough to tell any two float32 values apart.
+Both weightDigits(double x)
+{
+    const std::string s = std::isfinite(x) ? chars(x, std::chars_format::general, 9) : nonFinite(x);
+    return {s, latexNumber(s)};
+}
+
+/// Differences and counts of ulps or ε: a few significant digits are all they need.
+Both roughNumber(double x, int digits)
+{
+    const std::string s = !std::isfinite(x) ? nonFinite(x)
+                          : x == 0.0        ? "0"
+                                            : chars(x, std::chars_format::general, digits);
+    return {s, latexNumber(s)};
+}
+
+/// Maths inside a line of words: "$...$" in LaTeX.
+Both inWords(const Both& math)
+{
+    return {math.plain, "$" + math.latex + "$"};
+}
+
+/// x in units of float32's ε, as maths.
+Both epsilons(double x)
+{
+    return roughNumber(x / float32Epsilon, 2) + lit(" ε", " \\varepsilon_{32}");
+}
+
+/// A count of ulps, as maths.
+Both ulps(double x)
+{
+    return roughNumber(x, 2) + lit(" ulp", "\\ \\mathrm{ulp}");
+}
+
+std::vector<Line> precisionLines(const PrecisionComparison& c)
+{
+    Lines out;
+    const std::string computed = toString(c.precision);
+    out.words("", text("Precision: row ") + indexIs("i", c.query) + " " + token(c.queryToken) +
+                      text(" as computed in " + computed + ", beside the same row in float64:"));
+    if (c.allowedCount == 0) {
+        out.words("  ", text("no allowed key: every weight is 0 in both precisions"));
+        return out.lines();
+    }
+    for (const PrecisionEntry& entry : c.listed) {
+        const std::string key = std::to_string(entry.key);
+        out.formula("  ", "",
+                    Both{"j = " + key + " ", "a_{" + std::to_string(c.query) + "," + key + "} &: \\text{"} +
+                        token(entry.token) + lit(": float64 ", "} \\quad ") + weightDigits(entry.reference) +
+                        lit(", " + computed + " ", " \\text{ (float64)}, \\quad ") +
+                        weightDigits(entry.computed) +
+                        lit(", difference ", " \\text{ (" + computed + ")}, \\quad \\Delta = ") +
+                        roughNumber(entry.difference, 3) + lit(" (", " \\; (") + ulps(entry.ulps) + ")");
+    }
+    if (static_cast<Index>(c.listed.size()) < c.allowedCount)
+        out.words("  ", text("... the " + std::to_string(c.listed.size()) + " of " +
+                             std::to_string(c.allowedCount) + " allowed keys with the largest differences"));
+
+    Both largest = text("largest difference ") +
+                   inWords(roughNumber(c.maxDifference, 3) + " = " + epsilons(c.maxDifference));
+    if (c.maxDifferenceKey >= 0) {
+        largest = largest + text(" at ") + indexIs("j", c.maxDifferenceKey);
+        const auto at = std::find_if(c.listed.begin(), c.listed.end(),
+                                     [&c](const PrecisionEntry& e) { return e.key == c.maxDifferenceKey; });
+        if (at != c.listed.end())
+            largest = largest + " " + token(at->token);
+    }
+    out.words("  ", largest +
+                        text("; " + std::to_string(c.differing) + " of " + std::to_string(c.allowedCount) +
+                             " weights differ, by at most ") +
+                        inWords(ulps(c.maxUlps)));
+    if (c.sumsToOne)
+        out.words("  ",
+                  text("row sum - 1: float64 ") + inWords(roughNumber(c.referenceSumError, 3)) +
+                      text(", " + computed + " ") +
+                      inWords(roughNumber(c.computedSumError, 3) + " = " + epsilons(c.computedSumError)));
+    out.words(
+        "  ",
+        text("(") +
+            inlineMath("ε = 2^-23 ≈ 1.19e-07", "\\varepsilon_{32} = 2^{-23} \\approx 1.19 \\times 10^{-7}") +
+            text(
+                ", float32's step at 1; 1 ulp: its step at that weight; rounding alone is at most 0.5 ulp)"));
+    return out.lines();
+}
+
+std::string plainTextOf(const std::vector<Line>& lines)
 {
     std::string text;
-    for (const Line& line : buildLines(explanation))
+    for (const Line& line : lines)
         text += line.plain + "\n";
     return text;
 }
 
-std::string toLatex(const CellExplanation& explanation)
+std::string latexOf(const std::vector<Line>& lines)
 {
     std::string latex = "\\begin{align*}\n";
-    const std::vector<Line> lines = buildLines(explanation);
     for (std::size_t k = 0; k < lines.size(); ++k)
         latex += lines[k].latex + (k + 1 < lines.size() ? " \\\\\n" : "\n");
     latex += "\\end{align*}\n";
     return latex;
+}
+
+} // namespace
+
+std::string toPlainText(const PrecisionComparison& comparison)
+{
+    return plainTextOf(precisionLines(comparison));
+}
+
+std::string toLatex(const PrecisionComparison& comparison)
+{
+    return latexOf(precisionLines(comparison));
+}
+
+std::string toPlainText(const CellExplanation& explanation)
+{
+    return plainTextOf(buildLines(explanation));
+}
+
+std::string toLatex(const CellExplanation& explanation)
+{
+    return latexOf(buildLines(explanation));
 }
 
 std::string escapeLatex(const std::string& text)

@@ -1,5 +1,5 @@
 // The step-by-step explanation of one cell against the seed's worked example and the engine's own numbers,
-// and the plane geometry (convex hull) that the projection views draw.
+// what float32 does to a row of weights, and the plane geometry (convex hull) that the projection views draw.
 
 #include "AttentionEngine.h"
 #include "Examples.h"
@@ -10,12 +10,15 @@
 #include "Normalizers.h"
 #include "Projection.h"
 
+#include "FuzzyCompare.h"
 #include "TestMatrices.h"
 
 #include <QtTest>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -96,6 +99,25 @@ bool bracesBalance(const std::string& latex)
     return depth == 0;
 }
 
+/// The result as a float32 engine would store it if float32 changed nothing but the final rounding: every
+/// weight rounded to the nearest float32.
+AttentionResult withRoundedWeights(AttentionResult result)
+{
+    result.precision = Precision::Float32;
+    for (HeadResult& head : result.heads)
+        head.weights = head.weights.cast<float>().cast<double>();
+    return result;
+}
+
+/// Σ row − 1 in long double, as a reference for the compensated sums.
+double sumMinusOne(const RowVector& row)
+{
+    long double sum = 0.0L;
+    for (Index j = 0; j < row.size(); ++j)
+        sum += row(j);
+    return static_cast<double>(sum - 1.0L);
+}
+
 } // namespace
 
 class TestExplain : public QObject {
@@ -119,6 +141,16 @@ private slots:
     void temperatureUsesShiftedForm();
     void longRowsAreShortened();
     void outOfRangeIsRefused();
+
+    // Precision.
+    void float32Ulp_data();
+    void float32Ulp();
+    void roundedWeightsAreReportedExactly_data();
+    void roundedWeightsAreReportedExactly();
+    void stepsAwayAreCountedInUlps();
+    void longRowsListTheLargestDifferences();
+    void precisionOfMaskedAndSigmoidRows();
+    void precisionText();
     // Geometry.
     void hullOfSquareWithInteriorPoint();
     void hullOfCollinearPoints();
@@ -478,6 +510,213 @@ void TestExplain::outOfRangeIsRefused()
     QVERIFY_THROWS_EXCEPTION(std::out_of_range, explainCell(s, r, 0, 0, -1));
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
                              explainCell(s, computeAttention(loadExample("causal")), 0, 0, 0));
+}
+
+void TestExplain::float32Ulp_data()
+{
+    QTest::addColumn<double>("x");
+    QTest::addColumn<double>("ulp");
+    QTest::newRow("1") << 1.0 << std::ldexp(1.0, -23);
+    QTest::newRow("just below 1") << 0.999 << std::ldexp(1.0, -24);
+    QTest::newRow("0.5") << 0.5 << std::ldexp(1.0, -24);
+    QTest::newRow("0.1") << 0.1 << std::ldexp(1.0, -27);
+    QTest::newRow("-0.1") << -0.1 << std::ldexp(1.0, -27);
+    QTest::newRow("3") << 3.0 << std::ldexp(1.0, -22);
+    QTest::newRow("smallest normal") << std::ldexp(1.0, -126) << std::ldexp(1.0, -149);
+    QTest::newRow("subnormal") << 1e-40 << std::ldexp(1.0, -149);
+    QTest::newRow("0") << 0.0 << std::ldexp(1.0, -149);
+}
+
+void TestExplain::float32Ulp()
+{
+    QFETCH(double, x);
+    QFETCH(double, ulp);
+    QCOMPARE(qkv::float32Ulp(x), ulp);
+    QCOMPARE(float32Epsilon, double(FLT_EPSILON));
+    // Against the float32 numbers themselves: the gap from a float32 value (not a power of 2) to the next.
+    const float f = static_cast<float>(std::abs(x));
+    if (f > 0 && std::nextafter(f, 0.0f) > 0 && f != std::ldexp(1.0f, std::ilogb(f)))
+        QCOMPARE(qkv::float32Ulp(x), double(std::nextafter(f, 2 * f)) - double(f));
+}
+
+void TestExplain::roundedWeightsAreReportedExactly_data()
+{
+    QTest::addColumn<int>("score");
+    QTest::addColumn<int>("normalizer");
+    QTest::newRow("love softmax") << -1 << int(NormalizerType::Softmax);
+    QTest::newRow("dot softmax") << int(ScoreFunction::Dot) << int(NormalizerType::Softmax);
+    QTest::newRow("general entmax") << int(ScoreFunction::General) << int(NormalizerType::Entmax);
+    QTest::newRow("additive sparsemax") << int(ScoreFunction::Additive) << int(NormalizerType::Sparsemax);
+    QTest::newRow("cosine softmax") << int(ScoreFunction::Cosine) << int(NormalizerType::Softmax);
+    QTest::newRow("dot hardmax") << int(ScoreFunction::Dot) << int(NormalizerType::Hardmax);
+}
+
+void TestExplain::roundedWeightsAreReportedExactly()
+{
+    QFETCH(int, score);
+    QFETCH(int, normalizer);
+    Session s = score < 0 ? loadExample("love") : randomSession(3, 6, 3, 2, 17);
+    if (score >= 0) {
+        s.score = ScoreFunction(score);
+        s.scale = defaultScale(s.score);
+        s.context->Z.row(4) = s.context->Z.row(1); // identical keys: tied under hardmax
+        s.temperature = 0.7;
+    }
+    s.normalizer.type = NormalizerType(normalizer);
+    const AttentionResult exact = computeAttention(s);
+    const AttentionResult rounded = withRoundedWeights(exact);
+
+    for (Index i = 0; i < s.n(); ++i) {
+        const PrecisionComparison c = comparePrecision(s, rounded, 0, i, 0);
+        QCOMPARE(c.precision, Precision::Float32);
+        QCOMPARE(c.keyCount, s.m());
+        QCOMPARE(c.allowedCount, s.m());
+        QCOMPARE(static_cast<Index>(c.listed.size()), s.m()); // a short row: every key
+        const RowVector w = exact.heads[0].weights.row(i);
+        double maxDifference = 0.0;
+        Index maxKey = -1, differing = 0;
+        for (const PrecisionEntry& entry : c.listed) {
+            const double weight = w(entry.key);
+            const double roundingError = double(static_cast<float>(weight)) - weight;
+            // The float64 row is recomputed from the session: it is the engine's float64 row.
+            QKV_COMPARE_NEAR(entry.reference, weight, 1e-15);
+            QCOMPARE(entry.computed, double(static_cast<float>(weight)));
+            QKV_COMPARE_NEAR(entry.difference, roundingError, 1e-15);
+            // Rounding to nearest moves a value by at most half a float32 step.
+            QVERIFY2(entry.ulps <= 0.5 + 1e-6, qPrintable(QString::number(entry.ulps)));
+            if (weight != 0.0)
+                QKV_COMPARE_NEAR(entry.ulps, std::abs(roundingError) / qkv::float32Ulp(weight), 1e-6);
+            if (std::abs(roundingError) > maxDifference) {
+                maxDifference = std::abs(roundingError);
+                maxKey = entry.key;
+            }
+            differing += roundingError != 0.0;
+        }
+        QKV_COMPARE_NEAR(c.maxDifference, maxDifference, 1e-15);
+        QCOMPARE(c.maxDifferenceKey, maxKey);
+        QCOMPARE(c.differing, differing);
+        QVERIFY(c.maxUlps <= 0.5 + 1e-6);
+        QVERIFY(c.sumsToOne);
+        QVERIFY(std::abs(c.referenceSumError) < 1e-15);
+        QKV_COMPARE_NEAR(c.computedSumError, sumMinusOne(rounded.heads[0].weights.row(i)), 1e-16);
+    }
+}
+
+void TestExplain::stepsAwayAreCountedInUlps()
+{
+    const Session s = loadExample("love");
+    const AttentionResult exact = computeAttention(s);
+    AttentionResult moved = withRoundedWeights(exact);
+    // Weight (0, 1) = 0.7071…, in [0.5, 1) where float32 steps are 2^-24: moved 3 steps up.
+    float weight = static_cast<float>(exact.heads[0].weights(0, 1));
+    for (int step = 0; step < 3; ++step)
+        weight = std::nextafter(weight, 1.0f);
+    moved.heads[0].weights(0, 1) = weight;
+
+    const PrecisionComparison c = comparePrecision(s, moved, 0, 0, 0);
+    QCOMPARE(c.maxDifferenceKey, Index(1));
+    const PrecisionEntry& entry = c.listed[1];
+    QCOMPARE(entry.key, Index(1));
+    QVERIFY2(entry.ulps >= 2.5 && entry.ulps <= 3.5, qPrintable(QString::number(entry.ulps)));
+    QKV_COMPARE_NEAR(entry.difference, double(weight) - exact.heads[0].weights(0, 1), 1e-16);
+    QKV_COMPARE_NEAR(c.maxDifference, entry.difference, 0.0);
+    QCOMPARE(c.maxUlps, entry.ulps);
+    // In units of ε = 2^-23, three steps of 2^-24 are about 1.5.
+    QVERIFY(std::abs(c.maxDifference / float32Epsilon - 1.5) <= 0.25);
+}
+
+void TestExplain::longRowsListTheLargestDifferences()
+{
+    const Session s = randomSession(2, 40, 4, 3, 5);
+    const AttentionResult exact = computeAttention(s);
+    const AttentionResult rounded = withRoundedWeights(exact);
+    const PrecisionComparison all = comparePrecision(s, rounded, 0, 1, 0, 40);
+    QCOMPARE(all.listed.size(), std::size_t(40));
+
+    std::vector<double> differences;
+    for (const PrecisionEntry& entry : all.listed)
+        differences.push_back(std::abs(entry.difference));
+    std::vector<double> largest = differences;
+    std::sort(largest.begin(), largest.end(), std::greater<>());
+    const Index smallestKey = std::min_element(differences.begin(), differences.end()) - differences.begin();
+
+    for (const Index selected : {Index(-1), smallestKey}) {
+        const PrecisionComparison c = comparePrecision(s, rounded, 0, 1, selected, 8);
+        QCOMPARE(c.listed.size(), std::size_t(8));
+        QVERIFY(
+            std::is_sorted(c.listed.begin(), c.listed.end(),
+                           [](const PrecisionEntry& a, const PrecisionEntry& b) { return a.key < b.key; }));
+        int topSeven = 0;
+        bool selectedListed = false;
+        for (const PrecisionEntry& entry : c.listed) {
+            topSeven += std::abs(entry.difference) >= largest[6];
+            selectedListed = selectedListed || entry.key == selected;
+        }
+        QVERIFY(topSeven >= 7);
+        QCOMPARE(selectedListed, selected >= 0);
+        QCOMPARE(c.maxDifference, largest[0]);
+        QCOMPARE(c.allowedCount, Index(40));
+    }
+}
+
+void TestExplain::precisionOfMaskedAndSigmoidRows()
+{
+    Session s = loadExample("love");
+    s.mask.type = MaskType::Causal;
+    PrecisionComparison c = comparePrecision(s, withRoundedWeights(computeAttention(s)), 0, 1, 2);
+    QCOMPARE(c.allowedCount, Index(2)); // keys 0 and 1; the masked key is 0 in both precisions
+    QCOMPARE(c.listed.size(), std::size_t(2));
+    QCOMPARE(c.listed.back().key, Index(1));
+
+    s.pad[0] = true; // query 0 padding: its row has no allowed key
+    c = comparePrecision(s, withRoundedWeights(computeAttention(s)), 0, 0, 0);
+    QCOMPARE(c.allowedCount, Index(0));
+    QVERIFY(c.listed.empty());
+    QVERIFY(!c.sumsToOne);
+    VERIFY_CONTAINS(toPlainText(c), "no allowed key");
+
+    s = loadExample("love");
+    s.normalizer.type = NormalizerType::Sigmoid;
+    c = comparePrecision(s, withRoundedWeights(computeAttention(s)), 0, 0, 0);
+    QVERIFY(!c.sumsToOne); // sigmoid rows need not sum to 1
+    QVERIFY(!contains(toPlainText(c), "row sum"));
+
+    QVERIFY_THROWS_EXCEPTION(std::out_of_range, comparePrecision(s, computeAttention(s), 1, 0, 0));
+    QVERIFY_THROWS_EXCEPTION(std::out_of_range, comparePrecision(s, computeAttention(s), 0, 3, 0));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             comparePrecision(s, computeAttention(loadExample("causal")), 0, 0, 0));
+}
+
+void TestExplain::precisionText()
+{
+    const Session s = loadExample("love");
+    const AttentionResult exact = computeAttention(s);
+    const PrecisionComparison c = comparePrecision(s, withRoundedWeights(exact), 0, 0, 1);
+    const std::string text = toPlainText(c);
+    VERIFY_CONTAINS(text,
+                    "Precision: row i = 0 \"I\" as computed in float32, beside the same row in float64:");
+    // Nine significant digits tell the float32 value from the float64 one.
+    const double w = exact.heads[0].weights(0, 1);
+    VERIFY_CONTAINS(text, "j = 1 \"love\": float64 " + QString::number(w, 'g', 9).toStdString() +
+                              ", float32 " +
+                              QString::number(double(static_cast<float>(w)), 'g', 9).toStdString());
+    VERIFY_CONTAINS(text, "largest difference ");
+    VERIFY_CONTAINS(text, " of 3 weights differ");
+    VERIFY_CONTAINS(text, "row sum - 1: float64 ");
+    VERIFY_CONTAINS(text, "ε = 2^-23");
+    QVERIFY(!contains(text, "largest differences")); // three keys: all listed
+
+    const std::string latex = toLatex(c);
+    VERIFY_CONTAINS(latex, "\\begin{align*}");
+    VERIFY_CONTAINS(latex, "\\varepsilon_{32}");
+    VERIFY_CONTAINS(latex, "``love''");
+    QVERIFY(!contains(latex, "ε"));
+    QVERIFY2(bracesBalance(latex), latex.c_str());
+
+    const Session wide = randomSession(2, 30, 4, 3, 8);
+    const std::string shortened =
+        toPlainText(comparePrecision(wide, withRoundedWeights(computeAttention(wide)), 0, 0, 0, 8));
+    VERIFY_CONTAINS(shortened, "... the 8 of 30 allowed keys with the largest differences");
 }
 
 void TestExplain::hullOfSquareWithInteriorPoint()

@@ -35,7 +35,7 @@ public:
         Values = 0x1,  ///< numbers inside matrices
         Tokens = 0x2,  ///< token texts or padding flags
         Shape = 0x4,   ///< sizes, heads, cross-attention, presence of matrices
-        Options = 0x8, ///< score, scale, temperature, mask, normalizer
+        Options = 0x8, ///< score, scale, temperature, mask, normalizer, precision
         Everything = 0xF
     };
     Q_DECLARE_FLAGS(Changes, Change)

@@ -89,8 +89,8 @@ ControlsPanel::ControlsPanel(Document* document, QWidget* parent)
       m_score(new QComboBox(this)), m_scaleKind(new QComboBox(this)),
       m_scaleValue(new CompactDoubleSpinBox(this)), m_temperatureSlider(new QSlider(Qt::Horizontal, this)),
       m_temperatureSpin(new CompactDoubleSpinBox(this)), m_normalizer(new QComboBox(this)),
-      m_alpha(new QDoubleSpinBox(this)), m_maskType(new QComboBox(this)), m_maskParameter(new QSpinBox(this)),
-      m_head(new QSpinBox(this))
+      m_alpha(new QDoubleSpinBox(this)), m_precision(new QComboBox(this)), m_maskType(new QComboBox(this)),
+      m_maskParameter(new QSpinBox(this)), m_head(new QSpinBox(this))
 {
     setObjectName(QStringLiteral("controlsPanel"));
 
@@ -164,6 +164,18 @@ ControlsPanel::ControlsPanel(Document* document, QWidget* parent)
         tr("α of α-entmax (≥ 1): 1 is softmax, 1.5 the usual choice, 2 is sparsemax; larger is "
            "sparser"));
 
+    m_precision->setObjectName(QStringLiteral("precision"));
+    m_precision->addItem(tr("float64 (exact)"), dataOf(Precision::Float64));
+    m_precision->addItem(tr("float32 (as models run)"), dataOf(Precision::Float32));
+    m_precision->setToolTip(tr(
+        "What the engine computes in.\n"
+        "float64 (exact): double precision, about 16 significant digits: the numbers of the worked "
+        "examples.\n"
+        "float32 (as models run): single precision, about 7 digits, as models run on GPUs. The inputs and "
+        "every product are rounded to float32, so the weights differ from float64 around the 8th digit and "
+        "a row sums to 1 only to within about 10⁻⁷.\n"
+        "Step by Step then shows what float32 did to the selected row."));
+
     m_maskType->setObjectName(QStringLiteral("maskType"));
     m_maskType->addItem(tr("Bidirectional (none)"), dataOf(MaskType::None));
     m_maskType->addItem(tr("Causal"), dataOf(MaskType::Causal));
@@ -202,6 +214,7 @@ ControlsPanel::ControlsPanel(Document* document, QWidget* parent)
     form->addRow(tr("Scale"), pair(m_scaleKind, m_scaleValue, 1));
     form->addRow(tr("Temperature"), pair(m_temperatureSlider, m_temperatureSpin, 2));
     form->addRow(tr("Normalizer"), pair(m_normalizer, m_alpha, 1));
+    form->addRow(tr("&Precision"), m_precision); // Alt+P: the label's mnemonic focuses the box
     form->addRow(tr("Mask"), pair(m_maskType, m_maskParameter, 1));
     form->addRow(tr("Head"), m_head);
 
@@ -247,6 +260,12 @@ ControlsPanel::ControlsPanel(Document* document, QWidget* parent)
             m_document, tr("Set entmax α"), Document::Options,
             [](Session& s) -> double& { return s.normalizer.alpha; }, value, MergeId::Alpha);
     });
+    connect(m_precision, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
+        pushValue<Precision>(
+            m_document, tr("Precision: %1").arg(m_precision->currentText()), Document::Options,
+            [](Session& s) -> Precision& { return s.precision; },
+            static_cast<Precision>(m_precision->currentData().toInt()));
+    });
     connect(m_maskType, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
         const auto type = static_cast<MaskType>(m_maskType->currentData().toInt());
         if (type == m_document->session().mask.type)
@@ -288,7 +307,8 @@ void ControlsPanel::syncFromSession()
                                        QSignalBlocker(m_scaleKind),         QSignalBlocker(m_scaleValue),
                                        QSignalBlocker(m_temperatureSlider), QSignalBlocker(m_temperatureSpin),
                                        QSignalBlocker(m_normalizer),        QSignalBlocker(m_alpha),
-                                       QSignalBlocker(m_maskType),          QSignalBlocker(m_maskParameter)};
+                                       QSignalBlocker(m_precision),         QSignalBlocker(m_maskType),
+                                       QSignalBlocker(m_maskParameter)};
 
     m_attentionKind->setCurrentIndex(s.context ? 1 : 0);
     selectData(m_score, dataOf(s.score));
@@ -300,6 +320,7 @@ void ControlsPanel::syncFromSession()
     selectData(m_normalizer, dataOf(s.normalizer.type));
     showValue(m_alpha, s.normalizer.alpha);
     m_alpha->setEnabled(s.normalizer.type == NormalizerType::Entmax);
+    selectData(m_precision, dataOf(s.precision));
 
     selectData(m_maskType, dataOf(s.mask.type));
     const bool prefix = s.mask.type == MaskType::Prefix, sliding = s.mask.type == MaskType::Sliding;

@@ -1,6 +1,6 @@
 #pragma once
-// The attention options of the session (cross-attention, score, scale, temperature, normalizer, mask) and the
-// head the views show, as compact controls. Every change is one undo command.
+// The attention options of the session (cross-attention, score, scale, temperature, normalizer, precision,
+// mask) and the head the views show, as compact controls. Every change is one undo command.
 
 #include <QWidget>
 
@@ -36,6 +36,7 @@ private:
     QDoubleSpinBox* m_temperatureSpin;
     QComboBox* m_normalizer;
     QDoubleSpinBox* m_alpha;
+    QComboBox* m_precision;
     QComboBox* m_maskType;
     QSpinBox* m_maskParameter;
     QSpinBox* m_head;

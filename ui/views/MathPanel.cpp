@@ -127,18 +127,19 @@ void MathPanel::refresh()
 {
     const std::shared_ptr<const AttentionResult> result = m_document->result();
     const Session& session = m_document->session();
-    m_latex.clear();
+    m_cellLatex.clear();
+    int comparedHead = -1;
     if (!result || result->heads.empty()) {
         m_headerText = tr("No result");
-        m_plain = tr("Cannot compute attention: %1").arg(m_document->resultError());
+        m_cellPlain = tr("Cannot compute attention: %1").arg(m_document->resultError());
     } else {
         const int headCount = static_cast<int>(result->heads.size());
         const int head = std::clamp(m_document->currentHead(), 0, headCount - 1);
         const Index i = m_document->selectedQuery(), j = m_document->selectedKey();
         try {
             const CellExplanation explanation = explainCell(session, *result, head, i, j);
-            m_plain = QString::fromStdString(toPlainText(explanation));
-            m_latex = QString::fromStdString(toLatex(explanation));
+            m_cellPlain = QString::fromStdString(toPlainText(explanation));
+            m_cellLatex = QString::fromStdString(toLatex(explanation));
             m_headerText = tr("Query ‘%1’ (i = %2) → key ‘%3’ (j = %4)")
                                .arg(QString::fromStdString(explanation.queryToken))
                                .arg(i)
@@ -146,15 +147,71 @@ void MathPanel::refresh()
                                .arg(j);
             if (headCount > 1)
                 m_headerText += tr(" · head %1 of %2").arg(head + 1).arg(headCount);
+            if (result->precision == Precision::Float32) {
+                m_headerText += tr(" · float32");
+                if (!m_document->isComputing())
+                    comparedHead = head;
+            }
         } catch (const std::exception& error) {
             // A result of an older session (the newer one is still computing): its own resultChanged follows.
             m_headerText = tr("Cell (%1, %2)").arg(i).arg(j);
-            m_plain = m_document->isComputing()
-                          ? tr("Computing the newest edit: the arithmetic follows when its result is ready.")
-                          : tr("Cannot explain this cell: %1").arg(QString::fromUtf8(error.what()));
+            m_cellPlain =
+                m_document->isComputing()
+                    ? tr("Computing the newest edit: the arithmetic follows when its result is ready.")
+                    : tr("Cannot explain this cell: %1").arg(QString::fromUtf8(error.what()));
         }
     }
     m_header->setText(m_headerText);
+    compareRow(comparedHead);
+}
+
+void MathPanel::compareRow(int head)
+{
+    m_precisionPlain.clear();
+    m_precisionLatex.clear();
+    const auto keep = [this](std::optional<PrecisionComparison> comparison) {
+        m_precisionPlain = comparison ? QString::fromStdString(toPlainText(*comparison)) : QString();
+        m_precisionLatex = comparison ? QString::fromStdString(toLatex(*comparison)) : QString();
+        showText();
+    };
+    if (head < 0) {
+        // Still run, so that a comparison of an earlier state running in the background is never shown.
+        m_comparison.run(
+            false, [] { return std::optional<PrecisionComparison>(); }, keep);
+        return;
+    }
+    // The float64 row needs K = Z W_K again: a worker thread does it for large sessions, on copies it owns.
+    const Session& session = m_document->session();
+    const bool heavy = precisionComparisonWork(session) >= Document::synchronousWorkLimit;
+    const std::shared_ptr<const Session> snapshot =
+        heavy ? std::make_shared<const Session>(session) : nullptr;
+    const Session* compared = heavy ? snapshot.get() : &session;
+    if (heavy) {
+        m_precisionPlain =
+            tr("Precision: computing row %1 again in float64…").arg(m_document->selectedQuery());
+        showText();
+    }
+    m_comparison.run(
+        heavy,
+        [snapshot, compared, result = m_document->result(), head, i = m_document->selectedQuery(),
+         j = m_document->selectedKey()]() -> std::optional<PrecisionComparison> {
+            try {
+                return comparePrecision(*compared, *result, head, i, j);
+            } catch (const std::exception&) {
+                return std::nullopt; // shapes of an older result: the next refresh follows
+            }
+        },
+        keep);
+}
+
+void MathPanel::showText()
+{
+    m_plain = m_cellPlain;
+    m_latex = m_cellLatex;
+    if (!m_precisionPlain.isEmpty())
+        m_plain += QStringLiteral("\n") + m_precisionPlain;
+    if (!m_latex.isEmpty() && !m_precisionLatex.isEmpty())
+        m_latex += m_precisionLatex;
     m_text->setPlainText(m_plain);
     m_copyLatex->setEnabled(!m_latex.isEmpty());
 }
@@ -171,6 +228,7 @@ void MathPanel::copyLatex() const
 
 QSize MathPanel::defaultFigureSize() const
 {
+    finishComparison();
     const double width = naturalFigureWidth - 2 * figureMargin;
     const auto text = layOutText(m_plain, nullptr, width);
     const QRectF title =
@@ -181,6 +239,7 @@ QSize MathPanel::defaultFigureSize() const
 
 void MathPanel::renderFigure(QPaintDevice* device, const QSize& size) const
 {
+    finishComparison();
     QPainter painter;
     if (!beginFigure(painter, device, size))
         return;

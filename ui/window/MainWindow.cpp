@@ -481,9 +481,16 @@ void MainWindow::updateStatus()
                               .arg(s.dV())
                               .arg(s.headCount()));
     const bool computing = m_document->isComputing();
-    m_timeLabel->setText(computing
-                             ? tr("computing…")
-                             : tr("computed in %1 ms").arg(m_document->lastComputeMilliseconds(), 0, 'f', 2));
+    const std::shared_ptr<const AttentionResult> result = m_document->result();
+    const bool float32 = result && result->precision == Precision::Float32;
+    const QString milliseconds = QString::number(m_document->lastComputeMilliseconds(), 'f', 2);
+    m_timeLabel->setText(computing ? tr("computing…")
+                         : float32 ? tr("computed in float32 in %1 ms").arg(milliseconds)
+                                   : tr("computed in %1 ms").arg(milliseconds));
+    m_timeLabel->setToolTip(float32 && !computing
+                                ? tr("The result was computed in single precision (float32), as models run; "
+                                     "Precision in the Attention panel switches back to float64")
+                                : QString());
     m_progress->setVisible(computing);
     m_stopButton->setVisible(computing);
     m_actions.stopComputation->setEnabled(computing);

@@ -10,6 +10,7 @@
 #include "ShapePanel.h"
 
 #include "FuzzyCompare.h"
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -93,6 +94,7 @@ private slots:
     void enabledOnlyWhenMeaningful();
     void scoreCreatesParametersAndResetsScale();
     void headIsViewState();
+    void precisionFromTheKeyboard();
     void everyControlHasATooltip();
 
     void dimensionsUpAndDown_data();
@@ -202,6 +204,8 @@ void TestControls::everyControlIsOneUndoableEdit_data()
                              << "" << QVariant(4) << true;
     QTest::newRow("alpha") << "alpha"
                            << "entmax" << QVariant(2.0) << true;
+    QTest::newRow("float32") << "precision"
+                             << "" << QVariant(1) << true;
     QTest::newRow("general score") << "score"
                                    << "" << QVariant(1) << true;
     QTest::newRow("additive score") << "score"
@@ -411,6 +415,47 @@ void TestControls::headIsViewState()
     QCOMPARE(head->maximum(), 1);
 }
 
+void TestControls::precisionFromTheKeyboard()
+{
+    auto* precision = find<QComboBox>("precision");
+    QCOMPARE(precision->currentText(), QStringLiteral("float64 (exact)"));
+    QVERIFY(precision->toolTip().contains(QLatin1String("float32")));
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+
+    // Reached with Tab from the normalizer (α is disabled for softmax) and with its label's Alt+P.
+    auto* normalizer = find<QComboBox>("normalizer");
+    normalizer->setFocus(Qt::OtherFocusReason);
+    QTest::keyClick(normalizer, Qt::Key_Tab);
+    QCOMPARE(QApplication::focusWidget(), precision);
+    find<QComboBox>("score")->setFocus(Qt::OtherFocusReason);
+    QTest::keyClick(m_window.get(), Qt::Key_P, Qt::AltModifier);
+    QCOMPARE(QApplication::focusWidget(), precision);
+
+    QUndoStack* stack = m_document->undoStack();
+    const int steps = stack->count();
+    QTest::keyClick(precision, Qt::Key_Down);
+    QCOMPARE(stack->count(), steps + 1);
+    QCOMPARE(stack->undoText(), QStringLiteral("Precision: float32 (as models run)"));
+    QCOMPARE(m_document->session().precision, Precision::Float32);
+    QVERIFY(m_document->result());
+    QCOMPARE(m_document->result()->precision, Precision::Float32);
+    QCOMPARE(precision->currentText(), QStringLiteral("float32 (as models run)"));
+
+    stack->undo();
+    QCOMPARE(m_document->session().precision, Precision::Float64);
+    QCOMPARE(m_document->result()->precision, Precision::Float64);
+    QCOMPARE(precision->currentText(), QStringLiteral("float64 (exact)"));
+    QCOMPARE(stack->count(), steps + 1); // following the undo pushed nothing
+
+    // A session opened in float32 shows it.
+    Session opened = m_document->session();
+    opened.precision = Precision::Float32;
+    m_document->reset(opened);
+    QCOMPARE(precision->currentText(), QStringLiteral("float32 (as models run)"));
+    QCOMPARE(m_document->result()->precision, Precision::Float32);
+}
+
 void TestControls::everyControlHasATooltip()
 {
     for (const char* name : {"attentionKind",
@@ -422,6 +467,7 @@ void TestControls::everyControlHasATooltip()
                              "temperatureSpin",
                              "normalizer",
                              "alpha",
+                             "precision",
                              "score",
                              "head",
                              "dModel",

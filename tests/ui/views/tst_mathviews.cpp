@@ -1,5 +1,5 @@
-// The views that explain and compare: the step-by-step math panel, the multi-head overview and the normalizer
-// comparison. Each follows the document and draws itself as a figure.
+// The views that explain and compare: the step-by-step math panel (with its float32 comparison), the
+// multi-head overview and the normalizer comparison. Each follows the document and draws itself as a figure.
 
 #include "Document.h"
 #include "DocumentCommands.h"
@@ -7,6 +7,7 @@
 #include "Heatmap.h"
 #include "MathPanel.h"
 #include "NormalizerComparisonView.h"
+#include "SessionEdits.h"
 #include "ViewData.h"
 
 #include "FuzzyCompare.h"
@@ -75,6 +76,8 @@ private slots:
     void mathPanelFollowsSelectionAndHead();
     void mathPanelShowsTheEnginesRefusal();
     void copyButtons();
+    void mathPanelComparesFloat32WithFloat64();
+    void mathPanelComparesLargeRowsInTheBackground();
 
     void headOverviewHasOneHeatmapPerHead_data();
     void headOverviewHasOneHeatmapPerHead();
@@ -175,6 +178,69 @@ void TestMathViews::copyButtons()
     QCOMPARE(latex, panel.latexText());
     QVERIFY2(latex.contains(QStringLiteral("\\sqrt{3}")), qPrintable(latex));
     QVERIFY(latex.startsWith(QStringLiteral("\\begin{align*}")));
+}
+
+void TestMathViews::mathPanelComparesFloat32WithFloat64()
+{
+    const auto document = openDocument(QStringLiteral("example:love"));
+    document->setSelection(0, 1);
+    const double float64Weight = document->result()->heads[0].weights(0, 1);
+    MathPanel panel(document.get());
+    const QString float64Text = panel.plainText();
+    QVERIFY(!float64Text.contains(QStringLiteral("Precision:")));
+    QVERIFY(!panel.header().contains(QStringLiteral("float32")));
+
+    pushEdit(document.get(), QStringLiteral("float32"), Document::Options,
+             [](Session& s) { s.precision = Precision::Float32; });
+    document->waitForResult();
+    QCOMPARE(document->result()->precision, Precision::Float32);
+    QVERIFY(panel.header().endsWith(QStringLiteral(" · float32")));
+    const QString text = panel.plainText();
+    QVERIFY2(text.startsWith(QStringLiteral("Head 1, query")), qPrintable(text)); // the cell's steps first
+    QVERIFY2(
+        text.contains(QStringLiteral("Precision: row i = 0 \"I\" as computed in float32, beside the same row "
+                                     "in float64:")),
+        qPrintable(text));
+    // The float64 weight, recomputed from the session, to nine digits.
+    QVERIFY2(
+        text.contains(QStringLiteral("j = 1 \"love\": float64 %1, float32 ").arg(float64Weight, 0, 'g', 9)),
+        qPrintable(text));
+    QVERIFY(text.contains(QStringLiteral("largest difference ")));
+    QVERIFY(text.contains(QStringLiteral("row sum - 1: float64 ")));
+    QCOMPARE(panel.latexText().count(QStringLiteral("\\begin{align*}")), 2);
+
+    document->undoStack()->undo();
+    QCOMPARE(panel.plainText(), float64Text);
+    QVERIFY(!panel.header().contains(QStringLiteral("float32")));
+    QCOMPARE(panel.latexText().count(QStringLiteral("\\begin{align*}")), 1);
+}
+
+void TestMathViews::mathPanelComparesLargeRowsInTheBackground()
+{
+    // K = Z W_K for the float64 row is 64 · 256 · 256 multiply-adds: over the limit for the GUI thread, while
+    // the session itself is computed at once.
+    Session session = blankSession(64, 256, 256, 4, InitializerSpec{});
+    session.precision = Precision::Float32;
+    QVERIFY(precisionComparisonWork(session) >= Document::synchronousWorkLimit);
+    Document document;
+    document.reset(session);
+    document.waitForResult();
+    QVERIFY(document.result());
+    document.setSelection(0, 0);
+    MathPanel panel(&document);
+    QVERIFY2(panel.plainText().contains(QStringLiteral("Precision: computing row 0 again in float64…")) ||
+                 panel.plainText().contains(QStringLiteral("Precision: row i = 0")),
+             qPrintable(panel.plainText()));
+
+    // A new row while the job runs: only the newest row is shown.
+    document.setSelection(3, 5);
+    panel.finishComparison();
+    QVERIFY2(panel.plainText().contains(QStringLiteral("Precision: row i = 3 \"tok3\"")),
+             qPrintable(panel.plainText()));
+    QVERIFY(!panel.plainText().contains(QStringLiteral("row i = 0")));
+    QVERIFY(panel.plainText().contains(
+        QStringLiteral("... the 8 of 64 allowed keys with the largest differences")));
+    QVERIFY(panel.plainText().contains(QStringLiteral("j = 5 \"tok5\""))); // the selected key stays listed
 }
 
 void TestMathViews::headOverviewHasOneHeatmapPerHead_data()

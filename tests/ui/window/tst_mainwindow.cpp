@@ -15,6 +15,7 @@
 #include "FuzzyCompare.h"
 
 #include <QAction>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QLabel>
@@ -113,8 +114,20 @@ void TestMainWindow::statusBarShowsShapes()
     QVERIFY2(shapes->text().contains(QStringLiteral("n = 3")) &&
                  shapes->text().contains(QStringLiteral("m = 4")),
              qPrintable(shapes->text()));
-    QVERIFY(
-        window.findChild<QLabel*>(QStringLiteral("computeTimeLabel"))->text().contains(QStringLiteral("ms")));
+    const auto* time = window.findChild<QLabel*>(QStringLiteral("computeTimeLabel"));
+    QVERIFY(time->text().contains(QStringLiteral("ms")));
+    QVERIFY(!time->text().contains(QStringLiteral("float32")));
+
+    // The precision the result was computed in, through the Attention panel's control.
+    auto* precision = window.findChild<QComboBox*>(QStringLiteral("precision"));
+    QVERIFY(precision);
+    precision->setCurrentIndex(1);
+    window.document()->waitForResult();
+    QVERIFY2(time->text().startsWith(QStringLiteral("computed in float32 in ")), qPrintable(time->text()));
+    QVERIFY(time->toolTip().contains(QStringLiteral("float32")));
+    window.document()->undoStack()->undo();
+    window.document()->waitForResult();
+    QVERIFY2(!time->text().contains(QStringLiteral("float32")), qPrintable(time->text()));
 }
 
 void TestMainWindow::docksCanBeClosedAndRestored()
