@@ -1,0 +1,605 @@
+#!/usr/bin/python3
+"""Times QKV Lab's attention pipeline against numpy and PyTorch doing exactly the same work.
+
+For each case (the shapes of qkv_bench: one head of d_model = d_k = d_v = 512 at n = 64, 256, 1024, 2048,
+and a GPT-2-small layer: n = 1024, d_model = 768, 12 heads of 64, W_O 768 x 768) every peer computes, per
+head, Q = X W_Q, K = X W_K, V = X W_V, S = Q K^T / sqrt(d_k), P = softmax of each row of S, O = P V, and for
+GPT-2 concat(O_1 .. O_12) W_O, into preallocated outputs where the library allows it. One 1024^3 product
+is timed too: the GEMM peak each library reaches here.
+
+Peers: numpy float64, torch float32, torch float64. Each runs in its own subprocess, because numpy's
+OpenBLAS threads and torch's OpenMP threads in one process fight over the cores (numpy's 1024^3 dgemm fell
+from 125 to 31 GFLOP/s). Every child gets this script's environment unchanged except the thread counts
+(--threads, default 2: OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, QKV_THREADS, torch.set_num_threads), so
+OPENBLAS_CORETYPE is the same for everyone; the report says which kernels each OpenBLAS actually ran.
+
+QKV Lab's times come from `qkv_bench --benchmark_format=json` (softmax pipeline and GEMM peak only).
+Prints one markdown table: time per call (best of several after warm-up) and GFLOP/s (the products' FLOPs
+over the time), and QKV Lab's time over the best peer's in each precision (below 1: QKV Lab is faster).
+
+    /usr/bin/python3 tests/benchmark/compare_peers.py [path/to/qkv_bench]
+        [--competing-load] [--one-thread-too] [--threads N] [--min-time S] [--smoke]
+"""
+
+import argparse
+import contextlib
+import io
+import json
+import math
+import os
+import re
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_BENCH = REPO / "build/release/tests/benchmark/qkv_bench"
+PEAK_SIDE = 1024
+SMOKE_PEAK_SIDE = 64
+QKV_REPETITIONS = 3
+
+
+class Case:
+    """One shape, as qkv_bench names and builds it."""
+
+    def __init__(self, label, n, d_model, heads, d_k, d_v, with_output_projection, bench_name):
+        self.label = label
+        self.n = n
+        self.d_model = d_model
+        self.heads = heads
+        self.d_k = d_k
+        self.d_v = d_v
+        self.with_output_projection = with_output_projection
+        self.bench_name = bench_name  # qkv_bench's name with "{precision}" for f64 / f32
+
+    def flops(self):
+        """The products' floating-point operations (a multiply-add is two), the formula qkv_bench uses."""
+        n, d_model, d_k, d_v = self.n, self.d_model, self.d_k, self.d_v
+        per_head = 2 * n * d_model * (2 * d_k + d_v) + 2 * n * n * d_k + 2 * n * n * d_v
+        output_projection = 2 * n * self.heads * d_v * d_model if self.with_output_projection else 0
+        return self.heads * per_head + output_projection
+
+
+CASES = [
+    Case("n = 64, d = 512, 1 head", 64, 512, 1, 512, 512, False, "BM_Pipeline/{precision}/softmax/n:64"),
+    Case("n = 256", 256, 512, 1, 512, 512, False, "BM_Pipeline/{precision}/softmax/n:256"),
+    Case("n = 1024", 1024, 512, 1, 512, 512, False, "BM_Pipeline/{precision}/softmax/n:1024"),
+    Case("n = 2048", 2048, 512, 1, 512, 512, False, "BM_Pipeline/{precision}/softmax/n:2048"),
+    Case("GPT-2 small layer (n = 1024, 768, 12 × 64, W_O)", 1024, 768, 12, 64, 64, True,
+         "BM_Pipeline/{precision}/gpt2_small/softmax"),
+]
+# --smoke: the same code paths on tiny shapes, to check the script quickly (no qkv_bench).
+SMOKE_CASES = [
+    Case("smoke n = 8, d = 16, 1 head", 8, 16, 1, 16, 16, False, ""),
+    Case("smoke n = 8, 16, 2 × 8, W_O", 8, 16, 2, 8, 8, True, ""),
+]
+PEAK_NAME = "BM_GemmPeak/{precision}"
+
+PEERS = {
+    # name: (library, precision)
+    "numpy-f64": ("numpy", "f64"),
+    "torch-f32": ("torch", "f32"),
+    "torch-f64": ("torch", "f64"),
+}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# In a peer's own process
+
+
+def best_time(call, min_time, min_runs):
+    """Best of at least min_runs calls and min_time seconds, after two warm-up calls (allocation, caches)."""
+    call()
+    call()
+    best = math.inf
+    runs = 0
+    start = time.perf_counter()
+    while runs < min_runs or time.perf_counter() - start < min_time:
+        before = time.perf_counter()
+        call()
+        best = min(best, time.perf_counter() - before)
+        runs += 1
+    return best
+
+
+def xavier_std(fan_in, fan_out):
+    return math.sqrt(2.0 / (fan_in + fan_out))
+
+
+def check_close(case, precision, computed, reference, absolute):
+    """Stops the peer when its timed code does not compute attention (the timings would be of other work)."""
+    tolerance = (1e-3 if precision == "f32" else 1e-9) * max(1.0, float(absolute(reference).max()))
+    difference = float(absolute(computed - reference).max())
+    if not difference <= tolerance:
+        raise SystemExit("%s: the output differs from a plain float64 computation by %g (tolerance %g)"
+                         % (case.label, difference, tolerance))
+
+
+def loaded_blas():
+    """The BLAS libraries mapped into this process, with OpenBLAS's own account of its kernels and threads."""
+    import ctypes
+
+    with open("/proc/self/maps") as maps:
+        paths = sorted({line.split()[-1] for line in maps if "blas" in line.rsplit("/", 1)[-1]})
+    found = []
+    for path in paths:
+        entry = {"path": path}
+        try:
+            library = ctypes.CDLL(path)
+            library.openblas_get_corename.restype = ctypes.c_char_p
+            library.openblas_get_config.restype = ctypes.c_char_p
+            entry["openblas_corename"] = library.openblas_get_corename().decode()
+            entry["openblas_config"] = library.openblas_get_config().decode()
+            entry["openblas_threads"] = library.openblas_get_num_threads()
+        except (OSError, AttributeError):
+            pass  # not OpenBLAS
+        found.append(entry)
+    return found
+
+
+def numpy_peer(precision, cases, peak_side, min_time, min_runs):
+    import numpy as np
+
+    dtype = np.float64 if precision == "f64" else np.float32
+    random = np.random.default_rng(1)
+    times = {}
+
+    def normal(rows, cols, std=1.0):
+        return (random.standard_normal((rows, cols)) * std).astype(dtype)
+
+    for case in cases:
+        n, d_model, d_k, d_v = case.n, case.d_model, case.d_k, case.d_v
+        X = normal(n, d_model)
+        weights = [tuple(normal(d_model, d, xavier_std(d_model, d)) for d in (d_k, d_k, d_v))
+                   for _ in range(case.heads)]
+        W_O = normal(case.heads * d_v, d_model, xavier_std(case.heads * d_v, d_model))
+        Q = np.empty((n, d_k), dtype)
+        K = np.empty((n, d_k), dtype)
+        V = np.empty((n, d_v), dtype)
+        S = np.empty((n, n), dtype)
+        O = np.empty((n, d_v), dtype)
+        row_max = np.empty((n, 1), dtype)
+        row_sum = np.empty((n, 1), dtype)
+        concat = np.empty((n, case.heads * d_v), dtype)
+        output = np.empty((n, d_model), dtype)
+        inverse_scale = dtype(1.0 / math.sqrt(d_k))
+
+        def attention():
+            for h, (W_Q, W_K, W_V) in enumerate(weights):
+                np.matmul(X, W_Q, out=Q)
+                np.matmul(X, W_K, out=K)
+                np.matmul(X, W_V, out=V)
+                np.matmul(Q, K.T, out=S)
+                # softmax(S / sqrt(d_k)) by rows: max(S / c) = max(S) / c, so the scale joins the shift.
+                np.max(S, axis=1, keepdims=True, out=row_max)
+                np.subtract(S, row_max, out=S)
+                np.multiply(S, inverse_scale, out=S)
+                np.exp(S, out=S)
+                np.sum(S, axis=1, keepdims=True, out=row_sum)
+                np.divide(S, row_sum, out=S)
+                np.matmul(S, V, out=O)
+                if case.with_output_projection:
+                    concat[:, h * d_v:(h + 1) * d_v] = O
+            if case.with_output_projection:
+                np.matmul(concat, W_O, out=output)
+
+        times[case.label] = best_time(attention, min_time, min_runs)
+
+        def reference():
+            X64 = X.astype(np.float64)
+            heads = []
+            for W_Q, W_K, W_V in weights:
+                scaled = (X64 @ W_Q) @ (X64 @ W_K).T / math.sqrt(d_k)
+                weights64 = np.exp(scaled - scaled.max(axis=1, keepdims=True))
+                heads.append(weights64 / weights64.sum(axis=1, keepdims=True) @ (X64 @ W_V))
+            return np.hstack(heads) @ W_O if case.with_output_projection else heads[0]
+
+        check_close(case, precision, output if case.with_output_projection else O, reference(), np.abs)
+
+    a = normal(peak_side, peak_side)
+    b = normal(peak_side, peak_side)
+    c = np.empty((peak_side, peak_side), dtype)
+    times["gemm"] = best_time(lambda: np.matmul(a, b, out=c), min_time, min_runs)
+
+    config_text = io.StringIO()
+    with contextlib.redirect_stdout(config_text):
+        np.show_config()
+    return {
+        "version": "numpy " + np.__version__,
+        "config": summarize_numpy_config(config_text.getvalue()),
+        "threads": "OPENBLAS_NUM_THREADS=" + os.environ.get("OPENBLAS_NUM_THREADS", "(not set)"),
+        "blas": loaded_blas(),
+        "times": times,
+    }
+
+
+def summarize_numpy_config(text):
+    """The BLAS section of numpy.show_config(): which library numpy was built against."""
+    lines = []
+    section = None
+    for line in text.splitlines():
+        if line and not line.startswith(" "):
+            section = line.strip().rstrip(":")
+        elif section in ("blas_opt_info", "blas_info", "openblas_info") and "libraries" in line:
+            lines.append(section + ": " + line.strip())
+    return "; ".join(lines) if lines else text.strip().replace("\n", "; ")[:300]
+
+
+def torch_peer(precision, cases, peak_side, min_time, min_runs, threads):
+    import torch
+
+    torch.set_num_threads(threads)
+    dtype = torch.float64 if precision == "f64" else torch.float32
+    generator = torch.Generator().manual_seed(1)
+    times = {}
+
+    def normal(rows, cols, std=1.0):
+        return (torch.randn(rows, cols, generator=generator, dtype=torch.float64) * std).to(dtype)
+
+    with torch.inference_mode():
+        for case in cases:
+            n, d_model, d_k, d_v = case.n, case.d_model, case.d_k, case.d_v
+            X = normal(n, d_model)
+            weights = [
+                tuple(normal(d_model, d, xavier_std(d_model, d)) for d in (d_k, d_k, d_v)) for _ in range(case.heads)
+            ]
+            W_O = normal(case.heads * d_v, d_model, xavier_std(case.heads * d_v, d_model))
+            Q = torch.empty(n, d_k, dtype=dtype)
+            K = torch.empty(n, d_k, dtype=dtype)
+            V = torch.empty(n, d_v, dtype=dtype)
+            S = torch.empty(n, n, dtype=dtype)
+            P = torch.empty(n, n, dtype=dtype)
+            O = torch.empty(n, d_v, dtype=dtype)
+            concat = torch.empty(n, case.heads * d_v, dtype=dtype)
+            output = torch.empty(n, d_model, dtype=dtype)
+            inverse_scale = 1.0 / math.sqrt(d_k)
+
+            def attention():
+                for h, (W_Q, W_K, W_V) in enumerate(weights):
+                    torch.mm(X, W_Q, out=Q)
+                    torch.mm(X, W_K, out=K)
+                    torch.mm(X, W_V, out=V)
+                    S.addmm_(Q, K.t(), beta=0, alpha=inverse_scale)  # the scale rides on the product
+                    torch.softmax(S, -1, out=P)
+                    torch.mm(P, V, out=O)
+                    if case.with_output_projection:
+                        concat[:, h * d_v:(h + 1) * d_v] = O
+                if case.with_output_projection:
+                    torch.mm(concat, W_O, out=output)
+
+            times[case.label] = best_time(attention, min_time, min_runs)
+
+            def reference():
+                X64 = X.double()
+                heads = []
+                for W_Q, W_K, W_V in weights:
+                    scaled = (X64 @ W_Q.double()) @ (X64 @ W_K.double()).t() / math.sqrt(d_k)
+                    heads.append(torch.softmax(scaled, -1) @ (X64 @ W_V.double()))
+                return torch.cat(heads, 1) @ W_O.double() if case.with_output_projection else heads[0]
+
+            check_close(case, precision, output if case.with_output_projection else O, reference(), torch.abs)
+
+        a = normal(peak_side, peak_side)
+        b = normal(peak_side, peak_side)
+        c = torch.empty(peak_side, peak_side, dtype=dtype)
+        times["gemm"] = best_time(lambda: torch.mm(a, b, out=c), min_time, min_runs)
+
+    settings = re.split(r"[\n,]", torch.__config__.show() + "\n" + torch.__config__.parallel_info())
+    summary = [re.sub(r"^[-\s]*(Build settings:\s*)?", "", item).strip() for item in settings
+               if re.search(r"BLAS_INFO|CPU capability|USE_MKLDNN|USE_OPENMP|parallel backend|MKL not found", item)]
+    return {
+        "version": "torch " + torch.__version__,
+        "config": "; ".join(summary),
+        "threads": "torch.get_num_threads()=%d, OPENBLAS_NUM_THREADS=%s, OMP_NUM_THREADS=%s" % (
+            torch.get_num_threads(), os.environ.get("OPENBLAS_NUM_THREADS", "(not set)"),
+            os.environ.get("OMP_NUM_THREADS", "(not set)")),
+        "blas": loaded_blas(),
+        "times": times,
+    }
+
+
+def run_peer_here(peer, arguments):
+    """The child's side: time one peer and print its results as JSON on stdout."""
+    library, precision = PEERS[peer]
+    cases, peak_side = (SMOKE_CASES, SMOKE_PEAK_SIDE) if arguments.smoke else (CASES, PEAK_SIDE)
+    if library == "numpy":
+        report = numpy_peer(precision, cases, peak_side, arguments.min_time, arguments.min_runs)
+    else:
+        report = torch_peer(precision, cases, peak_side, arguments.min_time, arguments.min_runs, arguments.threads)
+    json.dump(report, sys.stdout)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# In the parent
+
+
+def child_environment(threads, qkv_threads=None):
+    """This process's environment with the thread counts set; everything else (OPENBLAS_CORETYPE included)
+    passes unchanged, so every peer and QKV Lab see the same one."""
+    environment = dict(os.environ)
+    environment["OPENBLAS_NUM_THREADS"] = str(threads)
+    environment["OMP_NUM_THREADS"] = str(threads)
+    environment["QKV_THREADS"] = str(qkv_threads if qkv_threads is not None else threads)
+    return environment
+
+
+class OthersLoad:
+    """The share of the machine's cores that processes other than this one and its finished children used
+    between start() and stop(): 0 when the measurement had the machine to itself."""
+
+    def __init__(self):
+        self._start = None
+
+    @staticmethod
+    def _sample():
+        with open("/proc/stat") as stat:
+            ticks = [int(value) for value in stat.readline().split()[1:9]]
+        idle = ticks[3] + ticks[4]  # idle and iowait
+        machine_busy = (sum(ticks) - idle) / os.sysconf("SC_CLK_TCK")
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        ours = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+        return time.monotonic(), machine_busy, ours
+
+    def start(self):
+        self._start = self._sample()
+
+    def stop(self):
+        (wall0, busy0, ours0), (wall1, busy1, ours1) = self._start, self._sample()
+        others = (busy1 - busy0) - (ours1 - ours0)
+        return min(1.0, max(0.0, others / ((os.cpu_count() or 1) * max(wall1 - wall0, 1e-9))))
+
+
+class PeerFailed(Exception):
+    """A peer that was installed but did not finish (or did not compute attention)."""
+
+
+def run_peer(peer, arguments):
+    """One peer in its own process. Returns its report, or None with a note when the library is missing;
+    raises PeerFailed when it fails otherwise."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--peer", peer, "--threads", str(arguments.threads),
+               "--min-time", str(arguments.min_time), "--min-runs", str(arguments.min_runs)]
+    if arguments.smoke:
+        command.append("--smoke")
+    completed = subprocess.run(command, env=child_environment(arguments.threads), capture_output=True, text=True)
+    if completed.returncode != 0:
+        missing = re.search(r"No module named '?(\w+)", completed.stderr)
+        if missing:
+            print("note: %s skipped: Python module %s is not installed" % (peer, missing.group(1)),
+                  file=sys.stderr)
+            return None
+        raise PeerFailed("%s failed (exit %d):\n%s" % (peer, completed.returncode, completed.stderr.strip()))
+    return json.loads(completed.stdout)
+
+
+def bench_filter():
+    """qkv_bench's softmax pipelines of the five cases and the GEMM peaks, in both precisions."""
+    names = [case.bench_name for case in CASES] + [PEAK_NAME]
+    pattern = "|".join(re.escape(name).replace(r"\{precision\}", "f(32|64)") for name in names)
+    return "^(%s)(/|$)" % pattern
+
+
+def run_qkv_bench(bench, arguments, qkv_threads=None):
+    """QKV Lab's times in seconds by benchmark name (fastest repetition), and the run's context."""
+    # The fastest of a few repetitions, each a mean over min_time: close to the peers' best-of timing.
+    command = [str(bench), "--benchmark_format=json", "--benchmark_filter=" + bench_filter(),
+               "--benchmark_min_time=%g" % arguments.min_time, "--benchmark_repetitions=%d" % QKV_REPETITIONS]
+    completed = subprocess.run(command, env=child_environment(arguments.threads, qkv_threads),
+                               capture_output=True, text=True)
+    if completed.returncode != 0:
+        sys.exit("qkv_bench failed (exit %d):\n%s" % (completed.returncode, completed.stderr))
+    report = json.loads(completed.stdout)
+    seconds_per = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+    times = {}
+    for run in report["benchmarks"]:
+        if run.get("run_type") != "iteration" or run.get("error_occurred"):
+            continue
+        # "BM_Pipeline/f32/softmax/n:64/process_time/real_time" -> "BM_Pipeline/f32/softmax/n:64"
+        name = re.sub(r"(/(process_time|real_time|manual_time))+$", "", run["run_name"])
+        seconds = run["real_time"] * seconds_per[run["time_unit"]]
+        times[name] = min(times.get(name, math.inf), seconds)
+    return times, report.get("context", {})
+
+
+def kernel_family(product_library):
+    """The OpenBLAS kernel family in qkv_bench's description of its products ("..., SkylakeX kernels"), or None
+    when Eigen does them."""
+    found = re.search(r"(\w+) kernels", product_library or "")
+    return found.group(1) if found else None
+
+
+def start_competing_load():
+    """A process spinning on one core until stopped (or until this process is gone)."""
+    spinner = ("import os\nparent = os.getppid()\nwhile os.getppid() == parent:\n"
+               "    for _ in range(200000):\n        pass\n")
+    return subprocess.Popen([sys.executable, "-c", spinner])
+
+
+def git_state():
+    """The commit measured, and whether the engine's sources differ from it."""
+    try:
+        commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=True).stdout.strip()
+        changed = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "core"],
+                                 capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "(not a git checkout)"
+    files = [line[3:].split("/", 1)[-1] for line in changed.splitlines()]
+    return commit + (" with uncommitted changes in core/ (%s)" % ", ".join(files) if files else "")
+
+
+def newer_engine_sources(bench):
+    """core/ files changed after qkv_bench was built: the binary does not measure them."""
+    built = Path(bench).stat().st_mtime
+    return sorted(path.name for path in (REPO / "core").iterdir() if path.is_file() and path.stat().st_mtime > built)
+
+
+def blas_alternative():
+    try:
+        query = subprocess.run(["update-alternatives", "--query", "libblas.so.3-x86_64-linux-gnu"],
+                               capture_output=True, text=True).stdout
+    except OSError:
+        return "(update-alternatives not found)"
+    value = re.search(r"^Value: (.*)$", query, re.MULTILINE)
+    return value.group(1) if value else "(no libblas.so.3 alternative)"
+
+
+def cell(seconds, flops):
+    if seconds is None:
+        return "–"
+    milliseconds = seconds * 1e3
+    decimals = 2 if milliseconds < 10 else 1 if milliseconds < 100 else 0
+    return "%.*f ms (%.0f GF/s)" % (decimals, milliseconds, flops / seconds * 1e-9)
+
+
+def ratio_cell(numerator, denominators):
+    present = [d for d in denominators if d is not None]
+    if numerator is None or not present:
+        return "–"
+    return "%.2f" % (numerator / min(present))
+
+
+def print_report(arguments, qkv, qkv_context, qkv_one_thread, peers, others_load, failures):
+    cases, peak_side = (SMOKE_CASES, SMOKE_PEAK_SIDE) if arguments.smoke else (CASES, PEAK_SIDE)
+    print("## QKV Lab against numpy and PyTorch\n")
+    print("- engine: %s; QKV Lab products: %s" % (git_state(), qkv_context.get("qkv_product_library", "–")))
+    if not arguments.smoke:
+        newer = newer_engine_sources(arguments.bench)
+        if newer:
+            print("- **qkv_bench was built before the latest change to core/%s**: it measures the engine as it was "
+                  "then; rebuild it to measure the current one" % ("{%s}" % ",".join(newer) if len(newer) > 1
+                                                                    else newer[0]))
+    print("- OPENBLAS_CORETYPE: %s (passed unchanged to QKV Lab and every peer)"
+          % os.environ.get("OPENBLAS_CORETYPE", "(not set)"))
+    print("- threads: %d per process (QKV_THREADS, OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, torch.set_num_threads)"
+          % arguments.threads)
+    print("- competing load: %s" % ("one spinning process for the whole run" if arguments.competing_load
+                                    else "none"))
+    print("- other processes' share of the machine while each ran (the competing load included): "
+          + ", ".join("%s %.0f%%" % (name, share * 100) for name, share in others_load.items()))
+    print("- libblas.so.3 alternative: %s" % blas_alternative())
+    families = {"QKV Lab": kernel_family(qkv_context.get("qkv_product_library"))}
+    for peer, report in peers.items():
+        if report is None:
+            print("- %s: %s" % (peer, "FAILED (see the error above)" if peer in failures else "not installed"))
+            continue
+        openblas = [entry for entry in report["blas"] if "openblas_corename" in entry]
+        kernels = ("OpenBLAS %s kernels, %d threads (%s)" % (
+            openblas[0]["openblas_corename"], openblas[0]["openblas_threads"], openblas[0]["path"])
+            if openblas else "BLAS: " + (", ".join(entry["path"] for entry in report["blas"]) or "none mapped"))
+        families[peer] = openblas[0]["openblas_corename"] if openblas else None
+        print("- %s: %s; %s; built with: %s; %s" % (peer, report["version"], kernels, report["config"],
+                                                   report["threads"]))
+    busy = [name for name, share in others_load.items() if share > 0.1 and peers.get(name, True) is not None]
+    if busy and not arguments.competing_load:
+        print("\n**Warning: the machine was busy** while %s ran (other processes took more than 10%% of it): those "
+              "times are not the libraries' alone." % ", ".join(busy))
+    known = {name: family for name, family in families.items() if family}
+    if len(set(known.values())) > 1:
+        print("\n**Warning: the OpenBLAS kernels differ** (%s). OpenBLAS 0.3.21 does not recognise every CPU "
+              "and then falls back to slower kernels; QKV Lab names them itself when OPENBLAS_CORETYPE is not "
+              "set. For a like-for-like comparison run again with e.g. OPENBLAS_CORETYPE=%s."
+              % (", ".join("%s %s" % item for item in known.items()), known.get("QKV Lab", "SkylakeX")))
+
+    def peer_time(peer, key):
+        report = peers.get(peer)
+        return report["times"].get(key) if report else None
+
+    header = ["case", "QKV Lab f64", "QKV Lab f32"]
+    if qkv_one_thread is not None:
+        header += ["QKV f64, 1 thread", "QKV f32, 1 thread"]
+    header += ["numpy f64", "torch f32", "torch f64", "QKV ÷ best peer f64", "QKV ÷ best peer f32"]
+    print("\nTime per call (peers: best of at least %d calls and %g s after warm-up; QKV Lab: "
+          "the fastest of %d repetitions, each a mean over at least %g s; GF/s = the products' FLOPs / time). "
+          "QKV ÷ best peer below 1: QKV Lab is faster.\n"
+          % (arguments.min_runs, arguments.min_time, QKV_REPETITIONS, arguments.min_time))
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    rows = [(case.label, case.flops(), case.label, case.bench_name) for case in cases]
+    rows.append(("GEMM %d³ (one product)" % peak_side, 2 * peak_side ** 3, "gemm", PEAK_NAME))
+    for label, flops, peer_key, bench_name in rows:
+        qkv64 = qkv.get(bench_name.format(precision="f64"))
+        qkv32 = qkv.get(bench_name.format(precision="f32"))
+        numpy64 = peer_time("numpy-f64", peer_key)
+        torch32 = peer_time("torch-f32", peer_key)
+        torch64 = peer_time("torch-f64", peer_key)
+        cells = [label, cell(qkv64, flops), cell(qkv32, flops)]
+        if qkv_one_thread is not None:
+            cells += [cell(qkv_one_thread.get(bench_name.format(precision=p)), flops) for p in ("f64", "f32")]
+        cells += [cell(numpy64, flops), cell(torch32, flops), cell(torch64, flops),
+                  ratio_cell(qkv64, [numpy64, torch64]), ratio_cell(qkv32, [torch32])]
+        print("| " + " | ".join(cells) + " |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("bench", nargs="?", default=str(DEFAULT_BENCH),
+                        help="the qkv_bench executable (default: %(default)s)")
+    parser.add_argument("--threads", type=int, default=2, help="threads per process (default 2)")
+    parser.add_argument("--min-time", type=float, default=0.5,
+                        help="seconds each timing runs at least, peers and qkv_bench alike (default 0.5)")
+    parser.add_argument("--min-runs", type=int, default=5, help="peers: timed calls at least (default 5)")
+    parser.add_argument("--competing-load", action="store_true",
+                        help="keep one core busy with a spinning process for the whole run")
+    parser.add_argument("--one-thread-too", action="store_true",
+                        help="also run qkv_bench with QKV_THREADS=1 (with --competing-load: do threads hurt?)")
+    parser.add_argument("--peers", default=",".join(PEERS), help="comma-separated subset of " + ", ".join(PEERS))
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny shapes, one short timing, no qkv_bench: checks that the script works")
+    parser.add_argument("--peer", choices=sorted(PEERS), help=argparse.SUPPRESS)  # a child's own run
+    arguments = parser.parse_args()
+
+    if arguments.peer:
+        run_peer_here(arguments.peer, arguments)
+        return 0
+
+    if arguments.smoke:
+        arguments.min_time = 0.0
+        arguments.min_runs = 1
+    wanted = [peer.strip() for peer in arguments.peers.split(",") if peer.strip()]
+    unknown = [peer for peer in wanted if peer not in PEERS]
+    if unknown:
+        parser.error("unknown peer(s): " + ", ".join(unknown))
+    if not arguments.smoke and not os.access(arguments.bench, os.X_OK):
+        parser.error("%s is not an executable; build it with: cmake --build build/release --target qkv_bench"
+                     % arguments.bench)
+
+    # SIGTERM ends the run like Ctrl-C does, through the finally below, so the spinner never outlives us.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    load = start_competing_load() if arguments.competing_load else None
+    others_load = {}  # what other processes took from the machine during each measurement
+
+    def measured(name, run, *run_arguments, **keywords):
+        meter = OthersLoad()
+        meter.start()
+        result = run(*run_arguments, **keywords)
+        others_load[name] = meter.stop()
+        return result
+
+    try:
+        qkv, qkv_context, qkv_one_thread = {}, {}, None
+        if not arguments.smoke:
+            qkv, qkv_context = measured("QKV Lab", run_qkv_bench, arguments.bench, arguments)
+            if arguments.one_thread_too:
+                qkv_one_thread, _ = measured("QKV Lab 1 thread", run_qkv_bench, arguments.bench, arguments,
+                                             qkv_threads=1)
+        peers, failures = {}, []
+        for peer in wanted:
+            try:
+                peers[peer] = measured(peer, run_peer, peer, arguments)
+            except PeerFailed as failure:
+                print("error: %s" % failure, file=sys.stderr)
+                peers[peer], failures = None, failures + [peer]
+    finally:
+        if load:
+            load.kill()
+            load.wait()
+    print_report(arguments, qkv, qkv_context, qkv_one_thread, peers, others_load, failures)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
