@@ -6,6 +6,7 @@
 #include "Normalizers.h"
 #include "Parallel.h"
 #include "ResourceLimits.h"
+#include "RowKernels.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -282,22 +283,19 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
             double* scoreRow = out.scores.row(i).data();
             double* scaledRow = out.scaled.row(i).data();
             double* weightRow = out.weights.row(i).data();
-            for (Index j = 0; j < m; ++j) {
-                const Scalar s = blockScores(r, j);
-                if constexpr (!isDouble<Scalar>)
-                    scoreRow[j] = static_cast<double>(s);
-                scaledRow[j] = static_cast<double>(s / divisor);
-            }
-            if (!isAllFinite(out.scaled.row(i)))
-                report(isAllFinite(out.scores.row(i)) ? Problem::Scaled : Problem::Score);
+            if constexpr (isDouble<Scalar>)
+                rows::divide(scoreRow, divisor, scaledRow, m);
+            else
+                rows::divide(&blockScores(r, 0), divisor, scoreRow, scaledRow, m);
+            if (!rows::allFinite(scaledRow, m))
+                report(rows::allFinite(scoreRow, m) ? Problem::Scaled : Problem::Score);
             const NormalizerTrace trace = normalizeRow(session.normalizer, scaledRow, out.allowed.row(i).data(),
                                                        m, session.temperature, weightRow, normalizerScratch);
             if constexpr (!isDouble<Scalar>)
-                for (Index j = 0; j < m; ++j)
-                    weightRow[j] = static_cast<double>(static_cast<float>(weightRow[j]));
+                rows::roundToFloat(weightRow, m);
             // The normalizers never produce a non-finite weight; checked anyway, so that no defect can ever
             // put NaN on screen or in `compute` output.
-            if (!isAllFinite(out.weights.row(i)))
+            if (!rows::allFinite(weightRow, m))
                 report(Problem::Weight);
             out.rowStats[static_cast<std::size_t>(i)] = rowStatistics(weightRow, m, trace.entropy);
         }
@@ -385,13 +383,14 @@ void computeInPrecision(const Session& session, AttentionResult& result, const C
 
 RowStats rowStatistics(const double* weights, Index m, double knownEntropy)
 {
-    // Vectorised: one log per entry is the bulk of the cost for dense rows.
-    const Eigen::Map<const Eigen::ArrayXd> a(weights, m);
+    const rows::WeightSums sums = rows::weightSums(weights, m);
     RowStats stats;
-    stats.sum = a.sum();
-    stats.support = (a > 0.0).count();
+    stats.sum = sums.sum;
+    stats.support = sums.support;
     if (stats.support > 0) {
-        stats.max = a.maxCoeff();
+        stats.max = sums.max;
+        // One log per entry is the bulk of the cost for dense rows, so softmax hands its entropy over.
+        const Eigen::Map<const Eigen::ArrayXd> a(weights, m);
         stats.entropy =
             knownEntropy >= 0.0 ? knownEntropy : -(a > 0.0).select(a * a.log(), 0.0).sum(); // 0 ln 0 = 0
     }

@@ -1,5 +1,7 @@
 #include "Normalizers.h"
 
+#include "RowKernels.h"
+
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -692,31 +694,24 @@ void hardmaxRow(const double* scaled, const std::uint8_t* allowed, Index m, cons
 /// Softmax of a row without a mask, entirely vectorised: the common case, and most of a large session's time.
 /// Returns false (having written only to out) when the row needs the careful path: a non-finite score, or
 /// logits below −700 where Eigen's exp is not exact.
+/// Softmax of a row whose allowed scores are finite and span less than DBL_MAX, in the vectorised row
+/// kernels (in place too); false (and nothing written) for any other row, which takes the exact general path.
 bool fastSoftmaxRow(const double* scaled, const std::uint8_t* allowed, Index m, double temperature,
-                    double* out, NormalizerScratch& scratch, NormalizerTrace& trace)
+                    double* out, NormalizerTrace& trace)
 {
-    if (m == 0 || out == scaled || std::memchr(allowed, 0, static_cast<std::size_t>(m)) != nullptr)
+    if (m == 0)
         return false;
-    const Eigen::Map<const Eigen::ArrayXd> s(scaled, m);
-    Eigen::Map<Eigen::ArrayXd> p(out, m);
-    const double max = s.maxCoeff();
-    if (!std::isfinite(max))
+    const rows::Range range = rows::allowedRange(scaled, allowed, m);
+    if (!(range.min <= range.max) || !std::isfinite(range.max - range.min))
+        return false; // nothing allowed, or s − max could overflow
+    const rows::ExpSums sums = rows::shiftedExp(scaled, allowed, range.max, temperature, out, m);
+    if (!std::isfinite(sums.sum)) // a NaN or infinite score
         return false;
-    ensureScratch(scratch, m);
-    Eigen::Map<Eigen::ArrayXd> z(scratch.values.data(), m);
-    z = (s - max) / temperature;
-    if (!(z.minCoeff() > -700.0))
-        return false;
-    p = z.exp();
-    const double sum = p.sum();
-    if (!std::isfinite(sum)) // a NaN score
-        return false;
+    rows::multiply(out, 1.0 / sums.sum, m);
+    trace.expSum = sums.sum;
     // The entropy comes almost free here: −Σ p ln p = ln Σe^z − Σ p z, both terms ≥ 0 (z ≤ 0), no log per
     // entry.
-    const double weightedLogits = (p * z).sum();
-    p *= 1.0 / sum;
-    trace.expSum = sum;
-    trace.entropy = std::log(sum) - weightedLogits / sum;
+    trace.entropy = std::log(sums.sum) - sums.weightedLogits / sums.sum;
     return true;
 }
 
@@ -727,7 +722,7 @@ NormalizerTrace normalizeRowImpl(const NormalizerSpec& spec, const double* scale
     NormalizerTrace trace;
     const bool softmax =
         spec.type == NormalizerType::Softmax || (spec.type == NormalizerType::Entmax && spec.alpha == 1.0);
-    if (softmax && fastSoftmaxRow(scaled, allowed, m, temperature, out, scratch, trace))
+    if (softmax && fastSoftmaxRow(scaled, allowed, m, temperature, out, trace))
         return trace;
     if (spec.type == NormalizerType::Sigmoid) {
         sigmoidRow(scaled, allowed, m, temperature, out);

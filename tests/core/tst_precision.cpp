@@ -6,6 +6,7 @@
 #include "Examples.h"
 #include "Initializers.h"
 #include "Parallel.h"
+#include "RowKernels.h"
 #include "SessionEdits.h"
 #include "SessionFile.h"
 
@@ -16,6 +17,8 @@
 #include <atomic>
 #include <cfloat>
 #include <cmath>
+#include <limits>
+#include <random>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -84,6 +87,8 @@ private slots:
     void float32RefusesWhatItCannotHold();
     void precisionRoundTripsAndIsValidated_data();
     void precisionRoundTripsAndIsValidated();
+    void rowKernelExpIsAccurate();
+    void rowKernelsMatchPlainLoops();
     void parallelForRunsEveryChunkOnce();
     void parallelForCarriesTheFirstError();
     void parallelForFromManyThreads();
@@ -268,6 +273,69 @@ void TestPrecision::precisionRoundTripsAndIsValidated()
     } catch (const Error& e) {
         QVERIFY2(!error.isEmpty(), e.what());
         QVERIFY2(QString::fromUtf8(e.what()).startsWith(error), e.what());
+    }
+}
+
+void TestPrecision::rowKernelExpIsAccurate()
+{
+    // Within 2 units in the last place of std::exp where the result is normal, within one subnormal step
+    // below, and exactly 1 at 0.
+    QCOMPARE(rows::expOfNonPositive(0.0), 1.0);
+    QCOMPARE(rows::expOfNonPositive(-0.0), 1.0);
+    QCOMPARE(rows::expOfNonPositive(-800.0), 0.0);
+    QCOMPARE(rows::expOfNonPositive(-std::numeric_limits<double>::infinity()), 0.0);
+    double worstUlps = 0.0;
+    for (int i = 0; i <= 2'000'000; ++i) {
+        const double z = -746.0 * i / 2'000'000.0;
+        const double expected = std::exp(z);
+        const double actual = rows::expOfNonPositive(z);
+        if (expected >= DBL_MIN)
+            worstUlps = std::max(worstUlps, std::abs(actual - expected) / (expected * DBL_EPSILON));
+        else
+            QVERIFY2(std::abs(actual - expected) <= 2 * std::numeric_limits<double>::denorm_min(),
+                     qPrintable(QString::number(z, 'g', 17)));
+    }
+    QVERIFY2(worstUlps <= 2.0, qPrintable(QString::number(worstUlps)));
+}
+
+void TestPrecision::rowKernelsMatchPlainLoops()
+{
+    std::mt19937_64 random(7);
+    std::normal_distribution<double> normal(0.0, 3.0);
+    for (Index m : {0, 1, 7, 8, 9, 63, 1000}) {
+        const auto size = static_cast<std::size_t>(m);
+        std::vector<double> x(size), w(size);
+        std::vector<std::uint8_t> allowed(size);
+        for (Index j = 0; j < m; ++j) {
+            x[std::size_t(j)] = normal(random);
+            allowed[std::size_t(j)] = (j * 5) % 3 != 0;
+            w[std::size_t(j)] = x[std::size_t(j)] > 0 ? x[std::size_t(j)] : 0.0;
+        }
+        double low = INFINITY, high = -INFINITY, sum = 0, max = 0;
+        Index support = 0;
+        for (Index j = 0; j < m; ++j) {
+            if (allowed[std::size_t(j)]) {
+                low = std::min(low, x[std::size_t(j)]);
+                high = std::max(high, x[std::size_t(j)]);
+            }
+            sum += w[std::size_t(j)];
+            support += w[std::size_t(j)] > 0;
+            max = std::max(max, w[std::size_t(j)]);
+        }
+        const rows::Range range = rows::allowedRange(x.data(), allowed.data(), m);
+        QCOMPARE(range.min, low);
+        QCOMPARE(range.max, high);
+        const rows::WeightSums sums = rows::weightSums(w.data(), m);
+        QKV_COMPARE_NEAR(sums.sum, sum, 1e-12 * (1 + sum));
+        QCOMPARE(sums.support, support);
+        QCOMPARE(sums.max, max);
+        QVERIFY(rows::allFinite(x.data(), m));
+        if (m > 0) {
+            x[std::size_t(m / 2)] = std::numeric_limits<double>::quiet_NaN();
+            QVERIFY(!rows::allFinite(x.data(), m));
+            x[std::size_t(m / 2)] = -std::numeric_limits<double>::infinity();
+            QVERIFY(!rows::allFinite(x.data(), m));
+        }
     }
 }
 
