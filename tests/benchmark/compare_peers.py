@@ -418,23 +418,39 @@ def start_competing_load():
     return subprocess.Popen([sys.executable, "-c", spinner])
 
 
-def git_state():
-    """The commit measured, and whether the engine's sources differ from it."""
+def source_tree(bench):
+    """The source tree qkv_bench was built from (its build directory's CMakeCache.txt says), else this one."""
+    for directory in Path(bench).resolve().parents:
+        cache = directory / "CMakeCache.txt"
+        if cache.is_file():
+            home = re.search(r"^CMAKE_HOME_DIRECTORY:INTERNAL=(.*)$", cache.read_text(errors="replace"), re.MULTILINE)
+            if home:
+                return Path(home.group(1))
+    return REPO
+
+
+def git_state(tree):
+    """The commit of the source tree, and whether its engine sources differ from it."""
+
+    def git(*command):
+        return subprocess.run(["git", "-C", str(tree)] + list(command), capture_output=True, text=True,
+                              check=True).stdout.strip()
+
     try:
-        commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, check=True).stdout.strip()
-        changed = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "core"],
-                                 capture_output=True, text=True, check=True).stdout.strip()
+        if Path(git("rev-parse", "--show-toplevel")).resolve() != tree.resolve():
+            raise subprocess.CalledProcessError(1, "git")
+        commit = git("rev-parse", "--short", "HEAD")
+        changed = git("status", "--porcelain", "--", "core")
     except (OSError, subprocess.CalledProcessError):
-        return "(not a git checkout)"
+        return "source tree %s (not a git checkout)" % tree
     files = [line[3:].split("/", 1)[-1] for line in changed.splitlines()]
     return commit + (" with uncommitted changes in core/ (%s)" % ", ".join(files) if files else "")
 
 
-def newer_engine_sources(bench):
+def newer_engine_sources(bench, tree):
     """core/ files changed after qkv_bench was built: the binary does not measure them."""
     built = Path(bench).stat().st_mtime
-    return sorted(path.name for path in (REPO / "core").iterdir() if path.is_file() and path.stat().st_mtime > built)
+    return sorted(path.name for path in (tree / "core").iterdir() if path.is_file() and path.stat().st_mtime > built)
 
 
 def blas_alternative():
@@ -465,9 +481,10 @@ def ratio_cell(numerator, denominators):
 def print_report(arguments, qkv, qkv_context, qkv_one_thread, peers, others_load, failures):
     cases, peak_side = (SMOKE_CASES, SMOKE_PEAK_SIDE) if arguments.smoke else (CASES, PEAK_SIDE)
     print("## QKV Lab against numpy and PyTorch\n")
-    print("- engine: %s; QKV Lab products: %s" % (git_state(), qkv_context.get("qkv_product_library", "–")))
+    tree = source_tree(arguments.bench) if not arguments.smoke else REPO
+    print("- engine: %s; QKV Lab products: %s" % (git_state(tree), qkv_context.get("qkv_product_library", "–")))
     if not arguments.smoke:
-        newer = newer_engine_sources(arguments.bench)
+        newer = newer_engine_sources(arguments.bench, tree)
         if newer:
             print("- **qkv_bench was built before the latest change to core/%s**: it measures the engine as it was "
                   "then; rebuild it to measure the current one" % ("{%s}" % ",".join(newer) if len(newer) > 1
