@@ -208,6 +208,22 @@ Index blockRows(Index n, Index m, Index dK, Index dV)
     return std::clamp<Index>((n + 3) / 4, 16, 256);
 }
 
+/// Row statistics from the weights' sums; the entropy is the one given (≥ 0) or summed here.
+RowStats rowStatistics(const rows::WeightSums& sums, const double* weights, Index m, double knownEntropy)
+{
+    RowStats stats;
+    stats.sum = sums.sum;
+    stats.support = sums.support;
+    if (stats.support > 0) {
+        stats.max = sums.max;
+        // One log per entry is the bulk of the cost for dense rows, so softmax hands its entropy over.
+        const Eigen::Map<const Eigen::ArrayXd> a(weights, m);
+        stats.entropy =
+            knownEntropy >= 0.0 ? knownEntropy : -(a > 0.0).select(a * a.log(), 0.0).sum(); // 0 ln 0 = 0
+    }
+    return stats;
+}
+
 /// The first problem a block found, in the order the messages are chosen.
 enum class Problem { None, Score, Scaled, Weight, Output };
 
@@ -283,21 +299,22 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
             double* scoreRow = out.scores.row(i).data();
             double* scaledRow = out.scaled.row(i).data();
             double* weightRow = out.weights.row(i).data();
+            bool finite = false;
             if constexpr (isDouble<Scalar>)
-                rows::divide(scoreRow, divisor, scaledRow, m);
+                finite = rows::divide(scoreRow, divisor, scaledRow, m);
             else
-                rows::divide(&blockScores(r, 0), divisor, scoreRow, scaledRow, m);
-            if (!rows::allFinite(scaledRow, m))
+                finite = rows::divide(&blockScores(r, 0), divisor, scoreRow, scaledRow, m);
+            if (!finite)
                 report(rows::allFinite(scoreRow, m) ? Problem::Scaled : Problem::Score);
             const NormalizerTrace trace = normalizeRow(session.normalizer, scaledRow, out.allowed.row(i).data(),
                                                        m, session.temperature, weightRow, normalizerScratch);
-            if constexpr (!isDouble<Scalar>)
-                rows::roundToFloat(weightRow, m);
-            // The normalizers never produce a non-finite weight; checked anyway, so that no defect can ever
-            // put NaN on screen or in `compute` output.
-            if (!rows::allFinite(weightRow, m))
+            const rows::WeightSums sums =
+                isDouble<Scalar> ? rows::weightSums(weightRow, m) : rows::roundToFloatAndSum(weightRow, m);
+            // The normalizers never produce a non-finite weight (a NaN or infinite weight would make the sum
+            // so); checked anyway, so that no defect can ever put NaN on screen or in `compute` output.
+            if (!std::isfinite(sums.sum))
                 report(Problem::Weight);
-            out.rowStats[static_cast<std::size_t>(i)] = rowStatistics(weightRow, m, trace.entropy);
+            out.rowStats[static_cast<std::size_t>(i)] = rowStatistics(sums, weightRow, m, trace.entropy);
         }
 
         if constexpr (isDouble<Scalar>) {
@@ -383,18 +400,7 @@ void computeInPrecision(const Session& session, AttentionResult& result, const C
 
 RowStats rowStatistics(const double* weights, Index m, double knownEntropy)
 {
-    const rows::WeightSums sums = rows::weightSums(weights, m);
-    RowStats stats;
-    stats.sum = sums.sum;
-    stats.support = sums.support;
-    if (stats.support > 0) {
-        stats.max = sums.max;
-        // One log per entry is the bulk of the cost for dense rows, so softmax hands its entropy over.
-        const Eigen::Map<const Eigen::ArrayXd> a(weights, m);
-        stats.entropy =
-            knownEntropy >= 0.0 ? knownEntropy : -(a > 0.0).select(a * a.log(), 0.0).sum(); // 0 ln 0 = 0
-    }
-    return stats;
+    return rowStatistics(rows::weightSums(weights, m), weights, m, knownEntropy);
 }
 
 void computeAttention(const Session& session, AttentionResult& result, const ComputeOptions& options)

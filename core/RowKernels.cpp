@@ -12,8 +12,10 @@
 #else
 #define QKV_ROW_KERNEL
 #endif
-// Helpers must be inlined into each version to be compiled for its instruction set.
+// Helpers (and the lambdas given to them) must be inlined into each version to be compiled for its
+// instruction set: a function of its own is compiled for plain x86-64 only.
 #define QKV_INLINE __attribute__((always_inline)) inline
+#define QKV_INLINE_LAMBDA __attribute__((always_inline))
 
 namespace qkv::rows {
 
@@ -87,7 +89,7 @@ QKV_ROW_KERNEL Range allowedRange(const double* x, const std::uint8_t* allowed, 
         low[l] = infinity;
         high[l] = -infinity;
     }
-    forEachLane(m, [&](Index j, int l) {
+    forEachLane(m, [&](Index j, int l) QKV_INLINE_LAMBDA {
         const double v = x[j];
         const bool a = allowed[j] != 0;
         low[l] = a && v < low[l] ? v : low[l];
@@ -101,21 +103,29 @@ QKV_ROW_KERNEL Range allowedRange(const double* x, const std::uint8_t* allowed, 
     return range;
 }
 
+/// z_j = max((x_j − max)/τ, −746) for allowed j (also for x_j = −∞), 0 for masked j.
+QKV_INLINE double clampedLogit(double x, bool allowed, double max, double temperature)
+{
+    const double z = (x - max) / temperature;
+    return allowed ? (z > -746.0 ? z : -746.0) : 0.0;
+}
+
 QKV_ROW_KERNEL ExpSums shiftedExp(const double* x, const std::uint8_t* allowed, double max, double temperature,
                                   double* e, Index m)
 {
-    double sum[lanes] = {}, weighted[lanes] = {}, check[lanes] = {};
-    forEachLane(m, [&](Index j, int l) {
+    // Two passes: a plain loop vectorises the exp; the sums keep their eight lanes. Everything is computed
+    // for every entry and then selected: a computation under a condition does not vectorise without masks.
+    for (Index j = 0; j < m; ++j) {
         const bool a = allowed[j] != 0;
-        const double shifted = x[j] - max;
-        check[l] += a ? shifted * 0.0 : 0.0; // NaN when a score is NaN or infinite
-        double z = shifted / temperature;
-        z = z > -746.0 ? z : -746.0; // also −∞
-        z = a ? z : 0.0;
-        const double ez = a ? expNonPositiveInline(z) : 0.0;
-        e[j] = ez;
-        sum[l] += ez;
-        weighted[l] += ez * z;
+        const double ez = expNonPositiveInline(clampedLogit(x[j], a, max, temperature));
+        e[j] = a ? ez : 0.0;
+    }
+    double sum[lanes] = {}, weighted[lanes] = {}, check[lanes] = {};
+    forEachLane(m, [&](Index j, int l) QKV_INLINE_LAMBDA {
+        const bool a = allowed[j] != 0;
+        check[l] += a ? (x[j] - max) * 0.0 : 0.0; // NaN when a score is NaN or infinite
+        sum[l] += e[j];
+        weighted[l] += e[j] * clampedLogit(x[j], a, max, temperature);
     });
     const double nan = std::numeric_limits<double>::quiet_NaN();
     return {total(check) == 0.0 ? total(sum) : nan, total(weighted)};
@@ -127,38 +137,43 @@ QKV_ROW_KERNEL void multiply(double* x, double factor, Index m)
         x[j] *= factor;
 }
 
-QKV_ROW_KERNEL void divide(const double* scores, double divisor, double* scaled, Index m)
+QKV_ROW_KERNEL bool divide(const double* scores, double divisor, double* scaled, Index m)
 {
-    for (Index j = 0; j < m; ++j)
+    double check[lanes] = {};
+    forEachLane(m, [&](Index j, int l) QKV_INLINE_LAMBDA {
         scaled[j] = scores[j] / divisor;
+        check[l] += scaled[j] * 0.0; // inf·0 and NaN·0 are NaN
+    });
+    return total(check) == 0.0;
 }
 
-QKV_ROW_KERNEL void divide(const float* scores, float divisor, double* scoresOut, double* scaled, Index m)
+QKV_ROW_KERNEL bool divide(const float* scores, float divisor, double* scoresOut, double* scaled, Index m)
 {
-    for (Index j = 0; j < m; ++j) {
+    double check[lanes] = {};
+    forEachLane(m, [&](Index j, int l) QKV_INLINE_LAMBDA {
         scoresOut[j] = static_cast<double>(scores[j]);
         scaled[j] = static_cast<double>(scores[j] / divisor);
-    }
-}
-
-QKV_ROW_KERNEL void roundToFloat(double* x, Index m)
-{
-    for (Index j = 0; j < m; ++j)
-        x[j] = static_cast<double>(static_cast<float>(x[j]));
+        check[l] += scaled[j] * 0.0;
+    });
+    return total(check) == 0.0;
 }
 
 QKV_ROW_KERNEL bool allFinite(const double* x, Index m)
 {
     double check[lanes] = {};
-    forEachLane(m, [&](Index j, int l) { check[l] += x[j] * 0.0; }); // inf·0 and NaN·0 are NaN
+    forEachLane(m, [&](Index j, int l) QKV_INLINE_LAMBDA { check[l] += x[j] * 0.0; }); // inf·0 and NaN·0 are NaN
     return total(check) == 0.0;
 }
 
-QKV_ROW_KERNEL WeightSums weightSums(const double* w, Index m)
+template <bool roundToFloat> QKV_INLINE WeightSums sumWeights(double* w, Index m)
 {
     double sum[lanes] = {}, count[lanes] = {}, high[lanes] = {};
-    forEachLane(m, [&](Index j, int l) {
-        const double v = w[j];
+    forEachLane(m, [&](Index j, int l) QKV_INLINE_LAMBDA {
+        double v = w[j];
+        if constexpr (roundToFloat) {
+            v = static_cast<double>(static_cast<float>(v));
+            w[j] = v;
+        }
         sum[l] += v;
         count[l] += v > 0.0 ? 1.0 : 0.0;
         high[l] = v > high[l] ? v : high[l];
@@ -167,6 +182,16 @@ QKV_ROW_KERNEL WeightSums weightSums(const double* w, Index m)
     for (double h : high)
         sums.max = h > sums.max ? h : sums.max;
     return sums;
+}
+
+QKV_ROW_KERNEL WeightSums weightSums(const double* w, Index m)
+{
+    return sumWeights<false>(const_cast<double*>(w), m); // reads only
+}
+
+QKV_ROW_KERNEL WeightSums roundToFloatAndSum(double* w, Index m)
+{
+    return sumWeights<true>(w, m);
 }
 
 double expOfNonPositive(double z)

@@ -29,12 +29,10 @@ ExpSums shiftedExp(const double* x, const std::uint8_t* allowed, double max, dou
 
 void multiply(double* x, double factor, Index m);
 
-/// scaled_j = s_j / divisor, in the precision of s (float32 rows also get their scores widened to double).
-void divide(const double* scores, double divisor, double* scaled, Index m);
-void divide(const float* scores, float divisor, double* scoresOut, double* scaled, Index m);
-
-/// Rounds each entry to the nearest float32 value.
-void roundToFloat(double* x, Index m);
+/// scaled_j = s_j / divisor, in the precision of s (float32 rows also get their scores widened to double);
+/// true when every scaled entry is finite.
+bool divide(const double* scores, double divisor, double* scaled, Index m);
+bool divide(const float* scores, float divisor, double* scoresOut, double* scaled, Index m);
 
 bool allFinite(const double* x, Index m);
 
@@ -45,6 +43,8 @@ struct WeightSums {
     double max;
 };
 WeightSums weightSums(const double* w, Index m);
+/// The same after rounding each entry to the nearest float32 value.
+WeightSums roundToFloatAndSum(double* w, Index m);
 
 /// exp(z) for z ≤ 0 as shiftedExp computes it, for tests against std::exp.
 double expOfNonPositive(double z);
