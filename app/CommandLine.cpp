@@ -49,10 +49,6 @@ using ui::maximumFigureSide;
 using ui::minimumFigureScale;
 using ui::minimumFigureSide;
 
-/// What the JSON text of `compute` costs on top of the result, per byte of result, until the output is
-/// streamed: the document tree (16 bytes a number and its row) and the text (up to 25 bytes a number).
-constexpr double computeOutputOverhead = 12.0;
-
 Session readSessionArgument(const std::string& source, std::istream& in, std::uint64_t memoryLimit)
 {
     const std::uint64_t maxBytes = sessionFileSizeLimit(memoryLimit);
@@ -299,9 +295,14 @@ CommandLineOutcome runCommandLine(const std::vector<std::string>& args, std::ist
         }
         try {
             const Session session = readSessionArgument(source, in, memoryLimit);
-            checkMemory(session, memoryLimit, 1.0 + computeOutputOverhead);
-            out << resultToJson(computeAttention(session));
-            out.flush();
+            // The result is all compute holds: its JSON is written as it goes, through a 64 KiB buffer.
+            checkMemory(session, memoryLimit);
+            const AttentionResult result = computeAttention(session);
+            try {
+                writeResultJson(result, out);
+            } catch (const Error& e) {
+                return fail(std::string("(standard output): ") + e.what());
+            }
         } catch (const Error& e) {
             return fail(e.what());
         } catch (const std::bad_alloc&) {

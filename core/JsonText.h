@@ -1,5 +1,6 @@
 #pragma once
-// Internal to core: JSON helpers shared by the session file and the compute output.
+// Internal to core: JSON helpers of the session file (the compute output is streamed by ResultJson.cpp; its
+// test writes the reference document with these).
 
 #include "EigenTypes.h"
 

@@ -24,11 +24,13 @@ std::uint64_t estimateComputeBytes(const Session& session);
 
 /// Throws qkv::Error when estimateComputeBytes(session) × `overhead` exceeds `limit` (0: no limit), e.g.
 /// "this session needs about 78.3 GB to compute, more than the memory limit of 18.0 GB". `overhead`
-/// accounts for what a caller adds on top of the result (a JSON text of it, a copy for a view).
+/// accounts for what a caller adds on top of the result (a copy for a view, say; compute's JSON output is
+/// streamed and adds nothing).
 void checkMemory(const Session& session, std::uint64_t limit, double overhead = 1.0);
 
-/// The largest session file read into memory under `memoryLimit`: parsing a JSON text takes up to ~16
-/// bytes of memory per byte of text (the document tree), so a file is at most limit / 16 (at least 64 MiB).
+/// The largest session file read under `memoryLimit`: its matrices take at most ~4 bytes of memory per byte
+/// of text, but anything else (unknown keys, say) becomes a document tree of up to ~16 bytes per byte, so a
+/// file is at most limit / 16 (at least 64 MiB).
 std::uint64_t sessionFileSizeLimit(std::uint64_t memoryLimit);
 
 /// Parses "512M", "8G", "1.5GB", "2048" (bytes), "80%" (of the physical memory). Returns 0 when the text
