@@ -15,6 +15,8 @@ namespace qkv {
 
 namespace {
 
+constexpr std::size_t readSize = 65536;
+
 std::string tooLarge(std::uint64_t maxBytes, const std::string& what)
 {
     return "too large: " + what + " may have at most " + formatBytes(maxBytes);
@@ -35,41 +37,63 @@ std::string kindOf(mode_t mode)
 
 } // namespace
 
-std::string readRegularFile(const std::string& path, std::uint64_t maxBytes, const std::string& what)
+RegularFileBuffer::RegularFileBuffer(const std::string& path, std::uint64_t maxBytes, const std::string& what)
+    : path_(path), what_(what), maxBytes_(maxBytes)
 {
     // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0)
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd_ < 0)
         throw Error(path + ": cannot open: " + std::strerror(errno));
     const auto fail = [&](const std::string& problem) {
-        ::close(fd);
+        ::close(fd_);
         throw Error(path + ": " + problem);
     };
     struct stat info {};
-    if (::fstat(fd, &info) != 0)
+    if (::fstat(fd_, &info) != 0)
         fail(std::string("cannot read: ") + std::strerror(errno));
     if (!S_ISREG(info.st_mode))
         fail("cannot read: it is " + kindOf(info.st_mode) + ", not a file");
-    if (static_cast<std::uint64_t>(info.st_size) > maxBytes)
-        fail(tooLarge(maxBytes, what) + " (it has " + formatBytes(static_cast<std::uint64_t>(info.st_size)) +
-             ")");
+    size_ = static_cast<std::uint64_t>(info.st_size);
+    if (size_ > maxBytes)
+        fail(tooLarge(maxBytes, what) + " (it has " + formatBytes(size_) + ")");
+    buffer_.resize(readSize);
+}
+
+RegularFileBuffer::~RegularFileBuffer()
+{
+    ::close(fd_);
+}
+
+RegularFileBuffer::int_type RegularFileBuffer::underflow()
+{
+    if (gptr() < egptr())
+        return traits_type::to_int_type(*gptr());
+    ssize_t count = 0;
+    do
+        count = ::read(fd_, buffer_.data(), buffer_.size());
+    while (count < 0 && errno == EINTR);
+    if (count < 0)
+        throw Error(path_ + ": cannot read: " + std::strerror(errno));
+    if (count == 0)
+        return traits_type::eof();
+    read_ += static_cast<std::uint64_t>(count);
+    if (read_ > maxBytes_) // the file grew while being read
+        throw Error(path_ + ": " + tooLarge(maxBytes_, what_));
+    setg(buffer_.data(), buffer_.data(), buffer_.data() + count);
+    return traits_type::to_int_type(*gptr());
+}
+
+std::string readRegularFile(const std::string& path, std::uint64_t maxBytes, const std::string& what)
+{
+    RegularFileBuffer file(path, maxBytes, what);
     std::string bytes;
-    bytes.reserve(static_cast<std::size_t>(info.st_size));
-    char buffer[65536];
-    while (true) {
-        const ssize_t count = ::read(fd, buffer, sizeof buffer);
-        if (count < 0) {
-            if (errno == EINTR)
-                continue;
-            fail(std::string("cannot read: ") + std::strerror(errno));
-        }
-        if (count == 0)
-            break;
-        bytes.append(buffer, static_cast<std::size_t>(count));
-        if (bytes.size() > maxBytes) // the file grew while being read
-            fail(tooLarge(maxBytes, what));
+    bytes.reserve(static_cast<std::size_t>(file.size()));
+    while (file.sgetc() != RegularFileBuffer::traits_type::eof()) {
+        const std::streamsize available = file.in_avail();
+        const std::size_t before = bytes.size();
+        bytes.resize(before + static_cast<std::size_t>(available));
+        file.sgetn(bytes.data() + before, available);
     }
-    ::close(fd);
     return bytes;
 }
 
@@ -77,7 +101,7 @@ std::string readStream(std::istream& in, std::uint64_t maxBytes, const std::stri
                        const std::string& what)
 {
     std::string bytes;
-    char buffer[65536];
+    char buffer[readSize];
     while (in) {
         in.read(buffer, sizeof buffer);
         bytes.append(buffer, static_cast<std::size_t>(in.gcount()));

@@ -5,17 +5,24 @@
 #include "FileWriting.h"
 #include "JsonText.h"
 #include "ResourceLimits.h"
+#include "SessionJsonReader.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <istream>
 #include <new>
+#include <optional>
 
 namespace qkv {
 
 namespace {
 
+using json::Compact;
+using json::CompactMatrices;
 using json::Json;
+using json::placeholderIndex;
+using json::SessionJsonReader;
 
 constexpr const char* formatName = "qkvlab-session";
 constexpr int currentVersion = 1;
@@ -99,24 +106,42 @@ void checkCount(const std::string& path, std::size_t count, const char* what, In
                "expected 1 to " + std::to_string(max) + " " + what + ", found " + std::to_string(count));
 }
 
-/// A matrix as an array of rows. `rows`/`cols` of −1 mean "any" (within the limits); otherwise the
-/// shape must match exactly.
-Matrix readMatrix(const Json& value, const std::string& path, Index rows, Index cols, Index maxRows,
-                  Index maxCols)
+/// A matrix's row count, then its column count (row 0's length), against the expected ones.
+void checkRows(const std::string& path, Index rowCount, Index rows, Index maxRows)
 {
+    if (rows >= 0 && rowCount != rows)
+        refuse(path, "expected " + std::to_string(rows) + " rows, found " + std::to_string(rowCount));
+    checkCount(path, static_cast<std::size_t>(rowCount), "rows", maxRows);
+}
+
+void checkColumns(const std::string& path, Index colCount, Index cols, Index maxCols)
+{
+    if (cols >= 0 && colCount != cols)
+        refuse(path, "expected " + std::to_string(cols) + " columns, found " + std::to_string(colCount));
+    checkCount(path + "[0]", static_cast<std::size_t>(colCount), "columns", maxCols);
+}
+
+/// A matrix as an array of rows. `rows`/`cols` of −1 mean "any" (within the limits); otherwise the
+/// shape must match exactly. A placeholder's matrix (rectangular, all numbers) is moved out of `compact`,
+/// refused with the messages its array of rows would get.
+Matrix readMatrix(CompactMatrices& compact, const Json& value, const std::string& path, Index rows,
+                  Index cols, Index maxRows, Index maxCols)
+{
+    if (const auto index = placeholderIndex(value, Compact::Numbers)) {
+        Matrix& matrix = compact.numbers.at(*index);
+        checkRows(path, matrix.rows(), rows, maxRows);
+        checkColumns(path, matrix.cols(), cols, maxCols);
+        return std::move(matrix);
+    }
     if (!value.is_array())
         wrongType(path, "an array of rows", value);
     const auto rowCount = static_cast<Index>(value.size());
-    if (rows >= 0 && rowCount != rows)
-        refuse(path, "expected " + std::to_string(rows) + " rows, found " + std::to_string(rowCount));
-    checkCount(path, value.size(), "rows", maxRows);
+    checkRows(path, rowCount, rows, maxRows);
     const Json& first = value.front();
     if (!first.is_array())
         wrongType(path + "[0]", "an array of numbers", first);
     const auto colCount = static_cast<Index>(first.size());
-    if (cols >= 0 && colCount != cols)
-        refuse(path, "expected " + std::to_string(cols) + " columns, found " + std::to_string(colCount));
-    checkCount(path + "[0]", first.size(), "columns", maxCols);
+    checkColumns(path, colCount, cols, maxCols);
     Matrix matrix(rowCount, colCount);
     for (Index r = 0; r < rowCount; ++r) {
         const Json& row = value[static_cast<std::size_t>(r)];
@@ -196,7 +221,7 @@ void keepUnknown(const Json& object, std::initializer_list<const char*> known, J
     }
 }
 
-MaskSpec readMask(const Json& value, Index n, Index m, Json& extras)
+MaskSpec readMask(CompactMatrices& compact, const Json& value, Index n, Index m, Json& extras)
 {
     requireObject(value, "mask");
     MaskSpec mask;
@@ -210,7 +235,18 @@ MaskSpec readMask(const Json& value, Index n, Index m, Json& extras)
         mask.prefixLength = readWholeNumber(*p, "mask.prefix_length", 0);
     if (const Json* w = find(value, "window"))
         mask.window = readWholeNumber(*w, "mask.window", 1);
-    if (const Json* allowed = find(value, "allowed")) {
+    const Json* allowed = find(value, "allowed");
+    if (const auto index = allowed ? placeholderIndex(*allowed, Compact::Mask) : std::nullopt) {
+        // Rectangular and all 0, 1, true or false: only its shape can be refused, row 0's length first.
+        MaskMatrix& matrix = compact.masks.at(*index);
+        if (matrix.rows() != n)
+            refuse("mask.allowed",
+                   "expected " + std::to_string(n) + " rows, found " + std::to_string(matrix.rows()));
+        if (matrix.cols() != m)
+            refuse("mask.allowed[0]", "expected " + std::to_string(m) + " entries (one per key), found " +
+                                          std::to_string(matrix.cols()));
+        mask.allowed = std::move(matrix);
+    } else if (allowed) {
         if (!allowed->is_array())
             wrongType("mask.allowed", "an array of rows", *allowed);
         if (static_cast<Index>(allowed->size()) != n)
@@ -313,7 +349,7 @@ ViewState readViewState(const Json& view, Json& extras)
     return state;
 }
 
-Session sessionFromJson(const Json& root, const std::string& defaultTitle)
+Session sessionFromJson(const Json& root, CompactMatrices& compact, const std::string& defaultTitle)
 {
     requireObject(root, "(file)");
     const Json& format = require(root, "", "format");
@@ -334,7 +370,7 @@ Session sessionFromJson(const Json& root, const std::string& defaultTitle)
     const Json* title = find(root, "title");
     s.title = title ? readString(*title, "title") : defaultTitle;
 
-    s.X = readMatrix(require(root, "", "X"), "X", -1, -1, Limits::maxTokens, Limits::maxDimension);
+    s.X = readMatrix(compact, require(root, "", "X"), "X", -1, -1, Limits::maxTokens, Limits::maxDimension);
     const Index n = s.X.rows();
     const Index dModel = s.X.cols();
     s.tokens = readTokens(require(root, "", "tokens"), "tokens", n);
@@ -344,8 +380,8 @@ Session sessionFromJson(const Json& root, const std::string& defaultTitle)
     if (const Json* context = find(root, "context")) {
         requireObject(*context, "context");
         Context c;
-        c.Z = readMatrix(require(*context, "context", "Z"), "context.Z", -1, dModel, Limits::maxTokens,
-                         Limits::maxDimension);
+        c.Z = readMatrix(compact, require(*context, "context", "Z"), "context.Z", -1, dModel,
+                         Limits::maxTokens, Limits::maxDimension);
         m = c.Z.rows();
         c.tokens = readTokens(require(*context, "context", "tokens"), "context.tokens", m);
         c.pad = readPad(find(*context, "pad"), "context.pad", m);
@@ -367,22 +403,25 @@ Session sessionFromJson(const Json& root, const std::string& defaultTitle)
         const std::string at = "heads[" + std::to_string(h) + "]";
         const Json& headJson = requireObject(heads[h], at);
         Head head;
-        head.W_Q = readMatrix(require(headJson, at, "W_Q"), at + ".W_Q", dModel, dK, Limits::maxDimension,
-                              Limits::maxDimension);
+        head.W_Q = readMatrix(compact, require(headJson, at, "W_Q"), at + ".W_Q", dModel, dK,
+                              Limits::maxDimension, Limits::maxDimension);
         dK = head.W_Q.cols();
-        head.W_K = readMatrix(require(headJson, at, "W_K"), at + ".W_K", dModel, dK, Limits::maxDimension,
-                              Limits::maxDimension);
-        head.W_V = readMatrix(require(headJson, at, "W_V"), at + ".W_V", dModel, dV, Limits::maxDimension,
-                              Limits::maxDimension);
+        head.W_K = readMatrix(compact, require(headJson, at, "W_K"), at + ".W_K", dModel, dK,
+                              Limits::maxDimension, Limits::maxDimension);
+        head.W_V = readMatrix(compact, require(headJson, at, "W_V"), at + ".W_V", dModel, dV,
+                              Limits::maxDimension, Limits::maxDimension);
         dV = head.W_V.cols();
         if (const Json* ws = find(headJson, "W_S"))
-            head.W_S = readMatrix(*ws, at + ".W_S", dK, dK, Limits::maxDimension, Limits::maxDimension);
+            head.W_S =
+                readMatrix(compact, *ws, at + ".W_S", dK, dK, Limits::maxDimension, Limits::maxDimension);
         if (const Json* wa = find(headJson, "W_a")) {
-            head.W_a = readMatrix(*wa, at + ".W_a", dK, dA, Limits::maxDimension, Limits::maxDimension);
+            head.W_a =
+                readMatrix(compact, *wa, at + ".W_a", dK, dA, Limits::maxDimension, Limits::maxDimension);
             dA = head.W_a.cols();
         }
         if (const Json* ua = find(headJson, "U_a")) {
-            head.U_a = readMatrix(*ua, at + ".U_a", dK, dA, Limits::maxDimension, Limits::maxDimension);
+            head.U_a =
+                readMatrix(compact, *ua, at + ".U_a", dK, dA, Limits::maxDimension, Limits::maxDimension);
             dA = head.U_a.cols();
         }
         if (const Json* va = find(headJson, "v_a")) {
@@ -400,7 +439,7 @@ Session sessionFromJson(const Json& root, const std::string& defaultTitle)
         extras["heads"] = headExtras;
 
     if (const Json* wo = find(root, "W_O"))
-        s.W_O = readMatrix(*wo, "W_O", static_cast<Index>(heads.size()) * dV, -1,
+        s.W_O = readMatrix(compact, *wo, "W_O", static_cast<Index>(heads.size()) * dV, -1,
                            static_cast<Index>(heads.size()) * dV, Limits::maxDimension);
 
     if (const Json* scoreJson = find(root, "score")) {
@@ -420,7 +459,7 @@ Session sessionFromJson(const Json& root, const std::string& defaultTitle)
             refuse("temperature", "expected a number > 0, found " + temperature->dump());
     }
     if (const Json* mask = find(root, "mask"))
-        s.mask = readMask(*mask, n, m, extras);
+        s.mask = readMask(compact, *mask, n, m, extras);
     if (const Json* normalizer = find(root, "normalizer"))
         s.normalizer = readNormalizer(*normalizer, extras);
     if (const Json* precisionJson = find(root, "precision")) {
@@ -552,60 +591,22 @@ Json sessionToJson(const Session& s)
     return root;
 }
 
-} // namespace
-
-Session parseSession(const std::string& jsonText, const std::string& defaultTitle)
+template <typename Input>
+Session parseSessionFrom(Input&& input, const std::string& defaultTitle, std::uint64_t size)
 {
-    // Where the parser is, so that a number too large for a double (1e999, which the parser refuses with
-    // out_of_range rather than parse_error) is refused with its key path like any other non-finite number.
-    struct Open {
-        bool isArray;
-        std::string key;       // object: the key being read
-        std::size_t count = 0; // array: elements read so far
-    };
-    std::vector<Open> containers;
-    // The key path of the value being read; a deep one is cut short after its first steps.
-    const auto currentPath = [&containers] {
-        constexpr std::size_t shownSteps = 8;
-        std::string path;
-        for (std::size_t i = 0; i < containers.size() && i < shownSteps; ++i) {
-            const Open& o = containers[i];
-            path += o.isArray ? "[" + std::to_string(o.count) + "]" : (path.empty() ? "" : ".") + o.key;
-        }
-        if (containers.size() > shownSteps)
-            path += "…";
-        return path.empty() ? std::string("(file)") : path;
-    };
-    const Json::parser_callback_t track = [&](int depth, Json::parse_event_t event, Json& parsed) {
-        switch (event) {
-        case Json::parse_event_t::object_start:
-        case Json::parse_event_t::array_start:
-            if (depth >= maxSessionNesting)
-                refuse(currentPath(), "nested more than " + std::to_string(maxSessionNesting) +
-                                          " levels deep (objects and arrays inside each other)");
-            containers.push_back({event == Json::parse_event_t::array_start, {}});
-            break;
-        case Json::parse_event_t::key:
-            containers.back().key = parsed.get<std::string>();
-            break;
-        case Json::parse_event_t::object_end:
-        case Json::parse_event_t::array_end:
-            containers.pop_back();
-            [[fallthrough]];
-        case Json::parse_event_t::value:
-            if (!containers.empty() && containers.back().isArray)
-                ++containers.back().count;
-            break;
-        }
-        return true;
+    const auto outOfMemory = [size] {
+        return Error("not enough memory to read this session (" + formatBytes(size) + " of JSON)");
     };
     Json root;
+    CompactMatrices compact;
+    SessionJsonReader reader(root, compact);
     try {
-        root = Json::parse(jsonText, track);
+        Json::sax_parse(std::forward<Input>(input), &reader);
     } catch (const Json::out_of_range&) {
-        refuse(currentPath(), "not a finite number");
+        // A number too large for a double (1e999): refused with its key path like any non-finite number.
+        refuse(reader.currentPath(), "not a finite number");
     } catch (const std::bad_alloc&) {
-        throw Error("not enough memory to read this session (" + formatBytes(jsonText.size()) + " of JSON)");
+        throw outOfMemory();
     } catch (const Json::parse_error& e) {
         std::string what = e.what();
         // Drop nlohmann's "[json.exception.parse_error.101] " prefix: it means nothing to a user.
@@ -615,10 +616,17 @@ Session parseSession(const std::string& jsonText, const std::string& defaultTitl
         throw Error("not valid JSON: " + what);
     }
     try {
-        return sessionFromJson(root, defaultTitle);
+        return sessionFromJson(root, compact, defaultTitle);
     } catch (const std::bad_alloc&) {
-        throw Error("not enough memory to read this session (" + formatBytes(jsonText.size()) + " of JSON)");
+        throw outOfMemory();
     }
+}
+
+} // namespace
+
+Session parseSession(const std::string& jsonText, const std::string& defaultTitle)
+{
+    return parseSessionFrom(jsonText, defaultTitle, jsonText.size());
 }
 
 std::string titleFromPath(const std::string& path)
@@ -638,7 +646,10 @@ std::string titleFromPath(const std::string& path)
 Session loadSession(const std::string& path, std::uint64_t maxBytes)
 {
     const std::uint64_t limit = maxBytes > 0 ? maxBytes : sessionFileSizeLimit(defaultMemoryLimit());
-    return parseSession(readRegularFile(path, limit, "a session file"), titleFromPath(path));
+    // Parsed as it is read: the file's text is never held whole (its checks come first).
+    RegularFileBuffer file(path, limit, "a session file");
+    std::istream stream(&file);
+    return parseSessionFrom(stream, titleFromPath(path), file.size());
 }
 
 std::string serializeSession(const Session& session)

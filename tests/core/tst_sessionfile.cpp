@@ -179,6 +179,9 @@ private slots:
     void refusesBadInput_data();
     void refusesBadInput();
     void raggedHeadMessageIsExact();
+    void matrixMessagesAreExact_data();
+    void matrixMessagesAreExact();
+    void matricesKeepEveryNumber();
     void failedParseLeavesTheOldSession();
     void failedLoadLeavesTheOldSession();
     void missingFileNamesThePath();
@@ -612,6 +615,129 @@ void TestSessionFile::raggedHeadMessageIsExact()
              QStringLiteral("heads[1].W_K: expected 4 rows, found 3"));
     // The same file with four rows is fine: the refusal is about the shape alone.
     QCOMPARE(parseSession(toText(twoHeads())).headCount(), 2);
+}
+
+namespace {
+
+/// A three-token session with X, W_K and the mask written as given, for the matrix messages.
+std::string matrixSession(const char* x, const char* wK, const char* mask)
+{
+    return std::string(R"({"format": "qkvlab-session", "version": 1, "tokens": ["a", "b", "c"], "X": )") + x +
+           R"(, "heads": [{"W_Q": [[1, 0], [0, 1]], "W_K": )" + wK + R"(, "W_V": [[1], [2]]}], "mask": )" +
+           mask + "}";
+}
+
+} // namespace
+
+void TestSessionFile::matrixMessagesAreExact_data()
+{
+    // Matrices where the session has one are read straight into Eigen storage while they are rectangular and
+    // all numbers (0/1/true/false for the mask); anything else must give the message the document tree gave.
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<QString>("message");
+    const char* x = "[[1, 2], [3, 4], [5, 6]]";
+    const char* wK = "[[1, 0], [0, 1]]";
+    const char* none = R"({"type": "none"})";
+    const auto row = [](const char* name, const std::string& text, const char* message) {
+        QTest::newRow(name) << QByteArray::fromStdString(text) << QString::fromUtf8(message);
+    };
+    const auto mask = [](const char* rows) {
+        return std::string(R"({"type": "custom", "allowed": )") + rows + "}";
+    };
+    row("X row shorter than row 0", matrixSession("[[1, 2], [3, 4], [5]]", wK, none),
+        "X[2]: expected 2 numbers (like row 0), found 1");
+    row("X row longer than row 0", matrixSession("[[1, 2], [3, 4, 5], [5, 6]]", wK, none),
+        "X[1]: expected 2 numbers (like row 0), found 3");
+    row("X string", matrixSession(R"([[1, 2], [3, "4"], [5, 6]])", wK, none),
+        "X[1][1]: expected a number, found a string");
+    row("X boolean", matrixSession("[[1, 2], [3, 4], [true, 6]]", wK, none),
+        "X[2][0]: expected a number, found a boolean");
+    row("X null row", matrixSession("[[1, 2], null, [5, 6]]", wK, none),
+        "X[1]: expected an array of numbers, found null");
+    row("X array in a row", matrixSession("[[1, [2]], [3, 4], [5, 6]]", wK, none),
+        "X[0][1]: expected a number, found an array");
+    row("X object in a row", matrixSession(R"([[1, 2], [3, {"a": 4}], [5, 6]])", wK, none),
+        "X[1][1]: expected a number, found an object");
+    row("X no rows", matrixSession("[]", wK, none), "X: expected 1 to 4096 rows, found 0");
+    row("X empty row 0", matrixSession("[[], [3, 4], [5, 6]]", wK, none),
+        "X[0]: expected 1 to 4096 columns, found 0");
+    row("X empty later row", matrixSession("[[1, 2], [], [5, 6]]", wK, none),
+        "X[1]: expected 2 numbers (like row 0), found 0");
+    row("X a number", matrixSession("7", wK, none), "X: expected an array of rows, found a number");
+    row("X number among rows", matrixSession("[[1, 2], 3, [5, 6]]", wK, none),
+        "X[1]: expected an array of numbers, found a number");
+    row("X overflow", matrixSession("[[1, 2], [3, 4], [5, 1e999]]", wK, none),
+        "X[2][1]: not a finite number");
+    row("X more rows than tokens", matrixSession("[[1, 2], [3, 4], [5, 6], [7, 8]]", wK, none),
+        "tokens: expected 4 tokens (one per row), found 3");
+    row("W_K too few rows", matrixSession(x, "[[1, 0]]", none), "heads[0].W_K: expected 2 rows, found 1");
+    row("W_K too few columns", matrixSession(x, "[[1], [0]]", none),
+        "heads[0].W_K: expected 2 columns, found 1");
+    row("W_K ragged", matrixSession(x, "[[1, 0], [0]]", none),
+        "heads[0].W_K[1]: expected 2 numbers (like row 0), found 1");
+    row("mask cell 2", matrixSession(x, wK, mask("[[1, 0, 1], [2, 1, 1], [1, 1, 1]]").c_str()),
+        "mask.allowed[1][0]: expected 0 or 1, found 2");
+    row("mask cell 0.5", matrixSession(x, wK, mask("[[1, 0, 1], [1, 1, 1], [1, 0.5, 1]]").c_str()),
+        "mask.allowed[2][1]: expected 0 or 1, found 0.5");
+    row("mask cell string", matrixSession(x, wK, mask(R"([[1, 0, 1], [1, 1, "1"], [1, 1, 1]])").c_str()),
+        "mask.allowed[1][2]: expected 0 or 1, found \"1\"");
+    row("mask cell null", matrixSession(x, wK, mask("[[null, 0, 1], [1, 1, 1], [1, 1, 1]]").c_str()),
+        "mask.allowed[0][0]: expected 0 or 1, found null");
+    row("mask short row", matrixSession(x, wK, mask("[[1, 1, 1], [1, 1], [1, 1, 1]]").c_str()),
+        "mask.allowed[1]: expected 3 entries (one per key), found 2");
+    row("mask narrow", matrixSession(x, wK, mask("[[1, 1], [1, 1], [1, 1]]").c_str()),
+        "mask.allowed[0]: expected 3 entries (one per key), found 2");
+    row("mask two rows", matrixSession(x, wK, mask("[[1, 1, 1], [1, 1, 1]]").c_str()),
+        "mask.allowed: expected 3 rows, found 2");
+    row("mask row not an array", matrixSession(x, wK, mask("[[1, 1, 1], true, [1, 1, 1]]").c_str()),
+        "mask.allowed[1]: expected an array of 0 and 1, found a boolean");
+}
+
+void TestSessionFile::matrixMessagesAreExact()
+{
+    QFETCH(QByteArray, text);
+    QFETCH(QString, message);
+    QCOMPARE(messageOf([&] { (void)parseSession(text.toStdString()); }), message);
+    // The same from a file, read as it is parsed.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("s.qkv.json"));
+    QVERIFY(writeFile(path, text));
+    QCOMPARE(messageOf([&] { (void)loadSession(path.toStdString()); }), message);
+}
+
+void TestSessionFile::matricesKeepEveryNumber()
+{
+    // Every form of number, mask entries in every accepted form, a repeated key (the last one counts) and a
+    // matrix under an unknown key, which is kept as written.
+    const std::string text = R"({"format": "qkvlab-session", "version": 1, "tokens": ["a", "b", "c"],
+        "X": [[9]],
+        "X": [[1e-300, -0.0], [12345678901234567890, -3], [0.1, 2.5e10]],
+        "heads": [{"W_Q": [[1, 0], [0, 1]], "W_K": [[1, 0], [0, 1]], "W_V": [[1], [2]]}],
+        "mask": {"type": "custom", "allowed": [[true, 1, 1.0], [false, 0, -0.0], [1, -0, 0.0]]},
+        "extra": {"X": [[1, 2.0], [3]], "W_O": [[0.5]]}})";
+    for (const bool fromFile : {false, true}) {
+        Session s;
+        if (fromFile) {
+            QTemporaryDir dir;
+            QVERIFY(dir.isValid());
+            const QString path = dir.filePath(QStringLiteral("s.qkv.json"));
+            QVERIFY(writeFile(path, QByteArray::fromStdString(text)));
+            s = loadSession(path.toStdString());
+        } else {
+            s = parseSession(text);
+        }
+        const Matrix expected = fromRows({{1e-300, -0.0}, {12345678901234567890.0, -3}, {0.1, 2.5e10}});
+        QVERIFY(s.X == expected);
+        QVERIFY(std::signbit(s.X(0, 1)));
+        MaskMatrix allowed(3, 3);
+        allowed << 1, 1, 1, 0, 0, 0, 1, 0, 0;
+        QVERIFY(s.mask.allowed == allowed);
+        const QJsonObject extra = parseSaved(serializeSession(s)).value(QStringLiteral("extra")).toObject();
+        QCOMPARE(extra.value(QStringLiteral("X")).toArray(),
+                 QJsonArray({QJsonArray({1, 2.0}), QJsonArray({3})}));
+        QVERIFY2(serializeSession(s).find("[1, 2.0],") != std::string::npos, serializeSession(s).c_str());
+    }
 }
 
 void TestSessionFile::failedParseLeavesTheOldSession()
