@@ -8,7 +8,7 @@
 // GCC compiles each QKV_ROW_KERNEL function three times and picks one when the program starts. Clang's
 // target_clones and the sanitizers' run-time do not mix well with it, so those builds get one plain version.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define QKV_ROW_KERNEL __attribute__((target_clones("default", "arch=haswell", "arch=skylake-avx512")))
+#define QKV_ROW_KERNEL __attribute__((target_clones("default", "avx2", "avx512f")))
 #else
 #define QKV_ROW_KERNEL
 #endif
@@ -165,13 +165,14 @@ QKV_ROW_KERNEL bool allFinite(const double* x, Index m)
     return total(check) == 0.0;
 }
 
-template <bool roundToFloat> QKV_INLINE WeightSums sumWeights(double* w, Index m)
+template <bool roundToFloat> QKV_INLINE WeightSums sumWeights(double* w, float* rounded, Index m)
 {
     double sum[lanes] = {}, count[lanes] = {}, high[lanes] = {};
     forEachLane(m, [&](Index j, int l) QKV_INLINE_LAMBDA {
         double v = w[j];
         if constexpr (roundToFloat) {
-            v = static_cast<double>(static_cast<float>(v));
+            rounded[j] = static_cast<float>(v);
+            v = static_cast<double>(rounded[j]);
             w[j] = v;
         }
         sum[l] += v;
@@ -186,12 +187,12 @@ template <bool roundToFloat> QKV_INLINE WeightSums sumWeights(double* w, Index m
 
 QKV_ROW_KERNEL WeightSums weightSums(const double* w, Index m)
 {
-    return sumWeights<false>(const_cast<double*>(w), m); // reads only
+    return sumWeights<false>(const_cast<double*>(w), nullptr, m); // reads only
 }
 
-QKV_ROW_KERNEL WeightSums roundToFloatAndSum(double* w, Index m)
+QKV_ROW_KERNEL WeightSums roundToFloatAndSum(double* w, float* rounded, Index m)
 {
-    return sumWeights<true>(w, m);
+    return sumWeights<true>(w, rounded, m);
 }
 
 double expOfNonPositive(double z)

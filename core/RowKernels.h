@@ -43,8 +43,8 @@ struct WeightSums {
     double max;
 };
 WeightSums weightSums(const double* w, Index m);
-/// The same after rounding each entry to the nearest float32 value.
-WeightSums roundToFloatAndSum(double* w, Index m);
+/// The same after rounding each entry to the nearest float32 value, which also goes to `rounded`.
+WeightSums roundToFloatAndSum(double* w, float* rounded, Index m);
 
 /// exp(z) for z ≤ 0 as shiftedExp computes it, for tests against std::exp.
 double expOfNonPositive(double z);
