@@ -13,6 +13,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <exception>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -20,11 +22,11 @@
 #include <utility>
 #include <vector>
 
-// How the work is laid out: per head, Q, K, V, the scores and weights · V are whole products, which OpenBLAS
-// splits over its threads (it shares the packed operands between them, which a split by rows outside it
-// cannot: 30 % slower when measured); the row work between them (scale, normalize, statistics) is cut
-// into blocks of rows that the engine's own threads claim (Parallel.h). Blocks depend only on the sizes,
-// so the result is the same with any number of threads.
+// How the work is laid out: per head, the projections Q, K, V are three large products (split by rows over
+// the engine's threads); then the query rows are cut into blocks, and each block, on whichever thread claims
+// it, computes its scores, scales and normalizes them row by row, takes their statistics and multiplies its
+// weights by V, while the block is still in cache. Blocks depend only on the session's sizes, so the result
+// is the same with any number of threads.
 //
 // In float32 the inputs are rounded to float32 once, every product is a float32 product (float32
 // accumulation, as PyTorch), and every stored entry is a float32 value held in a double; the normalizers read
@@ -186,13 +188,10 @@ template <typename Scalar> struct ScoreOperands {
     void rows(Index first, Rows<Scalar> out) const
     {
         const Index count = out.rows();
-        if (score == ScoreFunction::Additive) { // no product to hand over: a tanh per term, rows on the threads
-            parallelFor(count, 16, [&](Index begin, Index end) {
-                for (Index i = begin; i < end; ++i)
-                    for (Index j = 0; j < right->rows(); ++j)
-                        out(i, j) =
-                            ((left->row(first + i) + right->row(j)).array().tanh().matrix() * v_a).value();
-            });
+        if (score == ScoreFunction::Additive) {
+            for (Index i = 0; i < count; ++i)
+                for (Index j = 0; j < right->rows(); ++j)
+                    out(i, j) = ((left->row(first + i) + right->row(j)).array().tanh().matrix() * v_a).value();
             return;
         }
         multiply<Scalar>(left->middleRows(first, count), *right, out, Operand::Transposed);
@@ -201,12 +200,14 @@ template <typename Scalar> struct ScoreOperands {
     }
 };
 
-/// Query rows per block of row work: all of them when the head is too small for threads to pay, else blocks
-/// of 16 to 256 rows (at least four blocks), by the sizes alone.
-Index blockRows(Index n, Index m)
+/// Query rows per block: all of them when the head is too small for threads to pay, else blocks of 16 to 256
+/// rows (at least four blocks), by the sizes alone.
+Index blockRows(Index n, Index m, Index dK, Index dV)
 {
-    constexpr double smallestParallelEntries = 32768;
-    if (double(n) * double(m) < smallestParallelEntries)
+    // Below this a second thread saves less than it costs when the other core is busy (measured: n = 64,
+    // d = 512 ran 1.3× slower on two threads than on one beside a spinning process).
+    constexpr double smallestParallelFlops = 64e6;
+    if (2.0 * double(n) * double(m) * double(dK + dV) < smallestParallelFlops)
         return n;
     return std::clamp<Index>((n + 3) / 4, 16, 256);
 }
@@ -264,34 +265,40 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
     storeInResult(V, out.V);
     stopIfCancelled(options);
 
-    // The scores of every row, one product (threaded inside OpenBLAS). In float32 the same scratch matrix
-    // later holds the float32 weights, row by row as the rows are done, for weights · V.
-    MatrixOf<Scalar> scratchScores;
-    MatrixOf<Scalar>& S = workMatrix(out.scores, scratchScores);
-    S.resize(n, m);
-    ScoreOperands<Scalar>(session.score, head, Q, K).rows(0, S);
-    for (const auto& [copy, original] : identicalKeys)
-        S.col(copy) = S.col(original);
-    stopIfCancelled(options);
-
+    const ScoreOperands<Scalar> scores(session.score, head, Q, K);
     out.allowed = allowed;
     out.emptyRows = emptyRows;
-    out.scores.resize(n, m); // already so in float64
+    out.scores.resize(n, m);
     out.scaled.resize(n, m);
     out.weights.resize(n, m);
     out.output.resize(n, dV);
     out.rowStats.resize(static_cast<std::size_t>(n));
 
-    // Row by row on the engine's threads: scale, normalize, round (float32), statistics, checks.
-    const Index rowsPerBlock = blockRows(n, m);
+    const Index rowsPerBlock = blockRows(n, m, Q.cols(), dV);
     std::vector<Problem> problems(static_cast<std::size_t>((n + rowsPerBlock - 1) / rowsPerBlock), Problem::None);
     parallelFor(n, rowsPerBlock, [&](Index first, Index end) {
+        const Index count = end - first;
         Problem& problem = problems[static_cast<std::size_t>(first / rowsPerBlock)];
         const auto report = [&problem](Problem found) { problem = problem == Problem::None ? found : problem; };
+
+        MatrixOf<Scalar> scratchScores, scratchOutput;
+        Scalar* scoreData = nullptr;
+        if constexpr (isDouble<Scalar>) {
+            scoreData = out.scores.row(first).data(); // the result's own rows: a row-major block is contiguous
+        } else {
+            scratchScores.resize(count, m);
+            scoreData = scratchScores.data();
+        }
+        Eigen::Map<MatrixOf<Scalar>> blockScores(scoreData, count, m);
+        scores.rows(first, blockScores);
+        for (const auto& [copy, original] : identicalKeys)
+            blockScores.col(copy) = blockScores.col(original);
+
         NormalizerScratch normalizerScratch;
         constexpr Index rowsBetweenChecks = 64;
-        for (Index i = first; i < end; ++i) {
-            if ((i - first) % rowsBetweenChecks == rowsBetweenChecks - 1)
+        for (Index r = 0; r < count; ++r) {
+            const Index i = first + r;
+            if (r % rowsBetweenChecks == rowsBetweenChecks - 1)
                 stopIfCancelled(options);
             double* scoreRow = out.scores.row(i).data();
             double* scaledRow = out.scaled.row(i).data();
@@ -300,7 +307,7 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
             if constexpr (isDouble<Scalar>)
                 finite = rows::divide(scoreRow, divisor, scaledRow, m);
             else
-                finite = rows::divide(S.row(i).data(), divisor, scoreRow, scaledRow, m);
+                finite = rows::divide(&blockScores(r, 0), divisor, scoreRow, scaledRow, m);
             if (!finite)
                 report(rows::allFinite(scoreRow, m) ? Problem::Scaled : Problem::Score);
             const NormalizerTrace trace = normalizeRow(session.normalizer, scaledRow, out.allowed.row(i).data(),
@@ -308,26 +315,26 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
             rows::WeightSums sums{};
             if constexpr (isDouble<Scalar>)
                 sums = rows::weightSums(weightRow, m);
-            else
-                sums = rows::roundToFloatAndSum(weightRow, S.row(i).data(), m);
+            else // the float32 weights replace the row's float32 scores, for weights · V
+                sums = rows::roundToFloatAndSum(weightRow, &blockScores(r, 0), m);
             // The normalizers never produce a non-finite weight (a NaN or infinite weight would make the sum
             // so); checked anyway, so that no defect can ever put NaN on screen or in `compute` output.
             if (!std::isfinite(sums.sum))
                 report(Problem::Weight);
             out.rowStats[static_cast<std::size_t>(i)] = rowStatistics(sums, weightRow, m, trace.entropy);
         }
-    });
 
-    if constexpr (isDouble<Scalar>) {
-        multiply<double>(out.weights, V, out.output);
-    } else {
-        MatrixF scratchOutput(n, dV);
-        multiply<float>(S, V, scratchOutput); // S now holds the float32 weights
-        out.output = scratchOutput.cast<double>();
-    }
-    // Sigmoid rows need not sum to 1, so weights · V can exceed V's largest entry many times over.
-    if (!isAllFinite(out.output))
-        problems.push_back(Problem::Output);
+        if constexpr (isDouble<Scalar>) {
+            multiply<double>(out.weights.middleRows(first, count), V, out.output.middleRows(first, count));
+        } else {
+            scratchOutput.resize(count, dV);
+            multiply<float>(scratchScores, V, scratchOutput); // now the block's float32 weights
+            out.output.middleRows(first, count) = scratchOutput.template cast<double>();
+        }
+        // Sigmoid rows need not sum to 1, so weights · V can exceed V's largest entry many times over.
+        if (!isAllFinite(out.output.middleRows(first, count)))
+            report(Problem::Output);
+    });
 
     const Problem first = *std::max_element(problems.begin(), problems.end(), [](Problem a, Problem b) {
         return (a == Problem::None ? 99 : int(a)) > (b == Problem::None ? 99 : int(b));
@@ -358,7 +365,10 @@ void computeInPrecision(const Session& session, AttentionResult& result, const C
     const int headCount = session.headCount();
 
     const InPrecision<Scalar> X(session.X, "X");
-    const InPrecision<Scalar> Z(session.keySide(), session.context ? "context.Z" : "X");
+    const std::optional<InPrecision<Scalar>> Z =
+        session.context ? std::optional<InPrecision<Scalar>>(std::in_place, session.context->Z, "context.Z")
+                        : std::nullopt;
+    const MatrixOf<Scalar>& keySide = Z ? **Z : *X;
     const std::vector<std::pair<Index, Index>> identicalKeys = duplicateRows(session.keySide());
     MaskMatrix allowed;
     buildMask(session, allowed);
@@ -370,12 +380,26 @@ void computeInPrecision(const Session& session, AttentionResult& result, const C
     result.precision = session.precision;
     result.heads.resize(static_cast<std::size_t>(headCount));
     result.concat.resize(n, headCount * dV);
-    for (int h = 0; h < headCount; ++h) {
-        stopIfCancelled(options);
-        HeadResult& out = result.heads[static_cast<std::size_t>(h)];
-        computeHead<Scalar>(session, h, *X, *Z, identicalKeys, allowed, emptyRows, out, options);
-        result.concat.middleCols(h * dV, dV) = out.output;
-    }
+    // Several heads: each head is a chunk, computed on one thread with its products whole (no operand packed
+    // twice, no waiting between its steps). One head: its row blocks are the chunks. Errors are kept per head
+    // and the first head's is thrown, whichever thread finished first.
+    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(headCount));
+    parallelFor(headCount, headCount >= 2 ? 1 : headCount, [&](Index first, Index end) {
+        for (Index h = first; h < end; ++h) {
+            try {
+                stopIfCancelled(options);
+                computeHead<Scalar>(session, static_cast<int>(h), *X, keySide, identicalKeys, allowed, emptyRows,
+                                    result.heads[static_cast<std::size_t>(h)], options);
+            } catch (...) {
+                errors[static_cast<std::size_t>(h)] = std::current_exception();
+            }
+        }
+    });
+    for (const std::exception_ptr& error : errors)
+        if (error)
+            std::rethrow_exception(error);
+    for (int h = 0; h < headCount; ++h)
+        result.concat.middleCols(h * dV, dV) = result.heads[static_cast<std::size_t>(h)].output;
 
     if (!session.W_O) {
         result.output = result.concat;

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <string>
 
 namespace qkv {
 
@@ -62,11 +61,7 @@ OpenBlas loadOpenBlas()
     void* library = nullptr;
     {
         const TemporaryEnvironment kernels("OPENBLAS_CORETYPE", kernelFamilyForThisCpu());
-        // OpenBLAS's workers spin between calls for 2^28 cycles by default, taking a core from the engine's
-        // own threads and from other programs; 2^4 makes them sleep at once (waking takes microseconds).
-        const TemporaryEnvironment sleepSoon("OPENBLAS_THREAD_TIMEOUT", "4");
-        const std::string threadCount = std::to_string(engineThreads());
-        const TemporaryEnvironment threads("OPENBLAS_NUM_THREADS", threadCount.c_str());
+        const TemporaryEnvironment threads("OPENBLAS_NUM_THREADS", "1"); // no threads of its own at start
         library = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
     }
     if (!library)
@@ -78,7 +73,7 @@ OpenBlas loadOpenBlas()
     auto config = reinterpret_cast<char* (*)()>(dlsym(library, "openblas_get_config"));
     if (!dgemm || !sgemm || !setThreads)
         return blas;
-    setThreads(engineThreads());
+    setThreads(1); // the engine's own threads split the work (Parallel.h)
     blas.dgemm = dgemm;
     blas.sgemm = sgemm;
     blas.description = std::string(config ? config() : "OpenBLAS") + ", " + (coreName ? coreName() : "?") +
@@ -98,6 +93,7 @@ const OpenBlas& openBlas()
 Gemm<double>* gemmFor(double) { return openBlas().dgemm; }
 Gemm<float>* gemmFor(float) { return openBlas().sgemm; }
 
+/// One product on the calling thread.
 template <typename Scalar>
 void multiplyHere(const ConstRows<Scalar>& a, const ConstRows<Scalar>& b, Rows<Scalar>& c, Operand bForm)
 {
@@ -134,7 +130,13 @@ void multiply(const ConstRows<Scalar>& a, const ConstRows<Scalar>& b, Rows<Scala
         c.setZero();
         return;
     }
-    multiplyHere<Scalar>(a, b, c, bForm);
+    // Chunks of at least 128 rows: each chunk packs all of b again, which pays only for tall chunks.
+    constexpr Index minimumChunkRows = 128;
+    const Index chunkRows = std::max(minimumChunkRows, (c.rows() + 3) / 4);
+    parallelFor(c.rows(), chunkRows, [&](Index begin, Index end) {
+        Rows<Scalar> part = c.middleRows(begin, end - begin);
+        multiplyHere<Scalar>(a.middleRows(begin, end - begin), b, part, bForm);
+    });
 }
 
 template void multiply<double>(const ConstRows<double>&, const ConstRows<double>&, Rows<double>, Operand);

@@ -10,10 +10,8 @@
 /// know CPUs newer than itself and falls back to its SSE3 kernels, 5× slower (this Xeon, model 207). When
 /// OPENBLAS_CORETYPE is not set, QKV Lab names the family from the CPU's instruction sets (SkylakeX with
 /// AVX-512, Haswell with AVX2 and FMA, Sandybridge with AVX); a value the user set is left alone. OpenBLAS
-/// splits each large product over the engine's number of threads (Parallel.h's engineThreads()), and its
-/// workers are told to sleep as soon as a product is done (OPENBLAS_THREAD_TIMEOUT=4) instead of spinning
-/// for ~0.1 s, which would take a core from the engine's row work and from other programs. Without
-/// OpenBLAS, Eigen does the products.
+/// itself runs on one thread per call: the engine splits products over its own threads (Parallel.h).
+/// Without OpenBLAS, Eigen does the products.
 
 #include "EigenTypes.h"
 
@@ -32,6 +30,8 @@ template <typename Scalar> using Rows = Eigen::Ref<MatrixOf<Scalar>>;
 enum class Operand { AsIs, Transposed };
 
 /// c = a · b (b as it is) or a · bᵀ (b transposed); c already has its shape and must not overlap a or b.
+/// A large product is split by rows of c over the engine's threads; inside a parallelFor chunk it runs on
+/// the calling thread.
 template <typename Scalar>
 void multiply(const ConstRows<Scalar>& a, const ConstRows<Scalar>& b, Rows<Scalar> c, Operand bForm = Operand::AsIs);
 
