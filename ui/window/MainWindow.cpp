@@ -13,7 +13,9 @@
 #include "MathPanel.h"
 #include "MatrixEditor.h"
 #include "MatrixFile.h"
+#include "MatrixProduct.h"
 #include "NormalizerComparisonView.h"
+#include "Parallel.h"
 #include "Preferences.h"
 #include "QueryKeySpaceView.h"
 #include "RecoveryPrompt.h"
@@ -227,8 +229,14 @@ void MainWindow::connectActions()
         QMessageBox::about(
             this, tr("About QKV Lab"),
             tr("<b>QKV Lab %1</b><p>Take scaled dot-product attention apart: edit every matrix and "
-               "option and watch each step update.</p>")
-                .arg(QApplication::applicationVersion()));
+               "option and watch each step update.</p><p>Built with Qt %2, Eigen %3.%4.%5, QCustomPlot and "
+               "nlohmann/json. Matrix products: %6, on %7 threads.</p>")
+                .arg(QApplication::applicationVersion(), QString::fromLatin1(qVersion()))
+                .arg(EIGEN_WORLD_VERSION)
+                .arg(EIGEN_MAJOR_VERSION)
+                .arg(EIGEN_MINOR_VERSION)
+                .arg(QString::fromStdString(qkv::productLibrary()).toHtmlEscaped())
+                .arg(qkv::engineThreads()));
     });
     connect(m_autosave, &Autosave::failed, this,
             [this](const QString& message) { statusBar()->showMessage(message, 10000); });
