@@ -324,6 +324,9 @@ void setMaskType(Session& session, MaskType type)
     const MaskMatrix& allowed = session.mask.allowed;
     if (type == MaskType::Custom && (allowed.rows() != session.n() || allowed.cols() != session.m()))
         session.mask.allowed = MaskMatrix::Ones(session.n(), session.m());
+    // A window of 1 is the identity mask: the window starts where it shows something.
+    if (type == MaskType::Sliding && session.mask.window <= 1)
+        session.mask.window = std::max<Index>(1, std::min<Index>(3, session.n()));
 }
 
 void setMaskCell(Session& session, Index query, Index key, bool allow)
@@ -339,14 +342,20 @@ void setMaskCell(Session& session, Index query, Index key, bool allow)
     session.mask.allowed(query, key) = allow ? 1 : 0;
 }
 
-void setOutputProjection(Session& session, bool on, const InitializerSpec& init)
+void setOutputProjection(Session& session, bool on, const InitializerSpec& init, Index dOut)
 {
     if (!on) {
         session.W_O.reset();
         return;
     }
-    const Index width = static_cast<Index>(session.headCount()) * session.dV();
-    session.W_O = initializeMatrix(init, width, width);
+    const Index rows = static_cast<Index>(session.headCount()) * session.dV();
+    session.W_O = initializeMatrix(init, rows, dOut > 0 ? dOut : session.dModel());
+}
+
+void resizeDOut(Session& session, Index dOut, const InitializerSpec& init)
+{
+    if (session.W_O)
+        session.W_O = resizedMatrix(*session.W_O, session.W_O->rows(), dOut, init);
 }
 
 void setPadding(Session& session, Side side, Index at, bool padding)

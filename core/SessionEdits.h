@@ -39,14 +39,18 @@ void ensureScoreParameters(Session& session, const InitializerSpec& init);
 void setScoreFunction(Session& session, ScoreFunction score, const InitializerSpec& init);
 
 /// A new mask type. A custom mask starts from "everything allowed" unless one of the right shape exists
-/// (kept from an earlier switch to custom).
+/// (kept from an earlier switch to custom). A sliding window of width 1 (the identity mask) becomes 3
+/// wide, or n when n < 3.
 void setMaskType(Session& session, MaskType type);
 
 /// Allows or forbids one cell: a mask of another type first becomes the custom mask of its own pattern.
 void setMaskCell(Session& session, Index query, Index key, bool allow);
 
-/// Adds W_O ((H·d_v) × (H·d_v), from `init`) or removes it.
-void setOutputProjection(Session& session, bool on, const InitializerSpec& init);
+/// Adds W_O ((H·d_v) × d_out from `init`, d_out = d_model unless `dOut` > 0) or removes it.
+void setOutputProjection(Session& session, bool on, const InitializerSpec& init, Index dOut = 0);
+
+/// Gives W_O `dOut` columns, keeping its left block; new columns come from `init`. No W_O: nothing.
+void resizeDOut(Session& session, Index dOut, const InitializerSpec& init);
 
 /// Marks the token at `at` of one side as padding, or not.
 void setPadding(Session& session, Side side, Index at, bool padding);

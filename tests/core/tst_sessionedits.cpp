@@ -252,6 +252,9 @@ private slots:
     void scoreFunctionBringsItsScaleAndParameters();
     void maskTypeAndCells();
     void outputProjectionOnAndOff();
+    void outputProjectionDOut();
+    void slidingWindowStartsWide_data();
+    void slidingWindowStartsWide();
     void paddingAndNewTokenNames();
 };
 
@@ -898,10 +901,61 @@ void TestSessionEdits::outputProjectionOnAndOff()
     setOutputProjection(s, true, InitializerSpec{Initializer::XavierNormal, 1.0, 9});
     QVERIFY(s.W_O.has_value());
     QCOMPARE(s.W_O->rows(), Index(6));
-    QCOMPARE(s.W_O->cols(), Index(6));
+    QCOMPARE(s.W_O->cols(), s.dModel()); // d_out = d_model, as in Vaswani et al.
     QCOMPARE(validate(s), std::string());
     setOutputProjection(s, false, InitializerSpec{});
     QVERIFY(!s.W_O.has_value());
+}
+
+// d_out chosen when W_O is switched on, and changed later keeping W_O's left block.
+void TestSessionEdits::outputProjectionDOut()
+{
+    Session s = loadExample("love");
+    const InitializerSpec init{Initializer::XavierNormal, 1.0, 9};
+    setOutputProjection(s, true, init, 5);
+    QCOMPARE(s.W_O->rows(), Index(s.headCount()) * s.dV());
+    QCOMPARE(s.W_O->cols(), Index(5));
+    QCOMPARE(validate(s), std::string());
+    const Matrix before = *s.W_O;
+    resizeDOut(s, 2, init);
+    QCOMPARE(s.W_O->cols(), Index(2));
+    QVERIFY(sameMatrix(*s.W_O, Matrix(before.leftCols(2))));
+    resizeDOut(s, 7, init);
+    QCOMPARE(s.W_O->cols(), Index(7));
+    QVERIFY(sameMatrix(Matrix(s.W_O->leftCols(2)), Matrix(before.leftCols(2))));
+    QCOMPARE(validate(s), std::string());
+
+    Session without = loadExample("love");
+    resizeDOut(without, 4, init);
+    QVERIFY(!without.W_O.has_value());
+}
+
+void TestSessionEdits::slidingWindowStartsWide_data()
+{
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("window");
+    QTest::newRow("one token") << 1 << 1;
+    QTest::newRow("two tokens") << 2 << 2;
+    QTest::newRow("three tokens") << 3 << 3;
+    QTest::newRow("eight tokens") << 8 << 3;
+}
+
+// A window of 1 would be the identity mask: switching to sliding starts at 3, or n when n < 3.
+void TestSessionEdits::slidingWindowStartsWide()
+{
+    QFETCH(int, n);
+    QFETCH(int, window);
+    Session s = blankSession(n, 4, 4, 4, InitializerSpec{});
+    QCOMPARE(s.mask.window, Index(1));
+    setMaskType(s, MaskType::Sliding);
+    QCOMPARE(s.mask.window, Index(window));
+    QCOMPARE(validate(s), std::string());
+
+    // A width chosen before is kept.
+    s.mask.window = 2;
+    setMaskType(s, MaskType::Causal);
+    setMaskType(s, MaskType::Sliding);
+    QCOMPARE(s.mask.window, Index(2));
 }
 
 void TestSessionEdits::paddingAndNewTokenNames()

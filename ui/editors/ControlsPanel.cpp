@@ -72,9 +72,11 @@ int sliderPosition(double temperature)
                                        double(ControlsPanel::temperatureSliderMaximum)));
 }
 
+// Three significant digits, as a person would type it (0.0162, not 0.016218): still a different value at
+// every position (neighbours differ by 2.3 %), and sliderPosition() gives the position back.
 double temperatureAt(int position)
 {
-    return std::pow(10.0, position / 100.0);
+    return QString::number(std::pow(10.0, position / 100.0), 'g', 3).toDouble();
 }
 
 template <typename Enum> int dataOf(Enum value)
@@ -245,10 +247,15 @@ ControlsPanel::ControlsPanel(Document* document, QWidget* parent)
             m_document, tr("Set scale constant"), Document::Options,
             [](Session& s) -> double& { return s.scale.value; }, value, MergeId::ScaleValue);
     });
-    connect(m_temperatureSlider, &QSlider::valueChanged, this,
-            [this](int position) { setTemperature(temperatureAt(position)); });
+    // Each drag merges only its own moves: a new drag gets a new merge target, so two drags are two steps.
+    connect(m_temperatureSlider, &QSlider::sliderPressed, this, [this] { ++m_temperatureDrag; });
+    connect(m_temperatureSlider, &QSlider::valueChanged, this, [this](int position) {
+        setTemperature(temperatureAt(position), m_temperatureSlider->isSliderDown()
+                                                    ? QStringLiteral("drag %1").arg(m_temperatureDrag)
+                                                    : QString());
+    });
     connect(m_temperatureSpin, qOverload<double>(&QDoubleSpinBox::valueChanged), this,
-            &ControlsPanel::setTemperature);
+            [this](double value) { setTemperature(value, QString()); });
     connect(m_normalizer, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
         pushValue<NormalizerType>(
             m_document, tr("Normalizer: %1").arg(m_normalizer->currentText()), Document::Options,
@@ -293,11 +300,11 @@ ControlsPanel::ControlsPanel(Document* document, QWidget* parent)
     syncFromSession();
 }
 
-void ControlsPanel::setTemperature(double temperature)
+void ControlsPanel::setTemperature(double temperature, const QString& mergeTarget)
 {
     pushValue<double>(
         m_document, tr("Set temperature"), Document::Options,
-        [](Session& s) -> double& { return s.temperature; }, temperature, MergeId::Temperature);
+        [](Session& s) -> double& { return s.temperature; }, temperature, MergeId::Temperature, mergeTarget);
 }
 
 void ControlsPanel::syncFromSession()

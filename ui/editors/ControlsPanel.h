@@ -25,7 +25,8 @@ public:
 private:
     void syncFromSession();
     void syncHead();
-    void setTemperature(double temperature);
+    /// Commands with the same `mergeTarget` merge: one per slider drag, one for a run of typing or keys.
+    void setTemperature(double temperature, const QString& mergeTarget);
 
     Document* m_document;
     QComboBox* m_attentionKind;
@@ -40,6 +41,7 @@ private:
     QComboBox* m_maskType;
     QSpinBox* m_maskParameter;
     QSpinBox* m_head;
+    int m_temperatureDrag = 0; // counts slider presses
 };
 
 } // namespace qkv::ui

@@ -48,6 +48,10 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
                   tr("The number of attention heads (1 to 64). New heads get weights from the initializer; "
                      "their outputs are concatenated."))),
       m_outputProjection(new QCheckBox(tr("Output projection W_O"), this)),
+      m_dOut(sizeBox(this, "dOut", static_cast<int>(Limits::maxDimension),
+                     tr("d_out: the width of the final output (columns of W_O, whose rows are the H·d_v "
+                        "columns of the concatenated heads). d_model when W_O is switched on; changing it "
+                        "keeps W_O's left columns, new ones come from the initializer."))),
       m_initializer(new QComboBox(this)), m_initScale(new QDoubleSpinBox(this)),
       m_initSeed(new QSpinBox(this)),
       m_reinitializeAll(new QPushButton(tr("Re-initialise all weights"), this))
@@ -56,9 +60,10 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
 
     m_outputProjection->setObjectName(QStringLiteral("outputProjection"));
     m_outputProjection->setToolTip(
-        tr("On: the concatenated head outputs (H·d_v wide) are multiplied by a square "
-           "(H·d_v)×(H·d_v) matrix W_O from the initializer. Off: the final output is "
-           "the concatenation itself."));
+        tr("On: the concatenated head outputs (H·d_v wide) are multiplied by an "
+           "(H·d_v)×d_out matrix W_O from the initializer, d_out = d_model at first. Off: the final "
+           "output is the concatenation itself."));
+    m_dOut->setPrefix(QStringLiteral("d_out = "));
 
     m_initializer->setObjectName(QStringLiteral("initializer"));
     m_initializer->addItem(tr("Xavier normal"), static_cast<int>(Initializer::XavierNormal));
@@ -94,7 +99,7 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
     form->addRow(tr("d_k"), m_dK);
     form->addRow(tr("d_v"), m_dV);
     form->addRow(tr("Heads"), m_heads);
-    form->addRow(m_outputProjection);
+    form->addRow(m_outputProjection, m_dOut);
     auto* initRow = new QWidget(this);
     auto* initLayout = new QHBoxLayout(initRow);
     initLayout->setContentsMargins(0, 0, 0, 0);
@@ -132,6 +137,14 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
         const InitializerSpec init = m_document->initializer();
         pushEdit(m_document, on ? tr("Add output projection W_O") : tr("Remove output projection W_O"),
                  Document::Shape, [on, init](Session& s) { setOutputProjection(s, on, init); });
+    });
+    connect(m_dOut, qOverload<int>(&QSpinBox::valueChanged), this, [this](int value) {
+        const Session& s = m_document->session();
+        if (!s.W_O || s.W_O->cols() == value)
+            return;
+        const InitializerSpec init = m_document->initializer();
+        pushEdit(m_document, tr("Set d_out to %1").arg(value), Document::Shape,
+                 [value, init](Session& session) { resizeDOut(session, value, init); });
     });
     connect(m_initializer, qOverload<int>(&QComboBox::currentIndexChanged), this,
             &ShapePanel::applyInitializer);
@@ -174,13 +187,20 @@ void ShapePanel::syncInitializer()
 void ShapePanel::syncFromSession()
 {
     const Session& s = m_document->session();
-    const QSignalBlocker blockers[] = {QSignalBlocker(m_dModel), QSignalBlocker(m_dK), QSignalBlocker(m_dV),
-                                       QSignalBlocker(m_heads), QSignalBlocker(m_outputProjection)};
+    const QSignalBlocker blockers[] = {QSignalBlocker(m_dModel),
+                                       QSignalBlocker(m_dK),
+                                       QSignalBlocker(m_dV),
+                                       QSignalBlocker(m_heads),
+                                       QSignalBlocker(m_outputProjection),
+                                       QSignalBlocker(m_dOut)};
     m_dModel->setValue(static_cast<int>(s.dModel()));
     m_dK->setValue(static_cast<int>(s.dK()));
     m_dV->setValue(static_cast<int>(s.dV()));
     m_heads->setValue(s.headCount());
     m_outputProjection->setChecked(s.W_O.has_value());
+    // Without W_O the box shows the d_out it would start at.
+    m_dOut->setValue(static_cast<int>(s.W_O ? s.W_O->cols() : s.dModel()));
+    m_dOut->setEnabled(s.W_O.has_value());
 }
 
 } // namespace qkv::ui

@@ -31,6 +31,7 @@ private:
     QSpinBox* m_dV;
     QSpinBox* m_heads;
     QCheckBox* m_outputProjection;
+    QSpinBox* m_dOut;
     QComboBox* m_initializer;
     QDoubleSpinBox* m_initScale;
     QSpinBox* m_initSeed;

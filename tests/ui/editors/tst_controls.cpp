@@ -89,6 +89,8 @@ private slots:
     void everyControlIsOneUndoableEdit();
     void dragsMergeIntoOneStep_data();
     void dragsMergeIntoOneStep();
+    void twoDragsAreTwoSteps();
+    void sliderTemperatureAsTyped();
     void typedTemperature_data();
     void typedTemperature();
     void enabledOnlyWhenMeaningful();
@@ -100,6 +102,7 @@ private slots:
     void dimensionsUpAndDown_data();
     void dimensionsUpAndDown();
     void threeHeadsWithOutputProjection();
+    void outputWidthDOut();
     void reinitializeAll();
     void initializerSeedIsReproducible();
 
@@ -313,6 +316,49 @@ void TestControls::dragsMergeIntoOneStep()
     QVERIFY(sameValue(m_document->session(), after));
 }
 
+// Press, move, release; press, move, release: two undo steps, and two undos give back the first value.
+void TestControls::twoDragsAreTwoSteps()
+{
+    auto* slider = find<QSlider>("temperatureSlider");
+    QUndoStack* stack = m_document->undoStack();
+    const int steps = stack->count();
+    const double original = m_document->session().temperature;
+    const auto drag = [slider](std::initializer_list<int> positions) {
+        slider->setSliderDown(true); // emits sliderPressed, as a mouse press on the handle does
+        for (int position : positions)
+            slider->setValue(position);
+        slider->setSliderDown(false);
+    };
+    drag({10, 20, 30});
+    const double afterFirst = m_document->session().temperature;
+    QCOMPARE(afterFirst, 2.0); // 10^0.3, as a person would type it
+    drag({40, 50, 60});
+    QCOMPARE(m_document->session().temperature, 3.98);
+    QCOMPARE(stack->count(), steps + 2);
+    stack->undo();
+    QCOMPARE(m_document->session().temperature, afterFirst);
+    QCOMPARE(slider->value(), 30);
+    stack->undo();
+    QCOMPARE(m_document->session().temperature, original);
+    QCOMPARE(slider->value(), 0);
+}
+
+// A slider position gives a temperature a person would type (0.0162, not 0.016218), shown as such.
+void TestControls::sliderTemperatureAsTyped()
+{
+    auto* slider = find<QSlider>("temperatureSlider");
+    auto* spin = find<QDoubleSpinBox>("temperatureSpin");
+    slider->setValue(-179); // 10^-1.79 = 0.0162181…
+    QCOMPARE(m_document->session().temperature, 0.0162);
+    QCOMPARE(spin->text(), spin->locale().toString(0.0162, 'g', 3));
+    QCOMPARE(slider->value(), -179);
+    for (int position = ControlsPanel::temperatureSliderMinimum + 1;
+         position <= ControlsPanel::temperatureSliderMaximum; ++position) {
+        slider->setValue(position);
+        QCOMPARE(slider->value(), position); // the rounded value maps back to its own position
+    }
+}
+
 void TestControls::typedTemperature_data()
 {
     QTest::addColumn<QString>("typed");
@@ -357,6 +403,9 @@ void TestControls::enabledOnlyWhenMeaningful()
     find<QComboBox>("maskType")->setCurrentIndex(3);
     QVERIFY(find<QSpinBox>("maskParameter")->isEnabled());
     QCOMPARE(find<QSpinBox>("maskParameter")->minimum(), 1);
+    // The sliding window starts at a width that shows something: 3 of the 3 tokens, not the identity.
+    QCOMPARE(m_document->session().mask.window, Index(3));
+    QCOMPARE(find<QSpinBox>("maskParameter")->value(), 3);
     find<QComboBox>("maskType")->setCurrentIndex(2);
     QVERIFY(find<QSpinBox>("maskParameter")->isEnabled());
     QCOMPARE(find<QSpinBox>("maskParameter")->minimum(), 0);
@@ -475,6 +524,7 @@ void TestControls::everyControlHasATooltip()
                              "dV",
                              "heads",
                              "outputProjection",
+                             "dOut",
                              "initializer",
                              "initScale",
                              "initSeed",
@@ -541,7 +591,7 @@ void TestControls::threeHeadsWithOutputProjection()
 {
     find<QCheckBox>("outputProjection")->setChecked(true);
     QCOMPARE(m_document->session().W_O->rows(), Index(3));
-    QCOMPARE(m_document->session().W_O->cols(), Index(3));
+    QCOMPARE(m_document->session().W_O->cols(), m_document->session().dModel());
     find<QSpinBox>("heads")->setValue(3);
     const Session& s = m_document->session();
     QCOMPARE(validate(s), std::string());
@@ -551,7 +601,7 @@ void TestControls::threeHeadsWithOutputProjection()
     QVERIFY(result);
     QCOMPARE(result->heads.size(), std::size_t(3));
     QCOMPARE(result->concat.cols(), Index(9));
-    QCOMPARE(result->output.cols(), Index(3));
+    QCOMPARE(result->output.cols(), s.dModel());
     QVERIFY(!sameValue(result->heads[1].weights, result->heads[2].weights)); // the new heads differ
 
     find<QCheckBox>("outputProjection")->setChecked(false);
@@ -559,6 +609,37 @@ void TestControls::threeHeadsWithOutputProjection()
     QVERIFY(sameValue(m_document->result()->output, m_document->result()->concat));
     m_document->undoStack()->undo();
     QVERIFY(find<QCheckBox>("outputProjection")->isChecked());
+}
+
+// d_out: d_model when W_O is switched on, enabled only with W_O, each change one step keeping W_O's left
+// block.
+void TestControls::outputWidthDOut()
+{
+    auto* dOut = find<QSpinBox>("dOut");
+    const Index dModel = m_document->session().dModel();
+    QVERIFY(!dOut->isEnabled());
+    QCOMPARE(dOut->value(), int(dModel));
+    find<QCheckBox>("outputProjection")->setChecked(true);
+    QVERIFY(dOut->isEnabled());
+    QCOMPARE(m_document->session().W_O->cols(), dModel);
+    const Session before = m_document->session();
+    const int steps = m_document->undoStack()->count();
+
+    dOut->setValue(2);
+    QCOMPARE(m_document->undoStack()->count(), steps + 1);
+    const Session& s = m_document->session();
+    QCOMPARE(s.W_O->rows(), before.W_O->rows());
+    QCOMPARE(s.W_O->cols(), Index(2));
+    QVERIFY(sameValue(Matrix(s.W_O->leftCols(2)), Matrix(before.W_O->leftCols(2))));
+    QCOMPARE(validate(s), std::string());
+    QVERIFY(m_document->result());
+    QCOMPARE(m_document->result()->output.cols(), Index(2));
+
+    m_document->undoStack()->undo();
+    QVERIFY(sameValue(m_document->session(), before));
+    QCOMPARE(dOut->value(), int(dModel));
+    find<QCheckBox>("outputProjection")->setChecked(false);
+    QVERIFY(!dOut->isEnabled());
 }
 
 void TestControls::reinitializeAll()
