@@ -15,6 +15,7 @@
 #include <QLineEdit>
 #include <QLocale>
 #include <QScrollBar>
+#include <QStyle>
 #include <QStyledItemDelegate>
 #include <QTableView>
 #include <QToolButton>
@@ -91,15 +92,14 @@ MatrixEditor::MatrixEditor(Document* document, MatrixRef ref, QWidget* parent)
     m_title->setObjectName(QStringLiteral("title"));
     m_title->setTextFormat(Qt::PlainText);
 
-    // The matrix table: compact columns wide enough for six significant digits and a sign.
+    // The matrix table: columns as wide as what they show (fitColumns), never elided.
     const QFontMetrics metrics(m_table->font());
     m_table->setModel(m_model);
     m_table->setItemDelegate(new NumberDelegate(m_table));
+    m_table->setTextElideMode(Qt::ElideNone);
     m_table->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed |
                              QAbstractItemView::AnyKeyPressed);
     m_table->horizontalHeader()->setMinimumSectionSize(metrics.horizontalAdvance(QStringLiteral("00")) + 8);
-    m_table->horizontalHeader()->setDefaultSectionSize(metrics.horizontalAdvance(QStringLiteral("-0.00000")) +
-                                                       8);
     m_table->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     m_table->verticalHeader()->setDefaultSectionSize(metrics.height() + 6);
     m_table->installEventFilter(this);
@@ -172,6 +172,8 @@ MatrixEditor::MatrixEditor(Document* document, MatrixRef ref, QWidget* parent)
     connect(m_model, &MatrixModel::inputRejected, this, &MatrixEditor::message);
     connect(m_tokenModel, &TokenModel::inputRejected, this, &MatrixEditor::message);
     connect(m_model, &QAbstractItemModel::modelReset, this, &MatrixEditor::updateTitle);
+    connect(m_model, &QAbstractItemModel::modelReset, this, &MatrixEditor::fitColumns);
+    connect(m_model, &QAbstractItemModel::dataChanged, this, &MatrixEditor::fitColumns);
     connect(m_tokenModel, &QAbstractItemModel::modelReset, this, &MatrixEditor::updateTokenButtons);
     connect(m_tokenView->selectionModel(), &QItemSelectionModel::currentChanged, this,
             &MatrixEditor::updateTokenButtons);
@@ -199,6 +201,46 @@ MatrixEditor::MatrixEditor(Document* document, MatrixRef ref, QWidget* parent)
 
     updateTokenPane();
     updateTitle();
+    fitColumns();
+}
+
+int MatrixEditor::significantDigits() const
+{
+    return m_model->significantDigits();
+}
+
+void MatrixEditor::setSignificantDigits(int digits)
+{
+    m_model->setSignificantDigits(digits); // dataChanged: the columns follow
+}
+
+void MatrixEditor::fitColumns()
+{
+    // Each column as wide as its widest text (header included). Past some thousands of cells measuring
+    // would cost more than the edit itself, so every column gets the widest text the format can produce.
+    QHeaderView* header = m_table->horizontalHeader();
+    const QFontMetrics metrics(m_table->font());
+    const int padding = 2 * m_table->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, m_table) + 8;
+    const int rows = m_model->rowCount(), columns = m_model->columnCount();
+    if (rows == 0 || columns == 0 || !exists(m_document->session(), m_model->matrixRef()))
+        return;
+    constexpr qint64 measuredCells = 20000;
+    if (qint64(rows) * columns > measuredCells) {
+        // a sign, "0.000" or an exponent beside the digits
+        const QString widest = QStringLiteral("-0.000e-") + QString(m_model->significantDigits(), u'0');
+        const int width = metrics.horizontalAdvance(widest) + padding;
+        header->setDefaultSectionSize(width);
+        for (int column = 0; column < columns; ++column)
+            header->resizeSection(column, width);
+        return;
+    }
+    const Matrix values = matrixValue(m_document->session(), m_model->matrixRef());
+    for (int column = 0; column < columns && column < values.cols(); ++column) {
+        int width = metrics.horizontalAdvance(m_model->headerData(column, Qt::Horizontal).toString());
+        for (int row = 0; row < rows && row < values.rows(); ++row)
+            width = std::max(width, metrics.horizontalAdvance(m_model->displayText(values(row, column))));
+        header->resizeSection(column, width + padding);
+    }
 }
 
 MatrixRef MatrixEditor::matrixRef() const

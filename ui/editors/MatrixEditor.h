@@ -29,6 +29,10 @@ public:
     /// On by default for per-head matrices: show the document's current head.
     void setFollowsCurrentHead(bool follow);
 
+    /// Significant digits the cells show (MatrixModel::setSignificantDigits); the columns follow.
+    int significantDigits() const;
+    void setSignificantDigits(int digits);
+
     QTableView* table() const { return m_table; }
     MatrixModel* model() const { return m_model; }
     /// The token list (hidden unless the matrix is X or Z).
@@ -54,6 +58,7 @@ protected:
 
 private:
     void updateTitle();
+    void fitColumns();
     void updateTokenPane();
     void updateTokenButtons();
     int currentTokenRow() const;

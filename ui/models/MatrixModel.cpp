@@ -58,6 +58,21 @@ void MatrixModel::setMatrixRef(MatrixRef ref)
     endResetModel();
 }
 
+void MatrixModel::setSignificantDigits(int digits)
+{
+    digits = std::clamp(digits, 1, 17);
+    if (digits == m_significantDigits)
+        return;
+    m_significantDigits = digits;
+    if (m_rows > 0 && m_columns > 0)
+        emit dataChanged(index(0, 0), index(m_rows - 1, m_columns - 1), {Qt::DisplayRole});
+}
+
+QString MatrixModel::displayText(double value) const
+{
+    return QString::number(value, 'g', m_significantDigits);
+}
+
 void MatrixModel::setFollowsCurrentHead(bool follow)
 {
     m_followsCurrentHead = follow;
@@ -116,7 +131,7 @@ QVariant MatrixModel::data(const QModelIndex& index, int role) const
     const double value = cellValue(m_document->session(), m_ref, index.row(), index.column());
     switch (role) {
     case Qt::DisplayRole:
-        return QString::number(value, 'g', 6);
+        return displayText(value);
     case Qt::EditRole:
         return value;
     case Qt::ToolTipRole:

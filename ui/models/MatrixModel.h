@@ -29,8 +29,14 @@ public:
 
     int rowCount(const QModelIndex& parent = QModelIndex()) const override;
     int columnCount(const QModelIndex& parent = QModelIndex()) const override;
-    /// DisplayRole: 6 significant digits; EditRole: the double; ToolTipRole: the cell's name and the value
-    /// written so that it reads back exactly.
+    /// Significant digits of the display text, the same for every cell (1 to 17; 4 by default).
+    int significantDigits() const { return m_significantDigits; }
+    void setSignificantDigits(int digits);
+    /// The display text of a value: `significantDigits()` significant digits, never elided.
+    QString displayText(double value) const;
+
+    /// DisplayRole: significantDigits() significant digits; EditRole: the double; ToolTipRole: the cell's
+    /// name and the value written so that it reads back exactly (shortest round-trip, up to 17 digits).
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
     Qt::ItemFlags flags(const QModelIndex& index) const override;
@@ -65,6 +71,7 @@ private:
     // The shape the views know; it changes only between beginResetModel() and endResetModel().
     int m_rows = 0;
     int m_columns = 0;
+    int m_significantDigits = 4;
 };
 
 } // namespace qkv::ui

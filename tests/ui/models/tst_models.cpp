@@ -126,6 +126,7 @@ private slots:
 
     void editorObjectNamesAndButtons();
     void editorCopyPaste();
+    void editorShowsItsNumbers();
     void editorShortcutsAndFocus();
 };
 
@@ -525,7 +526,7 @@ void TestModels::matrixModelShowsTheMatrix()
     QVERIFY(x.flags(x.index(0, 0)) & Qt::ItemIsEditable);
 
     QVERIFY(x.setData(x.index(0, 0), QStringLiteral("0.1234567890123")));
-    QCOMPARE(x.data(x.index(0, 0)).toString(), QStringLiteral("0.123457"));
+    QCOMPARE(x.data(x.index(0, 0)).toString(), QStringLiteral("0.1235")); // four significant digits
     QCOMPARE(x.data(x.index(0, 0), Qt::ToolTipRole).toString(), QStringLiteral("X[0][0] = 0.1234567890123"));
 
     TokenModel tokens(&document, Side::Query);
@@ -945,6 +946,65 @@ void TestModels::editorCopyPaste()
     // A refused cell edit reaches the editor's message signal too.
     QVERIFY(!editor.model()->setData(editor.model()->index(0, 0), QStringLiteral("abc")));
     QCOMPARE(messages.count(), 3);
+}
+
+// No cell is elided: each shows four significant digits (or the number chosen) in a column wide enough,
+// and the tooltip and the cell editor hold the full value, which reads back exactly.
+void TestModels::editorShowsItsNumbers()
+{
+    Document document;
+    Matrix values(3, 4);
+    values << -0.76345678901234567, 0.1234567890123, 12345.678901, 1e-7, //
+        -1.5e-300, 3.0, -2.0 / 3.0, 0.1 + 0.2,                           //
+        123456789.0, -0.000123456789, 1.0 / 7.0, -9.999999999;
+    document.push(makeMatrixCommand(&document, QStringLiteral("set X"), MatrixRef{MatrixKind::X}, values));
+    QWidget window;
+    auto* layout = new QHBoxLayout(&window);
+    auto* editor = new MatrixEditor(&document, MatrixRef{MatrixKind::X}, &window);
+    layout->addWidget(editor);
+    window.resize(300, 200); // narrower than the matrix: it scrolls, it does not elide
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QTableView* table = editor->table();
+    MatrixModel* model = editor->model();
+    QCOMPARE(table->textElideMode(), Qt::ElideNone);
+
+    for (int digits : {4, 2, 8}) {
+        if (digits != 4)
+            editor->setSignificantDigits(digits);
+        QCOMPARE(editor->significantDigits(), digits);
+        const QFontMetrics metrics(table->font());
+        for (int row = 0; row < 3; ++row)
+            for (int column = 0; column < 4; ++column) {
+                const QModelIndex index = model->index(row, column);
+                const double value = values(row, column);
+                const QString shown = index.data().toString();
+                QVERIFY2(!shown.contains(QChar(0x2026)) && !shown.contains(QStringLiteral("...")),
+                         qPrintable(shown));
+                QCOMPARE(shown, QString::number(value, 'g', digits)); // the same precision everywhere
+                QVERIFY2(table->columnWidth(column) >= metrics.horizontalAdvance(shown) + 4,
+                         qPrintable(QStringLiteral("%1: %2 px for %3 px of text")
+                                        .arg(shown)
+                                        .arg(table->columnWidth(column))
+                                        .arg(metrics.horizontalAdvance(shown))));
+                const QString tip = index.data(Qt::ToolTipRole).toString();
+                QCOMPARE(tip.section(QStringLiteral(" = "), 1).toDouble(), value);
+                QCOMPARE(index.data(Qt::EditRole).toDouble(), value);
+            }
+    }
+
+    // While editing, the editor holds the whole value; committing it unchanged changes nothing.
+    const int steps = document.undoStack()->count();
+    const QModelIndex index = model->index(1, 2);
+    table->setCurrentIndex(index);
+    table->edit(index);
+    auto* line = table->findChild<QLineEdit*>();
+    QVERIFY(line);
+    QCOMPARE(line->text().toDouble(), -2.0 / 3.0);
+    QVERIFY(line->text().size() >= 17);
+    QTest::keyClick(line, Qt::Key_Return);
+    QCOMPARE(document.undoStack()->count(), steps);
+    QCOMPARE(document.session().X(1, 2), -2.0 / 3.0);
 }
 
 void TestModels::editorShortcutsAndFocus()
