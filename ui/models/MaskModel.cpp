@@ -7,6 +7,8 @@
 #include <QBrush>
 #include <QColor>
 
+#include <algorithm>
+
 namespace qkv::ui {
 
 namespace {
@@ -154,6 +156,45 @@ bool MaskModel::toggle(const QModelIndex& index)
         return false;
     const bool allowed = m_allowed(index.row(), index.column()) != 0;
     return setData(index, allowed ? Qt::Unchecked : Qt::Checked, Qt::CheckStateRole);
+}
+
+bool MaskModel::isAllowed(const QModelIndex& index) const
+{
+    return inSession(index) && m_allowed(index.row(), index.column()) != 0;
+}
+
+bool MaskModel::setRectangle(const QModelIndex& corner, const QModelIndex& otherCorner, bool allow)
+{
+    if (!inSession(corner) || !inSession(otherCorner))
+        return false;
+    const int top = std::min(corner.row(), otherCorner.row());
+    const int bottom = std::max(corner.row(), otherCorner.row());
+    const int left = std::min(corner.column(), otherCorner.column());
+    const int right = std::max(corner.column(), otherCorner.column());
+    const MaskSpec& mask = m_document->session().mask;
+    bool changes = false;
+    for (int row = top; row <= bottom && !changes; ++row)
+        for (int column = left; column <= right && !changes; ++column)
+            changes = !isPadding(row, column) && patternAllows(mask, row, column) != allow;
+    if (!changes)
+        return true; // nothing to undo
+    const int rows = bottom - top + 1, columns = right - left + 1;
+    const QString text =
+        rows * columns == 1
+            ? (allow ? tr("Allow attention %1 → %2") : tr("Mask attention %1 → %2")).arg(top).arg(left)
+            : (allow ? tr("Allow attention in %1 × %2 cells from %3 → %4")
+                     : tr("Mask attention in %1 × %2 cells from %3 → %4"))
+                  .arg(rows)
+                  .arg(columns)
+                  .arg(top)
+                  .arg(left);
+    pushEdit(m_document, text, Document::Options, [top, bottom, left, right, allow](Session& s) {
+        for (int row = top; row <= bottom; ++row)
+            for (int column = left; column <= right; ++column)
+                if (!flagAt(s.pad, row) && !flagAt(s.keyPad(), column)) // padding stays masked
+                    setMaskCell(s, row, column, allow);
+    });
+    return true;
 }
 
 void MaskModel::onSessionChanged()

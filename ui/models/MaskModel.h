@@ -30,6 +30,12 @@ public:
 
     /// Flips the cell (what a click on the grid does).
     bool toggle(const QModelIndex& index);
+    /// Allows or forbids every cell of the rectangle from `corner` to `otherCorner` (padding cells, always
+    /// masked, are left as they are) as one undo command, making the mask custom. Pushes nothing when no
+    /// cell would change; returns false only for an index outside the grid.
+    bool setRectangle(const QModelIndex& corner, const QModelIndex& otherCorner, bool allow);
+    /// Whether the cell is allowed now (padding included).
+    bool isAllowed(const QModelIndex& index) const;
 
 signals:
     void inputRejected(const QString& message);

@@ -4,6 +4,7 @@
 #include "AttentionResult.h"
 #include "Document.h"
 #include "DocumentCommands.h"
+#include "MaskEditor.h"
 #include "MaskModel.h"
 #include "MatrixEditor.h"
 #include "MatrixModel.h"
@@ -123,6 +124,8 @@ private slots:
     void contextSideWithoutContext();
     void maskPaddingCellRefused();
     void maskShowsEffectivePattern();
+    void maskPaintedByDrag_data();
+    void maskPaintedByDrag();
 
     void editorObjectNamesAndButtons();
     void editorCopyPaste();
@@ -839,6 +842,67 @@ void TestModels::maskShowsEffectivePattern()
         for (int j = 0; j < mask.columnCount(); ++j)
             QCOMPARE(mask.data(mask.index(i, j)).toString() == QLatin1String("1"),
                      document.result()->heads[0].allowed(i, j) != 0);
+}
+
+void TestModels::maskPaintedByDrag_data()
+{
+    QTest::addColumn<QPoint>("from"); // (column, row) of the first cell
+    QTest::addColumn<QPoint>("to");
+    QTest::addColumn<bool>("allow"); // what the first cell's flip makes the rectangle
+    // In the causal example (6 × 6), (1, 2) is masked: the 2 × 3 rectangle is allowed, (2, 2) included.
+    QTest::newRow("allow 2x3 down-right") << QPoint(2, 1) << QPoint(4, 2) << true;
+    // Dragged up and left, from an allowed cell: the 2 × 3 rectangle is masked.
+    QTest::newRow("mask 2x3 up-left") << QPoint(3, 5) << QPoint(1, 4) << false;
+    QTest::newRow("click toggles one cell") << QPoint(0, 3) << QPoint(0, 3) << false;
+}
+
+// A drag across the mask editor sets exactly the cells of its rectangle, as one undo step.
+void TestModels::maskPaintedByDrag()
+{
+    QFETCH(QPoint, from);
+    QFETCH(QPoint, to);
+    QFETCH(bool, allow);
+    Document document;
+    openExample(document, QStringLiteral("causal"));
+    MaskEditor editor(&document);
+    editor.resize(600, 400);
+    editor.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&editor));
+    MaskModel* mask = editor.maskModel();
+    const Session before = document.session();
+    const int steps = document.undoStack()->count();
+    const auto allowedNow = [mask] {
+        MaskMatrix m(mask->rowCount(), mask->columnCount());
+        for (int i = 0; i < m.rows(); ++i)
+            for (int j = 0; j < m.cols(); ++j)
+                m(i, j) = mask->isAllowed(mask->index(i, j)) ? 1 : 0;
+        return m;
+    };
+    const MaskMatrix original = allowedNow();
+
+    const auto centre = [&editor, mask](QPoint cell) {
+        return editor.visualRect(mask->index(cell.y(), cell.x())).center();
+    };
+    QWidget* viewport = editor.viewport();
+    QTest::mousePress(viewport, Qt::LeftButton, {}, centre(from));
+    QTest::mouseMove(viewport, (centre(from) + centre(to)) / 2);
+    QTest::mouseMove(viewport, centre(to));
+    QCOMPARE(document.undoStack()->count(), steps); // applied on release, not while dragging
+    QTest::mouseRelease(viewport, Qt::LeftButton, {}, centre(to));
+
+    QCOMPARE(document.undoStack()->count(), steps + 1);
+    QVERIFY(document.session().mask.type == MaskType::Custom);
+    MaskMatrix expected = original;
+    const int top = std::min(from.y(), to.y()), left = std::min(from.x(), to.x());
+    expected.block(top, left, std::abs(to.y() - from.y()) + 1, std::abs(to.x() - from.x()) + 1)
+        .setConstant(allow ? 1 : 0);
+    QCOMPARE_MATRIX(allowedNow(), expected);
+    document.waitForResult();
+    QCOMPARE_MATRIX(document.result()->heads[0].allowed, expected);
+
+    document.undoStack()->undo();
+    QVERIFY(document.session() == before);
+    QCOMPARE_MATRIX(allowedNow(), original);
 }
 
 // -------------------------------------------------------------------------------------------------
