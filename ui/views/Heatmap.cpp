@@ -1,5 +1,6 @@
 #include "Heatmap.h"
 
+#include "HeatmapTicks.h"
 #include "LabelText.h"
 
 #include "PlotFigure.h"
@@ -70,16 +71,14 @@ QColor textColorOn(QRgb background)
     return luminance > 0.179 ? QColor(Qt::black) : QColor(Qt::white);
 }
 
-struct TickPlan {
-    int rowStride = 1;
-    int columnStride = 1;
-    bool columnsVertical = false;
-    friend bool operator==(const TickPlan& a, const TickPlan& b)
-    {
-        return a.rowStride == b.rowStride && a.columnStride == b.columnStride &&
-               a.columnsVertical == b.columnsVertical;
-    }
-};
+QSize axisRectSize(QCustomPlot* plot)
+{
+    const QRect rect = plot->axisRect()->rect();
+    if (rect.width() > 10 && rect.height() > 10)
+        return rect.size();
+    // Not laid out yet: a guess that the next layout corrects.
+    return QSize(std::max(50, plot->width() - 120), std::max(50, plot->height() - 90));
+}
 
 QSharedPointer<QCPAxisTickerText> textTicker(const QStringList& labels, int stride)
 {
@@ -104,6 +103,7 @@ Heatmap::Heatmap(QWidget* parent)
         axis->grid()->setVisible(false);
         axis->setSubTicks(false);
         axis->setTickLength(0, 3);
+        axis->setTickLabelPadding(tickLabelPadding);
         axis->setBasePen(Qt::NoPen);
     }
     m_plot->yAxis->setRangeReversed(true); // row 0 at the top
@@ -239,8 +239,8 @@ QString Heatmap::cellDescription(Index row, Index column) const
 void Heatmap::rebuild(bool evenIfHidden)
 {
     removeCellTexts();
-    m_rowStride = 0;
-    m_columnStride = 0;
+    m_ticksPlanned = false;
+    m_ticksFor = QSize();
     m_relayouts = 0;
     updateColors();
     const Index rows = m_values.rows(), columns = m_values.cols();
@@ -320,13 +320,11 @@ void Heatmap::renderAt(QPaintDevice* device, const QSize& size)
 void Heatmap::layOutFor(const QRect& viewport)
 {
     m_plot->setViewport(viewport);
-    for (int pass = 0; pass < 3; ++pass) {
+    for (int pass = 0; pass < 6; ++pass) {
         for (const auto phase :
              {QCPLayoutElement::upPreparation, QCPLayoutElement::upMargins, QCPLayoutElement::upLayout})
             m_plot->plotLayout()->update(phase);
-        const TickPlan before{m_rowStride, m_columnStride, m_columnLabelsVertical};
-        updateTickers();
-        if (before == TickPlan{m_rowStride, m_columnStride, m_columnLabelsVertical})
+        if (!planTicksFor(axisRectSize(m_plot), pass > 0))
             break;
     }
 }
@@ -365,70 +363,38 @@ void Heatmap::updateColors()
         updateCellTexts();
 }
 
-namespace {
-
-// How many labels fit along each axis of an axis rectangle of `size`, and whether the column labels must
-// stand upright to fit.
-TickPlan planTicks(QSize size, const QFontMetrics& metrics, const QStringList& rowLabels,
-                   const QStringList& columnLabels)
+// Plans the tick labels for an axis rectangle of `size`; true when the plan changed. While settling (the
+// labels changed the margins, which changed the rectangle) strides only grow: the plan converges, and it is
+// always at least as sparse as the rectangle it is drawn in needs.
+bool Heatmap::planTicksFor(QSize size, bool settling)
 {
-    TickPlan plan;
-    if (rowLabels.isEmpty() || columnLabels.isEmpty())
-        return plan;
-    const double cellWidth =
-        std::max(1.0, static_cast<double>(size.width()) / static_cast<double>(columnLabels.size()));
-    const double cellHeight =
-        std::max(1.0, static_cast<double>(size.height()) / static_cast<double>(rowLabels.size()));
-    const int lineHeight = metrics.height() + 2;
-    plan.rowStride = std::max(1, static_cast<int>(std::ceil(lineHeight / cellHeight)));
-
-    int widest = 0;
-    bool numeric = true;
-    for (const QString& label : columnLabels) {
-        widest = std::max(widest, metrics.horizontalAdvance(elidedLabel(label)));
-        bool isNumber = false;
-        label.toInt(&isNumber);
-        numeric = numeric && isNumber;
+    m_ticksFor = size;
+    if (m_values.size() == 0)
+        return false;
+    TickPlan plan =
+        planTicks(size, QFontMetrics(m_plot->xAxis->tickLabelFont()), m_rowLabels, m_columnLabels);
+    if (settling && m_ticksPlanned && plan.columnsVertical == m_ticks.columnsVertical) {
+        plan.rowStride = std::max(plan.rowStride, m_ticks.rowStride);
+        plan.columnStride = std::max(plan.columnStride, m_ticks.columnStride);
     }
-    const int horizontalStride = std::max(1, static_cast<int>(std::ceil((widest + 8) / cellWidth)));
-    if (horizontalStride == 1 || numeric) {
-        plan.columnStride = horizontalStride;
-    } else {
-        plan.columnsVertical = true;
-        plan.columnStride = std::max(1, static_cast<int>(std::ceil(lineHeight / cellWidth)));
-    }
-    return plan;
+    if (m_ticksPlanned && plan == m_ticks)
+        return false;
+    m_ticks = plan;
+    m_ticksPlanned = true;
+    m_plot->yAxis->setTicker(textTicker(m_rowLabels, m_ticks.rowStride));
+    if (!m_rowAnnotations.isEmpty())
+        m_plot->yAxis2->setTicker(textTicker(m_rowAnnotations, m_ticks.rowStride));
+    m_plot->xAxis->setTicker(textTicker(m_columnLabels, m_ticks.columnStride));
+    m_plot->xAxis->setTickLabelRotation(m_ticks.columnsVertical ? -90 : 0);
+    return true;
 }
 
-QSize axisRectSize(QCustomPlot* plot)
-{
-    const QRect rect = plot->axisRect()->rect();
-    if (rect.width() > 10 && rect.height() > 10)
-        return rect.size();
-    // Not laid out yet: a guess that the next layout corrects.
-    return QSize(std::max(50, plot->width() - 120), std::max(50, plot->height() - 90));
-}
-
-} // namespace
-
-// Before each replot: writes as many tick labels as fit the axis rectangle of the last layout.
+// Before each replot: the tick labels that fit the axis rectangle of the last layout.
 void Heatmap::updateTickers()
 {
-    if (m_values.size() == 0)
-        return;
-    const TickPlan plan = planTicks(axisRectSize(m_plot), QFontMetrics(m_plot->xAxis->tickLabelFont()),
-                                    m_rowLabels, m_columnLabels);
-    const TickPlan current{m_rowStride, m_columnStride, m_columnLabelsVertical};
-    if (plan == current)
-        return;
-    m_rowStride = plan.rowStride;
-    m_columnStride = plan.columnStride;
-    m_columnLabelsVertical = plan.columnsVertical;
-    m_plot->yAxis->setTicker(textTicker(m_rowLabels, m_rowStride));
-    if (!m_rowAnnotations.isEmpty())
-        m_plot->yAxis2->setTicker(textTicker(m_rowAnnotations, m_rowStride));
-    m_plot->xAxis->setTicker(textTicker(m_columnLabels, m_columnStride));
-    m_plot->xAxis->setTickLabelRotation(m_columnLabelsVertical ? -90 : 0);
+    const QSize size = axisRectSize(m_plot);
+    if (!m_ticksPlanned || size != m_ticksFor)
+        planTicksFor(size, m_relayouts > 0);
 }
 
 // After the layout of a replot, before drawing: the cell size is known now.
@@ -438,16 +404,52 @@ void Heatmap::afterLayout()
         m_cellTextShown = false;
         return;
     }
-    const TickPlan plan = planTicks(axisRectSize(m_plot), QFontMetrics(m_plot->xAxis->tickLabelFont()),
-                                    m_rowLabels, m_columnLabels);
-    const TickPlan current{m_rowStride, m_columnStride, m_columnLabelsVertical};
-    if (!(plan == current) && m_relayouts < 2) {
+    const QSize size = axisRectSize(m_plot);
+    if (size != m_ticksFor && planTicksFor(size, true) && m_relayouts < 6) {
         ++m_relayouts; // the labels changed the margins: lay out once more with the new plan
         m_plot->replot(QCustomPlot::rpQueuedReplot);
-    } else if (plan == current) {
+    } else {
         m_relayouts = 0;
     }
     updateCellTexts();
+}
+
+QList<QRectF> Heatmap::drawnTickLabelRects() const
+{
+    QList<QRectF> rects;
+    if (m_values.size() == 0)
+        return rects;
+    const QRect axisRect = m_plot->axisRect()->rect();
+    const QPoint origin = m_plot->mapTo(this, QPoint(0, 0));
+    const auto addAxis = [&](QCPAxis* axis) {
+        const auto ticker = axis->ticker().dynamicCast<QCPAxisTickerText>();
+        if (!axis->visible() || !ticker)
+            return;
+        const QFontMetrics metrics(axis->tickLabelFont());
+        const double height = metrics.height();
+        const double offset = axis->tickLabelPadding() + axis->offset();
+        const QCPRange range = axis->range();
+        for (auto it = ticker->ticks().cbegin(); it != ticker->ticks().cend(); ++it) {
+            if (!range.contains(it.key()))
+                continue;
+            const double width = metrics.horizontalAdvance(it.value());
+            const double centre = axis->coordToPixel(it.key());
+            QRectF rect;
+            if (axis->axisType() == QCPAxis::atLeft)
+                rect = QRectF(axisRect.left() - offset - width, centre - height / 2, width, height);
+            else if (axis->axisType() == QCPAxis::atRight)
+                rect = QRectF(axisRect.right() + offset, centre - height / 2, width, height);
+            else if (std::abs(axis->tickLabelRotation()) > 45)
+                rect = QRectF(centre - height / 2, axisRect.bottom() + offset, height, width);
+            else
+                rect = QRectF(centre - width / 2, axisRect.bottom() + offset, width, height);
+            rects.append(rect.translated(origin));
+        }
+    };
+    addAxis(m_plot->yAxis);
+    addAxis(m_plot->yAxis2);
+    addAxis(m_plot->xAxis);
+    return rects;
 }
 
 void Heatmap::updateCellTexts()
@@ -580,7 +582,7 @@ void Heatmap::updateRowAnnotations()
     const bool shown = !m_rowAnnotations.isEmpty() && m_rowAnnotations.size() == m_values.rows();
     m_plot->yAxis2->setVisible(shown);
     if (shown)
-        m_plot->yAxis2->setTicker(textTicker(m_rowAnnotations, std::max(1, m_rowStride)));
+        m_plot->yAxis2->setTicker(textTicker(m_rowAnnotations, m_ticks.rowStride));
 }
 
 void Heatmap::setHighlight(int row, int column)

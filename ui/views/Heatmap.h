@@ -3,6 +3,7 @@
 
 #include "EigenTypes.h"
 #include "Figure.h"
+#include "HeatmapTicks.h"
 
 #include <QList>
 #include <QString>
@@ -70,6 +71,11 @@ public:
     bool showsCellValues() const { return m_cellTextShown; }
     /// The text written in a cell ("" when values are not shown or the cell is masked).
     QString cellText(Index row, Index column) const;
+    /// The tick labels drawn at the last layout (row labels, row annotations, column labels): where each
+    /// one's text lies, in this widget's coordinates.
+    QList<QRectF> drawnTickLabelRects() const;
+    /// Which tick labels are written (as of the last layout).
+    TickPlan tickPlan() const { return m_ticks; }
     /// The hover text of a cell.
     QString cellDescription(Index row, Index column) const;
     /// The centre of a cell in this widget's coordinates (as of the last replot).
@@ -108,6 +114,7 @@ private:
     void layOutFor(const QRect& viewport);
     void updateColors();
     void updateTickers();
+    bool planTicksFor(QSize size, bool settling);
     void afterLayout();
     void updateCellTexts();
     void removeCellTexts();
@@ -131,9 +138,9 @@ private:
     ColorMode m_mode = ColorMode::Sequential;
     std::optional<std::pair<double, double>> m_fixedRange;
     std::pair<double, double> m_range{0.0, 1.0};
-    int m_rowStride = 0; // every how many rows a label is written (0: not yet decided)
-    int m_columnStride = 0;
-    bool m_columnLabelsVertical = false;
+    TickPlan m_ticks;            // which tick labels are written
+    bool m_ticksPlanned = false; // m_ticks was planned for the current labels
+    QSize m_ticksFor;            // the axis rectangle m_ticks was planned for
     bool m_cellTextShown = false;
     bool m_cellsPending = false; // hidden when the matrix arrived: the colour map is filled on show
     int m_relayouts = 0;         // guards the re-layout after a tick-label change

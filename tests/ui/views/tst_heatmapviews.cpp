@@ -1,0 +1,129 @@
+// The heatmap at every scale: tick labels chosen by level of detail never overlap, from 3 tokens to 4096, in
+// the plan alone and as a shown heatmap draws them.
+
+#include "Heatmap.h"
+#include "HeatmapTicks.h"
+#include "Initializers.h"
+#include "SessionEdits.h"
+
+#include <QFontMetrics>
+#include <QtTest>
+
+using namespace qkv;
+using namespace qkv::ui;
+
+namespace {
+
+QStringList sessionTokens(Index n)
+{
+    const Session session = blankSession(n, 4, 2, 2, InitializerSpec{});
+    QStringList tokens;
+    for (const std::string& token : session.tokens)
+        tokens.append(QString::fromStdString(token));
+    return tokens;
+}
+
+/// "" when no two rectangles overlap, else the first two that do.
+QString firstOverlap(const QList<QRectF>& rects)
+{
+    for (int a = 0; a < rects.size(); ++a)
+        for (int b = a + 1; b < rects.size(); ++b)
+            if (rects[a].intersects(rects[b]))
+                return QStringLiteral("label %1 (%2,%3 %4×%5) overlaps label %6 (%7,%8 %9×%10)")
+                    .arg(a)
+                    .arg(rects[a].x())
+                    .arg(rects[a].y())
+                    .arg(rects[a].width())
+                    .arg(rects[a].height())
+                    .arg(b)
+                    .arg(rects[b].x())
+                    .arg(rects[b].y())
+                    .arg(rects[b].width())
+                    .arg(rects[b].height());
+    return QString();
+}
+
+} // namespace
+
+class TestHeatmapViews : public QObject {
+    Q_OBJECT
+private slots:
+    void plannedLabelsNeverOverlap_data();
+    void plannedLabelsNeverOverlap();
+    void drawnLabelsNeverOverlap_data();
+    void drawnLabelsNeverOverlap();
+};
+
+void TestHeatmapViews::plannedLabelsNeverOverlap_data()
+{
+    QTest::addColumn<int>("n");
+    QTest::addColumn<QSize>("axisRect");
+    for (const int n : {3, 64, 256, 1024, 4096})
+        for (const QSize size : {QSize(180, 120), QSize(600, 420), QSize(1800, 1000)})
+            QTest::addRow("n=%d %dx%d", n, size.width(), size.height()) << n << size;
+}
+
+void TestHeatmapViews::plannedLabelsNeverOverlap()
+{
+    QFETCH(int, n);
+    QFETCH(QSize, axisRect);
+    const QStringList tokens = sessionTokens(n);
+    QStringList longTokens;
+    for (const QString& token : tokens)
+        longTokens.append(QStringLiteral("a much longer ") + token);
+    const QFontMetrics metrics(QApplication::font());
+    for (const QStringList& labels : {tokens, longTokens}) {
+        const TickPlan plan = planTicks(axisRect, metrics, labels, labels);
+        const QList<QRectF> rects =
+            tickLabelRects(plan, QRectF(QPointF(100, 40), QSizeF(axisRect)), metrics, labels, labels);
+        QVERIFY(!rects.isEmpty());
+        const QString overlap = firstOverlap(rects);
+        QVERIFY2(overlap.isEmpty(), qPrintable(overlap));
+        if (n == 3 && axisRect.width() >= 600)
+            QCOMPARE(rects.size(), 6); // all of them when they fit
+    }
+}
+
+void TestHeatmapViews::drawnLabelsNeverOverlap_data()
+{
+    QTest::addColumn<int>("rows");
+    QTest::addColumn<int>("columns");
+    QTest::addColumn<QSize>("widget");
+    for (const QSize size : {QSize(420, 320), QSize(900, 700)}) {
+        for (const int n : {3, 64, 256, 1024})
+            QTest::addRow("%dx%d in %dx%d", n, n, size.width(), size.height()) << n << n << size;
+        // 4096 × 4096 would hold 128 MiB twice: each axis is tried with a narrow matrix instead.
+        QTest::addRow("4096x4 in %dx%d", size.width(), size.height()) << 4096 << 4 << size;
+        QTest::addRow("4x4096 in %dx%d", size.width(), size.height()) << 4 << 4096 << size;
+    }
+}
+
+void TestHeatmapViews::drawnLabelsNeverOverlap()
+{
+    QFETCH(int, rows);
+    QFETCH(int, columns);
+    QFETCH(QSize, widget);
+    Heatmap map;
+    map.setAxisTitles(QStringLiteral("query"), QStringLiteral("key"));
+    map.resize(widget);
+    map.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&map));
+    QStringList rowStats;
+    for (int i = 0; i < rows; ++i)
+        rowStats.append(QStringLiteral("H %1 · %2").arg(0.69, 0, 'f', 2).arg(i));
+    map.setRowAnnotations(rowStats, QStringLiteral("entropy (nats) · support"));
+    map.setMatrix(Matrix::Constant(rows, columns, 0.25), sessionTokens(rows), sessionTokens(columns));
+    // Settled: the plan no longer changes the layout.
+    QTRY_VERIFY(!map.drawnTickLabelRects().isEmpty());
+    QTest::qWait(30);
+    QCoreApplication::processEvents();
+    const QList<QRectF> rects = map.drawnTickLabelRects();
+    const QString overlap = firstOverlap(rects);
+    QVERIFY2(overlap.isEmpty(), qPrintable(overlap));
+    // Never more labels than there are tokens, and at least the first of each axis.
+    QVERIFY(rects.size() <= 2 * rows + columns);
+    QVERIFY(rects.size() >= 3);
+}
+
+QTEST_MAIN(TestHeatmapViews)
+#include "tst_heatmapviews.moc"
