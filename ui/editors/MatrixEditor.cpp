@@ -5,6 +5,7 @@
 #include "TokenModel.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QClipboard>
 #include <QEvent>
 #include <QGuiApplication>
@@ -14,6 +15,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
+#include <QMenu>
 #include <QScrollBar>
 #include <QStyle>
 #include <QStyledItemDelegate>
@@ -119,6 +121,19 @@ MatrixEditor::MatrixEditor(Document* document, MatrixRef ref, QWidget* parent)
     connect(m_pasteAction, &QAction::triggered, this, &MatrixEditor::paste);
     m_table->addAction(m_copyAction);
     m_table->addAction(m_pasteAction);
+    // How many significant digits the cells show: a submenu of the table's context menu.
+    auto* digitsMenu = new QMenu(tr("Significant &Digits"), this);
+    auto* digitsGroup = new QActionGroup(digitsMenu);
+    for (int digits : {2, 3, 4, 5, 6, 8, 10, 17}) {
+        QAction* action = digitsMenu->addAction(QString::number(digits));
+        action->setObjectName(QStringLiteral("digits_%1").arg(digits));
+        action->setCheckable(true);
+        action->setChecked(digits == m_model->significantDigits());
+        digitsGroup->addAction(action);
+        connect(action, &QAction::triggered, this, [this, digits] { setSignificantDigits(digits); });
+    }
+    m_digitsMenu = digitsMenu;
+    m_table->addAction(digitsMenu->menuAction());
     m_table->setContextMenuPolicy(Qt::ActionsContextMenu);
 
     // The token list beside X or Z, row for row with the matrix.
@@ -212,6 +227,9 @@ int MatrixEditor::significantDigits() const
 void MatrixEditor::setSignificantDigits(int digits)
 {
     m_model->setSignificantDigits(digits); // dataChanged: the columns follow
+    for (QAction* action : m_digitsMenu->actions())
+        action->setChecked(action->objectName() ==
+                           QStringLiteral("digits_%1").arg(m_model->significantDigits()));
 }
 
 void MatrixEditor::fitColumns()

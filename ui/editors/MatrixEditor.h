@@ -8,6 +8,7 @@
 
 class QAction;
 class QLabel;
+class QMenu;
 class QTableView;
 class QToolButton;
 
@@ -29,7 +30,8 @@ public:
     /// On by default for per-head matrices: show the document's current head.
     void setFollowsCurrentHead(bool follow);
 
-    /// Significant digits the cells show (MatrixModel::setSignificantDigits); the columns follow.
+    /// Significant digits the cells show (MatrixModel::setSignificantDigits); the columns follow. Also
+    /// chosen from the table's context menu (actions "digits_2" … "digits_17").
     int significantDigits() const;
     void setSignificantDigits(int digits);
 
@@ -82,6 +84,7 @@ private:
     QToolButton* m_downButton;
     QAction* m_copyAction;
     QAction* m_pasteAction;
+    QMenu* m_digitsMenu = nullptr;
 };
 
 } // namespace qkv::ui

@@ -1057,6 +1057,16 @@ void TestModels::editorShowsItsNumbers()
             }
     }
 
+    // The digits are chosen from the table's context menu too.
+    auto* six = editor->findChild<QAction*>(QStringLiteral("digits_6"));
+    QVERIFY(six);
+    six->trigger();
+    QCOMPARE(editor->significantDigits(), 6);
+    QCOMPARE(model->index(0, 0).data().toString(), QStringLiteral("-0.763457"));
+    QVERIFY(six->isChecked());
+    editor->setSignificantDigits(4);
+    QVERIFY(editor->findChild<QAction*>(QStringLiteral("digits_4"))->isChecked());
+
     // While editing, the editor holds the whole value; committing it unchanged changes nothing.
     const int steps = document.undoStack()->count();
     const QModelIndex index = model->index(1, 2);
