@@ -8,6 +8,7 @@
 #include <qcustomplot.h>
 
 #include <QFontMetrics>
+#include <QKeyEvent>
 #include <QMouseEvent>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -80,11 +81,12 @@ QSize axisRectSize(QCustomPlot* plot)
     return QSize(std::max(50, plot->width() - 120), std::max(50, plot->height() - 90));
 }
 
-QSharedPointer<QCPAxisTickerText> textTicker(const QStringList& labels, int stride)
+// Token labels are cut short; row statistics (`whole`) are not.
+QSharedPointer<QCPAxisTickerText> textTicker(const QStringList& labels, int stride, bool whole = false)
 {
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     for (int i = 0; i < labels.size(); i += stride)
-        ticker->addTick(i, elidedLabel(labels.at(i)));
+        ticker->addTick(i, whole ? labels.at(i) : elidedLabel(labels.at(i)));
     return ticker;
 }
 
@@ -97,6 +99,7 @@ Heatmap::Heatmap(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
+    setFocusPolicy(Qt::StrongFocus); // a click gives it the keyboard: arrows move the selection
     m_titleElement = setUpPlot(m_plot, QSize(160, 120));
 
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
@@ -129,6 +132,31 @@ Heatmap::Heatmap(QWidget* parent)
     m_plot->yAxis2->setBasePen(Qt::NoPen);
     connect(m_plot->yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), m_plot->yAxis2,
             qOverload<const QCPRange&>(&QCPAxis::setRange));
+    // The row statistics' header stands above their column, apart from the colour bar and its label.
+    m_annotationHeader = new QCPItemText(m_plot);
+    m_annotationHeader->setClipToAxisRect(false);
+    m_annotationHeader->setSelectable(false);
+    m_annotationHeader->position->setType(QCPItemPosition::ptAxisRectRatio);
+    m_annotationHeader->position->setAxisRect(m_plot->axisRect());
+    m_annotationHeader->position->setCoords(1.0, 0.0);
+    m_annotationHeader->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+    m_annotationHeader->setTextAlignment(Qt::AlignLeft);
+    m_annotationHeader->setPadding(QMargins(tickLabelPadding, 0, 0, 2));
+    QFont headerFont = m_plot->yAxis2->labelFont();
+    headerFont.setBold(true);
+    m_annotationHeader->setFont(headerFont);
+    m_annotationHeader->setVisible(false);
+
+    // The selected row and column as translucent bands across the whole matrix: visible when a cell is a
+    // single pixel.
+    for (QCPItemRect** band : {&m_rowBand, &m_columnBand}) {
+        *band = new QCPItemRect(m_plot);
+        (*band)->setPen(QPen(QColor(255, 140, 0, 150), 1.0));
+        (*band)->setBrush(QColor(255, 140, 0, 60));
+        (*band)->setVisible(false);
+        (*band)->setSelectable(false);
+        (*band)->setLayer(QStringLiteral("overlay"));
+    }
     m_highlightRect = new QCPItemRect(m_plot);
     m_highlightRect->setPen(QPen(QColor(255, 140, 0), 2.5));
     m_highlightRect->setBrush(Qt::NoBrush);
@@ -275,6 +303,53 @@ void Heatmap::rebuild(bool evenIfHidden)
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
+// Arrow keys move the selected cell by one, Page Up/Down by a screenful of rows, Home/End to the first or
+// last column (with Ctrl: row); the move is announced as a click, so everything that follows clicks follows.
+void Heatmap::keyPressEvent(QKeyEvent* event)
+{
+    const Index rows = m_values.rows(), columns = m_values.cols();
+    if (rows == 0 || columns == 0) {
+        QWidget::keyPressEvent(event);
+        return;
+    }
+    int row = std::max(0, m_highlight.first);
+    int column = std::max(0, m_highlight.second);
+    const int lastRow = static_cast<int>(rows) - 1, lastColumn = static_cast<int>(columns) - 1;
+    const int page = std::max(1, static_cast<int>(std::floor(m_plot->yAxis->range().size())) - 1);
+    const bool control = event->modifiers() & Qt::ControlModifier;
+    switch (event->key()) {
+    case Qt::Key_Up:
+        --row;
+        break;
+    case Qt::Key_Down:
+        ++row;
+        break;
+    case Qt::Key_Left:
+        --column;
+        break;
+    case Qt::Key_Right:
+        ++column;
+        break;
+    case Qt::Key_PageUp:
+        row -= page;
+        break;
+    case Qt::Key_PageDown:
+        row += page;
+        break;
+    case Qt::Key_Home:
+        (control ? row : column) = 0;
+        break;
+    case Qt::Key_End:
+        (control ? row : column) = control ? lastRow : lastColumn;
+        break;
+    default:
+        QWidget::keyPressEvent(event);
+        return;
+    }
+    emit cellClicked(std::clamp(row, 0, lastRow), std::clamp(column, 0, lastColumn));
+    event->accept();
+}
+
 void Heatmap::showEvent(QShowEvent* event)
 {
     QWidget::showEvent(event);
@@ -301,14 +376,14 @@ void Heatmap::renderAt(QPaintDevice* device, const QSize& size)
 {
     if (m_cellsPending)
         rebuild(true); // never shown (another tab, or a view kept only for export)
-    const bool highlighted = m_highlightRect && m_highlightRect->visible();
-    if (m_highlightRect)
-        m_highlightRect->setVisible(false);
+    // The selection is the screen's: exported figures leave it out.
+    m_selectionHidden = true;
+    updateHighlight();
     const QRect screen = m_plot->viewport();
     layOutFor(QRect(QPoint(0, 0), size));
     renderPlot(m_plot, device, size); // its afterLayout decides the cell texts at `size`
-    if (m_highlightRect)
-        m_highlightRect->setVisible(highlighted);
+    m_selectionHidden = false;
+    updateHighlight();
     layOutFor(screen);
     if (m_values.size() > 0)
         updateCellTexts();
@@ -383,7 +458,7 @@ bool Heatmap::planTicksFor(QSize size, bool settling)
     m_ticksPlanned = true;
     m_plot->yAxis->setTicker(textTicker(m_rowLabels, m_ticks.rowStride));
     if (!m_rowAnnotations.isEmpty())
-        m_plot->yAxis2->setTicker(textTicker(m_rowAnnotations, m_ticks.rowStride));
+        m_plot->yAxis2->setTicker(textTicker(m_rowAnnotations, m_ticks.rowStride, true));
     m_plot->xAxis->setTicker(textTicker(m_columnLabels, m_ticks.columnStride));
     m_plot->xAxis->setTickLabelRotation(m_ticks.columnsVertical ? -90 : 0);
     return true;
@@ -411,6 +486,7 @@ void Heatmap::afterLayout()
     } else {
         m_relayouts = 0;
     }
+    updateHighlight();
     updateCellTexts();
 }
 
@@ -572,7 +648,7 @@ void Heatmap::setColorBarLabel(const QString& label)
 void Heatmap::setRowAnnotations(const QStringList& annotations, const QString& title)
 {
     m_rowAnnotations = annotations;
-    m_plot->yAxis2->setLabel(title);
+    m_annotationTitle = title;
     updateRowAnnotations();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -581,8 +657,30 @@ void Heatmap::updateRowAnnotations()
 {
     const bool shown = !m_rowAnnotations.isEmpty() && m_rowAnnotations.size() == m_values.rows();
     m_plot->yAxis2->setVisible(shown);
-    if (shown)
-        m_plot->yAxis2->setTicker(textTicker(m_rowAnnotations, m_ticks.rowStride));
+    const bool headed = shown && !m_annotationTitle.isEmpty();
+    m_annotationHeader->setVisible(headed);
+    m_annotationHeader->setText(m_annotationTitle);
+    if (!shown) {
+        m_plot->plotLayout()->setColumnSpacing(5);
+        m_plot->axisRect()->setMinimumMargins(QMargins());
+        return;
+    }
+    m_plot->yAxis2->setTicker(textTicker(m_rowAnnotations, m_ticks.rowStride, true));
+    // A column of its own: room above the axis rectangle for the header, and a clear gap between the
+    // wider of header and statistics and the colour bar.
+    const QFontMetrics labels(m_plot->yAxis2->tickLabelFont());
+    int widest = 0;
+    for (int i = 0; i < m_rowAnnotations.size(); i += std::max(1, m_ticks.rowStride))
+        widest = std::max(widest, labels.horizontalAdvance(m_rowAnnotations.at(i)));
+    const QFontMetrics header(m_annotationHeader->font());
+    const QRect headerRect = header.boundingRect(QRect(0, 0, 1000, 1000), Qt::AlignLeft, m_annotationTitle);
+    const int column = tickLabelPadding + 3 + widest;
+    const int headerWidth = headed ? tickLabelPadding + headerRect.width() : 0;
+    m_plot->plotLayout()->setColumnSpacing(std::max(0, headerWidth - column) + 16);
+    // The first row's label reaches half a line above the axis rectangle: the header stands above it.
+    const int halfLine = labels.height() / 2 + 2;
+    m_annotationHeader->setPadding(QMargins(tickLabelPadding, 0, 0, halfLine));
+    m_plot->axisRect()->setMinimumMargins(QMargins(0, headed ? headerRect.height() + halfLine + 2 : 0, 0, 0));
 }
 
 void Heatmap::setHighlight(int row, int column)
@@ -592,20 +690,41 @@ void Heatmap::setHighlight(int row, int column)
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
+bool Heatmap::showsSelectionBands() const
+{
+    return m_rowBand->visible() && m_columnBand->visible();
+}
+
 void Heatmap::updateHighlight()
 {
     const auto [row, column] = m_highlight;
     const Index rows = m_values.rows(), columns = m_values.cols();
-    const bool shown = (row >= 0 || column >= 0) && row < rows && column < columns && rows > 0 && columns > 0;
+    const bool shown = !m_selectionHidden && (row >= 0 || column >= 0) && row < rows && column < columns &&
+                       rows > 0 && columns > 0;
     m_highlightRect->setVisible(shown);
+    m_rowBand->setVisible(shown && row >= 0 && column >= 0);
+    m_columnBand->setVisible(shown && row >= 0 && column >= 0);
     if (!shown)
         return;
-    const double left = column >= 0 ? column - 0.5 : -0.5;
-    const double right = column >= 0 ? column + 0.5 : static_cast<double>(columns) - 0.5;
-    const double top = row >= 0 ? row - 0.5 : -0.5;
-    const double bottom = row >= 0 ? row + 0.5 : static_cast<double>(rows) - 0.5;
+    const double lastColumn = static_cast<double>(columns) - 0.5;
+    const double lastRow = static_cast<double>(rows) - 0.5;
+    // The outline is at least minimumMark pixels across, centred on the cell, however small the cells.
+    constexpr double minimumMark = 9.0;
+    const QRect rect = m_plot->axisRect()->rect();
+    const double cellWidth = rect.width() > 0 ? rect.width() / m_plot->xAxis->range().size() : 1.0;
+    const double cellHeight = rect.height() > 0 ? rect.height() / m_plot->yAxis->range().size() : 1.0;
+    const double growX = std::max(0.0, (minimumMark / cellWidth - 1.0) / 2.0);
+    const double growY = std::max(0.0, (minimumMark / cellHeight - 1.0) / 2.0);
+    const double left = column >= 0 ? column - 0.5 - growX : -0.5;
+    const double right = column >= 0 ? column + 0.5 + growX : lastColumn;
+    const double top = row >= 0 ? row - 0.5 - growY : -0.5;
+    const double bottom = row >= 0 ? row + 0.5 + growY : lastRow;
     m_highlightRect->topLeft->setCoords(left, top);
     m_highlightRect->bottomRight->setCoords(right, bottom);
+    m_rowBand->topLeft->setCoords(-0.5, row - 0.5);
+    m_rowBand->bottomRight->setCoords(lastColumn, row + 0.5);
+    m_columnBand->topLeft->setCoords(column - 0.5, -0.5);
+    m_columnBand->bottomRight->setCoords(column + 0.5, lastRow);
 }
 
 } // namespace qkv::ui

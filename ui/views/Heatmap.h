@@ -19,6 +19,7 @@ class QCPColorScale;
 class QCPItemRect;
 class QCPItemText;
 class QCPTextElement;
+class QKeyEvent;
 class QMouseEvent;
 class QShowEvent;
 
@@ -93,20 +94,27 @@ public:
     /// Large enough for the cell values of small matrices, growing with the matrix up to a page.
     QSize defaultFigureSize() const override;
 
-    /// Text at the right end of each row (the weights' entropy and support), with an axis title; empty
-    /// hides it.
+    /// Text at the right end of each row (the weights' entropy and support), a column of its own with
+    /// `title` as its header above it (apart from the colour bar); empty hides it.
     void setRowAnnotations(const QStringList& annotations, const QString& title = QString());
     QStringList rowAnnotations() const { return m_rowAnnotations; }
-    /// Outlines the selected cell; −1 for the row or column outlines the whole column or row; (−1, −1)
-    /// shows no selection.
+    /// The header of the row annotations' column.
+    QString rowAnnotationTitle() const { return m_annotationTitle; }
+    /// Outlines the selected cell (at least a few pixels across, however small the cells) and lays
+    /// translucent bands over its row and column; −1 for the row or column outlines the whole column or row;
+    /// (−1, −1) shows no selection.
     void setHighlight(int row, int column);
     std::pair<int, int> highlight() const { return m_highlight; }
+    /// Whether the selected row and column are shown as bands (a cell is selected).
+    bool showsSelectionBands() const;
 
 signals:
+    /// A cell was chosen: clicked, or reached with the arrow keys, Page Up/Down, Home/End.
     void cellClicked(int row, int column);
 
 protected:
     void showEvent(QShowEvent* event) override;
+    void keyPressEvent(QKeyEvent* event) override;
 
 private:
     void rebuild(bool evenIfHidden = false);
@@ -146,7 +154,12 @@ private:
     int m_relayouts = 0;         // guards the re-layout after a tick-label change
     QString m_figureName;
     QStringList m_rowAnnotations;
-    QCPItemRect* m_highlightRect = nullptr;
+    QCPItemRect* m_highlightRect = nullptr; // the selected cell's outline (the row or column alone: it)
+    QCPItemRect* m_rowBand = nullptr;       // the selected cell's row and column across the matrix
+    QCPItemRect* m_columnBand = nullptr;
+    QCPItemText* m_annotationHeader = nullptr; // the row statistics' column header
+    QString m_annotationTitle;
+    bool m_selectionHidden = false; // while exporting
     std::pair<int, int> m_highlight{-1, -1};
 
     void updateRowAnnotations();

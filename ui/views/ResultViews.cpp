@@ -156,7 +156,7 @@ void ResultViews::refresh()
     QStringList rowStats;
     for (const RowStats& stats : r.rowStats)
         rowStats << tr("H %1 · %2").arg(stats.entropy, 0, 'f', 2).arg(stats.support);
-    weights->setRowAnnotations(rowStats, tr("entropy (nats) · support"));
+    weights->setRowAnnotations(rowStats, tr("entropy (nats)\n· support"));
     show("weights", tr("Attention weights") + suffix, r.weights, queriesMarked, keys);
     show("output", tr("Head output A·V") + suffix, r.output, queries, {});
     show("finalOutput", session.W_O ? tr("Final output concat·W_O") : tr("Final output (concatenated heads)"),

@@ -7,6 +7,8 @@
 #include "SessionEdits.h"
 
 #include <QFontMetrics>
+#include <QImage>
+#include <QSignalSpy>
 #include <QtTest>
 
 using namespace qkv;
@@ -52,6 +54,8 @@ private slots:
     void plannedLabelsNeverOverlap();
     void drawnLabelsNeverOverlap_data();
     void drawnLabelsNeverOverlap();
+    void keysMoveTheSelection();
+    void selectionIsBandsAndOutline();
 };
 
 void TestHeatmapViews::plannedLabelsNeverOverlap_data()
@@ -123,6 +127,69 @@ void TestHeatmapViews::drawnLabelsNeverOverlap()
     // Never more labels than there are tokens, and at least the first of each axis.
     QVERIFY(rects.size() <= 2 * rows + columns);
     QVERIFY(rects.size() >= 3);
+}
+
+void TestHeatmapViews::keysMoveTheSelection()
+{
+    Heatmap map;
+    map.resize(500, 400);
+    map.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&map));
+    map.setMatrix(Matrix::Constant(64, 32, 0.5), sessionTokens(64), sessionTokens(32));
+    // As the window does: a chosen cell comes back as the selection.
+    connect(&map, &Heatmap::cellClicked, &map, &Heatmap::setHighlight);
+    QSignalSpy chosen(&map, &Heatmap::cellClicked);
+    map.setHighlight(0, 0);
+    map.setFocus();
+    QTest::keyClick(&map, Qt::Key_Down);
+    QCOMPARE(map.highlight(), std::make_pair(1, 0));
+    QTest::keyClick(&map, Qt::Key_Right);
+    QTest::keyClick(&map, Qt::Key_Right);
+    QCOMPARE(map.highlight(), std::make_pair(1, 2));
+    QTest::keyClick(&map, Qt::Key_Up);
+    QTest::keyClick(&map, Qt::Key_Up); // stops at the edge
+    QCOMPARE(map.highlight(), std::make_pair(0, 2));
+    QTest::keyClick(&map, Qt::Key_End);
+    QCOMPARE(map.highlight(), std::make_pair(0, 31));
+    QTest::keyClick(&map, Qt::Key_Home);
+    QCOMPARE(map.highlight(), std::make_pair(0, 0));
+    QTest::keyClick(&map, Qt::Key_End, Qt::ControlModifier);
+    QCOMPARE(map.highlight(), std::make_pair(63, 0));
+    QTest::keyClick(&map, Qt::Key_PageUp);
+    QVERIFY(map.highlight().first < 62);
+    QTest::keyClick(&map, Qt::Key_PageDown);
+    QCOMPARE(map.highlight().first, 63);
+    QCOMPARE(chosen.count(), 10);
+}
+
+void TestHeatmapViews::selectionIsBandsAndOutline()
+{
+    Heatmap map;
+    map.resize(500, 400);
+    map.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&map));
+    map.setMatrix(Matrix::Constant(256, 256, 0.5), sessionTokens(256), sessionTokens(256));
+    map.setRowAnnotations(QStringList(256, QStringLiteral("H 0.00 · 1")),
+                          QStringLiteral("entropy · support"));
+    QCOMPARE(map.rowAnnotationTitle(), QStringLiteral("entropy · support"));
+    map.setHighlight(100, 30);
+    QVERIFY(map.showsSelectionBands());
+    QTest::qWait(30); // the queued replots
+    QCoreApplication::processEvents();
+    // 256 rows in a few hundred pixels: a cell is about one pixel, the marker is still many.
+    QImage shot = map.grab().toImage();
+    const QPoint centre = map.cellCentre(100, 30) * shot.devicePixelRatio();
+    int orange = 0;
+    for (int dx = -20; dx <= 20; ++dx)
+        for (int dy = -20; dy <= 20; ++dy) {
+            const QColor c = shot.pixelColor(centre + QPoint(dx, dy));
+            orange += c.red() > 200 && c.green() > 100 && c.green() < 200 && c.blue() < 100;
+        }
+    QVERIFY2(orange >= 30, qPrintable(QString::number(orange)));
+    map.setHighlight(100, -1); // a whole row: its outline alone
+    QVERIFY(!map.showsSelectionBands());
+    map.setHighlight(-1, -1);
+    QVERIFY(!map.showsSelectionBands());
 }
 
 QTEST_MAIN(TestHeatmapViews)
