@@ -167,6 +167,13 @@ Heatmap::Heatmap(QWidget* parent)
     connect(m_plot, &QCustomPlot::afterLayout, this, &Heatmap::afterLayout);
     connect(m_plot, &QCustomPlot::mouseMove, this, &Heatmap::onMouseMove);
     connect(m_plot, &QCustomPlot::mousePress, this, &Heatmap::onMousePress);
+    // Zoom (wheel) and pan (drag) within the matrix; the tick labels are planned again for the cells shown.
+    m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    m_plot->axisRect()->setRangeZoomAxes(m_plot->xAxis, m_plot->yAxis);
+    m_plot->axisRect()->setRangeDragAxes(m_plot->xAxis, m_plot->yAxis);
+    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis})
+        connect(axis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+                [this, axis](const QCPRange& range) { keepInMatrix(axis, range); });
 
     rebuild();
 }
@@ -286,6 +293,7 @@ void Heatmap::rebuild(bool evenIfHidden)
         m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
         m_plot->xAxis->setRange(-0.5, 0.5);
         m_plot->yAxis->setRange(-0.5, 0.5);
+        m_shownShape = {0, 0};
     } else {
         m_map->setVisible(true);
         cells->setSize(static_cast<int>(columns), static_cast<int>(rows));
@@ -295,8 +303,10 @@ void Heatmap::rebuild(bool evenIfHidden)
             for (Index j = 0; j < columns; ++j)
                 cells->setCell(static_cast<int>(j), static_cast<int>(i),
                                isMasked(i, j) ? nan : m_values(i, j));
-        m_plot->xAxis->setRange(-0.5, static_cast<double>(columns) - 0.5);
-        m_plot->yAxis->setRange(-0.5, static_cast<double>(rows) - 0.5);
+        // A new shape shows the whole matrix; the same shape keeps the zoom (an edit is not a reset).
+        if (m_shownShape != std::make_pair(rows, columns))
+            fitToView();
+        m_shownShape = {rows, columns};
     }
     updateRowAnnotations();
     updateHighlight();
@@ -317,6 +327,18 @@ void Heatmap::keyPressEvent(QKeyEvent* event)
     const int lastRow = static_cast<int>(rows) - 1, lastColumn = static_cast<int>(columns) - 1;
     const int page = std::max(1, static_cast<int>(std::floor(m_plot->yAxis->range().size())) - 1);
     const bool control = event->modifiers() & Qt::ControlModifier;
+    if (control && (event->key() == Qt::Key_Plus || event->key() == Qt::Key_Equal)) {
+        zoomBy(0.5);
+        return;
+    }
+    if (control && event->key() == Qt::Key_Minus) {
+        zoomBy(2.0);
+        return;
+    }
+    if (control && event->key() == Qt::Key_0) {
+        fitToView();
+        return;
+    }
     switch (event->key()) {
     case Qt::Key_Up:
         --row;
@@ -348,6 +370,57 @@ void Heatmap::keyPressEvent(QKeyEvent* event)
     }
     emit cellClicked(std::clamp(row, 0, lastRow), std::clamp(column, 0, lastColumn));
     event->accept();
+}
+
+void Heatmap::fitToView()
+{
+    if (m_values.size() == 0)
+        return;
+    m_plot->xAxis->setRange(-0.5, static_cast<double>(m_values.cols()) - 0.5);
+    m_plot->yAxis->setRange(-0.5, static_cast<double>(m_values.rows()) - 0.5);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void Heatmap::zoomBy(double factor)
+{
+    if (m_values.size() == 0)
+        return;
+    const auto [row, column] = m_highlight;
+    const QCPRange x = m_plot->xAxis->range(), y = m_plot->yAxis->range();
+    // About the selected cell when it is in view, else about the centre.
+    const double cx = column >= 0 && x.contains(column) ? column : x.center();
+    const double cy = row >= 0 && y.contains(row) ? row : y.center();
+    m_plot->xAxis->scaleRange(factor, cx);
+    m_plot->yAxis->scaleRange(factor, cy);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+// Zoom and pan stay within the matrix: at most all of it, at least one cell, never beyond an edge.
+void Heatmap::keepInMatrix(QCPAxis* axis, const QCPRange& range)
+{
+    const Index count = axis == m_plot->xAxis ? m_values.cols() : m_values.rows();
+    if (count == 0)
+        return;
+    const double lowest = -0.5, highest = static_cast<double>(count) - 0.5;
+    const double size = std::clamp(range.size(), std::min(1.0, highest - lowest), highest - lowest);
+    const double lower = std::clamp(range.center() - size / 2, lowest, highest - size);
+    const QCPRange kept(lower, lower + size);
+    if (std::abs(kept.lower - range.lower) > 1e-9 || std::abs(kept.upper - range.upper) > 1e-9) {
+        axis->setRange(kept); // emits rangeChanged again, with a range that needs no change
+        return;
+    }
+    m_ticksFor = QSize(); // the cells shown changed: plan the labels again
+    m_relayouts = 0;
+}
+
+std::pair<double, double> Heatmap::visibleRows() const
+{
+    return {m_plot->yAxis->range().lower, m_plot->yAxis->range().upper};
+}
+
+std::pair<double, double> Heatmap::visibleColumns() const
+{
+    return {m_plot->xAxis->range().lower, m_plot->xAxis->range().upper};
 }
 
 void Heatmap::showEvent(QShowEvent* event)
@@ -446,8 +519,13 @@ bool Heatmap::planTicksFor(QSize size, bool settling)
     m_ticksFor = size;
     if (m_values.size() == 0)
         return false;
+    // Zoomed in, the cells are larger: plan as if the whole matrix had that cell size.
+    const double xZoom = static_cast<double>(m_values.cols()) / std::max(1.0, m_plot->xAxis->range().size());
+    const double yZoom = static_cast<double>(m_values.rows()) / std::max(1.0, m_plot->yAxis->range().size());
+    const QSize effective(static_cast<int>(std::min(1e6, size.width() * xZoom)),
+                          static_cast<int>(std::min(1e6, size.height() * yZoom)));
     TickPlan plan =
-        planTicks(size, QFontMetrics(m_plot->xAxis->tickLabelFont()), m_rowLabels, m_columnLabels);
+        planTicks(effective, QFontMetrics(m_plot->xAxis->tickLabelFont()), m_rowLabels, m_columnLabels);
     if (settling && m_ticksPlanned && plan.columnsVertical == m_ticks.columnsVertical) {
         plan.rowStride = std::max(plan.rowStride, m_ticks.rowStride);
         plan.columnStride = std::max(plan.columnStride, m_ticks.columnStride);

@@ -14,7 +14,9 @@
 #include <utility>
 
 class QCustomPlot;
+class QCPAxis;
 class QCPColorMap;
+class QCPRange;
 class QCPColorScale;
 class QCPItemRect;
 class QCPItemText;
@@ -105,6 +107,14 @@ public:
     /// (−1, −1) shows no selection.
     void setHighlight(int row, int column);
     std::pair<int, int> highlight() const { return m_highlight; }
+    /// Shows the whole matrix (Ctrl+0).
+    void fitToView();
+    /// Scales the rows and columns shown by `factor` (0.5: zoom in twice, Ctrl++; 2: out, Ctrl+−) about the
+    /// selected cell when it is in view. The mouse wheel zooms about the pointer, a drag pans.
+    void zoomBy(double factor);
+    /// The row and column coordinates shown (cell i spans i − 0.5 to i + 0.5).
+    std::pair<double, double> visibleRows() const;
+    std::pair<double, double> visibleColumns() const;
     /// Whether the selected row and column are shown as bands (a cell is selected).
     bool showsSelectionBands() const;
 
@@ -123,6 +133,7 @@ private:
     void updateColors();
     void updateTickers();
     bool planTicksFor(QSize size, bool settling);
+    void keepInMatrix(QCPAxis* axis, const QCPRange& range);
     void afterLayout();
     void updateCellTexts();
     void removeCellTexts();
@@ -159,7 +170,8 @@ private:
     QCPItemRect* m_columnBand = nullptr;
     QCPItemText* m_annotationHeader = nullptr; // the row statistics' column header
     QString m_annotationTitle;
-    bool m_selectionHidden = false; // while exporting
+    bool m_selectionHidden = false;               // while exporting
+    std::pair<Index, Index> m_shownShape{-1, -1}; // the zoom is kept while the shape stays
     std::pair<int, int> m_highlight{-1, -1};
 
     void updateRowAnnotations();

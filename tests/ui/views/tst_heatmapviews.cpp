@@ -56,6 +56,7 @@ private slots:
     void drawnLabelsNeverOverlap();
     void keysMoveTheSelection();
     void selectionIsBandsAndOutline();
+    void zoomShowsMoreLabels();
 };
 
 void TestHeatmapViews::plannedLabelsNeverOverlap_data()
@@ -190,6 +191,38 @@ void TestHeatmapViews::selectionIsBandsAndOutline()
     QVERIFY(!map.showsSelectionBands());
     map.setHighlight(-1, -1);
     QVERIFY(!map.showsSelectionBands());
+}
+
+void TestHeatmapViews::zoomShowsMoreLabels()
+{
+    Heatmap map;
+    map.resize(600, 500);
+    map.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&map));
+    map.setMatrix(Matrix::Constant(1024, 1024, 0.5), sessionTokens(1024), sessionTokens(1024));
+    QTest::qWait(30);
+    QCoreApplication::processEvents();
+    const int strideWhole = map.tickPlan().rowStride;
+    QVERIFY(strideWhole > 1);
+    map.setHighlight(500, 500);
+    map.setFocus();
+    for (int i = 0; i < 6; ++i)
+        QTest::keyClick(&map, Qt::Key_Plus, Qt::ControlModifier);
+    QTest::qWait(30);
+    QCoreApplication::processEvents();
+    const auto [top, bottom] = map.visibleRows();
+    QVERIFY2(bottom - top < 20, qPrintable(QStringLiteral("%1 to %2").arg(top).arg(bottom)));
+    QVERIFY(top <= 500 && 500 <= bottom);  // about the selected cell
+    QCOMPARE(map.tickPlan().rowStride, 1); // every token named when zoomed in
+    const QString overlap = firstOverlap(map.drawnTickLabelRects());
+    QVERIFY2(overlap.isEmpty(), qPrintable(overlap));
+    // An edit keeps the zoom; Ctrl+0 shows the whole matrix again, never more than it.
+    map.setMatrix(Matrix::Constant(1024, 1024, 0.25), sessionTokens(1024), sessionTokens(1024));
+    QCOMPARE(map.visibleRows().first, top);
+    QTest::keyClick(&map, Qt::Key_0, Qt::ControlModifier);
+    QCOMPARE(map.visibleRows(), std::make_pair(-0.5, 1023.5));
+    map.zoomBy(4.0);
+    QCOMPARE(map.visibleColumns(), std::make_pair(-0.5, 1023.5));
 }
 
 QTEST_MAIN(TestHeatmapViews)
