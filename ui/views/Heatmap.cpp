@@ -9,6 +9,7 @@
 
 #include <QFontMetrics>
 #include <QKeyEvent>
+#include <QMenu>
 #include <QMouseEvent>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -34,6 +35,41 @@ QCPColorGradient viridis()
     const int count = static_cast<int>(std::size(stops));
     for (int i = 0; i < count; ++i)
         gradient.setColorStopAt(static_cast<double>(i) / (count - 1), QColor(QLatin1String(stops[i])));
+    return gradient;
+}
+
+// Matplotlib's cividis (readable with colour-vision deficiencies), sampled at ten points.
+QCPColorGradient cividis()
+{
+    static const char* const stops[] = {"#00224e", "#123570", "#3b496c", "#575d6d", "#707173",
+                                        "#8a8779", "#a69d75", "#c4b56c", "#e4cf5b", "#fee838"};
+    QCPColorGradient gradient;
+    gradient.clearColorStops();
+    const int count = static_cast<int>(std::size(stops));
+    for (int i = 0; i < count; ++i)
+        gradient.setColorStopAt(static_cast<double>(i) / (count - 1), QColor(QLatin1String(stops[i])));
+    return gradient;
+}
+
+// Black to white, for print.
+QCPColorGradient greyscale()
+{
+    QCPColorGradient gradient;
+    gradient.clearColorStops();
+    gradient.setColorStopAt(0.0, QColor(20, 20, 20));
+    gradient.setColorStopAt(1.0, QColor(250, 250, 250));
+    return gradient;
+}
+
+// Two colours and nothing between: a mask is allowed or not.
+QCPColorGradient twoColours()
+{
+    QCPColorGradient gradient;
+    gradient.clearColorStops();
+    gradient.setColorStopAt(0.0, QColor(0x44, 0x01, 0x54));
+    gradient.setColorStopAt(0.4999, QColor(0x44, 0x01, 0x54));
+    gradient.setColorStopAt(0.5001, QColor(0xfd, 0xe7, 0x25));
+    gradient.setColorStopAt(1.0, QColor(0xfd, 0xe7, 0x25));
     return gradient;
 }
 
@@ -167,6 +203,29 @@ Heatmap::Heatmap(QWidget* parent)
     connect(m_plot, &QCustomPlot::afterLayout, this, &Heatmap::afterLayout);
     connect(m_plot, &QCustomPlot::mouseMove, this, &Heatmap::onMouseMove);
     connect(m_plot, &QCustomPlot::mousePress, this, &Heatmap::onMousePress);
+    m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_plot, &QWidget::customContextMenuRequested, this, [this](const QPoint& position) {
+        QMenu menu(this);
+        const struct {
+            QString text;
+            ColorMap map;
+        } maps[] = {{tr("Viridis"), ColorMap::Viridis},
+                    {tr("Cividis"), ColorMap::Cividis},
+                    {tr("Greyscale (print)"), ColorMap::Greyscale}};
+        QMenu* colours = menu.addMenu(tr("Colour map"));
+        colours->setEnabled(m_mode == ColorMode::Sequential);
+        for (const auto& entry : maps) {
+            QAction* action = colours->addAction(entry.text);
+            action->setCheckable(true);
+            action->setChecked(m_colorMap == entry.map);
+            connect(action, &QAction::triggered, this, [this, map = entry.map] { setColorMap(map); });
+        }
+        menu.addSeparator();
+        connect(menu.addAction(tr("Zoom In\tCtrl++")), &QAction::triggered, this, [this] { zoomBy(0.5); });
+        connect(menu.addAction(tr("Zoom Out\tCtrl+-")), &QAction::triggered, this, [this] { zoomBy(2.0); });
+        connect(menu.addAction(tr("Fit\tCtrl+0")), &QAction::triggered, this, &Heatmap::fitToView);
+        menu.exec(m_plot->mapToGlobal(position));
+    });
     // Zoom (wheel) and pan (drag) within the matrix; the tick labels are planned again for the cells shown.
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     m_plot->axisRect()->setRangeZoomAxes(m_plot->xAxis, m_plot->yAxis);
@@ -212,6 +271,13 @@ void Heatmap::setAxisTitles(const QString& rows, const QString& columns)
 void Heatmap::setColorMode(ColorMode mode)
 {
     m_mode = mode;
+    updateColors();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void Heatmap::setColorMap(ColorMap map)
+{
+    m_colorMap = map;
     updateColors();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -479,7 +545,29 @@ void Heatmap::layOutFor(const QRect& viewport)
 
 void Heatmap::updateColors()
 {
-    QCPColorGradient gradient = m_mode == ColorMode::Diverging ? blueWhiteRed() : viridis();
+    QCPColorGradient gradient;
+    switch (m_mode) {
+    case ColorMode::Diverging:
+        gradient = blueWhiteRed();
+        break;
+    case ColorMode::Binary:
+        gradient = twoColours();
+        break;
+    case ColorMode::Sequential:
+        gradient = m_colorMap == ColorMap::Cividis     ? cividis()
+                   : m_colorMap == ColorMap::Greyscale ? greyscale()
+                                                       : viridis();
+        break;
+    }
+    // A binary matrix has a two-entry legend, not a continuous bar.
+    if (m_mode == ColorMode::Binary) {
+        auto legend = QSharedPointer<QCPAxisTickerText>::create();
+        legend->addTick(0.25, tr("masked (0)"));
+        legend->addTick(0.75, tr("allowed (1)"));
+        m_scale->axis()->setTicker(legend);
+    } else if (m_scale->axis()->ticker().dynamicCast<QCPAxisTickerText>()) {
+        m_scale->axis()->setTicker(QSharedPointer<QCPAxisTicker>::create());
+    }
     gradient.setNanHandling(QCPColorGradient::nhNanColor);
     gradient.setNanColor(maskedColor);
     m_scale->setGradient(gradient);

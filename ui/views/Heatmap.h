@@ -35,7 +35,10 @@ class Heatmap : public QWidget, public Figure {
 public:
     /// Sequential: viridis from the smallest to the largest value. Diverging: blue–white–red, symmetric about
     /// 0.
-    enum class ColorMode { Sequential, Diverging };
+    /// Binary: two colours with a two-entry legend (a mask: 0 masked, 1 allowed).
+    enum class ColorMode { Sequential, Diverging, Binary };
+    /// The colours of a sequential map: viridis, cividis (colour-vision safe), greyscale (print).
+    enum class ColorMap { Viridis, Cividis, Greyscale };
 
     explicit Heatmap(QWidget* parent = nullptr);
     ~Heatmap() override;
@@ -49,6 +52,9 @@ public:
     /// Axis titles, also used by the hover text ("query ‘I’ → key ‘love’: 0.707").
     void setAxisTitles(const QString& rows, const QString& columns);
     void setColorMode(ColorMode mode);
+    /// Also chosen from the heatmap's context menu.
+    void setColorMap(ColorMap map);
+    ColorMap colorMap() const { return m_colorMap; }
     /// What the colours measure ("weight", "score"), written along the colour bar.
     void setColorBarLabel(const QString& label);
     /// Fixes the colour range (weights: 0 to 1) instead of following the data.
@@ -155,6 +161,7 @@ private:
     QString m_rowTitle;
     QString m_columnTitle;
     ColorMode m_mode = ColorMode::Sequential;
+    ColorMap m_colorMap = ColorMap::Viridis;
     std::optional<std::pair<double, double>> m_fixedRange;
     std::pair<double, double> m_range{0.0, 1.0};
     TickPlan m_ticks;            // which tick labels are written

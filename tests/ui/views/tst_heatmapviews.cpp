@@ -57,6 +57,7 @@ private slots:
     void keysMoveTheSelection();
     void selectionIsBandsAndOutline();
     void zoomShowsMoreLabels();
+    void colourMapsAndTwoColourMask();
 };
 
 void TestHeatmapViews::plannedLabelsNeverOverlap_data()
@@ -223,6 +224,34 @@ void TestHeatmapViews::zoomShowsMoreLabels()
     QCOMPARE(map.visibleRows(), std::make_pair(-0.5, 1023.5));
     map.zoomBy(4.0);
     QCOMPARE(map.visibleColumns(), std::make_pair(-0.5, 1023.5));
+}
+
+void TestHeatmapViews::colourMapsAndTwoColourMask()
+{
+    Heatmap map;
+    map.resize(400, 300);
+    map.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&map));
+    map.setFixedRange(0.0, 1.0);
+    map.setMatrix((Matrix(2, 2) << 0.0, 1.0, 1.0, 0.0).finished(), {}, {});
+    const auto colourAt = [&map](int row, int column) {
+        QTest::qWait(20);
+        QCoreApplication::processEvents();
+        const QImage shot = map.grab().toImage();
+        return shot.pixelColor(map.cellCentre(row, column) * shot.devicePixelRatio() + QPoint(12, 12));
+    };
+    map.setColorMap(Heatmap::ColorMap::Greyscale);
+    QCOMPARE(map.colorMap(), Heatmap::ColorMap::Greyscale);
+    const QColor dark = colourAt(0, 0), light = colourAt(0, 1);
+    QVERIFY(dark.red() == dark.green() && dark.green() == dark.blue() && dark.red() < 60);
+    QVERIFY(light.red() == light.green() && light.green() == light.blue() && light.red() > 200);
+    map.setColorMap(Heatmap::ColorMap::Cividis);
+    QVERIFY(colourAt(0, 0).blue() > colourAt(0, 0).red()); // cividis starts dark blue
+    // A mask: two colours, nothing between.
+    map.setColorMode(Heatmap::ColorMode::Binary);
+    map.setMatrix((Matrix(2, 2) << 0.0, 1.0, 1.0, 1.0).finished(), {}, {});
+    QCOMPARE(colourAt(0, 1), colourAt(1, 1));
+    QVERIFY(colourAt(0, 0) != colourAt(0, 1));
 }
 
 QTEST_MAIN(TestHeatmapViews)
