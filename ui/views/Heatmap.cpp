@@ -220,6 +220,11 @@ Heatmap::Heatmap(QWidget* parent)
             action->setChecked(m_colorMap == entry.map);
             connect(action, &QAction::triggered, this, [this, map = entry.map] { setColorMap(map); });
         }
+        QAction* logScale = menu.addAction(tr("Logarithmic Colour Scale"));
+        logScale->setCheckable(true);
+        logScale->setChecked(m_logarithmic);
+        logScale->setEnabled(m_mode == ColorMode::Sequential);
+        connect(logScale, &QAction::toggled, this, &Heatmap::setLogarithmic);
         menu.addSeparator();
         connect(menu.addAction(tr("Zoom In\tCtrl++")), &QAction::triggered, this, [this] { zoomBy(0.5); });
         connect(menu.addAction(tr("Zoom Out\tCtrl+-")), &QAction::triggered, this, [this] { zoomBy(2.0); });
@@ -271,6 +276,13 @@ void Heatmap::setAxisTitles(const QString& rows, const QString& columns)
 void Heatmap::setColorMode(ColorMode mode)
 {
     m_mode = mode;
+    updateColors();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void Heatmap::setLogarithmic(bool logarithmic)
+{
+    m_logarithmic = logarithmic;
     updateColors();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -594,6 +606,24 @@ void Heatmap::updateColors()
                                        : std::make_pair(lowest - 0.5, lowest + 0.5);
         }
     }
+    // Logarithmic: from the smallest positive value shown (weights of causal maps at 256+ tokens span
+    // decades that a linear scale paints one colour).
+    const bool logarithmic = m_logarithmic && m_mode == ColorMode::Sequential;
+    if (logarithmic) {
+        double smallest = std::numeric_limits<double>::infinity();
+        for (Index i = 0; i < m_values.rows(); ++i)
+            for (Index j = 0; j < m_values.cols(); ++j)
+                if (!isMasked(i, j) && m_values(i, j) > 0 && std::isfinite(m_values(i, j)))
+                    smallest = std::min(smallest, m_values(i, j));
+        const double upper = m_range.second > 0 ? m_range.second : 1.0;
+        const double lower = std::isfinite(smallest) && smallest < upper ? smallest : upper * 1e-3;
+        m_range = {lower, upper};
+    }
+    m_scale->setDataScaleType(logarithmic ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+    if (logarithmic)
+        m_scale->axis()->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+    else if (m_scale->axis()->ticker().dynamicCast<QCPAxisTickerLog>())
+        m_scale->axis()->setTicker(QSharedPointer<QCPAxisTicker>::create());
     m_scale->setDataRange(QCPRange(m_range.first, m_range.second));
     if (m_cellTextShown)
         updateCellTexts();

@@ -55,6 +55,10 @@ public:
     /// Also chosen from the heatmap's context menu.
     void setColorMap(ColorMap map);
     ColorMap colorMap() const { return m_colorMap; }
+    /// A logarithmic colour scale for sequential maps, from the smallest positive value to the largest
+    /// (also in the context menu).
+    void setLogarithmic(bool logarithmic);
+    bool isLogarithmic() const { return m_logarithmic; }
     /// What the colours measure ("weight", "score"), written along the colour bar.
     void setColorBarLabel(const QString& label);
     /// Fixes the colour range (weights: 0 to 1) instead of following the data.
@@ -162,6 +166,7 @@ private:
     QString m_columnTitle;
     ColorMode m_mode = ColorMode::Sequential;
     ColorMap m_colorMap = ColorMap::Viridis;
+    bool m_logarithmic = false;
     std::optional<std::pair<double, double>> m_fixedRange;
     std::pair<double, double> m_range{0.0, 1.0};
     TickPlan m_ticks;            // which tick labels are written

@@ -247,6 +247,16 @@ void TestHeatmapViews::colourMapsAndTwoColourMask()
     QVERIFY(light.red() == light.green() && light.green() == light.blue() && light.red() > 200);
     map.setColorMap(Heatmap::ColorMap::Cividis);
     QVERIFY(colourAt(0, 0).blue() > colourAt(0, 0).red()); // cividis starts dark blue
+    // Logarithmic: 1e-4 and 1e-2 are far apart in colour, as 1e-2 and 1.
+    map.setColorMap(Heatmap::ColorMap::Greyscale);
+    map.clearFixedRange();
+    map.setLogarithmic(true);
+    map.setMatrix((Matrix(2, 2) << 1e-4, 1e-2, 1.0, 1e-2).finished(), {}, {});
+    QCOMPARE(map.colorRange(), std::make_pair(1e-4, 1.0));
+    const int low = colourAt(0, 0).red(), middle = colourAt(0, 1).red(), high = colourAt(1, 0).red();
+    QVERIFY2(middle - low > 60 && high - middle > 60,
+             qPrintable(QStringLiteral("%1 %2 %3").arg(low).arg(middle).arg(high)));
+    map.setLogarithmic(false);
     // A mask: two colours, nothing between.
     map.setColorMode(Heatmap::ColorMode::Binary);
     map.setMatrix((Matrix(2, 2) << 0.0, 1.0, 1.0, 1.0).finished(), {}, {});
