@@ -3,6 +3,8 @@
 #include <qcustomplot.h>
 
 #include <QPaintEngine>
+#include <QPalette>
+#include <QWidget>
 
 namespace qkv::ui {
 
@@ -24,7 +26,132 @@ bool isVectorEngine(const QPaintEngine* engine)
     }
 }
 
+const char* const styleProperty = "qkvPlotStyle";
+const char* const baseFontProperty = "qkvBaseFont";
+const char* const styledFontProperty = "qkvStyledFont";
+
+// Scales one font of `owner` by `scale` relative to the font its view chose: a font that is still the one
+// given last time keeps its recorded base, any other font (set by the view since) becomes the new base.
+template <typename Get, typename Set>
+void scaleFont(QObject* owner, const char* which, double scale, Get get, Set set)
+{
+    const QByteArray base = QByteArray(baseFontProperty) + which;
+    const QByteArray styled = QByteArray(styledFontProperty) + which;
+    QFont font = get();
+    if (owner->property(styled.constData()).value<QFont>() != font || !owner->property(base).isValid())
+        owner->setProperty(base.constData(), font);
+    font = owner->property(base.constData()).value<QFont>();
+    if (font.pointSizeF() > 0)
+        font.setPointSizeF(font.pointSizeF() * scale);
+    else if (font.pixelSize() > 0)
+        font.setPixelSize(qRound(font.pixelSize() * scale));
+    owner->setProperty(styled.constData(), font);
+    set(font);
+}
+
+void styleAxis(QCPAxis* axis, const PlotStyle& style)
+{
+    const QPen pen(style.foreground, 0);
+    axis->setBasePen(pen);
+    axis->setTickPen(pen);
+    axis->setSubTickPen(pen);
+    axis->setTickLabelColor(style.foreground);
+    axis->setLabelColor(style.foreground);
+    QPen gridPen = axis->grid()->pen();
+    gridPen.setColor(style.grid);
+    axis->grid()->setPen(gridPen);
+    scaleFont(
+        axis, "tick", style.fontScale, [axis] { return axis->tickLabelFont(); },
+        [axis](const QFont& f) { axis->setTickLabelFont(f); });
+    scaleFont(
+        axis, "label", style.fontScale, [axis] { return axis->labelFont(); },
+        [axis](const QFont& f) { axis->setLabelFont(f); });
+}
+
+void styleElements(const QList<QCPLayoutElement*>& elements, const PlotStyle& style)
+{
+    for (QCPLayoutElement* element : elements) {
+        if (auto* rect = qobject_cast<QCPAxisRect*>(element)) {
+            for (QCPAxis* axis : rect->axes())
+                styleAxis(axis, style);
+            styleElements(rect->insetLayout()->elements(false), style);
+        } else if (auto* scale = qobject_cast<QCPColorScale*>(element)) {
+            styleAxis(scale->axis(), style);
+        } else if (auto* text = qobject_cast<QCPTextElement*>(element)) {
+            text->setTextColor(style.foreground);
+            scaleFont(
+                text, "", style.fontScale, [text] { return text->font(); },
+                [text](const QFont& f) { text->setFont(f); });
+        } else if (auto* legend = qobject_cast<QCPLegend*>(element)) {
+            legend->setBrush(style.background);
+            legend->setBorderPen(QPen(style.foreground, 0));
+            legend->setTextColor(style.foreground);
+            scaleFont(
+                legend, "", style.fontScale, [legend] { return legend->font(); },
+                [legend](const QFont& f) { legend->setFont(f); });
+            for (int i = 0; i < legend->itemCount(); ++i)
+                if (QCPAbstractLegendItem* item = legend->item(i)) {
+                    item->setTextColor(style.foreground);
+                    scaleFont(
+                        item, "", style.fontScale, [item] { return item->font(); },
+                        [item](const QFont& f) { item->setFont(f); });
+                }
+        }
+    }
+}
+
+void restyle(QCustomPlot* plot)
+{
+    const PlotStyle style = plotStyle(plot);
+    plot->setBackground(style.background);
+    styleElements(plot->plotLayout()->elements(true), style);
+}
+
 } // namespace
+
+PlotStyle PlotStyle::fromPalette(const QPalette& palette, double fontScale)
+{
+    PlotStyle style;
+    style.background = palette.color(QPalette::Active, QPalette::Base);
+    style.foreground = palette.color(QPalette::Active, QPalette::Text);
+    const QColor& b = style.background;
+    const QColor& f = style.foreground;
+    style.grid =
+        QColor((3 * b.red() + f.red()) / 4, (3 * b.green() + f.green()) / 4, (3 * b.blue() + f.blue()) / 4);
+    style.fontScale = fontScale;
+    return style;
+}
+
+PlotStyle plotStyle(const QCustomPlot* plot)
+{
+    const QVariant stored = plot->property(styleProperty);
+    if (!stored.isValid())
+        return {};
+    const QVariantList values = stored.toList();
+    PlotStyle style;
+    style.background = values.value(0).value<QColor>();
+    style.foreground = values.value(1).value<QColor>();
+    style.grid = values.value(2).value<QColor>();
+    style.fontScale = values.value(3).toDouble();
+    return style;
+}
+
+void applyPlotStyle(QCustomPlot* plot, const PlotStyle& style)
+{
+    const bool first = !plot->property(styleProperty).isValid();
+    plot->setProperty(styleProperty,
+                      QVariantList{style.background, style.foreground, style.grid, style.fontScale});
+    if (first)
+        QObject::connect(plot, &QCustomPlot::beforeReplot, plot, [plot] { restyle(plot); });
+    restyle(plot);
+    plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void applyPlotStyle(const QWidget* root, const PlotStyle& style)
+{
+    for (QCustomPlot* plot : root->findChildren<QCustomPlot*>())
+        applyPlotStyle(plot, style);
+}
 
 void renderPlot(QCustomPlot* plot, QPaintDevice* device, const QSize& size)
 {

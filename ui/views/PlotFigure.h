@@ -1,12 +1,15 @@
 #pragma once
 // The one place a QCustomPlot becomes a figure: every plot-based view's renderFigure() ends here.
 
+#include <QColor>
 #include <QSize>
 
 class QCPTextElement;
 class QCustomPlot;
 class QPaintDevice;
 class QPainter;
+class QPalette;
+class QWidget;
 
 namespace qkv::ui {
 
@@ -26,5 +29,24 @@ bool beginFigure(QPainter& painter, QPaintDevice* device, const QSize& size);
 /// The set-up every plot view shares: a minimum size, hover tracking, no dragging or zooming, and a bold
 /// title row above the axes. Returns the title element.
 QCPTextElement* setUpPlot(QCustomPlot* plot, const QSize& minimumSize);
+
+/// The colours and text size of the plots' frame: background, axes, tick labels, titles and legends (the
+/// data's own colours are the views' business).
+struct PlotStyle {
+    QColor background{Qt::white};
+    QColor foreground{Qt::black}; ///< axes, tick and axis labels, titles, legend text
+    QColor grid{200, 200, 200};
+    double fontScale = 1.0; ///< relative to the fonts the views chose (presentation mode: 1.5)
+
+    /// Base and Text of `palette`, the grid between them.
+    static PlotStyle fromPalette(const QPalette& palette, double fontScale = 1.0);
+};
+
+/// Gives `plot` `style`, now and on every later replot (so axes and titles a view adds later follow it).
+void applyPlotStyle(QCustomPlot* plot, const PlotStyle& style);
+/// applyPlotStyle() on every plot inside `root`.
+void applyPlotStyle(const QWidget* root, const PlotStyle& style);
+/// The style `plot` was last given (the default style when none).
+PlotStyle plotStyle(const QCustomPlot* plot);
 
 } // namespace qkv::ui

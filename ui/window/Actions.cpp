@@ -76,6 +76,13 @@ Actions Actions::create(QWidget* parent, QUndoStack* undoStack)
                    QObject::tr("Memory limit and autosave interval"), QStringLiteral("preferences-system"));
     a.resetLayout = makeAction(parent, QObject::tr("&Restore Default Layout"), QKeySequence(),
                                QObject::tr("Show every panel in its original place"));
+    a.presentation = makeAction(parent, QObject::tr("&Presentation"), QKeySequence(Qt::Key_F11),
+                                QObject::tr("Full screen with larger text and only the result views, for a "
+                                            "projector; again to go back"),
+                                QStringLiteral("view-fullscreen"));
+    a.presentation->setCheckable(true);
+    a.keyboardShortcuts = makeAction(parent, QObject::tr("&Keyboard Shortcuts"), QKeySequence(),
+                                     QObject::tr("Every shortcut of the menus, by menu"));
     a.about =
         makeAction(parent, QObject::tr("&About QKV Lab"), QKeySequence(), QObject::tr("Version and licence"));
     return a;
@@ -109,7 +116,10 @@ void Actions::fillMenuBar(QMenuBar* menuBar, const QList<QAction*>& dockToggles)
     view->addActions(dockToggles);
     view->addSeparator();
     view->addAction(resetLayout);
+    view->addSeparator();
+    view->addAction(presentation);
     QMenu* help = menuBar->addMenu(QObject::tr("&Help"));
+    help->addAction(keyboardShortcuts);
     help->addAction(about);
 }
 

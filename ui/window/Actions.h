@@ -29,6 +29,8 @@ struct Actions {
     QAction* stopComputation; ///< Esc: stops a running background computation
     QAction* settings;
     QAction* resetLayout;
+    QAction* presentation; ///< F11, checkable: full screen, larger text, editor docks hidden
+    QAction* keyboardShortcuts;
     QAction* about;
 
     /// Creates the actions and the two submenus, all owned by `parent` (a menu needs a widget parent),

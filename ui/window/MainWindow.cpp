@@ -16,6 +16,7 @@
 #include "MatrixProduct.h"
 #include "NormalizerComparisonView.h"
 #include "Parallel.h"
+#include "PlotFigure.h"
 #include "Preferences.h"
 #include "QueryKeySpaceView.h"
 #include "RecoveryPrompt.h"
@@ -23,7 +24,9 @@
 #include "SessionEdits.h"
 #include "SettingsDialog.h"
 #include "ShapePanel.h"
+#include "ShortcutsDialog.h"
 #include "ValueSpaceView.h"
+#include "WindowGeometry.h"
 
 #include <QApplication>
 #include <QCloseEvent>
@@ -37,10 +40,16 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QScreen>
+#include <QScrollArea>
 #include <QStatusBar>
+#include <QStyle>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTextEdit>
+#include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
 #include <QUndoStack>
@@ -60,6 +69,55 @@ const QString matrixFilter = QObject::tr("CSV (*.csv *.txt);;NumPy arrays (*.npy
 bool isSessionFile(const QString& path)
 {
     return path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive);
+}
+
+constexpr double presentationFontScale = 1.5;
+const char* const fontBeforePresentation = "qkvFontBeforePresentation";
+
+// A panel in a dock scrolls instead of forcing its own minimum size onto the window.
+QScrollArea* scrollable(QWidget* panel)
+{
+    auto* area = new QScrollArea;
+    area->setObjectName(panel->objectName() + QStringLiteral("Scroll"));
+    area->setWidget(panel);
+    area->setWidgetResizable(true);
+    area->setFrameShape(QFrame::NoFrame);
+    return area;
+}
+
+// The palette the desktop gave the application, before any theme of ours replaced it.
+const QPalette& systemPalette()
+{
+    static const QPalette palette = QApplication::palette();
+    return palette;
+}
+
+QPalette darkPalette()
+{
+    QPalette p;
+    const QColor window(45, 45, 48), base(30, 30, 32), text(225, 225, 225), disabled(128, 128, 128);
+    p.setColor(QPalette::Window, window);
+    p.setColor(QPalette::WindowText, text);
+    p.setColor(QPalette::Base, base);
+    p.setColor(QPalette::AlternateBase, window);
+    p.setColor(QPalette::ToolTipBase, window);
+    p.setColor(QPalette::ToolTipText, text);
+    p.setColor(QPalette::PlaceholderText, disabled);
+    p.setColor(QPalette::Text, text);
+    p.setColor(QPalette::Button, window);
+    p.setColor(QPalette::ButtonText, text);
+    p.setColor(QPalette::BrightText, Qt::red);
+    p.setColor(QPalette::Light, window.lighter(150));
+    p.setColor(QPalette::Midlight, window.lighter(125));
+    p.setColor(QPalette::Mid, window.lighter(110));
+    p.setColor(QPalette::Dark, window.darker(150));
+    p.setColor(QPalette::Shadow, Qt::black);
+    p.setColor(QPalette::Highlight, QColor(42, 130, 218));
+    p.setColor(QPalette::HighlightedText, Qt::white);
+    p.setColor(QPalette::Link, QColor(100, 170, 255));
+    for (QPalette::ColorRole role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText})
+        p.setColor(QPalette::Disabled, role, disabled);
+    return p;
 }
 
 } // namespace
@@ -107,10 +165,10 @@ MainWindow::MainWindow(QWidget* parent)
 
     connectActions();
     rebuildRecentMenu();
-    resize(1400, 900);
+    placeOnScreen();
     m_defaultState = saveState();
-    restoreGeometry(Preferences::windowGeometry());
     restoreState(Preferences::windowState());
+    applyTheme();
     updateTitle();
     updateStatus();
     updateWeightTabs();
@@ -156,9 +214,9 @@ void MainWindow::createDocks()
     embeddings->raise();
 
     QDockWidget* controls = addDock(tr("Attention"), QStringLiteral("dockControls"),
-                                    new ControlsPanel(m_document, this), Qt::RightDockWidgetArea);
+                                    scrollable(new ControlsPanel(m_document, this)), Qt::RightDockWidgetArea);
     QDockWidget* shape = addDock(tr("Dimensions"), QStringLiteral("dockShape"),
-                                 new ShapePanel(m_document, this), Qt::RightDockWidgetArea);
+                                 scrollable(new ShapePanel(m_document, this)), Qt::RightDockWidgetArea);
     splitDockWidget(controls, shape, Qt::Vertical);
 
     auto* maskView = new QTableView(this);
@@ -225,6 +283,14 @@ void MainWindow::connectActions()
             dock->show();
         restoreState(m_defaultState);
     });
+    connect(m_actions.presentation, &QAction::toggled, this, &MainWindow::setPresentation);
+    connect(m_actions.keyboardShortcuts, &QAction::triggered, this, [this] {
+        ShortcutsDialog dialog(menuBar(), this);
+        dialog.exec();
+    });
+    // Views that build plots later (one per head) get the style when the session changes.
+    connect(m_document, &Document::sessionChanged, this,
+            [this] { QTimer::singleShot(0, this, &MainWindow::applyPlotStyle); });
     connect(m_actions.about, &QAction::triggered, this, [this] {
         QMessageBox::about(
             this, tr("About QKV Lab"),
@@ -257,7 +323,84 @@ void MainWindow::connectActions()
         dialog.store();
         m_document->setMemoryLimit(dialog.memoryLimitBytes());
         m_autosave->setIntervalSeconds(dialog.autosaveIntervalSeconds());
+        applyTheme();
     });
+}
+
+void MainWindow::placeOnScreen()
+{
+    const QRect available = screen()->availableGeometry();
+    const QRect initial = defaultWindowGeometry(available);
+    resize(initial.size());
+    move(initial.topLeft());
+    const QByteArray saved = Preferences::windowGeometry();
+    if (savedGeometryFits(saved, available))
+        restoreGeometry(saved);
+}
+
+void MainWindow::applyTheme()
+{
+    const QPalette& system = systemPalette(); // taken before the first change
+    switch (Preferences::theme()) {
+    case Preferences::Theme::System:
+        QApplication::setPalette(system);
+        break;
+    case Preferences::Theme::Light:
+        QApplication::setPalette(QApplication::style()->standardPalette());
+        break;
+    case Preferences::Theme::Dark:
+        QApplication::setPalette(darkPalette());
+        break;
+    }
+    applyPlotStyle();
+}
+
+void MainWindow::applyPlotStyle()
+{
+    qkv::ui::applyPlotStyle(
+        this, PlotStyle::fromPalette(QApplication::palette(), m_presentation ? presentationFontScale : 1.0));
+}
+
+void MainWindow::setPresentation(bool on)
+{
+    if (on == m_presentation)
+        return;
+    m_presentation = on;
+    m_actions.presentation->setChecked(on);
+    QList<QWidget*> texts;
+    for (QWidget* widget : findChildren<QWidget*>())
+        if (qobject_cast<QAbstractItemView*>(widget) || qobject_cast<QTextEdit*>(widget) ||
+            qobject_cast<QPlainTextEdit*>(widget))
+            texts << widget;
+    if (on) {
+        m_statesBeforePresentation = saveState();
+        m_windowStateBeforePresentation = windowState();
+        for (QDockWidget* dock : m_docks)
+            if (dockWidgetArea(dock) != Qt::BottomDockWidgetArea) // the editors; the result views stay
+                dock->hide();
+        for (QWidget* widget : texts) {
+            widget->setProperty(fontBeforePresentation, widget->testAttribute(Qt::WA_SetFont)
+                                                            ? QVariant(widget->font())
+                                                            : QVariant());
+            QFont font = widget->font();
+            if (font.pointSizeF() > 0)
+                font.setPointSizeF(font.pointSizeF() * presentationFontScale);
+            else
+                font.setPixelSize(qRound(font.pixelSize() * presentationFontScale));
+            widget->setFont(font);
+        }
+        applyPlotStyle();
+        showFullScreen();
+    } else {
+        for (QWidget* widget : texts) {
+            const QVariant before = widget->property(fontBeforePresentation);
+            widget->setFont(before.isValid() ? before.value<QFont>() : QFont());
+            widget->setProperty(fontBeforePresentation, QVariant());
+        }
+        applyPlotStyle();
+        setWindowState(m_windowStateBeforePresentation);
+        restoreState(m_statesBeforePresentation);
+    }
 }
 
 bool MainWindow::openSession(const QString& source)
@@ -347,6 +490,8 @@ void MainWindow::closeEvent(QCloseEvent* event)
         return;
     }
     m_autosave->discard(); // saved, or the user chose to discard the changes
+    if (m_presentation)
+        setPresentation(false); // remember the window, not the projector's full screen
     Preferences::setWindowGeometry(saveGeometry());
     Preferences::setWindowState(saveState());
     event->accept();

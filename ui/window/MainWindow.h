@@ -55,6 +55,13 @@ public:
     /// Every exportable view of the window, heatmaps first.
     QList<const Figure*> figures() const { return m_figures; }
 
+    /// View ▸ Presentation: full screen, plots' and tables' text ×1.5, the editor docks hidden (the result
+    /// views stay); leaving it restores the docks, the text and the window as they were.
+    void setPresentation(bool on);
+    bool isPresentation() const { return m_presentation; }
+    /// Colours of the window and its plots for Preferences::theme().
+    void applyTheme();
+
 protected:
     void closeEvent(QCloseEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -77,6 +84,8 @@ private:
     void updateStatus();
     void updateWeightTabs();
     void showError(const QString& title, const QString& message);
+    void placeOnScreen();
+    void applyPlotStyle();
 
     Document* m_document;
     Autosave* m_autosave;
@@ -94,6 +103,9 @@ private:
     QLabel* m_timeLabel = nullptr;
     QProgressBar* m_progress = nullptr;
     QToolButton* m_stopButton = nullptr;
+    bool m_presentation = false;
+    QByteArray m_statesBeforePresentation; ///< docks and toolbars
+    Qt::WindowStates m_windowStateBeforePresentation;
 };
 
 } // namespace qkv::ui

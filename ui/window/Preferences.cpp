@@ -15,6 +15,7 @@ const QString stateKey = QStringLiteral("window/state");
 const QString recentKey = QStringLiteral("files/recent");
 const QString autosaveKey = QStringLiteral("recovery/autosaveSeconds");
 const QString memoryLimitKey = QStringLiteral("compute/memoryLimitBytes");
+const QString themeKey = QStringLiteral("appearance/theme");
 } // namespace
 
 QByteArray Preferences::windowGeometry()
@@ -76,6 +77,23 @@ quint64 Preferences::memoryLimitBytes()
 void Preferences::setMemoryLimitBytes(quint64 bytes)
 {
     QSettings().setValue(memoryLimitKey, bytes == defaultMemoryLimit() ? 0 : bytes);
+}
+
+Preferences::Theme Preferences::theme()
+{
+    const QString name = QSettings().value(themeKey).toString();
+    if (name == QLatin1String("light"))
+        return Theme::Light;
+    if (name == QLatin1String("dark"))
+        return Theme::Dark;
+    return Theme::System;
+}
+
+void Preferences::setTheme(Theme theme)
+{
+    QSettings().setValue(themeKey, theme == Theme::Light  ? QStringLiteral("light")
+                                   : theme == Theme::Dark ? QStringLiteral("dark")
+                                                          : QStringLiteral("system"));
 }
 
 } // namespace qkv::ui

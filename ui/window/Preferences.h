@@ -25,6 +25,12 @@ public:
     /// for 0: qkv::defaultMemoryLimit(), three quarters of the physical memory).
     static quint64 memoryLimitBytes();
     static void setMemoryLimitBytes(quint64 bytes);
+
+    enum class Theme { System, Light, Dark };
+    /// The colours of the window and its plots ("appearance/theme": "system", "light" or "dark"; default
+    /// and for anything else: System, the palette the desktop gave the application).
+    static Theme theme();
+    static void setTheme(Theme theme);
 };
 
 } // namespace qkv::ui

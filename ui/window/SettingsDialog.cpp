@@ -4,6 +4,7 @@
 #include "Preferences.h"
 #include "ResourceLimits.h"
 
+#include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -23,7 +24,8 @@ constexpr double bytesPerGigabyte = 1e9; // as formatBytes() writes sizes
 } // namespace
 
 SettingsDialog::SettingsDialog(QWidget* parent)
-    : QDialog(parent), m_memoryGigabytes(new QDoubleSpinBox(this)), m_autosaveSeconds(new QSpinBox(this))
+    : QDialog(parent), m_memoryGigabytes(new QDoubleSpinBox(this)), m_autosaveSeconds(new QSpinBox(this)),
+      m_theme(new QComboBox(this))
 {
     setObjectName(QStringLiteral("settingsDialog"));
     setWindowTitle(tr("Settings"));
@@ -47,9 +49,19 @@ SettingsDialog::SettingsDialog(QWidget* parent)
     m_autosaveSeconds->setToolTip(tr("How often an unsaved session is copied to the recovery folder, so a "
                                      "crash loses at most this much work (0: only after structural edits)."));
 
+    m_theme->setObjectName(QStringLiteral("theme"));
+    m_theme->addItem(tr("System"), static_cast<int>(Preferences::Theme::System));
+    m_theme->addItem(tr("Light"), static_cast<int>(Preferences::Theme::Light));
+    m_theme->addItem(tr("Dark"), static_cast<int>(Preferences::Theme::Dark));
+    m_theme->setCurrentIndex(m_theme->findData(static_cast<int>(Preferences::theme())));
+    m_theme->setToolTip(
+        tr("The colours of the window and its plots: the desktop's, or light or dark whatever "
+           "the desktop uses. Exported figures keep the colours on screen."));
+
     auto* form = new QFormLayout;
     form->addRow(tr("Memory limit for a session:"), m_memoryGigabytes);
     form->addRow(tr("Autosave unsaved work every:"), m_autosaveSeconds);
+    form->addRow(tr("Theme:"), m_theme);
 
     auto* buttons = new QDialogButtonBox(
         QDialogButtonBox::Ok | QDialogButtonBox::Cancel | QDialogButtonBox::RestoreDefaults, this);
@@ -58,6 +70,7 @@ SettingsDialog::SettingsDialog(QWidget* parent)
     connect(buttons->button(QDialogButtonBox::RestoreDefaults), &QPushButton::clicked, this, [this] {
         m_memoryGigabytes->setValue(static_cast<double>(defaultMemoryLimit()) / bytesPerGigabyte);
         m_autosaveSeconds->setValue(Autosave::defaultIntervalSeconds);
+        m_theme->setCurrentIndex(m_theme->findData(static_cast<int>(Preferences::Theme::System)));
     });
 
     auto* layout = new QVBoxLayout(this);
@@ -75,8 +88,14 @@ int SettingsDialog::autosaveIntervalSeconds() const
     return m_autosaveSeconds->value();
 }
 
+Preferences::Theme SettingsDialog::theme() const
+{
+    return static_cast<Preferences::Theme>(m_theme->currentData().toInt());
+}
+
 void SettingsDialog::store() const
 {
+    Preferences::setTheme(theme());
     Preferences::setMemoryLimitBytes(memoryLimitBytes());
     Preferences::setAutosaveIntervalSeconds(autosaveIntervalSeconds());
 }

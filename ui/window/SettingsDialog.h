@@ -1,9 +1,12 @@
 #pragma once
-// Edit ▸ Settings: the memory limit for a session and the autosave interval, read from and written to
-// Preferences.
+// Edit ▸ Settings: the memory limit for a session, the autosave interval and the colour theme, read from and
+// written to Preferences.
+
+#include "Preferences.h"
 
 #include <QDialog>
 
+class QComboBox;
 class QDoubleSpinBox;
 class QSpinBox;
 
@@ -17,6 +20,7 @@ public:
     /// Bytes; what the memory spin box shows.
     quint64 memoryLimitBytes() const;
     int autosaveIntervalSeconds() const;
+    Preferences::Theme theme() const;
 
     /// Writes the values to Preferences (called on OK).
     void store() const;
@@ -24,6 +28,7 @@ public:
 private:
     QDoubleSpinBox* m_memoryGigabytes;
     QSpinBox* m_autosaveSeconds;
+    QComboBox* m_theme;
 };
 
 } // namespace qkv::ui

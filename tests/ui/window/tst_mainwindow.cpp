@@ -11,18 +11,25 @@
 #include "SessionEdits.h"
 #include "SessionFile.h"
 #include "SettingsDialog.h"
+#include "ShortcutsDialog.h"
+#include "WindowGeometry.h"
 
 #include "FuzzyCompare.h"
+
+#include <qcustomplot.h>
 
 #include <QAction>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QLabel>
+#include <QMenuBar>
 #include <QProgressBar>
+#include <QScreen>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QToolButton>
+#include <QTreeWidget>
 #include <QUndoStack>
 #include <QtTest>
 
@@ -45,6 +52,14 @@ private slots:
     void saveCloseReopen();
     void stopButtonAndEscapeStopAComputation();
     void settingsDialogSetsTheMemoryLimit();
+    void windowOpensInsideTheScreen();
+    void minimumSizeFitsAProjector();
+    void rememberedGeometryMustFit_data();
+    void rememberedGeometryMustFit();
+    void oversizedRememberedGeometryIsNotRestored();
+    void presentationTwiceRestoresTheDocks();
+    void darkThemeMakesPlotsDark();
+    void shortcutListHasEveryShortcut();
 };
 
 void TestMainWindow::initTestCase()
@@ -249,6 +264,191 @@ void TestMainWindow::settingsDialogSetsTheMemoryLimit()
     QCOMPARE(Preferences::memoryLimitBytes(), quint64(2500000000));
     Preferences::setMemoryLimitBytes(defaultMemoryLimit());
     QCOMPARE(Preferences::memoryLimitBytes(), defaultMemoryLimit());
+}
+
+void TestMainWindow::windowOpensInsideTheScreen()
+{
+    Preferences::setWindowGeometry({});
+    MainWindow window;
+    const QRect available = window.screen()->availableGeometry();
+    const QRect expected = defaultWindowGeometry(available);
+    // 90 % of the screen, centred, unless the minimum size asks for more.
+    QCOMPARE(window.width(), std::max(expected.width(), window.minimumSizeHint().width()));
+    QCOMPARE(window.height(), std::max(expected.height(), window.minimumSizeHint().height()));
+    QCOMPARE(defaultWindowGeometry(QRect(0, 0, 1280, 720)), QRect(64, 36, 1152, 648));
+    QCOMPARE(defaultWindowGeometry(QRect(0, 0, 960, 540)).size(), QSize(864, 486)); // 1920×1080 at scale 2
+}
+
+void TestMainWindow::minimumSizeFitsAProjector()
+{
+    MainWindow window;
+    QVERIFY(window.openSession(QString()));
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    const QSize minimum = window.minimumSizeHint();
+    QVERIFY2(minimum.width() <= maximumMinimumWindowSize.width() &&
+                 minimum.height() <= maximumMinimumWindowSize.height(),
+             qPrintable(QStringLiteral("%1 x %2").arg(minimum.width()).arg(minimum.height())));
+    window.resize(maximumMinimumWindowSize);
+    QTRY_COMPARE(window.size(), maximumMinimumWindowSize);
+    for (const QDockWidget* dock : window.findChildren<QDockWidget*>())
+        if (dock->isVisible() && !dock->visibleRegion().isEmpty()) {
+            QVERIFY2(dock->width() >= dock->minimumSizeHint().width(), qPrintable(dock->objectName()));
+            QVERIFY2(dock->height() >= dock->minimumSizeHint().height(), qPrintable(dock->objectName()));
+        }
+}
+
+void TestMainWindow::rememberedGeometryMustFit_data()
+{
+    QTest::addColumn<QRect>("saved");
+    QTest::addColumn<bool>("fits");
+    QTest::newRow("inside") << QRect(100, 80, 1000, 560) << true;
+    QTest::newRow("the whole screen") << QRect(0, 0, 1280, 720) << true;
+    QTest::newRow("larger") << QRect(0, 0, 1400, 900) << false;
+    QTest::newRow("taller") << QRect(10, 10, 1000, 784) << false;
+    QTest::newRow("off to the right") << QRect(1500, 100, 800, 500) << false;
+    QTest::newRow("partly above") << QRect(100, -40, 800, 500) << false;
+}
+
+void TestMainWindow::rememberedGeometryMustFit()
+{
+    QFETCH(QRect, saved);
+    QFETCH(bool, fits);
+    QWidget widget;
+    widget.setGeometry(saved);
+    const QByteArray blob = widget.saveGeometry();
+    QCOMPARE(savedFrameGeometry(blob).value_or(QRect()), saved);
+    QCOMPARE(savedGeometryFits(blob, QRect(0, 0, 1280, 720)), fits);
+    QVERIFY(!savedGeometryFits(QByteArray("not a geometry"), QRect(0, 0, 1280, 720)));
+    QVERIFY(!savedGeometryFits(QByteArray(), QRect(0, 0, 1280, 720)));
+}
+
+void TestMainWindow::oversizedRememberedGeometryIsNotRestored()
+{
+    QWidget widget;
+    const QRect available = widget.screen()->availableGeometry();
+    for (const QRect& saved :
+         {available.adjusted(-20, -20, 600, 400), available.translated(available.width(), 0)}) {
+        widget.setGeometry(saved);
+        Preferences::setWindowGeometry(widget.saveGeometry());
+        MainWindow window;
+        QVERIFY(window.geometry() != saved);
+        QVERIFY2(available.contains(window.geometry().center()),
+                 qPrintable(QStringLiteral("%1,%2").arg(window.x()).arg(window.y())));
+    }
+    Preferences::setWindowGeometry({});
+}
+
+void TestMainWindow::presentationTwiceRestoresTheDocks()
+{
+    MainWindow window;
+    QVERIFY(window.openSession(QString()));
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.findChild<QDockWidget*>(QStringLiteral("dockMask"))->raise();
+    window.findChild<QDockWidget*>(QStringLiteral("dockHeads"))->hide();
+    const auto docks = window.findChildren<QDockWidget*>();
+    const auto dockState = [&] {
+        QStringList state;
+        for (const QDockWidget* dock : docks)
+            state << QStringLiteral("%1 %2 %3 %4")
+                         .arg(dock->objectName())
+                         .arg(dock->isVisible())
+                         .arg(window.dockWidgetArea(const_cast<QDockWidget*>(dock)))
+                         .arg(window.tabifiedDockWidgets(const_cast<QDockWidget*>(dock)).size());
+        return state;
+    };
+    const QStringList before = dockState();
+    const auto* plot = window.findChild<QCustomPlot*>();
+    QVERIFY(plot);
+    const double tickPoint = plot->xAxis->tickLabelFont().pointSizeF();
+
+    QAction* presentation = nullptr;
+    for (QAction* action : window.findChildren<QAction*>())
+        if (action->shortcut() == QKeySequence(Qt::Key_F11))
+            presentation = action;
+    QVERIFY(presentation && presentation->isCheckable());
+    presentation->trigger();
+    QVERIFY(window.isPresentation());
+    QVERIFY(window.isFullScreen());
+    QVERIFY(!window.findChild<QDockWidget*>(QStringLiteral("dockEmbeddings"))->isVisible());
+    QVERIFY(!window.findChild<QDockWidget*>(QStringLiteral("dockControls"))->isVisible());
+    QVERIFY(window.findChild<QDockWidget*>(QStringLiteral("dockMath"))->isVisible());
+    QKV_COMPARE_NEAR(plot->xAxis->tickLabelFont().pointSizeF(), 1.5 * tickPoint, 1e-9);
+
+    presentation->trigger();
+    QVERIFY(!window.isPresentation());
+    QVERIFY(!window.isFullScreen());
+    QCOMPARE(dockState(), before);
+    QKV_COMPARE_NEAR(plot->xAxis->tickLabelFont().pointSizeF(), tickPoint, 1e-9);
+}
+
+void TestMainWindow::darkThemeMakesPlotsDark()
+{
+    Preferences::setTheme(Preferences::Theme::Dark);
+    {
+        MainWindow window;
+        QVERIFY(window.openSession(QString()));
+        const auto plots = window.findChildren<QCustomPlot*>();
+        QVERIFY(!plots.isEmpty());
+        for (QCustomPlot* plot : plots) {
+            const QImage image = plot->toPixmap(300, 200).toImage();
+            QVERIFY2(QColor(image.pixel(1, 1)).lightness() < 80,
+                     qPrintable(plot->parentWidget()->objectName()));
+            QVERIFY(plot->xAxis->tickLabelColor().lightness() > 160);
+        }
+    }
+    SettingsDialog dialog;
+    auto* theme = dialog.findChild<QComboBox*>(QStringLiteral("theme"));
+    QVERIFY(theme);
+    QCOMPARE(dialog.theme(), Preferences::Theme::Dark);
+    theme->setCurrentIndex(theme->findText(QStringLiteral("Light")));
+    dialog.store();
+    QCOMPARE(Preferences::theme(), Preferences::Theme::Light);
+    MainWindow light;
+    QVERIFY(light.openSession(QString()));
+    const QImage image = light.findChild<QCustomPlot*>()->toPixmap(300, 200).toImage();
+    QVERIFY(QColor(image.pixel(1, 1)).lightness() > 200);
+    Preferences::setTheme(Preferences::Theme::System);
+}
+
+void TestMainWindow::shortcutListHasEveryShortcut()
+{
+    MainWindow window;
+    const QList<ShortcutEntry> entries = shortcutEntries(window.menuBar(), &window);
+    QStringList listed;
+    for (const ShortcutEntry& entry : entries)
+        listed << entry.action + QLatin1Char('\t') + entry.shortcut.toString();
+    int withShortcut = 0;
+    for (const QAction* action : window.findChildren<QAction*>()) {
+        if (action->shortcut().isEmpty())
+            continue;
+        ++withShortcut;
+        QString text = action->text();
+        text.remove(QLatin1Char('&'));
+        text.remove(QChar(0x2026));
+        const QString wanted = text.trimmed() + QLatin1Char('\t') + action->shortcut().toString();
+        QVERIFY2(listed.contains(wanted), qPrintable(wanted));
+    }
+    QVERIFY(withShortcut >= 10);
+    // Menu order: File before Edit before View, each menu's actions together.
+    QStringList menus;
+    for (const ShortcutEntry& entry : entries)
+        if (menus.isEmpty() || menus.last() != entry.menu) {
+            QVERIFY2(!menus.contains(entry.menu), qPrintable(entry.menu));
+            menus << entry.menu;
+        }
+    QCOMPARE(menus.mid(0, 3),
+             (QStringList{QStringLiteral("File"), QStringLiteral("Edit"), QStringLiteral("View")}));
+    QVERIFY(listed.contains(QStringLiteral("Presentation\tF11")));
+
+    ShortcutsDialog dialog(window.menuBar(), &window);
+    const auto* tree = dialog.findChild<QTreeWidget*>(QStringLiteral("shortcutList"));
+    QVERIFY(tree);
+    int rows = 0;
+    for (int i = 0; i < tree->topLevelItemCount(); ++i)
+        rows += tree->topLevelItem(i)->childCount();
+    QCOMPARE(rows, entries.size());
 }
 
 QTEST_MAIN(TestMainWindow)
