@@ -676,7 +676,9 @@ void Heatmap::afterLayout()
         return;
     }
     const QSize size = axisRectSize(m_plot);
-    if (size != m_ticksFor && planTicksFor(size, true) && m_relayouts < 6) {
+    // Only a re-layout this plan caused settles (strides that only grow); a new size plans afresh, so a
+    // heatmap first laid out tiny (while the window was built) gets its labels back once it is large.
+    if (size != m_ticksFor && planTicksFor(size, m_relayouts > 0) && m_relayouts < 6) {
         ++m_relayouts; // the labels changed the margins: lay out once more with the new plan
         m_plot->replot(QCustomPlot::rpQueuedReplot);
     } else {

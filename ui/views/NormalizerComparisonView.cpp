@@ -49,7 +49,7 @@ NormalizerComparisonView::NormalizerComparisonView(Document* document, QWidget* 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
-    m_titleElement = setUpPlot(m_plot, QSize(240, 180));
+    m_titleElement = setUpPlot(m_plot, QSize(240, 110));
 
     // The legend in a row of its own under the plot, so it never hides a bar.
     m_plot->legend->setVisible(true);

@@ -147,7 +147,7 @@ SpaceView::SpaceView(Document* document, const QString& dimension, QWidget* pare
     layout->addWidget(m_plot, 1);
 
     m_plot->setObjectName(QStringLiteral("plot"));
-    m_titleElement = setUpPlot(m_plot, QSize(200, 160));
+    m_titleElement = setUpPlot(m_plot, QSize(200, 110));
 
     // The legend in a row of its own under the plot, centred, so it never covers a point.
     m_plot->legend->setVisible(true);

@@ -74,7 +74,8 @@ bool isSessionFile(const QString& path)
 constexpr double presentationFontScale = 1.5;
 const char* const fontBeforePresentation = "qkvFontBeforePresentation";
 
-// A panel in a dock scrolls instead of forcing its own minimum size onto the window.
+// A panel in a dock scrolls instead of forcing its own minimum size onto the window (1920×1080 at scale 2
+// leaves 960×540).
 QScrollArea* scrollable(QWidget* panel)
 {
     auto* area = new QScrollArea;
@@ -166,6 +167,7 @@ MainWindow::MainWindow(QWidget* parent)
     connectActions();
     rebuildRecentMenu();
     placeOnScreen();
+    sizeDocks();
     m_defaultState = saveState();
     restoreState(Preferences::windowState());
     applyTheme();
@@ -180,7 +182,7 @@ void MainWindow::createDocks()
                                 Qt::DockWidgetArea area) {
         auto* dock = new QDockWidget(title, this);
         dock->setObjectName(name);
-        dock->setWidget(widget);
+        dock->setWidget(scrollable(widget));
         addDockWidget(area, dock);
         m_docks << dock;
         return dock;
@@ -214,9 +216,9 @@ void MainWindow::createDocks()
     embeddings->raise();
 
     QDockWidget* controls = addDock(tr("Attention"), QStringLiteral("dockControls"),
-                                    scrollable(new ControlsPanel(m_document, this)), Qt::RightDockWidgetArea);
+                                    new ControlsPanel(m_document, this), Qt::RightDockWidgetArea);
     QDockWidget* shape = addDock(tr("Dimensions"), QStringLiteral("dockShape"),
-                                 scrollable(new ShapePanel(m_document, this)), Qt::RightDockWidgetArea);
+                                 new ShapePanel(m_document, this), Qt::RightDockWidgetArea);
     splitDockWidget(controls, shape, Qt::Vertical);
 
     auto* maskView = new QTableView(this);
@@ -252,8 +254,15 @@ void MainWindow::createDocks()
         previous = dock;
     }
     findChild<QDockWidget*>(QStringLiteral("dockQueryKeySpace"))->raise();
-    resizeDocks({embeddings, controls}, {500, 330}, Qt::Horizontal);
-    resizeDocks({mathDock}, {330}, Qt::Vertical);
+}
+
+// The first arrangement leaves the central views at least half of the window, whatever its size.
+void MainWindow::sizeDocks()
+{
+    const auto dock = [this](const char* name) { return findChild<QDockWidget*>(QLatin1String(name)); };
+    resizeDocks({dock("dockEmbeddings"), dock("dockControls")}, {width() * 27 / 100, width() * 22 / 100},
+                Qt::Horizontal);
+    resizeDocks({dock("dockMath")}, {height() * 36 / 100}, Qt::Vertical);
 }
 
 void MainWindow::connectActions()

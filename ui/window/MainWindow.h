@@ -84,6 +84,7 @@ private:
     void updateStatus();
     void updateWeightTabs();
     void showError(const QString& title, const QString& message);
+    void sizeDocks();
     void placeOnScreen();
     void applyPlotStyle();
 

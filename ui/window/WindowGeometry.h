@@ -8,8 +8,9 @@
 
 namespace qkv::ui {
 
-/// The largest minimum size the window may have, so a 1280×720 projector (less its panels) fits it.
-inline constexpr QSize maximumMinimumWindowSize{1024, 640};
+/// The largest minimum size the window may have: 1920×1080 at a scale factor of 2 leaves 960×540, less a
+/// title bar (a 1280×720 projector then fits easily).
+inline constexpr QSize maximumMinimumWindowSize{960, 510};
 
 /// The first geometry of the window on a screen whose available area is `available`: 90 % of it in each
 /// direction, centred.
