@@ -3,6 +3,7 @@
 #include "Document.h"
 #include "DocumentCommands.h"
 #include "Examples.h"
+#include "Heatmap.h"
 #include "Initializers.h"
 #include "MainWindow.h"
 #include "MatrixFile.h"
@@ -27,6 +28,7 @@
 #include <QProgressBar>
 #include <QScreen>
 #include <QStandardPaths>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QToolButton>
 #include <QTreeWidget>
@@ -54,6 +56,7 @@ private slots:
     void settingsDialogSetsTheMemoryLimit();
     void windowOpensInsideTheScreen();
     void minimumSizeFitsAProjector();
+    void everyTokenNamedAtThreeTokens();
     void rememberedGeometryMustFit_data();
     void rememberedGeometryMustFit();
     void oversizedRememberedGeometryIsNotRestored();
@@ -296,6 +299,23 @@ void TestMainWindow::minimumSizeFitsAProjector()
             QVERIFY2(dock->width() >= dock->minimumSizeHint().width(), qPrintable(dock->objectName()));
             QVERIFY2(dock->height() >= dock->minimumSizeHint().height(), qPrintable(dock->objectName()));
         }
+}
+
+// The heatmaps are laid out small while the window is built; at 1280×720 the three tokens are all named.
+void TestMainWindow::everyTokenNamedAtThreeTokens()
+{
+    MainWindow window;
+    window.resize(defaultWindowGeometry(QRect(0, 0, 1280, 720)).size());
+    QVERIFY(window.openSession(QString()));
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto* weights = window.findChild<Heatmap*>(QStringLiteral("heatmap_weights"));
+    QVERIFY(weights);
+    window.findChild<QTabWidget*>(QStringLiteral("resultTabs"))->setCurrentWidget(weights);
+    QTRY_VERIFY(weights->isVisible() && weights->values().rows() == 3);
+    QTRY_COMPARE(weights->tickPlan().rowStride, 1);
+    QTRY_COMPARE(weights->tickPlan().columnStride, 1);
+    QTRY_VERIFY(weights->showsCellValues());
 }
 
 void TestMainWindow::rememberedGeometryMustFit_data()
