@@ -315,7 +315,6 @@ void TestMainWindow::everyTokenNamedAtThreeTokens()
     QTRY_VERIFY(weights->isVisible() && weights->values().rows() == 3);
     QTRY_COMPARE(weights->tickPlan().rowStride, 1);
     QTRY_COMPARE(weights->tickPlan().columnStride, 1);
-    QTRY_VERIFY(weights->showsCellValues());
 }
 
 void TestMainWindow::rememberedGeometryMustFit_data()
