@@ -29,7 +29,6 @@ void MaskEditor::mousePressEvent(QMouseEvent* event)
         return;
     }
     m_anchor = index;
-    m_allow = !m_model->isAllowed(index);
     setCurrentIndex(index);
     showRectangle(index);
     event->accept();
@@ -60,7 +59,7 @@ void MaskEditor::mouseReleaseEvent(QMouseEvent* event)
     m_anchor = QPersistentModelIndex();
     m_corner = QPersistentModelIndex();
     if (anchor.isValid() && corner.isValid()) // not dropped by a model reset meanwhile
-        m_model->setRectangle(anchor, corner, m_allow);
+        m_model->paintRectangle(anchor, corner);
     event->accept();
 }
 

@@ -12,7 +12,7 @@ class MaskModel;
 
 /// A grid over a MaskModel. The first cell's new state (its current state flipped) decides what the
 /// rectangle from it to the cell under the mouse becomes; the rectangle is shown selected while dragging
-/// and applied on release (MaskModel::setRectangle). A click is a drag over one cell: it toggles it.
+/// and applied on release (MaskModel::paintRectangle). A click is a drag over one cell: it toggles it.
 /// Space toggles the current cell. The grid's objectName is "maskGrid".
 class MaskEditor : public QTableView {
     Q_OBJECT
@@ -37,7 +37,6 @@ private:
     MaskModel* m_model;
     QPersistentModelIndex m_anchor; // the first cell of the drag; invalid when not dragging
     QPersistentModelIndex m_corner; // the cell under the mouse
-    bool m_allow = false;           // what the drag makes its rectangle
 };
 
 } // namespace qkv::ui

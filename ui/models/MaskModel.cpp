@@ -163,6 +163,11 @@ bool MaskModel::isAllowed(const QModelIndex& index) const
     return inSession(index) && m_allowed(index.row(), index.column()) != 0;
 }
 
+bool MaskModel::paintRectangle(const QModelIndex& anchor, const QModelIndex& corner)
+{
+    return setRectangle(anchor, corner, !isAllowed(anchor));
+}
+
 bool MaskModel::setRectangle(const QModelIndex& corner, const QModelIndex& otherCorner, bool allow)
 {
     if (!inSession(corner) || !inSession(otherCorner))

@@ -34,6 +34,9 @@ public:
     /// masked, are left as they are) as one undo command, making the mask custom. Pushes nothing when no
     /// cell would change; returns false only for an index outside the grid.
     bool setRectangle(const QModelIndex& corner, const QModelIndex& otherCorner, bool allow);
+    /// What a drag from `anchor` to `corner` does, on the mask editor and on the Mask heatmap alike: the
+    /// anchor's state flipped decides whether the whole rectangle is allowed or forbidden (setRectangle()).
+    bool paintRectangle(const QModelIndex& anchor, const QModelIndex& corner);
     /// Whether the cell is allowed now (padding included).
     bool isAllowed(const QModelIndex& index) const;
 

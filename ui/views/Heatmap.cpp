@@ -7,6 +7,7 @@
 
 #include <qcustomplot.h>
 
+#include <QActionGroup>
 #include <QFontMetrics>
 #include <QKeyEvent>
 #include <QMenu>
@@ -126,6 +127,14 @@ QSharedPointer<QCPAxisTickerText> textTicker(const QStringList& labels, int stri
     return ticker;
 }
 
+// What the colour bar measures; scaled per row, a fraction of each row's largest.
+QString colorBarText(const QString& label, bool perRow)
+{
+    if (!perRow)
+        return label;
+    return label.isEmpty() ? Heatmap::tr("÷ row maximum") : Heatmap::tr("%1 ÷ row maximum").arg(label);
+}
+
 } // namespace
 
 Heatmap::Heatmap(QWidget* parent)
@@ -203,34 +212,20 @@ Heatmap::Heatmap(QWidget* parent)
     connect(m_plot, &QCustomPlot::afterLayout, this, &Heatmap::afterLayout);
     connect(m_plot, &QCustomPlot::mouseMove, this, &Heatmap::onMouseMove);
     connect(m_plot, &QCustomPlot::mousePress, this, &Heatmap::onMousePress);
+    connect(m_plot, &QCustomPlot::mouseRelease, this, &Heatmap::onMouseRelease);
+    createContextMenu();
     m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_plot, &QWidget::customContextMenuRequested, this, [this](const QPoint& position) {
-        QMenu menu(this);
-        const struct {
-            QString text;
-            ColorMap map;
-        } maps[] = {{tr("Viridis"), ColorMap::Viridis},
-                    {tr("Cividis"), ColorMap::Cividis},
-                    {tr("Greyscale (print)"), ColorMap::Greyscale}};
-        QMenu* colours = menu.addMenu(tr("Colour map"));
-        colours->setEnabled(m_mode == ColorMode::Sequential);
-        for (const auto& entry : maps) {
-            QAction* action = colours->addAction(entry.text);
-            action->setCheckable(true);
-            action->setChecked(m_colorMap == entry.map);
-            connect(action, &QAction::triggered, this, [this, map = entry.map] { setColorMap(map); });
-        }
-        QAction* logScale = menu.addAction(tr("Logarithmic Colour Scale"));
-        logScale->setCheckable(true);
-        logScale->setChecked(m_logarithmic);
-        logScale->setEnabled(m_mode == ColorMode::Sequential);
-        connect(logScale, &QAction::toggled, this, &Heatmap::setLogarithmic);
-        menu.addSeparator();
-        connect(menu.addAction(tr("Zoom In\tCtrl++")), &QAction::triggered, this, [this] { zoomBy(0.5); });
-        connect(menu.addAction(tr("Zoom Out\tCtrl+-")), &QAction::triggered, this, [this] { zoomBy(2.0); });
-        connect(menu.addAction(tr("Fit\tCtrl+0")), &QAction::triggered, this, &Heatmap::fitToView);
-        menu.exec(m_plot->mapToGlobal(position));
+        updateContextMenu();
+        m_menu->exec(m_plot->mapToGlobal(position));
     });
+    // The rectangle a paint drag covers, until release.
+    m_paintRect = new QCPItemRect(m_plot);
+    m_paintRect->setPen(QPen(QColor(20, 20, 20), 1.5, Qt::DashLine));
+    m_paintRect->setBrush(QColor(255, 255, 255, 90));
+    m_paintRect->setVisible(false);
+    m_paintRect->setSelectable(false);
+    m_paintRect->setLayer(QStringLiteral("overlay"));
     // Zoom (wheel) and pan (drag) within the matrix; the tick labels are planned again for the cells shown.
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     m_plot->axisRect()->setRangeZoomAxes(m_plot->xAxis, m_plot->yAxis);
@@ -243,6 +238,123 @@ Heatmap::Heatmap(QWidget* parent)
 }
 
 Heatmap::~Heatmap() = default;
+
+// One menu for the widget's life, its actions named so that tests (and the window) can find them.
+void Heatmap::createContextMenu()
+{
+    m_menu = new QMenu(this);
+    m_menu->setObjectName(QStringLiteral("heatmapMenu"));
+    const auto add = [this](QMenu* menu, QActionGroup* group, const QString& text, const char* name,
+                            const QString& tip) {
+        QAction* action = menu->addAction(text);
+        action->setObjectName(QLatin1String(name));
+        action->setStatusTip(tip);
+        action->setToolTip(tip);
+        action->setCheckable(true);
+        group->addAction(action);
+        return action;
+    };
+    QMenu* scales = m_menu->addMenu(tr("Colour Scale"));
+    scales->setObjectName(QStringLiteral("colorScaleMenu"));
+    auto* scaleGroup = new QActionGroup(this);
+    const struct {
+        QString text;
+        const char* name;
+        ColorScale scale;
+        QString tip;
+    } scaleEntries[] = {
+        {tr("Linear"), "colorScale_linear", ColorScale::Linear,
+         tr("The colour map from the smallest value to the largest")},
+        {tr("Logarithmic"), "colorScale_logarithmic", ColorScale::Logarithmic,
+         tr("From the smallest positive value to the largest: small weights that differ by orders of "
+            "magnitude get different colours")},
+        {tr("Per Row"), "colorScale_perRow", ColorScale::PerRow,
+         tr("Each row divided by its own largest value: where each query looks, however spread its "
+            "weights are")},
+        {tr("Diverging (Symmetric about 0)"), "colorScale_diverging", ColorScale::Diverging,
+         tr("Blue for negative, white at 0, red for positive, the same extent both ways")},
+    };
+    for (const auto& entry : scaleEntries)
+        connect(add(scales, scaleGroup, entry.text, entry.name, entry.tip), &QAction::triggered, this,
+                [this, scale = entry.scale] { setColorScale(scale); });
+    QMenu* maps = m_menu->addMenu(tr("Colour Map"));
+    maps->setObjectName(QStringLiteral("colorMapMenu"));
+    auto* mapGroup = new QActionGroup(this);
+    const struct {
+        QString text;
+        const char* name;
+        ColorMap map;
+    } mapEntries[] = {{tr("Viridis"), "colorMap_viridis", ColorMap::Viridis},
+                      {tr("Cividis (Colour-Vision Safe)"), "colorMap_cividis", ColorMap::Cividis},
+                      {tr("Greyscale (Print)"), "colorMap_greyscale", ColorMap::Greyscale}};
+    for (const auto& entry : mapEntries)
+        connect(add(maps, mapGroup, entry.text, entry.name, QString()), &QAction::triggered, this,
+                [this, map = entry.map] { setColorMap(map); });
+    m_menu->addSeparator();
+    const auto addZoom = [this](const QString& text, const char* name, const QKeySequence& keys) {
+        QAction* action = m_menu->addAction(text);
+        action->setObjectName(QLatin1String(name));
+        action->setShortcut(keys);
+        action->setShortcutContext(Qt::WidgetShortcut); // shown in the menu; the keys are handled below
+        return action;
+    };
+    connect(addZoom(tr("Zoom In"), "zoomIn", QKeySequence(Qt::CTRL | Qt::Key_Plus)), &QAction::triggered,
+            this, [this] { zoomBy(0.5); });
+    connect(addZoom(tr("Zoom Out"), "zoomOut", QKeySequence(Qt::CTRL | Qt::Key_Minus)), &QAction::triggered,
+            this, [this] { zoomBy(2.0); });
+    connect(addZoom(tr("Fit"), "zoomFit", QKeySequence(Qt::CTRL | Qt::Key_0)), &QAction::triggered, this,
+            &Heatmap::fitToView);
+    updateContextMenu();
+}
+
+// The checked entries follow the heatmap; what does not apply to its kind of matrix is disabled.
+void Heatmap::updateContextMenu()
+{
+    const bool binary = m_mode == ColorMode::Binary;
+    const auto check = [this](const char* name, bool checked, bool enabled) {
+        if (auto* action = m_menu->findChild<QAction*>(QLatin1String(name))) {
+            action->setChecked(checked);
+            action->setEnabled(enabled);
+        }
+    };
+    check("colorScale_linear", m_colorScale == ColorScale::Linear, !binary);
+    // Logarithmic needs positive values: offered for maps that are not signed by nature.
+    check("colorScale_logarithmic", m_colorScale == ColorScale::Logarithmic, m_mode == ColorMode::Sequential);
+    check("colorScale_perRow", m_colorScale == ColorScale::PerRow, !binary);
+    check("colorScale_diverging", m_colorScale == ColorScale::Diverging, !binary);
+    const bool maps = !binary && m_colorScale != ColorScale::Diverging;
+    check("colorMap_viridis", m_colorMap == ColorMap::Viridis, maps);
+    check("colorMap_cividis", m_colorMap == ColorMap::Cividis, maps);
+    check("colorMap_greyscale", m_colorMap == ColorMap::Greyscale, maps);
+}
+
+Heatmap::ColorScale Heatmap::defaultScale() const
+{
+    return m_mode == ColorMode::Diverging ? ColorScale::Diverging : ColorScale::Linear;
+}
+
+void Heatmap::setPaintable(bool paintable)
+{
+    m_paintable = paintable;
+    if (!paintable && m_paintAnchor.first >= 0) {
+        m_paintAnchor = m_paintCorner = {-1, -1};
+        m_plot->setInteraction(QCP::iRangeDrag, true);
+        updatePaintRect();
+    }
+}
+
+void Heatmap::updatePaintRect()
+{
+    const bool shown = m_paintAnchor.first >= 0 && m_paintMoved;
+    m_paintRect->setVisible(shown);
+    if (shown) {
+        const auto [r0, c0] = m_paintAnchor;
+        const auto [r1, c1] = m_paintCorner;
+        m_paintRect->topLeft->setCoords(std::min(c0, c1) - 0.5, std::min(r0, r1) - 0.5);
+        m_paintRect->bottomRight->setCoords(std::max(c0, c1) + 0.5, std::max(r0, r1) + 0.5);
+    }
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
 
 void Heatmap::setMatrix(const Matrix& values, const QStringList& rowLabels, const QStringList& columnLabels)
 {
@@ -276,20 +388,31 @@ void Heatmap::setAxisTitles(const QString& rows, const QString& columns)
 void Heatmap::setColorMode(ColorMode mode)
 {
     m_mode = mode;
+    setColorScale(defaultScale());
+}
+
+void Heatmap::setColorScale(ColorScale scale)
+{
+    const bool refill = (scale == ColorScale::PerRow) != (m_colorScale == ColorScale::PerRow);
+    m_colorScale = scale;
+    updateContextMenu();
+    if (refill) {
+        rebuild(); // the cells hold each row's values divided by its largest
+        return;
+    }
     updateColors();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void Heatmap::setLogarithmic(bool logarithmic)
 {
-    m_logarithmic = logarithmic;
-    updateColors();
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    setColorScale(logarithmic ? ColorScale::Logarithmic : defaultScale());
 }
 
 void Heatmap::setColorMap(ColorMap map)
 {
     m_colorMap = map;
+    updateContextMenu();
     updateColors();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -333,9 +456,12 @@ QString Heatmap::cellText(Index row, Index column) const
 {
     if (!m_cellTextShown || row < 0 || column < 0 || row >= m_values.rows() || column >= m_values.cols())
         return QString();
-    const auto index = static_cast<int>(row * m_values.cols() + column);
+    const auto [firstRow, firstColumn] = m_cellTextFirst;
+    if (row < firstRow || column < firstColumn || column >= firstColumn + m_cellTextColumns)
+        return QString();
+    const auto index = static_cast<qsizetype>((row - firstRow) * m_cellTextColumns + (column - firstColumn));
     const QCPItemText* item = index < m_cellTexts.size() ? m_cellTexts.at(index) : nullptr;
-    return item ? item->text() : QString();
+    return item && item->visible() ? item->text() : QString();
 }
 
 QString Heatmap::cellDescription(Index row, Index column) const
@@ -377,10 +503,13 @@ void Heatmap::rebuild(bool evenIfHidden)
         cells->setSize(static_cast<int>(columns), static_cast<int>(rows));
         cells->setRange(centreRange(columns), centreRange(rows));
         const double nan = std::numeric_limits<double>::quiet_NaN();
-        for (Index i = 0; i < rows; ++i)
+        const bool perRow = m_rowFactor.size() == rows;
+        for (Index i = 0; i < rows; ++i) {
+            const double factor = perRow ? m_rowFactor(i) : 1.0;
             for (Index j = 0; j < columns; ++j)
                 cells->setCell(static_cast<int>(j), static_cast<int>(i),
-                               isMasked(i, j) ? nan : m_values(i, j));
+                               isMasked(i, j) ? nan : m_values(i, j) * factor);
+        }
         // A new shape shows the whole matrix; the same shape keeps the zoom (an edit is not a reset).
         if (m_shownShape != std::make_pair(rows, columns))
             fitToView();
@@ -415,6 +544,12 @@ void Heatmap::keyPressEvent(QKeyEvent* event)
     }
     if (control && event->key() == Qt::Key_0) {
         fitToView();
+        return;
+    }
+    if (m_paintable && event->key() == Qt::Key_Space && m_highlight.first >= 0 && m_highlight.second >= 0 &&
+        m_highlight.first <= lastRow && m_highlight.second <= lastColumn) {
+        emit rectanglePainted(m_highlight.first, m_highlight.second, m_highlight.first, m_highlight.second);
+        event->accept();
         return;
     }
     switch (event->key()) {
@@ -557,22 +692,22 @@ void Heatmap::layOutFor(const QRect& viewport)
 
 void Heatmap::updateColors()
 {
+    const bool binary = m_mode == ColorMode::Binary;
+    const ColorScale scale = binary ? ColorScale::Linear : m_colorScale;
+    // A signed map scaled per row stays diverging: each row from −1 to 1.
+    const bool diverging =
+        scale == ColorScale::Diverging || (scale == ColorScale::PerRow && m_mode == ColorMode::Diverging);
     QCPColorGradient gradient;
-    switch (m_mode) {
-    case ColorMode::Diverging:
-        gradient = blueWhiteRed();
-        break;
-    case ColorMode::Binary:
+    if (binary)
         gradient = twoColours();
-        break;
-    case ColorMode::Sequential:
+    else if (diverging)
+        gradient = blueWhiteRed();
+    else
         gradient = m_colorMap == ColorMap::Cividis     ? cividis()
                    : m_colorMap == ColorMap::Greyscale ? greyscale()
                                                        : viridis();
-        break;
-    }
     // A binary matrix has a two-entry legend, not a continuous bar.
-    if (m_mode == ColorMode::Binary) {
+    if (binary) {
         auto legend = QSharedPointer<QCPAxisTickerText>::create();
         legend->addTick(0.25, tr("masked (0)"));
         legend->addTick(0.75, tr("allowed (1)"));
@@ -583,14 +718,35 @@ void Heatmap::updateColors()
     gradient.setNanHandling(QCPColorGradient::nhNanColor);
     gradient.setNanColor(maskedColor);
     m_scale->setGradient(gradient);
+    m_scale->axis()->setLabel(colorBarText(m_colorBarLabel, scale == ColorScale::PerRow));
 
-    if (m_fixedRange) {
+    const auto shown = [this](Index i, Index j) { return !isMasked(i, j) && std::isfinite(m_values(i, j)); };
+    m_rowFactor.resize(0);
+    if (scale == ColorScale::PerRow) {
+        // Each row divided by its largest magnitude: 1 is the row's largest value.
+        m_rowFactor = Vector::Ones(m_values.rows());
+        bool negative = false;
+        for (Index i = 0; i < m_values.rows(); ++i) {
+            double largest = 0.0;
+            for (Index j = 0; j < m_values.cols(); ++j)
+                if (shown(i, j)) {
+                    largest = std::max(largest, std::abs(m_values(i, j)));
+                    negative = negative || m_values(i, j) < 0;
+                }
+            m_rowFactor(i) = largest > 0 ? 1.0 / largest : 1.0;
+        }
+        m_range = {diverging || negative ? -1.0 : 0.0, 1.0};
+    } else if (m_fixedRange) {
         m_range = *m_fixedRange;
+        if (diverging) {
+            const double extent = std::max(std::abs(m_range.first), std::abs(m_range.second));
+            m_range = extent > 0 ? std::make_pair(-extent, extent) : std::make_pair(-1.0, 1.0);
+        }
     } else {
         double lowest = std::numeric_limits<double>::infinity(), highest = -lowest;
         for (Index i = 0; i < m_values.rows(); ++i)
             for (Index j = 0; j < m_values.cols(); ++j)
-                if (!isMasked(i, j) && std::isfinite(m_values(i, j))) {
+                if (shown(i, j)) {
                     lowest = std::min(lowest, m_values(i, j));
                     highest = std::max(highest, m_values(i, j));
                 }
@@ -598,7 +754,7 @@ void Heatmap::updateColors()
             lowest = 0.0;
             highest = 1.0;
         }
-        if (m_mode == ColorMode::Diverging) {
+        if (diverging) {
             const double extent = std::max(std::abs(lowest), std::abs(highest));
             m_range = extent > 0 ? std::make_pair(-extent, extent) : std::make_pair(-1.0, 1.0);
         } else {
@@ -608,12 +764,12 @@ void Heatmap::updateColors()
     }
     // Logarithmic: from the smallest positive value shown (weights of causal maps at 256+ tokens span
     // decades that a linear scale paints one colour).
-    const bool logarithmic = m_logarithmic && m_mode == ColorMode::Sequential;
+    const bool logarithmic = scale == ColorScale::Logarithmic;
     if (logarithmic) {
         double smallest = std::numeric_limits<double>::infinity();
         for (Index i = 0; i < m_values.rows(); ++i)
             for (Index j = 0; j < m_values.cols(); ++j)
-                if (!isMasked(i, j) && m_values(i, j) > 0 && std::isfinite(m_values(i, j)))
+                if (shown(i, j) && m_values(i, j) > 0)
                     smallest = std::min(smallest, m_values(i, j));
         const double upper = m_range.second > 0 ? m_range.second : 1.0;
         const double lower = std::isfinite(smallest) && smallest < upper ? smallest : upper * 1e-3;
@@ -726,22 +882,33 @@ QList<QRectF> Heatmap::drawnTickLabelRects() const
     return rects;
 }
 
+// Values are written in the cells on screen when those cells are large enough for them, whatever the
+// matrix's size: zoomed into a corner of 1024 tokens, the numbers there are readable. Only the cells in view
+// get a text item (a few hundred at most), reused as the view moves.
 void Heatmap::updateCellTexts()
 {
     const Index rows = m_values.rows(), columns = m_values.cols();
     const QRect rect = m_plot->axisRect()->rect();
-    const double cellWidth =
-        rows > 0 && columns > 0 ? static_cast<double>(rect.width()) / static_cast<double>(columns) : 0.0;
-    const double cellHeight =
-        rows > 0 && columns > 0 ? static_cast<double>(rect.height()) / static_cast<double>(rows) : 0.0;
+    const QCPRange x = m_plot->xAxis->range(), y = m_plot->yAxis->range();
+    const double cellWidth = rows > 0 && columns > 0 ? rect.width() / std::max(1e-9, x.size()) : 0.0;
+    const double cellHeight = rows > 0 && columns > 0 ? rect.height() / std::max(1e-9, y.size()) : 0.0;
 
     bool show = std::min(cellWidth, cellHeight) >= minimumCellForText;
+    // The cells in view, partly shown ones included.
+    const Index firstRow = std::clamp<Index>(static_cast<Index>(std::floor(y.lower + 0.5)), 0, rows);
+    const Index lastRow = std::clamp<Index>(static_cast<Index>(std::ceil(y.upper - 0.5)), -1, rows - 1);
+    const Index firstColumn = std::clamp<Index>(static_cast<Index>(std::floor(x.lower + 0.5)), 0, columns);
+    const Index lastColumn = std::clamp<Index>(static_cast<Index>(std::ceil(x.upper - 0.5)), -1, columns - 1);
+    const Index shownRows = std::max<Index>(0, lastRow - firstRow + 1);
+    const Index shownColumns = std::max<Index>(0, lastColumn - firstColumn + 1);
+    show = show && shownRows > 0 && shownColumns > 0;
     QFont font = m_plot->xAxis->tickLabelFont();
     if (show) {
+        const QFontMetrics metrics(font);
         int widest = 0;
-        for (Index i = 0; i < rows; ++i)
-            for (Index j = 0; j < columns; ++j)
-                widest = std::max(widest, QFontMetrics(font).horizontalAdvance(formatValue(m_values(i, j))));
+        for (Index i = firstRow; i <= lastRow; ++i)
+            for (Index j = firstColumn; j <= lastColumn; ++j)
+                widest = std::max(widest, metrics.horizontalAdvance(formatValue(m_values(i, j))));
         // Shrinks the font a little (not below 6.5 pt) before giving up on writing the values.
         const double basePoint = font.pointSizeF() > 0 ? font.pointSizeF() : 9.0;
         const double fit = widest > 0 ? (cellWidth - 4) / widest : 1.0;
@@ -752,49 +919,52 @@ void Heatmap::updateCellTexts()
     if (!show) {
         m_cellTextShown = false;
         for (QCPItemText* item : std::as_const(m_cellTexts))
-            if (item)
-                item->setVisible(false);
+            item->setVisible(false);
         return;
     }
 
-    if (m_cellTexts.size() != rows * columns) {
-        removeCellTexts();
-        for (Index i = 0; i < rows; ++i)
-            for (Index j = 0; j < columns; ++j) {
-                if (isMasked(i, j)) {
-                    m_cellTexts.append(nullptr);
-                    continue;
-                }
-                auto* item = new QCPItemText(m_plot);
-                item->setClipToAxisRect(true);
-                item->setSelectable(false);
-                item->position->setType(QCPItemPosition::ptPlotCoords);
-                item->position->setAxes(m_plot->xAxis, m_plot->yAxis);
-                item->position->setCoords(static_cast<double>(j), static_cast<double>(i));
-                item->setPositionAlignment(Qt::AlignCenter);
-                item->setText(formatValue(m_values(i, j)));
-                m_cellTexts.append(item);
-            }
+    const qsizetype needed = static_cast<qsizetype>(shownRows * shownColumns);
+    while (m_cellTexts.size() < needed) {
+        auto* item = new QCPItemText(m_plot);
+        item->setClipToAxisRect(true);
+        item->setSelectable(false);
+        item->position->setType(QCPItemPosition::ptPlotCoords);
+        item->position->setAxes(m_plot->xAxis, m_plot->yAxis);
+        item->setPositionAlignment(Qt::AlignCenter);
+        m_cellTexts.append(item);
     }
-    QCPColorGradient gradient = m_map->gradient();
+    QCPColorGradient gradient = m_map->gradient(); // color() is not const
     const QCPRange range(m_range.first, m_range.second);
-    for (Index i = 0; i < rows; ++i)
-        for (Index j = 0; j < columns; ++j) {
-            QCPItemText* item = m_cellTexts.at(static_cast<int>(i * columns + j));
-            if (!item)
+    const bool logarithmic = m_scale->dataScaleType() == QCPAxis::stLogarithmic;
+    const bool perRow = m_rowFactor.size() == rows;
+    qsizetype k = 0;
+    for (Index i = firstRow; i <= lastRow; ++i)
+        for (Index j = firstColumn; j <= lastColumn; ++j, ++k) {
+            QCPItemText* item = m_cellTexts.at(k);
+            if (isMasked(i, j)) {
+                item->setText(QString());
+                item->setVisible(false);
                 continue;
+            }
+            const double value = m_values(i, j);
+            item->position->setCoords(static_cast<double>(j), static_cast<double>(i));
+            item->setText(formatValue(value));
             item->setFont(font);
-            item->setColor(textColorOn(gradient.color(m_values(i, j), range)));
+            item->setColor(
+                textColorOn(gradient.color(perRow ? value * m_rowFactor(i) : value, range, logarithmic)));
             item->setVisible(true);
         }
+    for (; k < m_cellTexts.size(); ++k)
+        m_cellTexts.at(k)->setVisible(false);
+    m_cellTextFirst = {firstRow, firstColumn};
+    m_cellTextColumns = shownColumns;
     m_cellTextShown = true;
 }
 
 void Heatmap::removeCellTexts()
 {
     for (QCPItemText* item : std::as_const(m_cellTexts))
-        if (item)
-            m_plot->removeItem(item);
+        m_plot->removeItem(item);
     m_cellTexts.clear();
     m_cellTextShown = false;
 }
@@ -824,22 +994,63 @@ bool Heatmap::cellAt(const QPoint& position, Index* row, Index* column) const
 void Heatmap::onMouseMove(QMouseEvent* event)
 {
     Index row = 0, column = 0;
-    if (cellAt(event->position().toPoint(), &row, &column))
+    const bool onCell = cellAt(event->position().toPoint(), &row, &column);
+    if (m_paintAnchor.first >= 0) {
+        if (onCell && std::make_pair(static_cast<int>(row), static_cast<int>(column)) != m_paintCorner) {
+            m_paintCorner = {static_cast<int>(row), static_cast<int>(column)};
+            m_paintMoved = m_paintMoved || m_paintCorner != m_paintAnchor;
+            updatePaintRect();
+        }
+        return;
+    }
+    if (onCell)
         QToolTip::showText(event->globalPosition().toPoint(), cellDescription(row, column), m_plot);
     else
         QToolTip::hideText();
 }
 
+// A press selects the cell. On a paintable heatmap it also starts a paint drag (Shift: a pan instead), for
+// which the plot's own drag-to-pan is off until release.
 void Heatmap::onMousePress(QMouseEvent* event)
 {
     Index row = 0, column = 0;
-    if (event->button() == Qt::LeftButton && cellAt(event->position().toPoint(), &row, &column))
-        emit cellClicked(static_cast<int>(row), static_cast<int>(column));
+    if (event->button() != Qt::LeftButton || !cellAt(event->position().toPoint(), &row, &column))
+        return;
+    if (m_paintable && !(event->modifiers() & Qt::ShiftModifier)) {
+        m_paintAnchor = m_paintCorner = {static_cast<int>(row), static_cast<int>(column)};
+        m_paintMoved = false;
+        m_plot->setInteraction(QCP::iRangeDrag, false);
+    }
+    emit cellClicked(static_cast<int>(row), static_cast<int>(column));
+}
+
+void Heatmap::onMouseRelease(QMouseEvent* event)
+{
+    if (event->button() != Qt::LeftButton || m_paintAnchor.first < 0)
+        return;
+    Index row = 0, column = 0;
+    if (cellAt(event->position().toPoint(), &row, &column)) {
+        m_paintCorner = {static_cast<int>(row), static_cast<int>(column)};
+        m_paintMoved = m_paintMoved || m_paintCorner != m_paintAnchor;
+    }
+    const auto [anchor, corner] = std::make_pair(m_paintAnchor, m_paintCorner);
+    const bool moved = m_paintMoved;
+    m_paintAnchor = m_paintCorner = {-1, -1};
+    m_paintMoved = false;
+    m_plot->setInteraction(QCP::iRangeDrag, true);
+    updatePaintRect();
+    // A click without a drag only selects; the shape may have changed meanwhile (an undo mid-drag).
+    const bool inside = anchor.first < m_values.rows() && anchor.second < m_values.cols() &&
+                        corner.first < m_values.rows() && corner.second < m_values.cols();
+    if (moved && inside)
+        emit rectanglePainted(anchor.first, anchor.second, corner.first, corner.second);
 }
 
 void Heatmap::setColorBarLabel(const QString& label)
 {
-    m_scale->axis()->setLabel(label);
+    m_colorBarLabel = label;
+    m_scale->axis()->setLabel(
+        colorBarText(label, m_colorScale == ColorScale::PerRow && m_mode != ColorMode::Binary));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

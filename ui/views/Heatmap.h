@@ -22,6 +22,7 @@ class QCPItemRect;
 class QCPItemText;
 class QCPTextElement;
 class QKeyEvent;
+class QMenu;
 class QMouseEvent;
 class QShowEvent;
 
@@ -39,6 +40,11 @@ public:
     enum class ColorMode { Sequential, Diverging, Binary };
     /// The colours of a sequential map: viridis, cividis (colour-vision safe), greyscale (print).
     enum class ColorMap { Viridis, Cividis, Greyscale };
+    /// How values become colours (chosen from the context menu; ignored by Binary maps). Linear: the colour
+    /// map from the smallest value to the largest. Logarithmic: from the smallest positive value to the
+    /// largest. PerRow: each row divided by its own largest magnitude (weights of long rows, whose largest
+    /// weight is small, stay readable). Diverging: blue–white–red, white at 0, symmetric about it.
+    enum class ColorScale { Linear, Logarithmic, PerRow, Diverging };
 
     explicit Heatmap(QWidget* parent = nullptr);
     ~Heatmap() override;
@@ -51,14 +57,16 @@ public:
     void setTitle(const QString& title);
     /// Axis titles, also used by the hover text ("query ‘I’ → key ‘love’: 0.707").
     void setAxisTitles(const QString& rows, const QString& columns);
+    /// Also sets the colour scale: Diverging for a Diverging map, Linear otherwise.
     void setColorMode(ColorMode mode);
+    void setColorScale(ColorScale scale);
+    ColorScale colorScale() const { return m_colorScale; }
     /// Also chosen from the heatmap's context menu.
     void setColorMap(ColorMap map);
     ColorMap colorMap() const { return m_colorMap; }
-    /// A logarithmic colour scale for sequential maps, from the smallest positive value to the largest
-    /// (also in the context menu).
+    /// setColorScale(Logarithmic), or back to the map's default scale.
     void setLogarithmic(bool logarithmic);
-    bool isLogarithmic() const { return m_logarithmic; }
+    bool isLogarithmic() const { return m_colorScale == ColorScale::Logarithmic; }
     /// What the colours measure ("weight", "score"), written along the colour bar.
     void setColorBarLabel(const QString& label);
     /// Fixes the colour range (weights: 0 to 1) instead of following the data.
@@ -80,9 +88,10 @@ public:
     bool isMasked(Index row, Index column) const;
     /// The values mapped to the two ends of the colour bar.
     std::pair<double, double> colorRange() const { return m_range; }
-    /// Whether cell values are written in the cells at the current size (decided at the last replot).
+    /// Whether cell values are written in the cells shown (decided at the last replot): when the cells on
+    /// screen are large enough for them, at any matrix size (zoom in on a large matrix to read its numbers).
     bool showsCellValues() const { return m_cellTextShown; }
-    /// The text written in a cell ("" when values are not shown or the cell is masked).
+    /// The text written in a cell ("" when values are not shown, the cell is out of view or masked).
     QString cellText(Index row, Index column) const;
     /// The tick labels drawn at the last layout (row labels, row annotations, column labels): where each
     /// one's text lies, in this widget's coordinates.
@@ -127,10 +136,22 @@ public:
     std::pair<double, double> visibleColumns() const;
     /// Whether the selected row and column are shown as bands (a cell is selected).
     bool showsSelectionBands() const;
+    /// Paintable (the Mask tab): a left drag across cells shows a rectangle and, on release, emits
+    /// rectanglePainted(); Space emits it for the selected cell alone; Shift+drag pans. Not paintable: a drag
+    /// pans.
+    void setPaintable(bool paintable);
+    bool isPaintable() const { return m_paintable; }
+    /// The context menu's actions, by objectName: "colorScale_linear", "colorScale_logarithmic",
+    /// "colorScale_perRow", "colorScale_diverging", "colorMap_viridis", "colorMap_cividis",
+    /// "colorMap_greyscale", "zoomIn", "zoomOut", "zoomFit".
+    QMenu* contextMenu() const { return m_menu; }
 
 signals:
     /// A cell was chosen: clicked, or reached with the arrow keys, Page Up/Down, Home/End.
     void cellClicked(int row, int column);
+    /// A paintable heatmap was dragged from the anchor cell to (row, column), or Space was pressed on the
+    /// selected cell (then both are that cell). The owner decides what painting does.
+    void rectanglePainted(int anchorRow, int anchorColumn, int row, int column);
 
 protected:
     void showEvent(QShowEvent* event) override;
@@ -150,6 +171,11 @@ private:
     bool cellAt(const QPoint& position, Index* row, Index* column) const;
     void onMouseMove(QMouseEvent* event);
     void onMousePress(QMouseEvent* event);
+    void onMouseRelease(QMouseEvent* event);
+    void createContextMenu();
+    void updateContextMenu();
+    void updatePaintRect();
+    ColorScale defaultScale() const;
 
     QCustomPlot* m_plot;
     QCPColorMap* m_map;
@@ -166,7 +192,17 @@ private:
     QString m_columnTitle;
     ColorMode m_mode = ColorMode::Sequential;
     ColorMap m_colorMap = ColorMap::Viridis;
-    bool m_logarithmic = false;
+    ColorScale m_colorScale = ColorScale::Linear;
+    Vector m_rowFactor; // PerRow: what each row is multiplied by before colouring; empty otherwise
+    QString m_colorBarLabel;
+    QMenu* m_menu = nullptr;
+    bool m_paintable = false;
+    std::pair<int, int> m_paintAnchor{-1, -1}; // the first cell of a paint drag; (−1, −1): not painting
+    std::pair<int, int> m_paintCorner{-1, -1};
+    bool m_paintMoved = false; // the drag left its first cell: a click alone only selects
+    QCPItemRect* m_paintRect = nullptr;
+    std::pair<Index, Index> m_cellTextFirst{0, 0}; // the first row and column of the cells written
+    Index m_cellTextColumns = 0;                   // columns of the window of cells written
     std::optional<std::pair<double, double>> m_fixedRange;
     std::pair<double, double> m_range{0.0, 1.0};
     TickPlan m_ticks;            // which tick labels are written

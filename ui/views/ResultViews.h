@@ -30,6 +30,12 @@ public:
     /// Keeps every heatmap's colour scale (weights and mask always span 0 to 1) so two states compare.
     void setColorRangesLocked(bool locked);
 
+signals:
+    /// The Mask tab was dragged across from the anchor cell to (row, column) (or Space was pressed on its
+    /// selected cell): the window applies it to the mask as the mask editor would
+    /// (MaskModel::paintRectangle).
+    void maskPainted(int anchorRow, int anchorColumn, int row, int column);
+
 private:
     /// What a heatmap's indices are: rows of queries (Q, outputs), rows of keys (K, V), or queries × keys.
     enum class IndexRoles { QueryRows, KeyRows, QueryKey };

@@ -9,6 +9,7 @@
 #include "ExportDialog.h"
 #include "HeadOverview.h"
 #include "Heatmap.h"
+#include "MaskEditor.h"
 #include "MaskModel.h"
 #include "MathPanel.h"
 #include "MatrixEditor.h"
@@ -221,12 +222,17 @@ void MainWindow::createDocks()
                                  new ShapePanel(m_document, this), Qt::RightDockWidgetArea);
     splitDockWidget(controls, shape, Qt::Vertical);
 
-    auto* maskView = new QTableView(this);
-    maskView->setObjectName(QStringLiteral("maskGrid"));
-    maskView->setModel(new MaskModel(m_document, maskView));
-    maskView->setToolTip(
-        tr("Click a cell to allow or mask that key for that query; the mask becomes custom"));
-    maskView->horizontalHeader()->setDefaultSectionSize(44);
+    m_maskEditor = new MaskEditor(m_document, this);
+    m_maskEditor->horizontalHeader()->setDefaultSectionSize(44);
+    connect(m_maskEditor, &MaskEditor::message, this,
+            [this](const QString& text) { statusBar()->showMessage(text, 8000); });
+    auto* maskView = m_maskEditor;
+    // Painting on the Mask tab goes through the same model as the mask editor: one rule, one undo step.
+    connect(m_results, &ResultViews::maskPainted, this,
+            [this](int anchorRow, int anchorColumn, int row, int column) {
+                MaskModel* model = m_maskEditor->maskModel();
+                model->paintRectangle(model->index(anchorRow, anchorColumn), model->index(row, column));
+            });
     QDockWidget* mask = addDock(tr("Mask"), QStringLiteral("dockMask"), maskView, Qt::RightDockWidgetArea);
     tabifyDockWidget(shape, mask);
     shape->raise();

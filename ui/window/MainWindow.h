@@ -22,6 +22,7 @@ namespace qkv::ui {
 class Autosave;
 class Document;
 class Figure;
+class MaskEditor;
 class MatrixEditor;
 class ResultViews;
 
@@ -96,6 +97,7 @@ private:
     QTabWidget* m_weightTabs = nullptr;
     QList<MatrixEditor*> m_editors;
     ResultViews* m_results = nullptr;
+    MaskEditor* m_maskEditor = nullptr;
     QList<const Figure*> m_figures;
     MatrixCatalog m_matrices;
     MatrixEditor* m_selectedEditor = nullptr;

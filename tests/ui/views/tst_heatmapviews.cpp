@@ -6,8 +6,10 @@
 #include "Initializers.h"
 #include "SessionEdits.h"
 
+#include <QAction>
 #include <QFontMetrics>
 #include <QImage>
+#include <QMenu>
 #include <QSignalSpy>
 #include <QtTest>
 
@@ -58,6 +60,9 @@ private slots:
     void selectionIsBandsAndOutline();
     void zoomShowsMoreLabels();
     void colourMapsAndTwoColourMask();
+    void colourScalesFromTheMenu();
+    void cellValuesWhenZoomedIn();
+    void dragPaintsOnAPaintableHeatmap();
 };
 
 void TestHeatmapViews::plannedLabelsNeverOverlap_data()
@@ -262,6 +267,160 @@ void TestHeatmapViews::colourMapsAndTwoColourMask()
     map.setMatrix((Matrix(2, 2) << 0.0, 1.0, 1.0, 1.0).finished(), {}, {});
     QCOMPARE(colourAt(0, 1), colourAt(1, 1));
     QVERIFY(colourAt(0, 0) != colourAt(0, 1));
+}
+
+// Linear, logarithmic, per-row and diverging, chosen from the context menu's checked actions.
+void TestHeatmapViews::colourScalesFromTheMenu()
+{
+    Heatmap map;
+    map.resize(400, 300);
+    map.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&map));
+    const auto action = [&map](const char* name) {
+        auto* found = map.contextMenu()->findChild<QAction*>(QLatin1String(name));
+        return found;
+    };
+    const auto colourAt = [&map](int row, int column) {
+        QTest::qWait(20);
+        QCoreApplication::processEvents();
+        const QImage shot = map.grab().toImage();
+        return shot.pixelColor(map.cellCentre(row, column) * shot.devicePixelRatio() + QPoint(12, 12));
+    };
+    for (const char* name :
+         {"colorScale_linear", "colorScale_logarithmic", "colorScale_perRow", "colorScale_diverging",
+          "colorMap_viridis", "colorMap_cividis", "colorMap_greyscale", "zoomIn", "zoomOut", "zoomFit"})
+        QVERIFY2(action(name), name);
+
+    // Weights: a spread row (largest 0.02) and a peaked one. Linear: the spread row is all dark.
+    map.setColorMap(Heatmap::ColorMap::Greyscale);
+    map.setFixedRange(0.0, 1.0);
+    map.setMatrix((Matrix(2, 2) << 0.02, 0.01, 0.9, 0.1).finished(), {}, {});
+    QCOMPARE(map.colorScale(), Heatmap::ColorScale::Linear);
+    QVERIFY(action("colorScale_linear")->isChecked());
+    QVERIFY(action("colorScale_logarithmic")->isEnabled());
+    QVERIFY(colourAt(0, 0).red() < 40);
+    QVERIFY(colourAt(1, 0).red() > 200);
+
+    // Per row: each row's largest is the top of the scale, so the spread row's largest is as bright as the
+    // peaked row's.
+    action("colorScale_perRow")->trigger();
+    QCOMPARE(map.colorScale(), Heatmap::ColorScale::PerRow);
+    QVERIFY(action("colorScale_perRow")->isChecked());
+    QVERIFY(!action("colorScale_linear")->isChecked());
+    QCOMPARE(map.colorRange(), std::make_pair(0.0, 1.0));
+    QCOMPARE(colourAt(0, 0), colourAt(1, 0));
+    const int half = colourAt(0, 1).red(); // 0.01 of 0.02: the middle of the scale
+    QVERIFY2(half > 90 && half < 170, qPrintable(QString::number(half)));
+
+    // Logarithmic from the menu.
+    action("colorScale_logarithmic")->trigger();
+    QVERIFY(map.isLogarithmic());
+    QCOMPARE(map.colorRange(), std::make_pair(0.01, 1.0));
+
+    // Diverging: white at 0, the same extent both ways; the colour map does not apply to it.
+    map.clearFixedRange();
+    action("colorScale_diverging")->trigger();
+    QCOMPARE(map.colorScale(), Heatmap::ColorScale::Diverging);
+    map.setMatrix((Matrix(2, 2) << -2.0, 1.0, 0.0, 0.5).finished(), {}, {});
+    QCOMPARE(map.colorRange(), std::make_pair(-2.0, 2.0));
+    const QColor zero = colourAt(1, 0); // white, within the gradient's 256 levels
+    QVERIFY2(std::min({zero.red(), zero.green(), zero.blue()}) >= 250, qPrintable(zero.name()));
+    const QColor negative = colourAt(0, 0), positive = colourAt(0, 1);
+    QVERIFY(negative.blue() > negative.red());
+    QVERIFY(positive.red() > positive.blue());
+    QVERIFY(!action("colorMap_viridis")->isEnabled());
+    action("colorScale_linear")->trigger();
+    QCOMPARE(map.colorRange(), std::make_pair(-2.0, 1.0));
+
+    // A signed map starts diverging and offers no logarithmic scale; a mask offers no scale at all.
+    map.setColorMode(Heatmap::ColorMode::Diverging);
+    QVERIFY(action("colorScale_diverging")->isChecked());
+    QVERIFY(!action("colorScale_logarithmic")->isEnabled());
+    map.setColorMode(Heatmap::ColorMode::Binary);
+    for (const char* name :
+         {"colorScale_linear", "colorScale_logarithmic", "colorScale_perRow", "colorScale_diverging"})
+        QVERIFY2(!action(name)->isEnabled(), name);
+}
+
+// Values are written in the cells when the cells on screen are large enough, at any matrix size.
+void TestHeatmapViews::cellValuesWhenZoomedIn()
+{
+    Heatmap map;
+    map.resize(600, 500);
+    map.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&map));
+    Matrix values(256, 256);
+    for (Index i = 0; i < values.rows(); ++i)
+        for (Index j = 0; j < values.cols(); ++j)
+            values(i, j) = static_cast<double>(i) + static_cast<double>(j) / 1000.0;
+    map.setMatrix(values, sessionTokens(256), sessionTokens(256));
+    QTRY_VERIFY(map.cellCentre(0, 0) != map.cellCentre(1, 1));
+    QVERIFY(!map.showsCellValues());
+    QCOMPARE(map.cellText(200, 100), QString());
+
+    map.setHighlight(200, 100);
+    for (int i = 0; i < 5; ++i)
+        map.zoomBy(0.5); // 8 cells across
+    QTRY_VERIFY(map.showsCellValues());
+    const auto [top, bottom] = map.visibleRows();
+    QVERIFY(top <= 200 && 200 <= bottom);
+    QCOMPARE(map.cellText(200, 100), Heatmap::formatValue(values(200, 100)));
+    QCOMPARE(map.cellText(0, 0), QString()); // out of view: not written
+    const QImage shot = map.grab().toImage();
+    QVERIFY(!shot.isNull());
+
+    map.fitToView();
+    QTRY_VERIFY(!map.showsCellValues());
+    // A small matrix shows its values at once, as before.
+    map.setMatrix((Matrix(2, 2) << 0.25, 0.5, 0.75, 1.0).finished(), {}, {});
+    QTRY_VERIFY(map.showsCellValues());
+    QCOMPARE(map.cellText(1, 0), QStringLiteral("0.750"));
+}
+
+// A paintable heatmap turns a drag into rectanglePainted (on release, once), a click only selects, Space
+// paints the selected cell, and Shift+drag pans instead of painting.
+void TestHeatmapViews::dragPaintsOnAPaintableHeatmap()
+{
+    Heatmap map;
+    map.resize(500, 400);
+    map.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&map));
+    map.setMatrix(Matrix::Constant(6, 6, 1.0), sessionTokens(6), sessionTokens(6));
+    QTRY_VERIFY(map.cellCentre(0, 0) != map.cellCentre(1, 1));
+    connect(&map, &Heatmap::cellClicked, &map, &Heatmap::setHighlight);
+    QSignalSpy painted(&map, &Heatmap::rectanglePainted);
+    QSignalSpy chosen(&map, &Heatmap::cellClicked);
+    QWidget* plot = map.childAt(map.cellCentre(0, 0));
+    QVERIFY(plot);
+    const auto at = [&](int row, int column) { return plot->mapFrom(&map, map.cellCentre(row, column)); };
+
+    // Not paintable: nothing painted.
+    QTest::mousePress(plot, Qt::LeftButton, {}, at(1, 1));
+    QTest::mouseMove(plot, at(3, 2));
+    QTest::mouseRelease(plot, Qt::LeftButton, {}, at(3, 2));
+    QCOMPARE(painted.count(), 0);
+    map.fitToView();
+
+    map.setPaintable(true);
+    const auto columnsBefore = map.visibleColumns();
+    QTest::mousePress(plot, Qt::LeftButton, {}, at(1, 1));
+    QTest::mouseMove(plot, at(2, 2));
+    QTest::mouseMove(plot, at(2, 3));
+    QCOMPARE(painted.count(), 0); // on release
+    QTest::mouseRelease(plot, Qt::LeftButton, {}, at(2, 3));
+    QCOMPARE(painted.count(), 1);
+    QCOMPARE(painted.at(0), (QVariantList{1, 1, 2, 3}));
+    QCOMPARE(map.visibleColumns(), columnsBefore); // the drag painted, it did not pan
+    QCOMPARE(map.highlight(), std::make_pair(1, 1));
+
+    QTest::mouseClick(plot, Qt::LeftButton, {}, at(4, 4)); // a click selects only
+    QCOMPARE(painted.count(), 1);
+    QCOMPARE(map.highlight(), std::make_pair(4, 4));
+    map.setFocus();
+    QTest::keyClick(&map, Qt::Key_Space);
+    QCOMPARE(painted.count(), 2);
+    QCOMPARE(painted.at(1), (QVariantList{4, 4, 4, 4}));
+    QVERIFY(chosen.count() >= 2);
 }
 
 QTEST_MAIN(TestHeatmapViews)

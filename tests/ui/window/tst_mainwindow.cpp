@@ -6,9 +6,12 @@
 #include "Heatmap.h"
 #include "Initializers.h"
 #include "MainWindow.h"
+#include "MaskEditor.h"
+#include "MaskModel.h"
 #include "MatrixFile.h"
 #include "Preferences.h"
 #include "ResourceLimits.h"
+#include "ResultViews.h"
 #include "SessionEdits.h"
 #include "SessionFile.h"
 #include "SettingsDialog.h"
@@ -34,6 +37,8 @@
 #include <QTreeWidget>
 #include <QUndoStack>
 #include <QtTest>
+
+#include <functional>
 
 using namespace qkv;
 using namespace qkv::ui;
@@ -63,6 +68,8 @@ private slots:
     void presentationTwiceRestoresTheDocks();
     void darkThemeMakesPlotsDark();
     void shortcutListHasEveryShortcut();
+    void maskPaintedInTheWindow_data();
+    void maskPaintedInTheWindow();
 };
 
 void TestMainWindow::initTestCase()
@@ -468,6 +475,74 @@ void TestMainWindow::shortcutListHasEveryShortcut()
     for (int i = 0; i < tree->topLevelItemCount(); ++i)
         rows += tree->topLevelItem(i)->childCount();
     QCOMPARE(rows, entries.size());
+}
+
+void TestMainWindow::maskPaintedInTheWindow_data()
+{
+    QTest::addColumn<QString>("where");
+    QTest::newRow("mask dock") << QStringLiteral("dock");
+    QTest::newRow("Mask tab") << QStringLiteral("heatmap");
+}
+
+// A drag across the mask dock's grid, or across the Mask tab's heatmap, allows or forbids a 2 × 3 rectangle
+// (the first cell decides) in one undo step; one undo restores the mask.
+void TestMainWindow::maskPaintedInTheWindow()
+{
+    QFETCH(QString, where);
+    MainWindow window;
+    window.resize(1400, 900);
+    QVERIFY(window.openSession(QStringLiteral("example:causal")));
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    Document* document = window.document();
+    document->waitForResult();
+    const MaskMatrix original = document->result()->heads[0].allowed;
+    const Session before = document->session();
+    const int steps = document->undoStack()->count();
+    // Rows 1–2, columns 2–4: (1, 2) is masked in the causal pattern, so the rectangle becomes allowed.
+    const int anchorRow = 1, anchorColumn = 2, row = 2, column = 4;
+    QVERIFY(original(anchorRow, anchorColumn) == 0);
+
+    QWidget* target = nullptr;
+    std::function<QPoint(int, int)> centre;
+    if (where == QLatin1String("dock")) {
+        auto* dock = window.findChild<QDockWidget*>(QStringLiteral("dockMask"));
+        dock->show();
+        dock->raise();
+        auto* grid = window.findChild<MaskEditor*>(QStringLiteral("maskGrid"));
+        QVERIFY(grid);
+        QTRY_VERIFY(grid->isVisible());
+        target = grid->viewport();
+        centre = [grid](int i, int j) { return grid->visualRect(grid->model()->index(i, j)).center(); };
+    } else {
+        auto* results = window.findChild<ResultViews*>(QStringLiteral("resultViews"));
+        Heatmap* map = results->heatmap(QStringLiteral("mask"));
+        QVERIFY(map->isPaintable());
+        QVERIFY(!map->toolTip().isEmpty());
+        results->tabs()->setCurrentWidget(map);
+        QTRY_VERIFY(map->isVisible());
+        QTRY_VERIFY(map->cellCentre(0, 0) != map->cellCentre(1, 1)); // laid out
+        QTRY_COMPARE(map->values().rows(), original.rows());
+        target = map->childAt(map->cellCentre(0, 0));
+        QVERIFY(target);
+        centre = [map, target](int i, int j) { return target->mapFrom(map, map->cellCentre(i, j)); };
+    }
+    QTest::mousePress(target, Qt::LeftButton, {}, centre(anchorRow, anchorColumn));
+    QTest::mouseMove(target, centre(anchorRow, anchorColumn + 1));
+    QTest::mouseMove(target, centre(row, column));
+    QCOMPARE(document->undoStack()->count(), steps); // applied on release
+    QTest::mouseRelease(target, Qt::LeftButton, {}, centre(row, column));
+    QCOMPARE(document->undoStack()->count(), steps + 1);
+    QVERIFY(document->session().mask.type == MaskType::Custom);
+
+    MaskMatrix expected = original;
+    expected.block(anchorRow, anchorColumn, row - anchorRow + 1, column - anchorColumn + 1).setConstant(1);
+    document->waitForResult();
+    QVERIFY(document->result()->heads[0].allowed == expected);
+    document->undoStack()->undo();
+    QVERIFY(document->session() == before);
+    document->waitForResult();
+    QVERIFY(document->result()->heads[0].allowed == original);
 }
 
 QTEST_MAIN(TestMainWindow)
