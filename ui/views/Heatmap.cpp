@@ -9,11 +9,12 @@
 
 #include <QActionGroup>
 #include <QFontMetrics>
+#include <QGridLayout>
 #include <QKeyEvent>
 #include <QMenu>
 #include <QMouseEvent>
+#include <QScrollBar>
 #include <QToolTip>
-#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
@@ -23,6 +24,7 @@ namespace qkv::ui {
 
 namespace {
 
+constexpr double scrollSteps = 100.0;  // scroll-bar steps per cell
 constexpr int minimumCellForText = 28; // pixels: below this the values are not written in the cells
 const QColor maskedColor(160, 160, 160);
 
@@ -141,9 +143,19 @@ Heatmap::Heatmap(QWidget* parent)
     : QWidget(parent), m_plot(new QCustomPlot(this)), m_map(nullptr), m_scale(nullptr),
       m_titleElement(nullptr)
 {
-    auto* layout = new QVBoxLayout(this);
+    // Scroll bars beside the plot while zoomed in: another way to pan.
+    m_horizontalScroll = new QScrollBar(Qt::Horizontal, this);
+    m_verticalScroll = new QScrollBar(Qt::Vertical, this);
+    m_horizontalScroll->setObjectName(QStringLiteral("heatmapHorizontalScroll"));
+    m_verticalScroll->setObjectName(QStringLiteral("heatmapVerticalScroll"));
+    auto* layout = new QGridLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(m_plot);
+    layout->setSpacing(0);
+    layout->addWidget(m_plot, 0, 0);
+    layout->addWidget(m_verticalScroll, 0, 1);
+    layout->addWidget(m_horizontalScroll, 1, 0);
+    m_horizontalScroll->hide();
+    m_verticalScroll->hide();
     setFocusPolicy(Qt::StrongFocus); // a click gives it the keyboard: arrows move the selection
     m_titleElement = setUpPlot(m_plot, QSize(160, 120));
 
@@ -233,6 +245,16 @@ Heatmap::Heatmap(QWidget* parent)
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis})
         connect(axis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
                 [this, axis](const QCPRange& range) { keepInMatrix(axis, range); });
+    for (auto [bar, axis] :
+         {std::pair{m_horizontalScroll, m_plot->xAxis}, std::pair{m_verticalScroll, m_plot->yAxis}})
+        connect(bar, &QScrollBar::valueChanged, this, [this, axis = axis](int value) {
+            if (m_updatingScrollBars)
+                return;
+            const double size = axis->range().size();
+            const double lower = value / scrollSteps - 0.5;
+            axis->setRange(lower, lower + size);
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+        });
 
     rebuild();
 }
@@ -291,19 +313,15 @@ void Heatmap::createContextMenu()
         connect(add(maps, mapGroup, entry.text, entry.name, QString()), &QAction::triggered, this,
                 [this, map = entry.map] { setColorMap(map); });
     m_menu->addSeparator();
-    const auto addZoom = [this](const QString& text, const char* name, const QKeySequence& keys) {
+    // The keys are handled by keyPressEvent, only named here (not action shortcuts: one set per heatmap).
+    const auto addZoom = [this](const QString& text, const char* name) {
         QAction* action = m_menu->addAction(text);
         action->setObjectName(QLatin1String(name));
-        action->setShortcut(keys);
-        action->setShortcutContext(Qt::WidgetShortcut); // shown in the menu; the keys are handled below
         return action;
     };
-    connect(addZoom(tr("Zoom In"), "zoomIn", QKeySequence(Qt::CTRL | Qt::Key_Plus)), &QAction::triggered,
-            this, [this] { zoomBy(0.5); });
-    connect(addZoom(tr("Zoom Out"), "zoomOut", QKeySequence(Qt::CTRL | Qt::Key_Minus)), &QAction::triggered,
-            this, [this] { zoomBy(2.0); });
-    connect(addZoom(tr("Fit"), "zoomFit", QKeySequence(Qt::CTRL | Qt::Key_0)), &QAction::triggered, this,
-            &Heatmap::fitToView);
+    connect(addZoom(tr("Zoom In\tCtrl++"), "zoomIn"), &QAction::triggered, this, [this] { zoomBy(0.5); });
+    connect(addZoom(tr("Zoom Out\tCtrl+-"), "zoomOut"), &QAction::triggered, this, [this] { zoomBy(2.0); });
+    connect(addZoom(tr("Fit\tCtrl+0"), "zoomFit"), &QAction::triggered, this, &Heatmap::fitToView);
     updateContextMenu();
 }
 
@@ -624,6 +642,20 @@ void Heatmap::keepInMatrix(QCPAxis* axis, const QCPRange& range)
     }
     m_ticksFor = QSize(); // the cells shown changed: plan the labels again
     m_relayouts = 0;
+    updateScrollBar(axis == m_plot->xAxis ? m_horizontalScroll : m_verticalScroll, count, kept);
+}
+
+// A scroll bar shows where the cells in view lie in the matrix; hidden when all of it is shown.
+void Heatmap::updateScrollBar(QScrollBar* bar, Index count, const QCPRange& range)
+{
+    const double hidden = static_cast<double>(count) - range.size();
+    m_updatingScrollBars = true;
+    bar->setVisible(hidden > 1e-6);
+    bar->setRange(0, static_cast<int>(std::lround(std::max(0.0, hidden) * scrollSteps)));
+    bar->setPageStep(static_cast<int>(std::lround(range.size() * scrollSteps)));
+    bar->setSingleStep(static_cast<int>(scrollSteps));
+    bar->setValue(static_cast<int>(std::lround((range.lower + 0.5) * scrollSteps)));
+    m_updatingScrollBars = false;
 }
 
 std::pair<double, double> Heatmap::visibleRows() const

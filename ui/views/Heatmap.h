@@ -23,6 +23,7 @@ class QCPItemText;
 class QCPTextElement;
 class QKeyEvent;
 class QMenu;
+class QScrollBar;
 class QMouseEvent;
 class QShowEvent;
 
@@ -176,6 +177,7 @@ private:
     void updateContextMenu();
     void updatePaintRect();
     ColorScale defaultScale() const;
+    void updateScrollBar(QScrollBar* bar, Index count, const QCPRange& range);
 
     QCustomPlot* m_plot;
     QCPColorMap* m_map;
@@ -201,6 +203,9 @@ private:
     std::pair<int, int> m_paintCorner{-1, -1};
     bool m_paintMoved = false; // the drag left its first cell: a click alone only selects
     QCPItemRect* m_paintRect = nullptr;
+    QScrollBar* m_horizontalScroll = nullptr; // shown while zoomed in ("heatmapHorizontalScroll")
+    QScrollBar* m_verticalScroll = nullptr;   // "heatmapVerticalScroll"
+    bool m_updatingScrollBars = false;
     std::pair<Index, Index> m_cellTextFirst{0, 0}; // the first row and column of the cells written
     Index m_cellTextColumns = 0;                   // columns of the window of cells written
     std::optional<std::pair<double, double>> m_fixedRange;

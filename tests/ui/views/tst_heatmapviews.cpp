@@ -10,6 +10,7 @@
 #include <QFontMetrics>
 #include <QImage>
 #include <QMenu>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QtTest>
 
@@ -369,8 +370,19 @@ void TestHeatmapViews::cellValuesWhenZoomedIn()
     const QImage shot = map.grab().toImage();
     QVERIFY(!shot.isNull());
 
+    // Scroll bars pan too: the horizontal one at its end shows the last column.
+    auto* horizontal = map.findChild<QScrollBar*>(QStringLiteral("heatmapHorizontalScroll"));
+    auto* vertical = map.findChild<QScrollBar*>(QStringLiteral("heatmapVerticalScroll"));
+    QVERIFY(horizontal && vertical);
+    QVERIFY(horizontal->isVisible() && vertical->isVisible());
+    horizontal->setValue(horizontal->maximum());
+    QCOMPARE(map.visibleColumns().second, 255.5);
+    QCOMPARE(map.visibleRows().first, top); // the rows stay
+    QTRY_COMPARE(map.cellText(200, 254), Heatmap::formatValue(values(200, 254)));
+
     map.fitToView();
     QTRY_VERIFY(!map.showsCellValues());
+    QVERIFY(!horizontal->isVisible() && !vertical->isVisible());
     // A small matrix shows its values at once, as before.
     map.setMatrix((Matrix(2, 2) << 0.25, 0.5, 0.75, 1.0).finished(), {}, {});
     QTRY_VERIFY(map.showsCellValues());
