@@ -48,6 +48,16 @@ QString firstOverlap(const QList<QRectF>& rects)
     return QString();
 }
 
+/// With QKV_SCREENSHOT_DIR set, writes the widget as NAME.png there (to look at; run under xvfb-run).
+void saveShot(QWidget* widget, const QString& name)
+{
+    const QString folder = qEnvironmentVariable("QKV_SCREENSHOT_DIR");
+    if (folder.isEmpty())
+        return;
+    QCoreApplication::processEvents(); // the queued replot
+    widget->grab().save(folder + QLatin1Char('/') + name + QStringLiteral(".png"));
+}
+
 } // namespace
 
 class TestHeatmapViews : public QObject {
@@ -310,6 +320,7 @@ void TestHeatmapViews::colourScalesFromTheMenu()
     QVERIFY(!action("colorScale_linear")->isChecked());
     QCOMPARE(map.colorRange(), std::make_pair(0.0, 1.0));
     QCOMPARE(colourAt(0, 0), colourAt(1, 0));
+    saveShot(&map, QStringLiteral("heatmap-per-row"));
     const int half = colourAt(0, 1).red(); // 0.01 of 0.02: the middle of the scale
     QVERIFY2(half > 90 && half < 170, qPrintable(QString::number(half)));
 
@@ -367,6 +378,7 @@ void TestHeatmapViews::cellValuesWhenZoomedIn()
     QVERIFY(top <= 200 && 200 <= bottom);
     QCOMPARE(map.cellText(200, 100), Heatmap::formatValue(values(200, 100)));
     QCOMPARE(map.cellText(0, 0), QString()); // out of view: not written
+    saveShot(&map, QStringLiteral("heatmap-zoomed-values"));
     const QImage shot = map.grab().toImage();
     QVERIFY(!shot.isNull());
 
@@ -419,6 +431,7 @@ void TestHeatmapViews::dragPaintsOnAPaintableHeatmap()
     QTest::mouseMove(plot, at(2, 2));
     QTest::mouseMove(plot, at(2, 3));
     QCOMPARE(painted.count(), 0); // on release
+    saveShot(&map, QStringLiteral("heatmap-painting"));
     QTest::mouseRelease(plot, Qt::LeftButton, {}, at(2, 3));
     QCOMPARE(painted.count(), 1);
     QCOMPARE(painted.at(0), (QVariantList{1, 1, 2, 3}));
