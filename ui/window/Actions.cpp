@@ -7,6 +7,7 @@
 #include <QMenuBar>
 #include <QToolBar>
 #include <QUndoStack>
+#include <QWhatsThis>
 
 namespace qkv::ui {
 
@@ -83,6 +84,14 @@ Actions Actions::create(QWidget* parent, QUndoStack* undoStack)
     a.presentation->setCheckable(true);
     a.keyboardShortcuts = makeAction(parent, QObject::tr("&Keyboard Shortcuts"), QKeySequence(),
                                      QObject::tr("Every shortcut of the menus, by menu"));
+    a.userGuide =
+        makeAction(parent, QObject::tr("&User Guide"), QKeySequence::HelpContents,
+                   QObject::tr("The views, editing, masks, normalizers, export, shortcuts and sessions"),
+                   QStringLiteral("help-contents"));
+    a.userGuide->setObjectName(QStringLiteral("userGuideAction"));
+    a.whatsThis = QWhatsThis::createAction(parent);
+    a.whatsThis->setObjectName(QStringLiteral("whatsThis"));
+    a.whatsThis->setStatusTip(QObject::tr("Click a view to learn what it shows and how to read it"));
     a.about =
         makeAction(parent, QObject::tr("&About QKV Lab"), QKeySequence(), QObject::tr("Version and licence"));
     return a;
@@ -119,7 +128,10 @@ void Actions::fillMenuBar(QMenuBar* menuBar, const QList<QAction*>& dockToggles)
     view->addSeparator();
     view->addAction(presentation);
     QMenu* help = menuBar->addMenu(QObject::tr("&Help"));
+    help->addAction(userGuide);
     help->addAction(keyboardShortcuts);
+    help->addAction(whatsThis);
+    help->addSeparator();
     help->addAction(about);
 }
 

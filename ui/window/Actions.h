@@ -31,6 +31,8 @@ struct Actions {
     QAction* resetLayout;
     QAction* presentation; ///< F11, checkable: full screen, larger text, editor docks hidden
     QAction* keyboardShortcuts;
+    QAction* userGuide; ///< F1: the user guide shipped in the resources
+    QAction* whatsThis; ///< Shift+F1: then a click on a view explains it (QWhatsThis mode)
     QAction* about;
 
     /// Creates the actions and the two submenus, all owned by `parent` (a menu needs a widget parent),

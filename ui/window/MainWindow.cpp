@@ -26,7 +26,9 @@
 #include "SettingsDialog.h"
 #include "ShapePanel.h"
 #include "ShortcutsDialog.h"
+#include "UserGuide.h"
 #include "ValueSpaceView.h"
+#include "ViewHelp.h"
 #include "WindowGeometry.h"
 
 #include <QApplication>
@@ -136,6 +138,7 @@ MainWindow::MainWindow(QWidget* parent)
     for (Heatmap* map : m_results->heatmaps())
         m_figures << map;
     createDocks();
+    addWhatsThis(this);
 
     QList<QAction*> dockToggles;
     for (QDockWidget* dock : m_docks)
@@ -306,6 +309,13 @@ void MainWindow::connectActions()
     // Views that build plots later (one per head) get the style when the session changes.
     connect(m_document, &Document::sessionChanged, this,
             [this] { QTimer::singleShot(0, this, &MainWindow::applyPlotStyle); });
+    connect(m_actions.userGuide, &QAction::triggered, this, [this] {
+        if (!m_userGuide)
+            m_userGuide = new UserGuide(this);
+        m_userGuide->show();
+        m_userGuide->raise();
+        m_userGuide->activateWindow();
+    });
     connect(m_actions.about, &QAction::triggered, this, [this] {
         QMessageBox::about(
             this, tr("About QKV Lab"),

@@ -25,6 +25,7 @@ class Figure;
 class MaskEditor;
 class MatrixEditor;
 class ResultViews;
+class UserGuide;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -98,6 +99,7 @@ private:
     QList<MatrixEditor*> m_editors;
     ResultViews* m_results = nullptr;
     MaskEditor* m_maskEditor = nullptr;
+    UserGuide* m_userGuide = nullptr; // created when first asked for
     QList<const Figure*> m_figures;
     MatrixCatalog m_matrices;
     MatrixEditor* m_selectedEditor = nullptr;

@@ -16,6 +16,8 @@
 #include "SessionFile.h"
 #include "SettingsDialog.h"
 #include "ShortcutsDialog.h"
+#include "UserGuide.h"
+#include "ViewHelp.h"
 #include "WindowGeometry.h"
 
 #include "FuzzyCompare.h"
@@ -33,6 +35,7 @@
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QTextBrowser>
 #include <QToolButton>
 #include <QTreeWidget>
 #include <QUndoStack>
@@ -70,6 +73,8 @@ private slots:
     void shortcutListHasEveryShortcut();
     void maskPaintedInTheWindow_data();
     void maskPaintedInTheWindow();
+    void everyViewSaysWhatItShows();
+    void userGuideOpensFromHelp();
 };
 
 void TestMainWindow::initTestCase()
@@ -543,6 +548,60 @@ void TestMainWindow::maskPaintedInTheWindow()
     QVERIFY(document->session() == before);
     document->waitForResult();
     QVERIFY(document->result()->heads[0].allowed == original);
+}
+
+// Help ▸ What's This? (Shift+F1) then a click explains any view: every view and panel has a text.
+void TestMainWindow::everyViewSaysWhatItShows()
+{
+    MainWindow window;
+    QVERIFY(window.openSession(QString()));
+    for (const Figure* figure : window.figures()) {
+        const auto* widget = dynamic_cast<const QWidget*>(figure);
+        QVERIFY(widget);
+        QVERIFY2(!widget->whatsThis().isEmpty(), qPrintable(widget->objectName()));
+    }
+    for (const char* name :
+         {"maskGrid", "controlsPanel", "shapePanel", "editor_X", "editor_W_Q", "resultTabs"}) {
+        const auto* widget = window.findChild<QWidget*>(QLatin1String(name));
+        QVERIFY2(widget, name);
+        QVERIFY2(!widget->whatsThis().isEmpty(), name);
+    }
+    // The weights say how to read them.
+    const QString weights = window.findChild<QWidget*>(QStringLiteral("heatmap_weights"))->whatsThis();
+    for (const char* phrase : {"Rows are queries", "sums to 1", "sigmoid", "Grey cells are masked", "∅"})
+        QVERIFY2(weights.contains(QString::fromUtf8(phrase)), phrase);
+    for (const QString& name : viewsWithHelp())
+        QVERIFY2(!whatsThisText(name).isEmpty(), qPrintable(name));
+
+    auto* whatsThis = window.findChild<QAction*>(QStringLiteral("whatsThis"));
+    QVERIFY(whatsThis);
+    QCOMPARE(whatsThis->shortcut(), QKeySequence(Qt::SHIFT | Qt::Key_F1));
+}
+
+// Help ▸ User Guide (F1) opens the guide shipped in the resources.
+void TestMainWindow::userGuideOpensFromHelp()
+{
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto* action = window.findChild<QAction*>(QStringLiteral("userGuideAction"));
+    QVERIFY(action);
+    QCOMPARE(action->shortcut(), QKeySequence(QKeySequence::HelpContents));
+    action->trigger();
+    auto* guide = window.findChild<UserGuide*>(QStringLiteral("userGuide"));
+    QVERIFY(guide);
+    QTRY_VERIFY(guide->isVisible());
+    auto* text = guide->findChild<QTextBrowser*>(QStringLiteral("userGuideText"));
+    QVERIFY(text);
+    const QString shown = text->toPlainText();
+    for (const char* heading : {"QKV Lab user guide", "The window", "The views", "Editing", "Masks",
+                                "Normalizers", "Export", "Sessions", "Keyboard shortcuts"})
+        QVERIFY2(shown.contains(QLatin1String(heading)), heading);
+    if (const QString folder = qEnvironmentVariable("QKV_SCREENSHOT_DIR"); !folder.isEmpty())
+        guide->grab().save(folder + QStringLiteral("/user-guide.png")); // to look at, under xvfb-run
+    action->trigger(); // a second time: the same window, raised
+    QCOMPARE(window.findChildren<UserGuide*>().size(), 1);
+    guide->close();
 }
 
 QTEST_MAIN(TestMainWindow)
