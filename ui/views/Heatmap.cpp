@@ -13,6 +13,7 @@
 #include <QKeyEvent>
 #include <QMenu>
 #include <QMouseEvent>
+#include <QNativeGestureEvent>
 #include <QScrollBar>
 #include <QToolTip>
 
@@ -240,6 +241,7 @@ Heatmap::Heatmap(QWidget* parent)
     m_paintRect->setLayer(QStringLiteral("overlay"));
     // Zoom (wheel) and pan (drag) within the matrix; the tick labels are planned again for the cells shown.
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    m_plot->installEventFilter(this); // a touchpad pinch zooms too
     m_plot->axisRect()->setRangeZoomAxes(m_plot->xAxis, m_plot->yAxis);
     m_plot->axisRect()->setRangeDragAxes(m_plot->xAxis, m_plot->yAxis);
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis})
@@ -601,6 +603,23 @@ void Heatmap::keyPressEvent(QKeyEvent* event)
     }
     emit cellClicked(std::clamp(row, 0, lastRow), std::clamp(column, 0, lastColumn));
     event->accept();
+}
+
+// A pinch on a touchpad (a native zoom gesture) zooms about its centre, as the wheel does about the pointer.
+bool Heatmap::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == m_plot && event->type() == QEvent::NativeGesture) {
+        const auto* gesture = static_cast<QNativeGestureEvent*>(event);
+        if (gesture->gestureType() == Qt::ZoomNativeGesture && m_values.size() > 0) {
+            const double factor = std::clamp(1.0 - gesture->value(), 0.25, 4.0);
+            const QPointF at = gesture->position();
+            m_plot->xAxis->scaleRange(factor, m_plot->xAxis->pixelToCoord(at.x()));
+            m_plot->yAxis->scaleRange(factor, m_plot->yAxis->pixelToCoord(at.y()));
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+            return true;
+        }
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 void Heatmap::fitToView()

@@ -130,7 +130,8 @@ public:
     /// Shows the whole matrix (Ctrl+0).
     void fitToView();
     /// Scales the rows and columns shown by `factor` (0.5: zoom in twice, Ctrl++; 2: out, Ctrl+−) about the
-    /// selected cell when it is in view. The mouse wheel zooms about the pointer, a drag pans.
+    /// selected cell when it is in view. The mouse wheel and a touchpad pinch zoom about the pointer, a drag
+    /// pans.
     void zoomBy(double factor);
     /// The row and column coordinates shown (cell i spans i − 0.5 to i + 0.5).
     std::pair<double, double> visibleRows() const;
@@ -157,6 +158,7 @@ signals:
 protected:
     void showEvent(QShowEvent* event) override;
     void keyPressEvent(QKeyEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     void rebuild(bool evenIfHidden = false);

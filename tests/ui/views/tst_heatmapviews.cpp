@@ -10,6 +10,8 @@
 #include <QFontMetrics>
 #include <QImage>
 #include <QMenu>
+#include <QNativeGestureEvent>
+#include <QPointingDevice>
 #include <QScrollBar>
 #include <QSignalSpy>
 #include <QtTest>
@@ -395,6 +397,19 @@ void TestHeatmapViews::cellValuesWhenZoomedIn()
     map.fitToView();
     QTRY_VERIFY(!map.showsCellValues());
     QVERIFY(!horizontal->isVisible() && !vertical->isVisible());
+
+    // A touchpad pinch zooms about its centre.
+    QWidget* plot = map.childAt(map.cellCentre(128, 128));
+    QVERIFY(plot);
+    const QPointF at = plot->mapFrom(&map, map.cellCentre(128, 128));
+    QNativeGestureEvent pinch(Qt::ZoomNativeGesture, QPointingDevice::primaryPointingDevice(), 2, at, at,
+                              plot->mapToGlobal(at), 0.5, QPointF(), 1);
+    QCoreApplication::sendEvent(plot, &pinch);
+    const auto [pinchTop, pinchBottom] = map.visibleRows();
+    QVERIFY2(pinchBottom - pinchTop < 140,
+             qPrintable(QStringLiteral("%1 to %2").arg(pinchTop).arg(pinchBottom)));
+    QVERIFY(pinchTop < 128 && 128 < pinchBottom);
+    map.fitToView();
     // A small matrix shows its values at once, as before.
     map.setMatrix((Matrix(2, 2) << 0.25, 0.5, 0.75, 1.0).finished(), {}, {});
     QTRY_VERIFY(map.showsCellValues());
