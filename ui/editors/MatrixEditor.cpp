@@ -87,7 +87,7 @@ QToolButton* makeToolButton(QWidget* parent, const QString& text, const QString&
 MatrixEditor::MatrixEditor(Document* document, MatrixRef ref, QWidget* parent)
     : QWidget(parent), m_document(document), m_model(new MatrixModel(document, ref, this)),
       m_tokenModel(new TokenModel(document, Side::Query, this)), m_title(new QLabel(this)),
-      m_table(new QTableView(this)), m_tokenPane(new QWidget(this)), m_tokenView(new QTableView(m_tokenPane))
+      m_table(new QTableView(this)), m_tokenView(new QTableView(this)), m_tokenButtons(new QWidget(this))
 {
     m_model->setFollowsCurrentHead(ref.isPerHead());
 
@@ -151,38 +151,36 @@ MatrixEditor::MatrixEditor(Document* document, MatrixRef ref, QWidget* parent)
     connect(m_table->verticalScrollBar(), &QScrollBar::valueChanged, m_tokenView->verticalScrollBar(),
             &QScrollBar::setValue);
 
-    m_addButton = makeToolButton(m_tokenPane, tr("Add"), tr("Add a token at the end"));
-    m_insertButton = makeToolButton(m_tokenPane, tr("Insert"), tr("Insert a token before the current one"));
-    m_removeButton = makeToolButton(m_tokenPane, tr("Remove"), tr("Remove the selected tokens"));
-    m_upButton = makeToolButton(m_tokenPane, tr("Up"), tr("Move the current token up"));
-    m_downButton = makeToolButton(m_tokenPane, tr("Down"), tr("Move the current token down"));
+    m_addButton = makeToolButton(m_tokenButtons, tr("Add"), tr("Add a token at the end"));
+    m_insertButton =
+        makeToolButton(m_tokenButtons, tr("Insert"), tr("Insert a token before the current one"));
+    m_removeButton = makeToolButton(m_tokenButtons, tr("Remove"), tr("Remove the selected tokens"));
+    m_upButton = makeToolButton(m_tokenButtons, tr("Up"), tr("Move the current token up"));
+    m_downButton = makeToolButton(m_tokenButtons, tr("Down"), tr("Move the current token down"));
     connect(m_addButton, &QToolButton::clicked, this, &MatrixEditor::addToken);
     connect(m_insertButton, &QToolButton::clicked, this, &MatrixEditor::insertToken);
     connect(m_removeButton, &QToolButton::clicked, this, &MatrixEditor::removeTokens);
     connect(m_upButton, &QToolButton::clicked, this, [this] { moveToken(-1); });
     connect(m_downButton, &QToolButton::clicked, this, [this] { moveToken(+1); });
 
-    auto* buttons = new QHBoxLayout;
+    auto* buttons = new QHBoxLayout(m_tokenButtons);
     buttons->setContentsMargins(0, 0, 0, 0);
     buttons->setSpacing(0);
     for (QToolButton* button : {m_addButton, m_insertButton, m_removeButton, m_upButton, m_downButton})
         buttons->addWidget(button);
     buttons->addStretch();
-    auto* tokenLayout = new QVBoxLayout(m_tokenPane);
-    tokenLayout->setContentsMargins(0, 0, 0, 0);
-    tokenLayout->setSpacing(2);
-    tokenLayout->addWidget(m_tokenView);
-    tokenLayout->addLayout(buttons);
 
+    // The token buttons go below both tables: beside the token list they would take the matrix's width.
     auto* body = new QHBoxLayout;
     body->setContentsMargins(0, 0, 0, 0);
-    body->addWidget(m_tokenPane);
+    body->addWidget(m_tokenView);
     body->addWidget(m_table, 1);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
     layout->setSpacing(2);
     layout->addWidget(m_title);
     layout->addLayout(body, 1);
+    layout->addWidget(m_tokenButtons);
 
     connect(m_model, &MatrixModel::inputRejected, this, &MatrixEditor::message);
     connect(m_tokenModel, &TokenModel::inputRejected, this, &MatrixEditor::message);
@@ -296,7 +294,8 @@ void MatrixEditor::updateTokenPane()
     const MatrixKind kind = m_model->matrixRef().kind;
     m_table->setObjectName(QStringLiteral("editor_") + matrixName(kind));
     const bool tokens = kind == MatrixKind::X || kind == MatrixKind::Z;
-    m_tokenPane->setVisible(tokens);
+    m_tokenView->setVisible(tokens);
+    m_tokenButtons->setVisible(tokens);
     if (!tokens)
         return;
     const Side side = kind == MatrixKind::X ? Side::Query : Side::Context;

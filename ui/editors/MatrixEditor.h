@@ -75,8 +75,8 @@ private:
     TokenModel* m_tokenModel;
     QLabel* m_title;
     QTableView* m_table;
-    QWidget* m_tokenPane;
     QTableView* m_tokenView;
+    QWidget* m_tokenButtons; // add, insert, remove, up, down
     QToolButton* m_addButton;
     QToolButton* m_insertButton;
     QToolButton* m_removeButton;
