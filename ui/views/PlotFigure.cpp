@@ -192,4 +192,9 @@ QCPTextElement* setUpPlot(QCustomPlot* plot, const QSize& minimumSize)
     return title;
 }
 
+QString plotLibraryVersion()
+{
+    return QStringLiteral("QCustomPlot ") + QLatin1String(QCUSTOMPLOT_VERSION_STR);
+}
+
 } // namespace qkv::ui

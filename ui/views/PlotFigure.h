@@ -3,6 +3,7 @@
 
 #include <QColor>
 #include <QSize>
+#include <QString>
 
 class QCPTextElement;
 class QCustomPlot;
@@ -48,5 +49,8 @@ void applyPlotStyle(QCustomPlot* plot, const PlotStyle& style);
 void applyPlotStyle(const QWidget* root, const PlotStyle& style);
 /// The style `plot` was last given (the default style when none).
 PlotStyle plotStyle(const QCustomPlot* plot);
+
+/// The plotting library's name and version ("QCustomPlot 2.1.0"), for the About box.
+QString plotLibraryVersion();
 
 } // namespace qkv::ui

@@ -1,5 +1,6 @@
 #include "MainWindow.h"
 
+#include "AboutText.h"
 #include "Autosave.h"
 #include "ControlsPanel.h"
 #include "Document.h"
@@ -14,9 +15,7 @@
 #include "MathPanel.h"
 #include "MatrixEditor.h"
 #include "MatrixFile.h"
-#include "MatrixProduct.h"
 #include "NormalizerComparisonView.h"
-#include "Parallel.h"
 #include "PlotFigure.h"
 #include "Preferences.h"
 #include "QueryKeySpaceView.h"
@@ -316,19 +315,8 @@ void MainWindow::connectActions()
         m_userGuide->raise();
         m_userGuide->activateWindow();
     });
-    connect(m_actions.about, &QAction::triggered, this, [this] {
-        QMessageBox::about(
-            this, tr("About QKV Lab"),
-            tr("<b>QKV Lab %1</b><p>Take scaled dot-product attention apart: edit every matrix and "
-               "option and watch each step update.</p><p>Built with Qt %2, Eigen %3.%4.%5, QCustomPlot and "
-               "nlohmann/json. Matrix products: %6, on %7 threads.</p>")
-                .arg(QApplication::applicationVersion(), QString::fromLatin1(qVersion()))
-                .arg(EIGEN_WORLD_VERSION)
-                .arg(EIGEN_MAJOR_VERSION)
-                .arg(EIGEN_MINOR_VERSION)
-                .arg(QString::fromStdString(qkv::productLibrary()).toHtmlEscaped())
-                .arg(qkv::engineThreads()));
-    });
+    connect(m_actions.about, &QAction::triggered, this,
+            [this] { QMessageBox::about(this, tr("About QKV Lab"), aboutText()); });
     connect(m_autosave, &Autosave::failed, this,
             [this](const QString& message) { statusBar()->showMessage(message, 10000); });
     connect(m_document, &Document::modifiedChanged, this, &MainWindow::updateTitle);

@@ -1,5 +1,6 @@
 // The assembled window: opening sessions, title, status bar, import/export, save and reopen.
 
+#include "AboutText.h"
 #include "Document.h"
 #include "DocumentCommands.h"
 #include "Examples.h"
@@ -75,6 +76,7 @@ private slots:
     void maskPaintedInTheWindow();
     void everyViewSaysWhatItShows();
     void userGuideOpensFromHelp();
+    void aboutNamesTheVersionAndLibraries();
 };
 
 void TestMainWindow::initTestCase()
@@ -602,6 +604,16 @@ void TestMainWindow::userGuideOpensFromHelp()
     action->trigger(); // a second time: the same window, raised
     QCOMPARE(window.findChildren<UserGuide*>().size(), 1);
     guide->close();
+}
+
+void TestMainWindow::aboutNamesTheVersionAndLibraries()
+{
+    const QString before = QCoreApplication::applicationVersion();
+    QCoreApplication::setApplicationVersion(QStringLiteral("9.8.7"));
+    const QString text = aboutText();
+    QCoreApplication::setApplicationVersion(before);
+    for (const char* part : {"QKV Lab 9.8.7", "Qt ", "Eigen 3.", "QCustomPlot 2.", "nlohmann/json 3."})
+        QVERIFY2(text.contains(QLatin1String(part)), qPrintable(text));
 }
 
 QTEST_MAIN(TestMainWindow)
