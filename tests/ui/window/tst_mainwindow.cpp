@@ -40,8 +40,10 @@
 #include <QToolButton>
 #include <QTreeWidget>
 #include <QUndoStack>
+#include <QWhatsThis>
 #include <QtTest>
 
+#include <algorithm>
 #include <functional>
 
 using namespace qkv;
@@ -574,6 +576,22 @@ void TestMainWindow::everyViewSaysWhatItShows()
         QVERIFY2(weights.contains(QString::fromUtf8(phrase)), phrase);
     for (const QString& name : viewsWithHelp())
         QVERIFY2(!whatsThisText(name).isEmpty(), qPrintable(name));
+
+    // A What's This click on the plot inside a heatmap reaches the heatmap's text (the event goes to
+    // parents).
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto* map = window.findChild<QWidget*>(QStringLiteral("heatmap_weights"));
+    QTRY_VERIFY(map->isVisible());
+    QWidget* plot = map->childAt(map->rect().center());
+    QVERIFY(plot && plot != map);
+    QHelpEvent click(QEvent::WhatsThis, map->rect().center() - plot->pos(), plot->mapToGlobal(QPoint(5, 5)));
+    QApplication::sendEvent(plot, &click);
+    const auto popups = QApplication::topLevelWidgets();
+    QVERIFY(std::any_of(popups.begin(), popups.end(), [](QWidget* w) {
+        return w->isVisible() && QLatin1String(w->metaObject()->className()) == QLatin1String("QWhatsThat");
+    }));
+    QWhatsThis::hideText();
 
     auto* whatsThis = window.findChild<QAction*>(QStringLiteral("whatsThis"));
     QVERIFY(whatsThis);
