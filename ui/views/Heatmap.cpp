@@ -1055,7 +1055,10 @@ void Heatmap::onMouseMove(QMouseEvent* event)
         return;
     }
     if (onCell)
-        QToolTip::showText(event->globalPosition().toPoint(), cellDescription(row, column), m_plot);
+        QToolTip::showText(event->globalPosition().toPoint(),
+                           m_paintable ? cellDescription(row, column) + QLatin1Char('\n') + toolTip()
+                                       : cellDescription(row, column),
+                           m_plot);
     else
         QToolTip::hideText();
 }

@@ -78,10 +78,8 @@ ResultViews::ResultViews(Document* document, QWidget* parent)
     mask->setFixedRange(0.0, 1.0);
     // The mask is painted here as in the mask editor; the window applies it (views only draw).
     mask->setPaintable(true);
-    mask->setToolTip(
-        tr("Drag across cells to allow or mask a rectangle (the first cell decides which; the "
-           "mask becomes custom; one undo step); Space flips the selected cell. Shift+drag pans, "
-           "the wheel zooms."));
+    mask->setToolTip(tr("Drag: allow or mask a rectangle (the first cell decides; one undo step)\n"
+                        "Space: flip the selected cell · Shift+drag: pan · wheel: zoom"));
     connect(mask, &Heatmap::rectanglePainted, this, &ResultViews::maskPainted);
     heatmap(QStringLiteral("weights"))->setFixedRange(0.0, 1.0);
     m_tabs->setCurrentWidget(heatmap(QStringLiteral("weights")));
