@@ -131,8 +131,22 @@ void multiply(const ConstRows<Scalar>& a, const ConstRows<Scalar>& b, Rows<Scala
         return;
     }
     // Chunks of at least 128 rows: each chunk packs all of b again, which pays only for tall chunks.
-    constexpr Index minimumChunkRows = 128;
-    const Index chunkRows = std::max(minimumChunkRows, (c.rows() + 3) / 4);
+    constexpr Index minimumChunk = 128;
+    if (c.rows() < 2 * minimumChunk && c.cols() >= 2 * minimumChunk) {
+        // Short and wide (the projections of a short sentence, X · W with d = 512): split the columns
+        // instead, each chunk packing its own part of b and all of the short a. The chunks depend on the
+        // shape alone, never on how many threads are free, so the result is the same bits either way.
+        const Index chunkColumns = std::max(minimumChunk, (c.cols() + 3) / 4);
+        parallelFor(c.cols(), chunkColumns, [&](Index begin, Index end) {
+            Rows<Scalar> part = c.middleCols(begin, end - begin);
+            if (bForm == Operand::AsIs)
+                multiplyHere<Scalar>(a, b.middleCols(begin, end - begin), part, bForm);
+            else
+                multiplyHere<Scalar>(a, b.middleRows(begin, end - begin), part, bForm);
+        });
+        return;
+    }
+    const Index chunkRows = std::max(minimumChunk, (c.rows() + 3) / 4);
     parallelFor(c.rows(), chunkRows, [&](Index begin, Index end) {
         Rows<Scalar> part = c.middleRows(begin, end - begin);
         multiplyHere<Scalar>(a.middleRows(begin, end - begin), b, part, bForm);

@@ -30,8 +30,8 @@ template <typename Scalar> using Rows = Eigen::Ref<MatrixOf<Scalar>>;
 enum class Operand { AsIs, Transposed };
 
 /// c = a · b (b as it is) or a · bᵀ (b transposed); c already has its shape and must not overlap a or b.
-/// A large product is split by rows of c over the engine's threads; inside a parallelFor chunk it runs on
-/// the calling thread.
+/// A large product is split by rows of c (by columns when c is short and wide) over the engine's threads;
+/// inside a parallelFor chunk it runs on the calling thread.
 template <typename Scalar>
 void multiply(const ConstRows<Scalar>& a, const ConstRows<Scalar>& b, Rows<Scalar> c, Operand bForm = Operand::AsIs);
 
