@@ -142,6 +142,8 @@ void Actions::fillToolBar(QToolBar* toolBar) const
     toolBar->addSeparator();
     toolBar->addAction(undo);
     toolBar->addAction(redo);
+    toolBar->addSeparator();
+    toolBar->addAction(whatsThis); // the "?" that explains the view clicked next
 }
 
 } // namespace qkv::ui

@@ -37,6 +37,7 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTextBrowser>
+#include <QToolBar>
 #include <QToolButton>
 #include <QTreeWidget>
 #include <QUndoStack>
@@ -596,6 +597,8 @@ void TestMainWindow::everyViewSaysWhatItShows()
     auto* whatsThis = window.findChild<QAction*>(QStringLiteral("whatsThis"));
     QVERIFY(whatsThis);
     QCOMPARE(whatsThis->shortcut(), QKeySequence(Qt::SHIFT | Qt::Key_F1));
+    auto* toolBar = window.findChild<QToolBar*>(QStringLiteral("fileToolBar"));
+    QVERIFY(toolBar && toolBar->actions().contains(whatsThis)); // one click away, as an info button
 }
 
 // Help ▸ User Guide (F1) opens the guide shipped in the resources.
