@@ -1,0 +1,253 @@
+// qkv_gui_bench: edit-to-repaint latency of the real main window, offscreen (issue 10, "Performance").
+//
+//   BM_EditToRepaint/<N>/<D>  one cell edit of W_Q pushed as the undo command a person's edit pushes, then
+//                             the wait for its result (a condition: the document stops computing, the event
+//                             loop runs meanwhile), pending events processed (queued replots) and the window
+//                             grabbed (every visible widget painted). Counters: engine_ms, the engine's own
+//                             time for that edit (Document::lastComputeMilliseconds); gui_block_ms, the
+//                             longest time the GUI thread went without returning to its event loop during
+//                             any timed edit (a 1 ms heartbeat timer: the largest gap between its ticks).
+//   BM_EngineOnly/<N>/<D>     qkv::computeAttention on the same session, as the document calls it (a fresh
+//                             result each time): what no view can make faster.
+//
+// Sessions: n = N tokens (self-attention, no mask), d_model = D, one head with d_k = d_v = D / 2, no W_O,
+// softmax, float64. N ∈ {256, 1024, 4096}, D ∈ {64, 512}. The window is 1400 × 900 in its default layout
+// (weights tab, Q/K plane, step by step), settings and recovery files in a temporary test location.
+//
+// Not run by ctest. Build the dev or release preset and run by hand, e.g.
+//   build/dev/tests/benchmark/qkv_gui_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+// QT_QPA_PLATFORM is set to offscreen unless it is set already.
+
+#include "AttentionEngine.h"
+#include "Document.h"
+#include "DocumentCommands.h"
+#include "Initializers.h"
+#include "MainWindow.h"
+#include "Session.h"
+#include "SpaceView.h"
+
+#include <benchmark/benchmark.h>
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QPixmap>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using qkv::Index;
+
+struct Shape {
+    Index n = 0;
+    Index dModel = 0;
+};
+
+const std::vector<Shape>& shapes()
+{
+    static const std::vector<Shape> all = {{256, 64},   {256, 512}, {1024, 64},
+                                           {1024, 512}, {4096, 64}, {4096, 512}};
+    return all;
+}
+
+std::string suffix(const Shape& shape)
+{
+    return std::to_string(shape.n) + "/" + std::to_string(shape.dModel);
+}
+
+qkv::Matrix initialize(qkv::Initializer kind, std::uint64_t seed, Index rows, Index cols)
+{
+    qkv::InitializerSpec spec;
+    spec.kind = kind;
+    spec.scale = 1.0;
+    spec.seed = seed;
+    return qkv::initializeMatrix(spec, rows, cols);
+}
+
+qkv::Session makeSession(const Shape& shape)
+{
+    qkv::Session session;
+    session.title = "gui benchmark " + suffix(shape);
+    session.X = initialize(qkv::Initializer::Normal, 1, shape.n, shape.dModel);
+    for (Index i = 0; i < shape.n; ++i)
+        session.tokens.push_back("t" + std::to_string(i));
+    session.pad.assign(static_cast<std::size_t>(shape.n), false);
+    const Index half = shape.dModel / 2;
+    qkv::Head head;
+    head.W_Q = initialize(qkv::Initializer::XavierNormal, 100, shape.dModel, half);
+    head.W_K = initialize(qkv::Initializer::XavierNormal, 101, shape.dModel, half);
+    head.W_V = initialize(qkv::Initializer::XavierNormal, 102, shape.dModel, half);
+    session.heads.push_back(std::move(head));
+    session.score = qkv::ScoreFunction::Dot;
+    session.scale = qkv::Scale{qkv::Scale::Kind::SqrtDk, 1.0};
+    session.temperature = 1.0;
+    session.mask.type = qkv::MaskType::None;
+    return session;
+}
+
+/// The longest stretch between two heartbeats of the GUI thread's event loop, measured while armed.
+class Heartbeat {
+public:
+    Heartbeat()
+    {
+        m_timer.setTimerType(Qt::PreciseTimer);
+        m_timer.setInterval(1);
+        QObject::connect(&m_timer, &QTimer::timeout, [this] { beat(); });
+        m_timer.start();
+    }
+    void arm()
+    {
+        m_clock.start();
+        m_last = 0;
+    }
+    /// Ends a measured stretch: the gap to now counts too.
+    void disarm() { beat(); }
+    double longestMilliseconds() const { return static_cast<double>(m_longest) / 1e6; }
+    void resetLongest() { m_longest = 0; }
+
+private:
+    void beat()
+    {
+        if (!m_clock.isValid())
+            return;
+        const qint64 now = m_clock.nsecsElapsed();
+        m_longest = std::max(m_longest, now - m_last);
+        m_last = now;
+    }
+
+    QTimer m_timer;
+    QElapsedTimer m_clock;
+    qint64 m_last = 0;
+    qint64 m_longest = 0;
+};
+
+/// The open windows, closed before the application object goes.
+std::map<std::pair<Index, Index>, std::unique_ptr<qkv::ui::MainWindow>>& openWindows()
+{
+    static std::map<std::pair<Index, Index>, std::unique_ptr<qkv::ui::MainWindow>> windows;
+    return windows;
+}
+
+/// One window per shape, opened on first use and kept for the repetitions.
+qkv::ui::MainWindow& windowFor(const Shape& shape)
+{
+    auto& windows = openWindows();
+    const std::pair<Index, Index> key{shape.n, shape.dModel};
+    if (windows.count(key) == 0)
+        windows.clear(); // one large session at a time
+    auto& slot = windows[key];
+    if (!slot) {
+        slot = std::make_unique<qkv::ui::MainWindow>();
+        slot->resize(1400, 900);
+        slot->show();
+        if (!QTest::qWaitForWindowExposed(slot.get()))
+            std::cerr << "qkv_gui_bench: the window was not exposed\n";
+        slot->document()->reset(makeSession(shape));
+        slot->document()->waitForResult();
+        QCoreApplication::processEvents();
+        slot->grab();
+    }
+    return *slot;
+}
+
+/// One edit of W_Q[0][0], to `value`, until the window shows its result.
+void editAndRepaint(qkv::ui::MainWindow& window, double value)
+{
+    qkv::ui::Document* document = window.document();
+    document->push(qkv::ui::makeCellCommand(document, {qkv::ui::MatrixKind::W_Q, 0}, 0, 0, value));
+    while (document->isComputing())
+        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+    // A plane projected in the background is part of the repaint too.
+    const auto projecting = [&window] {
+        for (const qkv::ui::SpaceView* view : window.findChildren<qkv::ui::SpaceView*>())
+            if (view->isVisible() && view->message().startsWith(QLatin1String("Projecting")))
+                return true;
+        return false;
+    };
+    while (projecting())
+        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+    QCoreApplication::processEvents(); // queued replots
+    QCoreApplication::processEvents(); // and those a relayout queued
+    const QPixmap shot = window.grab();
+    benchmark::DoNotOptimize(shot.cacheKey());
+}
+
+void editToRepaint(benchmark::State& state, const Shape& shape)
+{
+    qkv::ui::MainWindow& window = windowFor(shape);
+    const double original = window.document()->session().heads.front().W_Q(0, 0);
+    editAndRepaint(window, original + 0.25); // warm-up: first layouts, caches
+    Heartbeat heartbeat;
+    double engine = 0.0;
+    int edits = 0;
+    for (auto _ : state) {
+        heartbeat.arm();
+        editAndRepaint(window, original + ((edits % 2) != 0 ? 0.25 : -0.25));
+        heartbeat.disarm();
+        engine += window.document()->lastComputeMilliseconds();
+        ++edits;
+    }
+    if (!window.document()->resultError().isEmpty())
+        state.SkipWithError(window.document()->resultError().toStdString().c_str());
+    state.counters["engine_ms"] = edits > 0 ? engine / edits : 0.0;
+    state.counters["gui_block_ms"] = heartbeat.longestMilliseconds();
+}
+
+void engineOnly(benchmark::State& state, const Shape& shape)
+{
+    const qkv::Session session = makeSession(shape);
+    for (auto _ : state) {
+        const qkv::AttentionResult result = qkv::computeAttention(session);
+        benchmark::DoNotOptimize(result.output.data());
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    // Settings, recent files and recovery files of a throwaway location, never the user's.
+    QTemporaryDir home;
+    qputenv("XDG_CONFIG_HOME", home.filePath(QStringLiteral("config")).toLocal8Bit());
+    qputenv("XDG_DATA_HOME", home.filePath(QStringLiteral("data")).toLocal8Bit());
+    qputenv("XDG_CACHE_HOME", home.filePath(QStringLiteral("cache")).toLocal8Bit());
+    QStandardPaths::setTestModeEnabled(true);
+    QApplication app(argc, argv);
+    QCoreApplication::setOrganizationName(QStringLiteral("QKV Lab Benchmarks"));
+
+    for (const Shape& shape : shapes()) {
+        // The largest cases take seconds an edit before the fixes: a few iterations are enough.
+        const double minTime = shape.n >= 4096 ? 0.2 : 0.5;
+        benchmark::RegisterBenchmark(("BM_EditToRepaint/" + suffix(shape)).c_str(),
+                                     [shape](benchmark::State& state) { editToRepaint(state, shape); })
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime()
+            ->MinTime(minTime);
+        benchmark::RegisterBenchmark(("BM_EngineOnly/" + suffix(shape)).c_str(),
+                                     [shape](benchmark::State& state) { engineOnly(state, shape); })
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime()
+            ->MinTime(minTime);
+    }
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv))
+        return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    openWindows().clear();
+    benchmark::Shutdown();
+    return 0;
+}
