@@ -1,10 +1,8 @@
 #include "Projection.h"
 
-#include <Eigen/Eigenvalues>
-#include <Eigen/QR>
+#include "TopEigenpairs.h"
 
 #include <algorithm>
-#include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -14,12 +12,9 @@
 //   and an eigenvector u of the Gram matrix gives the axis Xcᵀ u; the smaller of the two is decomposed.
 // * Rows that are not all identical always have a positive variance, so "no variance" is decided exactly
 //   (every row equal to the first), not with a tolerance that would hide a small but real spread.
-// * Up to 256 rows or dimensions the smaller eigenproblem is solved exactly; larger clouds (a d_k = 4096
-//   session) get the two leading eigenvectors by block subspace iteration with Rayleigh–Ritz steps, O(n·d)
-//   per step instead of O(min(n, d)³), stopped when both Ritz pairs' residuals are below 1e-8 of λ₁, when
-//   the two Ritz values stop changing (to 1e-9 of λ₁), or after 40 steps: then the leading eigenvalues are so
-//   close that any plane in their span is as good a picture (its `explained` shares are still measured
-//   exactly on the points).
+// * Only the two leading eigenpairs are found (TopEigenpairs.h: a block Krylov iteration on the smaller of
+//   the scatter and Gram matrices, with a convergence test and the full decomposition as its fallback),
+//   not all d of them.
 // * Entries are divided by the largest magnitude first, so the squares in the scatter matrix and the
 //   variances cannot overflow (entries above ~1e154 would), then the points are scaled back.
 // * `explained` is measured on the projected points themselves (‖Xc a‖² / ‖Xc‖²_F), which is the
@@ -57,94 +52,18 @@ bool allRowsEqual(const Matrix& rows)
     return true;
 }
 
-/// The two leading eigenpairs of Xcᵀ Xc: eigenvalues and unit eigenvectors (d × 2, largest first).
-struct LeadingPairs {
-    double lambda1 = 0.0;
-    double lambda2 = 0.0;
-    Vector first;
-    Vector second;
-};
-
-LeadingPairs exactLeadingPairs(const Matrix& centred)
-{
-    const Index n = centred.rows();
-    const Index d = centred.cols();
-    LeadingPairs pairs;
-    if (n >= d) {
-        const Matrix scatter = centred.transpose() * centred;
-        const Eigen::SelfAdjointEigenSolver<Matrix> solver(scatter);
-        pairs.lambda1 = solver.eigenvalues()(d - 1);
-        pairs.lambda2 = solver.eigenvalues()(d - 2);
-        pairs.first = solver.eigenvectors().col(d - 1);
-        pairs.second = solver.eigenvectors().col(d - 2);
-    } else {
-        const Matrix gram = centred * centred.transpose();
-        const Eigen::SelfAdjointEigenSolver<Matrix> solver(gram);
-        pairs.lambda1 = solver.eigenvalues()(n - 1);
-        pairs.lambda2 = solver.eigenvalues()(n - 2);
-        pairs.first = (centred.transpose() * solver.eigenvectors().col(n - 1)).normalized();
-        pairs.second = centred.transpose() * solver.eigenvectors().col(n - 2);
-    }
-    return pairs;
-}
-
-/// Block subspace iteration on Xcᵀ Xc (never formed) from a fixed start, so the same cloud always gives the
-/// same axes. The block of 10 makes the convergence rate of the second pair λ₁₁/λ₂ rather than λ₃/λ₂.
-LeadingPairs iterativeLeadingPairs(const Matrix& centred)
-{
-    const Index d = centred.cols();
-    const Index block = std::min<Index>({10, d, centred.rows()});
-    Matrix basis(d, block);
-    std::uint64_t state = 0x9E3779B97F4A7C15ull; // a fixed LCG start: deterministic, not random
-    for (Index c = 0; c < block; ++c)
-        for (Index r = 0; r < d; ++r) {
-            state = state * 6364136223846793005ull + 1442695040888963407ull;
-            basis(r, c) = static_cast<double>(state >> 11) * 0x1.0p-53 - 0.5;
-        }
-    basis = Eigen::HouseholderQR<Matrix>(basis).householderQ() * Matrix::Identity(d, block);
-
-    LeadingPairs pairs;
-    double previous1 = 0.0;
-    double previous2 = 0.0;
-    constexpr int maxIterations = 40;
-    for (int iteration = 0; iteration < maxIterations; ++iteration) {
-        const Matrix image = centred.transpose() * (centred * basis); // (Xcᵀ Xc) · basis
-        const Matrix small = basis.transpose() * image;               // Rayleigh quotient, block × block
-        const Eigen::SelfAdjointEigenSolver<Matrix> solver(small);
-        const Matrix ritz = basis * solver.eigenvectors();
-        const Matrix imageRitz = image * solver.eigenvectors();
-        pairs.lambda1 = solver.eigenvalues()(block - 1);
-        pairs.lambda2 = solver.eigenvalues()(block - 2);
-        pairs.first = ritz.col(block - 1);
-        pairs.second = ritz.col(block - 2);
-        const double residual1 = (imageRitz.col(block - 1) - pairs.lambda1 * pairs.first).norm();
-        const double residual2 = (imageRitz.col(block - 2) - pairs.lambda2 * pairs.second).norm();
-        // The Ritz values settle long before the vectors when λ₁ ≈ λ₂ (then the plane is what matters).
-        const bool settled = std::abs(pairs.lambda1 - previous1) <= 1e-9 * pairs.lambda1 &&
-                             std::abs(pairs.lambda2 - previous2) <= 1e-9 * pairs.lambda1;
-        if (std::max(residual1, residual2) <= 1e-8 * pairs.lambda1 || settled)
-            break;
-        previous1 = pairs.lambda1;
-        previous2 = pairs.lambda2;
-        basis = Eigen::HouseholderQR<Matrix>(imageRitz).householderQ() * Matrix::Identity(d, block);
-    }
-    return pairs;
-}
-
 /// The unit eigenvectors of the two largest eigenvalues of Xcᵀ Xc as columns of a d × 2 matrix (d ≥ 2,
 /// at least two distinct rows).
 Matrix leadingAxes(const Matrix& centred)
 {
-    LeadingPairs pairs = std::min(centred.rows(), centred.cols()) <= largestExactPcaProblem
-                             ? exactLeadingPairs(centred)
-                             : iterativeLeadingPairs(centred);
-    Vector& first = pairs.first;
-    Vector& second = pairs.second;
+    const TopEigenpairs pairs = topScatterEigenpairs(centred);
+    Vector first = pairs.vectors.col(0);
+    Vector second = pairs.vectors.col(1);
 
     // A rank-1 cloud (all rows on a line) has no second direction: its eigenvector is rounding noise, so a
     // direction orthogonal to the first is chosen deterministically instead.
     constexpr double rankTolerance = 1e-12;
-    if (!(pairs.lambda2 > rankTolerance * pairs.lambda1)) {
+    if (!(pairs.values[1] > rankTolerance * pairs.values[0])) {
         second = orthogonalCompletion(first);
     } else {
         second -= first.dot(second) * first;
@@ -157,6 +76,14 @@ Matrix leadingAxes(const Matrix& centred)
 }
 
 } // namespace
+
+bool isLargePcaProblem(Index rows, Index width)
+{
+    constexpr double largeWork = 1 << 25; // about ten milliseconds of products at SSE2 speed
+    return width > 2 && static_cast<double>(rows) * static_cast<double>(width) *
+                                static_cast<double>(std::min(rows, width)) >
+                            largeWork;
+}
 
 Projection2D pcaProjection(const Matrix& rows)
 {

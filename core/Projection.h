@@ -16,9 +16,9 @@ struct Projection2D {
     Matrix axes; ///< d × 2; the columns are the two directions (a zero column when d = 1)
 };
 
-/// Up to this many rows or dimensions (the smaller of the two) pcaProjection solves the eigenproblem exactly;
-/// beyond it, it iterates (see Projection.cpp), which is what a view would run off the GUI thread.
-inline constexpr Index largestExactPcaProblem = 256;
+/// Whether pcaProjection of `rows` × `width` takes long enough (ten milliseconds and more: the scatter
+/// matrix it forms costs rows · width · min(rows, width)) to be run off the GUI thread.
+bool isLargePcaProblem(Index rows, Index width);
 
 /// Principal component analysis of the rows (n × d, n ≥ 0, d ≥ 1).
 ///
@@ -28,7 +28,8 @@ inline constexpr Index largestExactPcaProblem = 256;
 /// of the total variance. Special cases: d = 1 gives a zero second axis with explained 0; rows with no
 /// variance (one row, or identical rows) give the first two unit vectors with explained 0; a cloud of rank
 /// 1 gets a second axis orthogonal to the first. d = 2 is still PCA (a rotation of the plane); a caller
-/// that wants raw coordinates uses pickDimensions. The eigenproblem solved is min(n, d) square.
+/// that wants raw coordinates uses pickDimensions. Only the two leading eigenpairs are computed
+/// (topScatterEigenpairs), not a full eigendecomposition.
 /// @throws std::invalid_argument when d = 0
 Projection2D pcaProjection(const Matrix& rows);
 
