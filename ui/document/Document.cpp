@@ -23,14 +23,17 @@ QString stoppedMessage()
     return Document::tr("Stopped before it finished: undo, or make any edit, to compute again.");
 }
 
-ComputeOutcome computeOutcome(const Session& session, quint64 generation, const ComputeOptions& options)
+ComputeOutcome computeOutcome(const Session& session, quint64 generation, const ComputeOptions& options,
+                              std::shared_ptr<AttentionResult> buffer)
 {
     ComputeOutcome outcome;
     outcome.generation = generation;
+    outcome.buffer = std::move(buffer);
     QElapsedTimer timer;
     timer.start();
     try {
-        outcome.result = std::make_shared<const AttentionResult>(computeAttention(session, options));
+        computeAttention(session, *outcome.buffer, options);
+        outcome.result = outcome.buffer;
     } catch (const Cancelled&) {
         outcome.error = stoppedMessage();
     } catch (const Error& e) {
@@ -88,7 +91,7 @@ void Document::cancelComputation()
     if (m_backgroundPending) {
         // The running job is an older session's (already told to stop): the newest never starts.
         m_backgroundPending = false;
-        publish(ComputeOutcome{nullptr, stoppedMessage(), 0.0, m_generation});
+        publish(ComputeOutcome{nullptr, stoppedMessage(), 0.0, m_generation, nullptr});
     }
     // Otherwise the running job is the newest: its outcome ("stopped", or its result if it had already
     // finished) is published when it ends.
@@ -233,7 +236,8 @@ void Document::recompute()
         m_cancelJob->store(true);
     } else if (workOf(m_session) < synchronousWorkLimit) {
         m_backgroundPending = false;
-        publish(computeOutcome(m_session, m_generation, ComputeOptions{nullptr, m_memoryLimit}));
+        publish(
+            computeOutcome(m_session, m_generation, ComputeOptions{nullptr, m_memoryLimit}, takeBuffer()));
     } else {
         startBackground();
     }
@@ -257,8 +261,8 @@ void Document::startBackground()
     const quint64 generation = m_generation;
     const std::uint64_t memoryLimit = m_memoryLimit;
     const std::shared_ptr<std::atomic<bool>> cancel = m_cancelJob;
-    m_watcher.setFuture(QtConcurrent::run([snapshot, generation, memoryLimit, cancel] {
-        return computeOutcome(snapshot, generation, ComputeOptions{cancel.get(), memoryLimit});
+    m_watcher.setFuture(QtConcurrent::run([snapshot, generation, memoryLimit, cancel, buffer = takeBuffer()] {
+        return computeOutcome(snapshot, generation, ComputeOptions{cancel.get(), memoryLimit}, buffer);
     }));
 }
 
@@ -274,18 +278,39 @@ void Document::onBackgroundFinished()
         startBackground();
 }
 
+std::shared_ptr<AttentionResult> Document::takeBuffer()
+{
+    std::shared_ptr<AttentionResult> buffer = std::move(m_spareBuffer);
+    if (buffer && buffer.use_count() == 1)
+        return buffer;
+    return std::make_shared<AttentionResult>(); // the spare is still shown somewhere (or there is none)
+}
+
+void Document::recycle(std::shared_ptr<AttentionResult> buffer)
+{
+    if (buffer && buffer != m_resultBuffer)
+        m_spareBuffer = std::move(buffer);
+}
+
 void Document::publish(const ComputeOutcome& outcome)
 {
     // An older session's result loses to the newest edit.
-    if (outcome.generation != m_generation || outcome.generation == m_publishedGeneration)
+    if (outcome.generation != m_generation || outcome.generation == m_publishedGeneration) {
+        recycle(outcome.buffer);
         return;
+    }
     m_publishedGeneration = outcome.generation;
+    std::shared_ptr<AttentionResult> previous = std::move(m_resultBuffer);
+    m_resultBuffer = outcome.result ? outcome.buffer : nullptr;
     m_result = outcome.result;
     m_resultError = outcome.error;
     m_lastMilliseconds = outcome.milliseconds;
     if (m_selectOnPublish)
         selectStrongestKeyOfFirstQuery();
     emit resultChanged();
+    // The views have moved to the new result: the one before is the next computation's buffer (an
+    // engine refusal's buffer holds nothing worth showing either).
+    recycle(outcome.result ? std::move(previous) : outcome.buffer);
     announceComputing();
 }
 

@@ -25,6 +25,8 @@ struct ComputeOutcome {
     QString error;
     double milliseconds = 0;
     quint64 generation = 0;
+    /// The buffers the engine wrote into (the result's own when there is one), for the next computation.
+    std::shared_ptr<AttentionResult> buffer;
 };
 
 class Document : public QObject {
@@ -120,6 +122,10 @@ private:
     void publish(const ComputeOutcome& outcome);
     void selectStrongestKeyOfFirstQuery();
     void announceComputing();
+    /// Buffers for the next computation: an earlier result nothing else holds any more (same-shaped
+    /// matrices are reused: no large allocation, no page faults, no freeing on the GUI thread), else new.
+    std::shared_ptr<AttentionResult> takeBuffer();
+    void recycle(std::shared_ptr<AttentionResult> buffer);
 
     Session m_session;
     QUndoStack* m_undoStack;
@@ -130,6 +136,8 @@ private:
     Index m_selectedKey = 0;
 
     std::shared_ptr<const AttentionResult> m_result;
+    std::shared_ptr<AttentionResult> m_resultBuffer; // m_result, writable once nothing else holds it
+    std::shared_ptr<AttentionResult> m_spareBuffer;  // the result before it, for the next computation
     QString m_resultError;
     double m_lastMilliseconds = 0;
     quint64 m_generation = 0;          // of the newest edit
