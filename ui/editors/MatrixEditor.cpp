@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <memory>
 #include <set>
+#include <utility>
 
 namespace qkv::ui {
 
@@ -185,7 +186,10 @@ MatrixEditor::MatrixEditor(Document* document, MatrixRef ref, QWidget* parent)
     connect(m_model, &MatrixModel::inputRejected, this, &MatrixEditor::message);
     connect(m_tokenModel, &TokenModel::inputRejected, this, &MatrixEditor::message);
     connect(m_model, &QAbstractItemModel::modelReset, this, &MatrixEditor::updateTitle);
-    connect(m_model, &QAbstractItemModel::modelReset, this, &MatrixEditor::fitColumns);
+    connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
+        m_fittedValues = Matrix(); // headers may be new too: measure every column
+        fitColumns();
+    });
     connect(m_model, &QAbstractItemModel::dataChanged, this, &MatrixEditor::fitColumns);
     connect(m_tokenModel, &QAbstractItemModel::modelReset, this, &MatrixEditor::updateTokenButtons);
     connect(m_tokenView->selectionModel(), &QItemSelectionModel::currentChanged, this,
@@ -242,6 +246,7 @@ void MatrixEditor::fitColumns()
         return;
     constexpr qint64 measuredCells = 20000;
     if (qint64(rows) * columns > measuredCells) {
+        m_fittedValues = Matrix();
         // a sign, "0.000" or an exponent beside the digits
         const QString widest = QStringLiteral("-0.000e-") + QString(m_model->significantDigits(), u'0');
         const int width = metrics.horizontalAdvance(widest) + padding;
@@ -250,13 +255,21 @@ void MatrixEditor::fitColumns()
             header->resizeSection(column, width);
         return;
     }
-    const Matrix values = matrixValue(m_document->session(), m_model->matrixRef());
+    // Every edit of any matrix announces new values: a column that shows what it showed keeps its width.
+    Matrix values = matrixValue(m_document->session(), m_model->matrixRef());
+    const bool remeasureAll = m_fittedDigits != m_model->significantDigits() ||
+                              m_fittedValues.rows() != values.rows() ||
+                              m_fittedValues.cols() != values.cols();
     for (int column = 0; column < columns && column < values.cols(); ++column) {
+        if (!remeasureAll && m_fittedValues.col(column) == values.col(column))
+            continue;
         int width = metrics.horizontalAdvance(m_model->headerData(column, Qt::Horizontal).toString());
         for (int row = 0; row < rows && row < values.rows(); ++row)
             width = std::max(width, metrics.horizontalAdvance(m_model->displayText(values(row, column))));
         header->resizeSection(column, width + padding);
     }
+    m_fittedValues = std::move(values);
+    m_fittedDigits = m_model->significantDigits();
 }
 
 MatrixRef MatrixEditor::matrixRef() const

@@ -85,6 +85,9 @@ private:
     QAction* m_copyAction;
     QAction* m_pasteAction;
     QMenu* m_digitsMenu = nullptr;
+    // What the column widths were measured for: only columns whose values changed are measured again.
+    Matrix m_fittedValues;
+    int m_fittedDigits = 0;
 };
 
 } // namespace qkv::ui
