@@ -4,6 +4,7 @@
 #include "Heatmap.h"
 #include "LabelText.h"
 #include "MatrixRef.h"
+#include "OnScreenRefresh.h"
 #include "PlotFigure.h"
 #include "ViewData.h"
 
@@ -19,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace qkv::ui {
 
@@ -67,9 +69,22 @@ HeadOverview::HeadOverview(Document* document, QWidget* parent)
     layout->addWidget(m_error);
     layout->addWidget(m_scroll, 1);
 
-    connect(m_document, &Document::resultChanged, this, &HeadOverview::refresh);
+    // Only while on screen: hidden, it catches up when shown (OnScreenRefresh).
+    m_refresh = new OnScreenRefresh(this, [this] {
+        if (std::exchange(m_resultStale, false))
+            refresh();
+        else
+            updateSelection();
+    });
+    connect(m_document, &Document::resultChanged, this, [this] {
+        m_resultStale = true;
+        m_refresh->request();
+        if (m_refresh->isStale())
+            for (Heatmap* map : std::as_const(m_maps))
+                map->releaseMatrix(); // hidden: it keeps no old result alive until it is shown
+    });
     connect(m_document, &Document::currentHeadChanged, this, &HeadOverview::updateHighlight);
-    connect(m_document, &Document::selectionChanged, this, &HeadOverview::updateSelection);
+    connect(m_document, &Document::selectionChanged, m_refresh, &OnScreenRefresh::request);
     refresh();
 }
 
@@ -189,8 +204,10 @@ void HeadOverview::refresh()
                                   .arg(summary.meanSupport, 0, 'f', 1);
         map->setTitle(title);
         widestTitle = std::max(widestTitle, titleMetrics.horizontalAdvance(title));
-        map->setMasked(&r.allowed);
-        map->setMatrix(r.weights, tokenLabels(session.tokens, r.weights.rows()),
+        // Shared with the result, not copied.
+        map->setMasked(std::shared_ptr<const MaskMatrix>(result, &r.allowed));
+        map->setMatrix(std::shared_ptr<const Matrix>(result, &r.weights),
+                       tokenLabels(session.tokens, r.weights.rows()),
                        tokenLabels(session.keyTokens(), r.weights.cols()));
     }
     // Columns that would cut a title short are dropped; the scroll area takes what does not fit. The heatmap
@@ -236,6 +253,7 @@ QSize HeadOverview::defaultFigureSize() const
 
 void HeadOverview::renderFigure(QPaintDevice* device, const QSize& size) const
 {
+    m_refresh->flush();
     QPainter painter;
     if (!beginFigure(painter, device, size))
         return;

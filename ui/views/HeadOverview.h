@@ -16,6 +16,7 @@ namespace qkv::ui {
 
 class Document;
 class Heatmap;
+class OnScreenRefresh;
 
 /// A grid of small weight heatmaps, one per head (weights 0 to 1, masked cells grey), each titled with the
 /// head's mean entropy and mean support (summarizeHead). The current head is framed; clicking a head makes
@@ -54,6 +55,8 @@ private:
     void arrangeGrid();
 
     Document* m_document;
+    OnScreenRefresh* m_refresh; // refresh() when the result changed, else updateSelection()
+    bool m_resultStale = false;
     QLabel* m_error;
     QScrollArea* m_scroll;
     QWidget* m_gridHost;

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 namespace qkv::ui {
@@ -89,6 +90,18 @@ QCPColorGradient blueWhiteRed()
     gradient.setColorStopAt(1.0, QColor(0xb2, 0x18, 0x2b));
     return gradient;
 }
+
+// The colour map's cells, filled in one pass: setCell() per cell is a call and two comparisons each.
+class CellData : public QCPColorMapData {
+public:
+    using QCPColorMapData::QCPColorMapData;
+    /// Row i, column j at i · columns + j (row-major, as Matrix is); marks the image for redrawing.
+    double* cells()
+    {
+        mDataModified = true;
+        return mData;
+    }
+};
 
 // Cell centres are the integers 0..count−1. QCPColorMap spreads `count` cells over the range between the
 // first and last centre; a single cell has no such range, so it is given its full extent instead.
@@ -171,6 +184,7 @@ Heatmap::Heatmap(QWidget* parent)
 
     m_map = new QCPColorMap(m_plot->xAxis, m_plot->yAxis); // key: column, value: row
     m_map->setInterpolate(false);
+    m_map->setData(new CellData(0, 0, QCPRange(0, 1), QCPRange(0, 1)), false); // owned by the map
     m_map->setTightBoundary(false);
 
     m_scale = new QCPColorScale(m_plot);
@@ -378,9 +392,18 @@ void Heatmap::updatePaintRect()
 
 void Heatmap::setMatrix(const Matrix& values, const QStringList& rowLabels, const QStringList& columnLabels)
 {
-    m_values = values;
-    m_rowLabels = labelsOrIndices(rowLabels, values.rows());
-    m_columnLabels = labelsOrIndices(columnLabels, values.cols());
+    setMatrix(std::make_shared<const Matrix>(values), rowLabels, columnLabels);
+}
+
+void Heatmap::setMatrix(std::shared_ptr<const Matrix> values, const QStringList& rowLabels,
+                        const QStringList& columnLabels)
+{
+    m_shownValues = values ? std::move(values) : std::make_shared<const Matrix>();
+    // Eigen's way to point a Map at other data.
+    new (&m_values)
+        Eigen::Map<const Matrix>(m_shownValues->data(), m_shownValues->rows(), m_shownValues->cols());
+    m_rowLabels = labelsOrIndices(rowLabels, m_values.rows());
+    m_columnLabels = labelsOrIndices(columnLabels, m_values.cols());
     rebuild();
 }
 
@@ -453,8 +476,29 @@ void Heatmap::clearFixedRange()
 
 void Heatmap::setMasked(const MaskMatrix* allowed)
 {
-    m_allowed = allowed ? *allowed : MaskMatrix();
+    setMasked(allowed ? std::make_shared<const MaskMatrix>(*allowed) : nullptr);
+}
+
+void Heatmap::setMasked(std::shared_ptr<const MaskMatrix> allowed)
+{
+    m_shownMask = std::move(allowed);
+    if (m_shownMask)
+        new (&m_allowed)
+            Eigen::Map<const MaskMatrix>(m_shownMask->data(), m_shownMask->rows(), m_shownMask->cols());
+    else
+        new (&m_allowed) Eigen::Map<const MaskMatrix>(nullptr, 0, 0);
     rebuild();
+}
+
+void Heatmap::releaseMatrix()
+{
+    m_shownValues = std::make_shared<const Matrix>();
+    m_shownMask.reset();
+    new (&m_values) Eigen::Map<const Matrix>(nullptr, 0, 0);
+    new (&m_allowed) Eigen::Map<const MaskMatrix>(nullptr, 0, 0);
+    removeCellTexts();
+    m_map->data()->clear();
+    m_cellsPending = false;
 }
 
 bool Heatmap::isMasked(Index row, Index column) const
@@ -520,16 +564,9 @@ void Heatmap::rebuild(bool evenIfHidden)
         m_shownShape = {0, 0};
     } else {
         m_map->setVisible(true);
-        cells->setSize(static_cast<int>(columns), static_cast<int>(rows));
+        cells->setSize(static_cast<int>(columns), static_cast<int>(rows)); // reallocates on a new shape only
         cells->setRange(centreRange(columns), centreRange(rows));
-        const double nan = std::numeric_limits<double>::quiet_NaN();
-        const bool perRow = m_rowFactor.size() == rows;
-        for (Index i = 0; i < rows; ++i) {
-            const double factor = perRow ? m_rowFactor(i) : 1.0;
-            for (Index j = 0; j < columns; ++j)
-                cells->setCell(static_cast<int>(j), static_cast<int>(i),
-                               isMasked(i, j) ? nan : m_values(i, j) * factor);
-        }
+        fillCells(static_cast<CellData*>(cells)->cells());
         // A new shape shows the whole matrix; the same shape keeps the zoom (an edit is not a reset).
         if (m_shownShape != std::make_pair(rows, columns))
             fitToView();
@@ -538,6 +575,23 @@ void Heatmap::rebuild(bool evenIfHidden)
     updateRowAnnotations();
     updateHighlight();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+// The matrix row by row (the colour map's layout is Matrix's), masked cells NaN (drawn grey).
+void Heatmap::fillCells(double* cells) const
+{
+    const Index count = m_values.size();
+    std::copy(m_values.data(), m_values.data() + count, cells);
+    if (m_rowFactor.size() == m_values.rows()) // per-row colour scale
+        for (Index i = 0; i < m_values.rows(); ++i)
+            Eigen::Map<RowVector>(cells + i * m_values.cols(), m_values.cols()) *= m_rowFactor(i);
+    if (m_allowed.rows() != m_values.rows() || m_allowed.cols() != m_values.cols())
+        return;
+    const std::uint8_t* allowed = m_allowed.data();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (Index k = 0; k < count; ++k)
+        if (allowed[k] == 0)
+            cells[k] = nan;
 }
 
 // Arrow keys move the selected cell by one, Page Up/Down by a screenful of rows, Home/End to the first or
@@ -711,6 +765,7 @@ void Heatmap::renderFigure(QPaintDevice* device, const QSize& size) const
 
 void Heatmap::renderAt(QPaintDevice* device, const QSize& size)
 {
+    emit aboutToRenderFigure(); // an owner that deferred the newest matrix while this was hidden sets it now
     if (m_cellsPending)
         rebuild(true); // never shown (another tab, or a view kept only for export)
     // The selection is the screen's: exported figures leave it out.

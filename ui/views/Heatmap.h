@@ -10,6 +10,7 @@
 #include <QStringList>
 #include <QWidget>
 
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -53,6 +54,10 @@ public:
     /// Shows `values`; labels that do not match the matrix's size are replaced by indices. An empty matrix
     /// shows an empty plot.
     void setMatrix(const Matrix& values, const QStringList& rowLabels, const QStringList& columnLabels);
+    /// The same for a matrix the heatmap shares instead of copying (one of a result's, kept alive by an
+    /// aliasing pointer to the result); null shows an empty plot.
+    void setMatrix(std::shared_ptr<const Matrix> values, const QStringList& rowLabels,
+                   const QStringList& columnLabels);
     /// Empties the plot (nothing to show, for example when the engine refused the session).
     void clear();
     void setTitle(const QString& title);
@@ -76,12 +81,17 @@ public:
     /// Cells where `allowed` is 0 are drawn grey, distinct from any value; null (or a mismatched shape)
     /// masks nothing. The mask is copied.
     void setMasked(const MaskMatrix* allowed);
+    /// The same for a mask the heatmap shares instead of copying.
+    void setMasked(std::shared_ptr<const MaskMatrix> allowed);
+    /// Lets go of the matrix and mask while hidden, for an owner that sets newer ones before it is shown
+    /// again (OnScreenRefresh), so that a stale tab keeps no old result alive. Labels, zoom and colours stay.
+    void releaseMatrix();
 
     /// The plot, for export.
     QCustomPlot* plot() const { return m_plot; }
 
     // What is shown, for tests and export.
-    const Matrix& values() const { return m_values; }
+    const Matrix& values() const { return *m_shownValues; }
     QStringList rowLabels() const { return m_rowLabels; }
     QStringList columnLabels() const { return m_columnLabels; }
     QString title() const { return m_title; }
@@ -154,6 +164,9 @@ signals:
     /// A paintable heatmap was dragged from the anchor cell to (row, column), or Space was pressed on the
     /// selected cell (then both are that cell). The owner decides what painting does.
     void rectanglePainted(int anchorRow, int anchorColumn, int row, int column);
+    /// Emitted before a figure of the heatmap is drawn, so that an owner that left it stale while hidden
+    /// (OnScreenRefresh) can give it the newest matrix first.
+    void aboutToRenderFigure();
 
 protected:
     void showEvent(QShowEvent* event) override;
@@ -165,6 +178,7 @@ private:
     void renderAt(QPaintDevice* device, const QSize& size);
     void layOutFor(const QRect& viewport);
     void updateColors();
+    void fillCells(double* cells) const;
     void updateTickers();
     bool planTicksFor(QSize size, bool settling);
     void keepInMatrix(QCPAxis* axis, const QCPRange& range);
@@ -187,8 +201,11 @@ private:
     QCPTextElement* m_titleElement;
     QList<QCPItemText*> m_cellTexts; // row-major, created only while the cells are large enough
 
-    Matrix m_values;
-    MaskMatrix m_allowed; // empty: nothing masked
+    // The matrix and mask shown, shared with whoever made them (a result): read through the maps below.
+    std::shared_ptr<const Matrix> m_shownValues = std::make_shared<const Matrix>();
+    std::shared_ptr<const MaskMatrix> m_shownMask;
+    Eigen::Map<const Matrix> m_values{nullptr, 0, 0};
+    Eigen::Map<const MaskMatrix> m_allowed{nullptr, 0, 0}; // empty: nothing masked
     QStringList m_rowLabels;
     QStringList m_columnLabels;
     QString m_title;

@@ -3,6 +3,7 @@
 #include "Document.h"
 #include "Explain.h"
 #include "ExplanationText.h"
+#include "OnScreenRefresh.h"
 #include "PlotFigure.h"
 
 #include <QAbstractTextDocumentLayout>
@@ -78,7 +79,8 @@ std::unique_ptr<QTextDocument> layOutText(const QString& text, QPaintDevice* dev
 } // namespace
 
 MathPanel::MathPanel(Document* document, QWidget* parent)
-    : QWidget(parent), m_document(document), m_header(new QLabel(this)), m_text(new QPlainTextEdit(this)),
+    : QWidget(parent), m_document(document), m_refresh(new OnScreenRefresh(this, [this] { refresh(); })),
+      m_header(new QLabel(this)), m_text(new QPlainTextEdit(this)),
       m_copyPlain(new QPushButton(tr("Copy text"), this)),
       m_copyLatex(new QPushButton(tr("Copy LaTeX"), this))
 {
@@ -117,9 +119,10 @@ MathPanel::MathPanel(Document* document, QWidget* parent)
     connect(m_copyLatex, &QPushButton::clicked, this, &MathPanel::copyLatex);
     // Every edit publishes a new result (or the engine's refusal), so the result is the one signal to follow
     // for the session; the selection and the head are view state and change without a new result.
-    connect(m_document, &Document::resultChanged, this, &MathPanel::refresh);
-    connect(m_document, &Document::currentHeadChanged, this, &MathPanel::refresh);
-    connect(m_document, &Document::selectionChanged, this, &MathPanel::refresh);
+    // Only while on screen: hidden, it catches up when shown (OnScreenRefresh).
+    connect(m_document, &Document::resultChanged, m_refresh, &OnScreenRefresh::request);
+    connect(m_document, &Document::currentHeadChanged, m_refresh, &OnScreenRefresh::request);
+    connect(m_document, &Document::selectionChanged, m_refresh, &OnScreenRefresh::request);
     refresh();
 }
 
@@ -237,8 +240,15 @@ QSize MathPanel::defaultFigureSize() const
     return {naturalFigureWidth, std::max(240, static_cast<int>(std::ceil(height)))};
 }
 
+QString MathPanel::figureTitle() const
+{
+    m_refresh->flush();
+    return m_headerText;
+}
+
 void MathPanel::renderFigure(QPaintDevice* device, const QSize& size) const
 {
+    m_refresh->flush();
     finishComparison();
     QPainter painter;
     if (!beginFigure(painter, device, size))

@@ -17,6 +17,7 @@ class QPushButton;
 namespace qkv::ui {
 
 class Document;
+class OnScreenRefresh;
 
 /// Selectable monospace text of explainCell() for the document's selected cell and current head: q_i and
 /// k_j, the products and their sum, the scale, the mask, the temperature, the normalizer over row i and
@@ -37,7 +38,7 @@ public:
     QString header() const { return m_headerText; }
 
     QString figureName() const override { return QStringLiteral("math"); }
-    QString figureTitle() const override { return m_headerText; }
+    QString figureTitle() const override;
     /// The header as a title over the monospace text, long lines wrapped with a hanging indent; shrunk when
     /// it would not fit `size`.
     void renderFigure(QPaintDevice* device, const QSize& size) const override;
@@ -57,6 +58,7 @@ private:
     void copyLatex() const;
 
     Document* m_document;
+    OnScreenRefresh* m_refresh;
     QLabel* m_header;
     QPlainTextEdit* m_text;
     QPushButton* m_copyPlain;

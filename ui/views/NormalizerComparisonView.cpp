@@ -3,6 +3,7 @@
 #include "LabelText.h"
 
 #include "Document.h"
+#include "OnScreenRefresh.h"
 #include "PlotFigure.h"
 #include "ViewData.h"
 
@@ -82,9 +83,11 @@ NormalizerComparisonView::NormalizerComparisonView(Document* document, QWidget* 
 
     connect(m_plot, &QCustomPlot::mouseMove, this, &NormalizerComparisonView::onMouseMove);
     connect(m_plot, &QCustomPlot::afterLayout, this, &NormalizerComparisonView::afterLayout);
-    connect(m_document, &Document::resultChanged, this, &NormalizerComparisonView::refresh);
-    connect(m_document, &Document::currentHeadChanged, this, &NormalizerComparisonView::refresh);
-    connect(m_document, &Document::selectionChanged, this, &NormalizerComparisonView::refresh);
+    // Only while on screen: hidden, it catches up when shown (OnScreenRefresh).
+    m_refresh = new OnScreenRefresh(this, [this] { refresh(); });
+    connect(m_document, &Document::resultChanged, m_refresh, &OnScreenRefresh::request);
+    connect(m_document, &Document::currentHeadChanged, m_refresh, &OnScreenRefresh::request);
+    connect(m_document, &Document::selectionChanged, m_refresh, &OnScreenRefresh::request);
     refresh();
 }
 
@@ -267,8 +270,15 @@ QSize NormalizerComparisonView::defaultFigureSize() const
     return {std::clamp(160 + 110 * keys, 640, 1600), 440};
 }
 
+QString NormalizerComparisonView::figureTitle() const
+{
+    m_refresh->flush();
+    return m_title;
+}
+
 void NormalizerComparisonView::renderFigure(QPaintDevice* device, const QSize& size) const
 {
+    m_refresh->flush();
     renderPlot(m_plot, device, size);
     m_plot->replot(QCustomPlot::rpQueuedReplot); // back to the screen's layout
 }

@@ -18,6 +18,7 @@ class QMouseEvent;
 namespace qkv::ui {
 
 class Document;
+class OnScreenRefresh;
 
 /// For the selected query row of the current head: its weights under softmax, sparsemax, 1.5-entmax,
 /// sigmoid and hardmax at the session's temperature (compareNormalizers), one group of bars per key and one
@@ -42,7 +43,7 @@ public:
     QCustomPlot* plot() const { return m_plot; }
 
     QString figureName() const override { return QStringLiteral("normalizers"); }
-    QString figureTitle() const override { return m_title; }
+    QString figureTitle() const override;
     void renderFigure(QPaintDevice* device, const QSize& size) const override;
     QSize defaultFigureSize() const override;
 
@@ -54,6 +55,7 @@ private:
     void afterLayout();
 
     Document* m_document;
+    OnScreenRefresh* m_refresh;
     QCustomPlot* m_plot;
     QCPTextElement* m_titleElement;
     QCPBarsGroup* m_group;

@@ -4,6 +4,7 @@
 #include "Heatmap.h"
 #include "LabelText.h"
 #include "MatrixRef.h"
+#include "OnScreenRefresh.h"
 
 #include <QCheckBox>
 #include <QHBoxLayout>
@@ -12,6 +13,8 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <memory>
+#include <utility>
 
 namespace qkv::ui {
 
@@ -84,9 +87,13 @@ ResultViews::ResultViews(Document* document, QWidget* parent)
     heatmap(QStringLiteral("weights"))->setFixedRange(0.0, 1.0);
     m_tabs->setCurrentWidget(heatmap(QStringLiteral("weights")));
 
-    for (Heatmap* map : m_tabs->findChildren<Heatmap*>())
+    for (Heatmap* map : m_tabs->findChildren<Heatmap*>()) {
         connect(map, &Heatmap::cellClicked, this,
                 [this, map](int row, int column) { select(map, row, column); });
+        auto* refresh = new OnScreenRefresh(map, [this, map] { refreshHeatmap(map); });
+        m_refresh.insert(map, refresh);
+        connect(map, &Heatmap::aboutToRenderFigure, refresh, &OnScreenRefresh::flush);
+    }
     connect(m_document, &Document::selectionChanged, this, &ResultViews::showSelection);
     connect(m_document, &Document::resultChanged, this, &ResultViews::refresh);
     connect(m_document, &Document::currentHeadChanged, this, &ResultViews::refresh);
@@ -122,53 +129,91 @@ Heatmap* ResultViews::addHeatmap(const QString& name, const QString& tabText)
 void ResultViews::refresh()
 {
     const std::shared_ptr<const AttentionResult> result = m_document->result();
-    const QList<Heatmap*> maps = m_tabs->findChildren<Heatmap*>();
-    if (!result || result->heads.empty()) {
+    const bool failed = !result || result->heads.empty();
+    if (failed)
         m_error->setText(tr("Cannot compute attention: %1").arg(m_document->resultError()));
-        m_error->show();
-        for (Heatmap* map : maps)
-            map->clear();
+    m_error->setVisible(failed);
+    for (auto it = m_refresh.cbegin(); it != m_refresh.cend(); ++it) {
+        m_stale.insert(it.key());
+        it.value()->request();
+        if (it.value()->isStale())
+            it.key()->releaseMatrix(); // hidden: it keeps no old result alive until it is shown
+    }
+}
+
+void ResultViews::refreshHeatmap(Heatmap* map)
+{
+    if (m_stale.remove(map))
+        showResult(map);
+    highlightSelection(map);
+}
+
+namespace {
+
+/// `matrix`, a member of `result`, shared with whoever holds the pointer (not copied).
+std::shared_ptr<const Matrix> shared(const std::shared_ptr<const AttentionResult>& result,
+                                     const Matrix& matrix)
+{
+    return std::shared_ptr<const Matrix>(result, &matrix);
+}
+
+} // namespace
+
+void ResultViews::showResult(Heatmap* map)
+{
+    const std::shared_ptr<const AttentionResult> result = m_document->result();
+    if (!result || result->heads.empty()) {
+        map->clear();
         return;
     }
-    m_error->hide();
-
     const Session& session = m_document->session();
     const int headCount = static_cast<int>(result->heads.size());
     const int head = std::clamp(m_document->currentHead(), 0, headCount - 1);
     const HeadResult& r = result->heads[static_cast<std::size_t>(head)];
+    const QString name = map->objectName().mid(QStringLiteral("heatmap_").size());
+    const IndexRoles roles = m_roles.value(map);
     const QStringList queries = tokenLabels(session.tokens, r.Q.rows());
-    QStringList queriesMarked = queries; // rows with no key to attend to are marked where keys are columns
-    for (Index i : r.emptyRows)
-        if (i < queriesMarked.size())
-            queriesMarked[static_cast<int>(i)] += QStringLiteral(" ∅");
-    const QStringList keys = tokenLabels(session.keyTokens(), r.K.rows());
+    QStringList rows = roles == IndexRoles::KeyRows ? tokenLabels(session.keyTokens(), r.K.rows()) : queries;
+    if (roles == IndexRoles::QueryKey) // rows with no key to attend to are marked where keys are columns
+        for (Index i : r.emptyRows)
+            if (i < rows.size())
+                rows[static_cast<int>(i)] += QStringLiteral(" ∅");
+    const QStringList keys =
+        roles == IndexRoles::QueryKey ? tokenLabels(session.keyTokens(), r.K.rows()) : QStringList();
     const QString suffix = headCount > 1 ? tr(" — head %1 of %2").arg(head + 1).arg(headCount) : QString();
     const QString keySide = session.context ? QStringLiteral("Z") : QStringLiteral("X");
 
-    auto show = [this](const char* name, const QString& title, const Matrix& values, const QStringList& rows,
-                       const QStringList& columns) {
-        Heatmap* map = heatmap(QLatin1String(name));
+    const auto show = [&](const QString& title, std::shared_ptr<const Matrix> values) {
         map->setTitle(title);
-        map->setMatrix(values, rows, columns);
+        map->setMatrix(std::move(values), rows, keys);
     };
-    show("Q", tr("Queries Q = X·W_Q") + suffix, r.Q, queries, {});
-    show("K", tr("Keys K = %1·W_K").arg(keySide) + suffix, r.K, keys, {});
-    show("V", tr("Values V = %1·W_V").arg(keySide) + suffix, r.V, keys, {});
-    show("scores", tr("Scores (%1)").arg(QLatin1String(toString(session.score))) + suffix, r.scores,
-         queriesMarked, keys);
-    show("scaled", tr("Scaled scores") + suffix, r.scaled, queriesMarked, keys);
-    show("mask", tr("Mask (1 = may attend)") + suffix, r.allowed.cast<double>(), queriesMarked, keys);
-    Heatmap* weights = heatmap(QStringLiteral("weights"));
-    weights->setMasked(&r.allowed);
-    QStringList rowStats;
-    for (const RowStats& stats : r.rowStats)
-        rowStats << tr("H %1 · %2").arg(stats.entropy, 0, 'f', 2).arg(stats.support);
-    weights->setRowAnnotations(rowStats, tr("entropy (nats)\n· support"));
-    show("weights", tr("Attention weights") + suffix, r.weights, queriesMarked, keys);
-    show("output", tr("Head output A·V") + suffix, r.output, queries, {});
-    show("finalOutput", session.W_O ? tr("Final output concat·W_O") : tr("Final output (concatenated heads)"),
-         result->output, queries, {});
-    showSelection();
+    if (name == QLatin1String("Q")) {
+        show(tr("Queries Q = X·W_Q") + suffix, shared(result, r.Q));
+    } else if (name == QLatin1String("K")) {
+        show(tr("Keys K = %1·W_K").arg(keySide) + suffix, shared(result, r.K));
+    } else if (name == QLatin1String("V")) {
+        show(tr("Values V = %1·W_V").arg(keySide) + suffix, shared(result, r.V));
+    } else if (name == QLatin1String("scores")) {
+        show(tr("Scores (%1)").arg(QLatin1String(toString(session.score))) + suffix,
+             shared(result, r.scores));
+    } else if (name == QLatin1String("scaled")) {
+        show(tr("Scaled scores") + suffix, shared(result, r.scaled));
+    } else if (name == QLatin1String("mask")) {
+        show(tr("Mask (1 = may attend)") + suffix, std::make_shared<const Matrix>(r.allowed.cast<double>()));
+    } else if (name == QLatin1String("weights")) {
+        map->setMasked(std::shared_ptr<const MaskMatrix>(result, &r.allowed));
+        QStringList rowStats;
+        rowStats.reserve(static_cast<int>(r.rowStats.size()));
+        for (const RowStats& stats : r.rowStats)
+            rowStats << tr("H %1 · %2").arg(stats.entropy, 0, 'f', 2).arg(stats.support);
+        map->setRowAnnotations(rowStats, tr("entropy (nats)\n· support"));
+        show(tr("Attention weights") + suffix, shared(result, r.weights));
+    } else if (name == QLatin1String("output")) {
+        show(tr("Head output A·V") + suffix, shared(result, r.output));
+    } else if (name == QLatin1String("finalOutput")) {
+        show(session.W_O ? tr("Final output concat·W_O") : tr("Final output (concatenated heads)"),
+             shared(result, result->output));
+    }
 }
 
 void ResultViews::select(Heatmap* map, int row, int column)
@@ -188,20 +233,24 @@ void ResultViews::select(Heatmap* map, int row, int column)
 
 void ResultViews::showSelection()
 {
+    for (OnScreenRefresh* refresh : std::as_const(m_refresh))
+        refresh->request();
+}
+
+void ResultViews::highlightSelection(Heatmap* map)
+{
     const int query = static_cast<int>(m_document->selectedQuery());
     const int key = static_cast<int>(m_document->selectedKey());
-    for (auto it = m_roles.cbegin(); it != m_roles.cend(); ++it) {
-        switch (it.value()) {
-        case IndexRoles::KeyRows:
-            it.key()->setHighlight(key, -1);
-            break;
-        case IndexRoles::QueryRows:
-            it.key()->setHighlight(query, -1);
-            break;
-        case IndexRoles::QueryKey:
-            it.key()->setHighlight(query, key);
-            break;
-        }
+    switch (m_roles.value(map)) {
+    case IndexRoles::KeyRows:
+        map->setHighlight(key, -1);
+        break;
+    case IndexRoles::QueryRows:
+        map->setHighlight(query, -1);
+        break;
+    case IndexRoles::QueryKey:
+        map->setHighlight(query, key);
+        break;
     }
 }
 
@@ -211,6 +260,7 @@ void ResultViews::setColorRangesLocked(bool locked)
         if (map == heatmap(QStringLiteral("weights")) || map == heatmap(QStringLiteral("mask")))
             continue; // always 0 to 1
         if (locked) {
+            m_refresh.value(map)->flush(); // the range of the newest result, also for a hidden tab
             const auto [lower, upper] = map->colorRange();
             map->setFixedRange(lower, upper);
         } else {

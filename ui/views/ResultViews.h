@@ -2,6 +2,7 @@
 // The computed matrices of the current head, one heatmap tab each.
 
 #include <QHash>
+#include <QSet>
 #include <QWidget>
 
 class QLabel;
@@ -11,10 +12,12 @@ namespace qkv::ui {
 
 class Document;
 class Heatmap;
+class OnScreenRefresh;
 
 /// Tabs of heatmaps (Q, K, V, scores, scaled scores, mask, weights, head output, final output) that follow
 /// the document's result and current head. When the engine refuses the session, its message is shown above
-/// the tabs and the heatmaps are emptied rather than left showing stale numbers.
+/// the tabs and the heatmaps are emptied rather than left showing stale numbers. Only the tab on show is
+/// refreshed; the others are when they are shown (or exported).
 class ResultViews : public QWidget {
     Q_OBJECT
 public:
@@ -41,14 +44,20 @@ private:
     enum class IndexRoles { QueryRows, KeyRows, QueryKey };
 
     void refresh();
+    /// Shows the newest matrix in `map` when it changed since, and the selected cell.
+    void refreshHeatmap(Heatmap* map);
+    void showResult(Heatmap* map);
     void select(Heatmap* map, int row, int column);
     void showSelection();
+    void highlightSelection(Heatmap* map);
     Heatmap* addHeatmap(const QString& name, const QString& tabText);
 
     Document* m_document;
     QLabel* m_error;
     QTabWidget* m_tabs;
     QHash<Heatmap*, IndexRoles> m_roles;
+    QHash<Heatmap*, OnScreenRefresh*> m_refresh;
+    QSet<Heatmap*> m_stale; // whose matrix is older than the document's result
 };
 
 } // namespace qkv::ui

@@ -2,6 +2,7 @@
 
 #include "Document.h"
 #include "LabelText.h"
+#include "OnScreenRefresh.h"
 #include "PlotFigure.h"
 #include "Projection.h"
 
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace qkv::ui {
 
@@ -179,13 +181,24 @@ SpaceView::SpaceView(Document* document, const QString& dimension, QWidget* pare
     connect(m_plot, &QCustomPlot::mousePress, this, &SpaceView::onMousePress);
     connect(m_plot, &QCustomPlot::mouseMove, this, &SpaceView::onMouseMove);
 
-    connect(m_document, &Document::resultChanged, this, [this] { recompute(); });
-    connect(m_document, &Document::currentHeadChanged, this, [this] { recompute(); });
-    connect(m_document, &Document::sessionChanged, this, [this](Document::Changes changes) {
-        if (changes & Document::Tokens)
+    // Only while on screen: hidden, the view catches up when shown (OnScreenRefresh).
+    m_refresh = new OnScreenRefresh(this, [this] {
+        if (std::exchange(m_projectionStale, false))
+            recompute();
+        else
             redraw();
     });
-    connect(m_document, &Document::selectionChanged, this, [this] { redraw(); });
+    const auto reproject = [this] {
+        m_projectionStale = true;
+        m_refresh->request();
+    };
+    connect(m_document, &Document::resultChanged, this, reproject);
+    connect(m_document, &Document::currentHeadChanged, this, reproject);
+    connect(m_document, &Document::sessionChanged, this, [this](Document::Changes changes) {
+        if (changes & Document::Tokens)
+            m_refresh->request();
+    });
+    connect(m_document, &Document::selectionChanged, m_refresh, &OnScreenRefresh::request);
 }
 
 SpaceView::~SpaceView() = default;
@@ -431,12 +444,18 @@ void SpaceView::fitRanges(const QSize& viewport) const
 
 bool SpaceView::isHeavyProjection(const PlaneOptions& options, Index rows, Index width)
 {
-    return options.mode != PlaneMode::PickedDimensions && width > 2 &&
-           std::min(rows, width) > largestExactPcaProblem;
+    return options.mode != PlaneMode::PickedDimensions && isLargePcaProblem(rows, width);
+}
+
+QString SpaceView::figureTitle() const
+{
+    m_refresh->flush();
+    return m_title;
 }
 
 void SpaceView::renderFigure(QPaintDevice* device, const QSize& size) const
 {
+    m_refresh->flush();
     finishProjection();
     const QRect screen = m_plot->viewport();
     fitRanges(size);

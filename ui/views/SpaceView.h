@@ -31,6 +31,7 @@ class QSpinBox;
 namespace qkv::ui {
 
 class Document;
+class OnScreenRefresh;
 
 /// What the two space views share: the plane controls (objectNames "planeMode", "firstDimension",
 /// "secondDimension"), the plot (objectName "plot"), equal-aspect ranges padded so that point labels
@@ -40,7 +41,7 @@ class SpaceView : public QWidget, public Figure {
 public:
     ~SpaceView() override;
 
-    QString figureTitle() const override { return m_title; }
+    QString figureTitle() const override;
     void renderFigure(QPaintDevice* device, const QSize& size) const override;
     QSize defaultFigureSize() const override { return {640, 540}; }
 
@@ -93,8 +94,7 @@ protected:
                  std::function<void(std::optional<Plane>)> keep);
     /// Whether a background job is computing the plane.
     bool isProjecting() const { return m_projecting; }
-    /// Whether projecting `rows` points of width `width` is worth a background job (PCA beyond the size
-    /// solved exactly, see Projection.cpp).
+    /// Whether projecting `rows` points of width `width` is worth a background job (isLargePcaProblem).
     static bool isHeavyProjection(const PlaneOptions& options, Index rows, Index width);
     /// A clickable point was clicked.
     virtual void picked(const Pickable& point) = 0;
@@ -161,6 +161,8 @@ private:
     void onMouseMove(QMouseEvent* event);
 
     Document* m_document;
+    OnScreenRefresh* m_refresh; // recompute() when the result or head changed, else redraw()
+    bool m_projectionStale = false;
     QComboBox* m_mode;
     QSpinBox* m_first;
     QSpinBox* m_second;

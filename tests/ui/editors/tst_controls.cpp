@@ -113,6 +113,13 @@ private slots:
     void resultViewsFollowTheCurrentHead();
 
 private:
+    /// The heatmap `name` on show: only the tab on screen follows edits, the others catch up when shown.
+    Heatmap* showTab(const char* name)
+    {
+        auto* map = find<Heatmap>(name);
+        m_views->tabs()->setCurrentWidget(map);
+        return map;
+    }
     template <typename T> T* find(const char* name)
     {
         T* widget = m_window->findChild<T*>(QLatin1String(name));
@@ -788,8 +795,9 @@ void TestControls::resultViewsFollowEdits()
     find<QSlider>("temperatureSlider")->setValue(100); // τ = 10
     QVERIFY(!sameValue(weights->values(), old));
     QVERIFY(sameValue(weights->values(), m_document->result()->heads[0].weights));
-    QVERIFY(sameValue(find<Heatmap>("heatmap_Q")->values(), m_document->result()->heads[0].Q));
-    QVERIFY(sameValue(find<Heatmap>("heatmap_finalOutput")->values(), m_document->result()->output));
+    QVERIFY(sameValue(showTab("heatmap_Q")->values(), m_document->result()->heads[0].Q));
+    QVERIFY(sameValue(showTab("heatmap_finalOutput")->values(), m_document->result()->output));
+    showTab("heatmap_weights");
     m_document->undoStack()->undo();
     QVERIFY(sameValue(weights->values(), old));
     QTRY_VERIFY(weights->showsCellValues());
@@ -805,9 +813,11 @@ void TestControls::resultViewsFollowEdits()
 
     // Masked weights are grey, not 0.
     find<QComboBox>("maskType")->setCurrentIndex(1);
+    showTab("heatmap_weights");
     QVERIFY(weights->isMasked(0, 1));
     QVERIFY(!weights->isMasked(1, 0));
-    QCOMPARE(find<Heatmap>("heatmap_mask")->values()(0, 1), 0.0);
+    QCOMPARE(showTab("heatmap_mask")->values()(0, 1), 0.0);
+    showTab("heatmap_weights");
 
     // Token labels follow token edits; the key side follows cross-attention.
     pushEdit(m_document.get(), QStringLiteral("rename"), Document::Tokens,
@@ -818,7 +828,7 @@ void TestControls::resultViewsFollowEdits()
              [](Session& s) { s.context->tokens[2] = "ML"; });
     QCOMPARE(weights->columnLabels().at(2), QStringLiteral("ML"));
     QCOMPARE(weights->rowLabels().at(2), QStringLiteral("AI"));
-    QCOMPARE(find<Heatmap>("heatmap_K")->rowLabels().at(2), QStringLiteral("ML"));
+    QCOMPARE(showTab("heatmap_K")->rowLabels().at(2), QStringLiteral("ML"));
 }
 
 void TestControls::resultViewsShowTheEngineError()
@@ -846,7 +856,7 @@ void TestControls::resultViewsFollowTheCurrentHead()
     find<QSpinBox>("head")->setValue(2);
     QVERIFY(sameValue(weights->values(), m_document->result()->heads[1].weights));
     QVERIFY(weights->title().contains(QStringLiteral("head 2 of 2")));
-    QVERIFY(sameValue(find<Heatmap>("heatmap_V")->values(), m_document->result()->heads[1].V));
+    QVERIFY(sameValue(showTab("heatmap_V")->values(), m_document->result()->heads[1].V));
 }
 
 QTEST_MAIN(TestControls)
