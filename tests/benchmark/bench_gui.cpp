@@ -21,6 +21,7 @@
 #include "AttentionEngine.h"
 #include "Document.h"
 #include "DocumentCommands.h"
+#include "Figure.h"
 #include "Initializers.h"
 #include "MainWindow.h"
 #include "Session.h"
@@ -158,6 +159,14 @@ qkv::ui::MainWindow& windowFor(const Shape& shape)
         slot->document()->waitForResult();
         QCoreApplication::processEvents();
         slot->grab();
+        static bool listed = false;
+        if (!std::exchange(listed, true)) { // what the benchmark repaints, once
+            QStringList shown, hidden;
+            for (const qkv::ui::Figure* figure : slot->figures())
+                (dynamic_cast<const QWidget*>(figure)->isVisible() ? shown : hidden) << figure->figureName();
+            std::cerr << "qkv_gui_bench: views on screen: " << shown.join(QLatin1String(", ")).toStdString()
+                      << "; hidden: " << hidden.join(QLatin1String(", ")).toStdString() << "\n";
+        }
     }
     return *slot;
 }

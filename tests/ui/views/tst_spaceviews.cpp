@@ -337,11 +337,11 @@ void TestSpaceViews::renderFigure()
 
 void TestSpaceViews::largeProjectionsRunInTheBackground()
 {
-    // d_k = d_v = 300 at n = 300: a PCA past the exact solver's size is computed off the GUI thread, the
-    // view says so meanwhile, and a figure drawn in between waits for it.
+    // d_k = d_v = 300 at n = 400: a PCA that takes tens of milliseconds (isLargePcaProblem) is computed off
+    // the GUI thread, the view says so meanwhile, and a figure drawn in between waits for it.
     Session big = loadExample("love");
     const InitializerSpec init{Initializer::XavierNormal, 1.0, 3};
-    for (Index i = 0; i < 297; ++i)
+    for (Index i = 0; i < 397; ++i)
         insertToken(big, Side::Query, 0, "t", init);
     resizeDModel(big, 300, init);
     resizeDK(big, 300, init);
@@ -351,16 +351,16 @@ void TestSpaceViews::largeProjectionsRunInTheBackground()
     ValueSpaceView values(&document);
     document.reset(big);
     document.waitForResult();
-    QVERIFY2(view.message().startsWith(QStringLiteral("Projecting 600 points")), qPrintable(view.message()));
-    QVERIFY2(values.message().startsWith(QStringLiteral("Projecting 300 points")),
+    QVERIFY2(view.message().startsWith(QStringLiteral("Projecting 800 points")), qPrintable(view.message()));
+    QVERIFY2(values.message().startsWith(QStringLiteral("Projecting 400 points")),
              qPrintable(values.message()));
     QImage image(320, 240, QImage::Format_ARGB32);
     image.fill(Qt::white);
     view.renderFigure(&image, image.size()); // waits for the plane
     QVERIFY(view.message().isEmpty());
-    QCOMPARE(view.queryPoints().size(), 300);
+    QCOMPARE(view.queryPoints().size(), 400);
     QTRY_VERIFY_WITH_TIMEOUT(values.message().isEmpty(), 60000);
-    QCOMPARE(values.outputPoints().size(), 300);
+    QCOMPARE(values.outputPoints().size(), 400);
     QVERIFY(view.xAxisLabel().startsWith(QStringLiteral("PC1")));
 }
 

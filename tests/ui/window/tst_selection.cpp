@@ -9,6 +9,7 @@
 
 #include <QDockWidget>
 #include <QStandardPaths>
+#include <QTabWidget>
 #include <QTableView>
 #include <QtTest>
 
@@ -47,11 +48,18 @@ void TestSelection::clickingAHeatmapCellSelectsEverywhere()
     // The click reached the plot: query "AI", key "I".
     QTRY_COMPARE(window.document()->selectedQuery(), Index(2));
     QCOMPARE(window.document()->selectedKey(), Index(0));
-    // Every heatmap outlines it, each in its own terms.
+    // Every heatmap outlines it, each in its own terms (a hidden tab when it is shown).
     QCOMPARE(weights->highlight(), std::make_pair(2, 0));
-    QCOMPARE(window.findChild<Heatmap*>(QStringLiteral("heatmap_scores"))->highlight(), std::make_pair(2, 0));
-    QCOMPARE(window.findChild<Heatmap*>(QStringLiteral("heatmap_Q"))->highlight(), std::make_pair(2, -1));
-    QCOMPARE(window.findChild<Heatmap*>(QStringLiteral("heatmap_K"))->highlight(), std::make_pair(0, -1));
+    auto* tabs = window.findChild<QTabWidget*>(QStringLiteral("resultTabs"));
+    const auto shown = [tabs, &window](const char* name) {
+        auto* map = window.findChild<Heatmap*>(QLatin1String(name));
+        tabs->setCurrentWidget(map);
+        return map;
+    };
+    QCOMPARE(shown("heatmap_scores")->highlight(), std::make_pair(2, 0));
+    QCOMPARE(shown("heatmap_Q")->highlight(), std::make_pair(2, -1));
+    QCOMPARE(shown("heatmap_K")->highlight(), std::make_pair(0, -1));
+    tabs->setCurrentWidget(weights);
     // The embeddings editor moves to the query's row.
     QCOMPARE(window.findChild<QTableView*>(QStringLiteral("editor_X"))->currentIndex().row(), 2);
     // The math panel explains the new cell.
