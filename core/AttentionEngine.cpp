@@ -44,7 +44,8 @@ template <typename Scalar> const char* precisionWords()
 }
 
 template <typename Scalar>
-void requireFinite(const MatrixOf<Scalar>& m, int head, const char* stage, const char* what, const char* remedy)
+void requireFinite(const MatrixOf<Scalar>& m, int head, const char* stage, const char* what,
+                   const char* remedy)
 {
     if (!isAllFinite(m))
         throw Error("heads[" + std::to_string(head) + "]." + stage + ": " + what + " overflows " +
@@ -155,7 +156,8 @@ template <typename Scalar> struct ScoreOperands {
     const MatrixOf<Scalar>* right;
     Eigen::Matrix<Scalar, Eigen::Dynamic, 1> v_a;
 
-    ScoreOperands(ScoreFunction function, const Head& head, const MatrixOf<Scalar>& Q, const MatrixOf<Scalar>& K)
+    ScoreOperands(ScoreFunction function, const Head& head, const MatrixOf<Scalar>& Q,
+                  const MatrixOf<Scalar>& K)
         : score(function), left(&Q), right(&K)
     {
         switch (score) {
@@ -191,7 +193,8 @@ template <typename Scalar> struct ScoreOperands {
         if (score == ScoreFunction::Additive) {
             for (Index i = 0; i < count; ++i)
                 for (Index j = 0; j < right->rows(); ++j)
-                    out(i, j) = ((left->row(first + i) + right->row(j)).array().tanh().matrix() * v_a).value();
+                    out(i, j) =
+                        ((left->row(first + i) + right->row(j)).array().tanh().matrix() * v_a).value();
             return;
         }
         multiply<Scalar>(left->middleRows(first, count), *right, out, Operand::Transposed);
@@ -275,16 +278,20 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
     out.rowStats.resize(static_cast<std::size_t>(n));
 
     const Index rowsPerBlock = blockRows(n, m, Q.cols(), dV);
-    std::vector<Problem> problems(static_cast<std::size_t>((n + rowsPerBlock - 1) / rowsPerBlock), Problem::None);
+    std::vector<Problem> problems(static_cast<std::size_t>((n + rowsPerBlock - 1) / rowsPerBlock),
+                                  Problem::None);
     parallelFor(n, rowsPerBlock, [&](Index first, Index end) {
         const Index count = end - first;
         Problem& problem = problems[static_cast<std::size_t>(first / rowsPerBlock)];
-        const auto report = [&problem](Problem found) { problem = problem == Problem::None ? found : problem; };
+        const auto report = [&problem](Problem found) {
+            problem = problem == Problem::None ? found : problem;
+        };
 
         MatrixOf<Scalar> scratchScores, scratchOutput;
         Scalar* scoreData = nullptr;
         if constexpr (isDouble<Scalar>) {
-            scoreData = out.scores.row(first).data(); // the result's own rows: a row-major block is contiguous
+            scoreData =
+                out.scores.row(first).data(); // the result's own rows: a row-major block is contiguous
         } else {
             scratchScores.resize(count, m);
             scoreData = scratchScores.data();
@@ -310,8 +317,9 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
                 finite = rows::divide(&blockScores(r, 0), divisor, scoreRow, scaledRow, m);
             if (!finite)
                 report(rows::allFinite(scoreRow, m) ? Problem::Scaled : Problem::Score);
-            const NormalizerTrace trace = normalizeRow(session.normalizer, scaledRow, out.allowed.row(i).data(),
-                                                       m, session.temperature, weightRow, normalizerScratch);
+            const NormalizerTrace trace =
+                normalizeRow(session.normalizer, scaledRow, out.allowed.row(i).data(), m, session.temperature,
+                             weightRow, normalizerScratch);
             rows::WeightSums sums{};
             if constexpr (isDouble<Scalar>)
                 sums = rows::weightSums(weightRow, m);
@@ -354,7 +362,6 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
         throw Error(path + "output: weights · V overflows " + precisionWords<Scalar>() +
                     "; reduce the magnitudes in W_V, X or Z");
     }
-
 }
 
 template <typename Scalar>
@@ -388,8 +395,8 @@ void computeInPrecision(const Session& session, AttentionResult& result, const C
         for (Index h = first; h < end; ++h) {
             try {
                 stopIfCancelled(options);
-                computeHead<Scalar>(session, static_cast<int>(h), *X, keySide, identicalKeys, allowed, emptyRows,
-                                    result.heads[static_cast<std::size_t>(h)], options);
+                computeHead<Scalar>(session, static_cast<int>(h), *X, keySide, identicalKeys, allowed,
+                                    emptyRows, result.heads[static_cast<std::size_t>(h)], options);
             } catch (...) {
                 errors[static_cast<std::size_t>(h)] = std::current_exception();
             }

@@ -21,8 +21,9 @@ struct ComputeOptions {
 };
 
 /// Computes every matrix for `session`, in the session's precision. Throws qkv::Error naming the problem when
-/// the session is invalid, does not fit `options.memoryLimit`, or a result matrix would overflow the precision (the message names
-/// the stage and the head, e.g. "heads[0].output: ..."); throws qkv::Cancelled when stopped.
+/// the session is invalid, does not fit `options.memoryLimit`, or a result matrix would overflow the
+/// precision (the message names the stage and the head, e.g. "heads[0].output: ..."); throws qkv::Cancelled
+/// when stopped.
 AttentionResult computeAttention(const Session& session, const ComputeOptions& options = {});
 
 /// The same, writing into `result`: matrices that already have the right shape are reused, so repeated

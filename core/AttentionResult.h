@@ -52,7 +52,8 @@ struct AttentionResult {
 
     friend bool operator==(const AttentionResult& a, const AttentionResult& b)
     {
-        return a.precision == b.precision && a.heads == b.heads && sameMatrix(a.concat, b.concat) && sameMatrix(a.output, b.output);
+        return a.precision == b.precision && a.heads == b.heads && sameMatrix(a.concat, b.concat) &&
+               sameMatrix(a.output, b.output);
     }
 };
 

@@ -76,8 +76,8 @@ OpenBlas loadOpenBlas()
     setThreads(1); // the engine's own threads split the work (Parallel.h)
     blas.dgemm = dgemm;
     blas.sgemm = sgemm;
-    blas.description = std::string(config ? config() : "OpenBLAS") + ", " + (coreName ? coreName() : "?") +
-                       " kernels";
+    blas.description =
+        std::string(config ? config() : "OpenBLAS") + ", " + (coreName ? coreName() : "?") + " kernels";
     return blas;
 }
 
@@ -90,8 +90,14 @@ const OpenBlas& openBlas()
 // Loaded before main(), while the process has one thread: setenv() is not safe beside other threads.
 [[maybe_unused]] const bool openBlasLoadedAtStart = (openBlas(), true);
 
-Gemm<double>* gemmFor(double) { return openBlas().dgemm; }
-Gemm<float>* gemmFor(float) { return openBlas().sgemm; }
+Gemm<double>* gemmFor(double)
+{
+    return openBlas().dgemm;
+}
+Gemm<float>* gemmFor(float)
+{
+    return openBlas().sgemm;
+}
 
 /// One product on the calling thread.
 template <typename Scalar>

@@ -33,7 +33,8 @@ enum class Operand { AsIs, Transposed };
 /// A large product is split by rows of c (by columns when c is short and wide) over the engine's threads;
 /// inside a parallelFor chunk it runs on the calling thread.
 template <typename Scalar>
-void multiply(const ConstRows<Scalar>& a, const ConstRows<Scalar>& b, Rows<Scalar> c, Operand bForm = Operand::AsIs);
+void multiply(const ConstRows<Scalar>& a, const ConstRows<Scalar>& b, Rows<Scalar> c,
+              Operand bForm = Operand::AsIs);
 
 /// What does the products, for the About box and the benchmark: "OpenBLAS 0.3.21, SkylakeX kernels" or
 /// "Eigen (OpenBLAS not found)".

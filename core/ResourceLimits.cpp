@@ -77,10 +77,10 @@ std::uint64_t estimateComputeBytes(const Session& s)
     // The shared mask, the concatenation and the final output.
     const double shared = bytesOf({1, n, m}) + bytesOf({d, n, heads * dV + dOut});
     // float32 works on float copies: of the session's matrices, and of Q, K, V and the concatenation.
-    const double float32Copies = s.precision == Precision::Float32
-                                     ? session / 2 + bytesOf({4, n + m, dK}) + bytesOf({4, m, dV}) +
-                                           bytesOf({4, n, heads * dV + dOut})
-                                     : 0.0;
+    const double float32Copies =
+        s.precision == Precision::Float32
+            ? session / 2 + bytesOf({4, n + m, dK}) + bytesOf({4, m, dV}) + bytesOf({4, n, heads * dV + dOut})
+            : 0.0;
     return saturate(heads * perHead + session + shared + float32Copies);
 }
 

@@ -49,7 +49,7 @@ QKV_INLINE double total(const double (&lane)[lanes])
 QKV_INLINE double expNonPositiveInline(double z)
 {
     constexpr double log2e = 1.4426950408889634;
-    constexpr double shifter = 6755399441055744.0; // 1.5·2^52: adding it rounds to an integer
+    constexpr double shifter = 6755399441055744.0;   // 1.5·2^52: adding it rounds to an integer
     constexpr double ln2High = 0x1.62e42fee00000p-1; // trailing zeros: k·ln2High is exact for |k| < 2^11
     constexpr double ln2Low = 0x1.a39ef35793c76p-33;
     z = z > -746.0 ? z : -746.0;
@@ -110,8 +110,8 @@ QKV_INLINE double clampedLogit(double x, bool allowed, double max, double temper
     return allowed ? (z > -746.0 ? z : -746.0) : 0.0;
 }
 
-QKV_ROW_KERNEL ExpSums shiftedExp(const double* x, const std::uint8_t* allowed, double max, double temperature,
-                                  double* e, Index m)
+QKV_ROW_KERNEL ExpSums shiftedExp(const double* x, const std::uint8_t* allowed, double max,
+                                  double temperature, double* e, Index m)
 {
     // Two passes: a plain loop vectorises the exp; the sums keep their eight lanes. Everything is computed
     // for every entry and then selected: a computation under a condition does not vectorise without masks.
@@ -161,7 +161,8 @@ QKV_ROW_KERNEL bool divide(const float* scores, float divisor, double* scoresOut
 QKV_ROW_KERNEL bool allFinite(const double* x, Index m)
 {
     double check[lanes] = {};
-    forEachLane(m, [&](Index j, int l) QKV_INLINE_LAMBDA { check[l] += x[j] * 0.0; }); // inf·0 and NaN·0 are NaN
+    forEachLane(m,
+                [&](Index j, int l) QKV_INLINE_LAMBDA { check[l] += x[j] * 0.0; }); // inf·0 and NaN·0 are NaN
     return total(check) == 0.0;
 }
 

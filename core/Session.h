@@ -22,7 +22,8 @@ struct Limits {
 enum class ScoreFunction { Dot, General, Additive, Cosine };
 enum class MaskType { None, Causal, Prefix, Sliding, Custom };
 enum class NormalizerType { Softmax, Sparsemax, Entmax, Sigmoid, Hardmax };
-/// What the engine computes in (spec section 7): float64 is exact for teaching, float32 is what models run in.
+/// What the engine computes in (spec section 7): float64 is exact for teaching, float32 is what models run
+/// in.
 enum class Precision { Float64, Float32 };
 
 /// How the raw scores are divided: by √d_k, by 1, or by a positive number.

@@ -105,11 +105,13 @@ void TestPrecision::float32AgreesWithFloat64_data()
     for (int score = 0; score <= int(ScoreFunction::Cosine); ++score)
         for (int mask = 0; mask <= int(MaskType::Custom); ++mask)
             for (int normalizer = 0; normalizer <= int(NormalizerType::Hardmax); ++normalizer)
-                for (double alpha : normalizer == int(NormalizerType::Entmax) ? std::vector<double>{1.25, 1.5, 3.0}
-                                                                             : std::vector<double>{1.5})
+                for (double alpha : normalizer == int(NormalizerType::Entmax)
+                                        ? std::vector<double>{1.25, 1.5, 3.0}
+                                        : std::vector<double>{1.5})
                     for (int m : {9, 5})
-                        QTest::addRow("%s/%s/%s%g/m=%d", toString(ScoreFunction(score)), toString(MaskType(mask)),
-                                      toString(NormalizerType(normalizer)), alpha, m)
+                        QTest::addRow("%s/%s/%s%g/m=%d", toString(ScoreFunction(score)),
+                                      toString(MaskType(mask)), toString(NormalizerType(normalizer)), alpha,
+                                      m)
                             << score << mask << normalizer << alpha << m;
 }
 
@@ -165,7 +167,8 @@ void TestPrecision::float32AgreesWithFloat64()
                     if (a.allowed(i, j))
                         allowedScores.push_back(a.scaled(i, j));
                 std::sort(allowedScores.rbegin(), allowedScores.rend());
-                if (allowedScores.size() > 1 && allowedScores[0] - allowedScores[1] < 4 * logitError * s.temperature)
+                if (allowedScores.size() > 1 &&
+                    allowedScores[0] - allowedScores[1] < 4 * logitError * s.temperature)
                     continue;
             }
             QKV_COMPARE_NEAR(b.weights.row(i), a.weights.row(i), weightTolerance);
@@ -263,11 +266,13 @@ void TestPrecision::precisionRoundTripsAndIsValidated()
     try {
         const Session s = parseSession(text);
         QVERIFY2(error.isEmpty(), "accepted a bad precision");
-        const Precision expected = value.contains(QLatin1String("32")) ? Precision::Float32 : Precision::Float64;
+        const Precision expected =
+            value.contains(QLatin1String("32")) ? Precision::Float32 : Precision::Float64;
         QCOMPARE(s.precision, expected);
         const std::string written = serializeSession(s);
         // Written only when it is not the default, and read back to the same session.
-        QCOMPARE(written.find("\"precision\": \"float32\"") != std::string::npos, expected == Precision::Float32);
+        QCOMPARE(written.find("\"precision\": \"float32\"") != std::string::npos,
+                 expected == Precision::Float32);
         QVERIFY(parseSession(written, s.title) == s);
         QCOMPARE(computeAttention(s).precision, expected);
     } catch (const Error& e) {
