@@ -923,7 +923,10 @@ void TestModels::editorObjectNamesAndButtons()
     QVERIFY(x->table()->model() == x->model());
     QCOMPARE(x->table()->model()->rowCount(), 3);
     QVERIFY(!x->tokenTable()->isHidden());
-    QVERIFY(wq->tokenTable()->parentWidget()->isHidden());
+    QVERIFY(wq->tokenTable()->isHidden());
+    for (const QToolButton* button : wq->findChildren<QToolButton*>())
+        QVERIFY2(!button->objectName().contains(QLatin1String("Token")) || !button->isVisibleTo(wq),
+                 qPrintable(button->objectName()));
     QCOMPARE(z->table()->model()->rowCount(), 0);
     QCOMPARE(z->tokenTable()->model()->rowCount(), 0);
 
