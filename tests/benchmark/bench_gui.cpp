@@ -24,6 +24,7 @@
 #include "Figure.h"
 #include "Initializers.h"
 #include "MainWindow.h"
+#include "OnScreenRefresh.h"
 #include "Session.h"
 #include "SpaceView.h"
 
@@ -163,7 +164,8 @@ qkv::ui::MainWindow& windowFor(const Shape& shape)
         if (!std::exchange(listed, true)) { // what the benchmark repaints, once
             QStringList shown, hidden;
             for (const qkv::ui::Figure* figure : slot->figures())
-                (dynamic_cast<const QWidget*>(figure)->isVisible() ? shown : hidden) << figure->figureName();
+                (qkv::ui::OnScreenRefresh::isOffScreen(dynamic_cast<const QWidget*>(figure)) ? hidden : shown)
+                    << figure->figureName();
             std::cerr << "qkv_gui_bench: views on screen: " << shown.join(QLatin1String(", ")).toStdString()
                       << "; hidden: " << hidden.join(QLatin1String(", ")).toStdString() << "\n";
         }
@@ -181,7 +183,8 @@ void editAndRepaint(qkv::ui::MainWindow& window, double value)
     // A plane projected in the background is part of the repaint too.
     const auto projecting = [&window] {
         for (const qkv::ui::SpaceView* view : window.findChildren<qkv::ui::SpaceView*>())
-            if (view->isVisible() && view->message().startsWith(QLatin1String("Projecting")))
+            if (!qkv::ui::OnScreenRefresh::isOffScreen(view) &&
+                view->message().startsWith(QLatin1String("Projecting")))
                 return true;
         return false;
     };

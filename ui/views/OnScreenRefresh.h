@@ -3,16 +3,19 @@
 // refreshes when it is shown instead of on every edit.
 
 #include <QObject>
+#include <QPointer>
 
 #include <functional>
 
+class QDockWidget;
 class QWidget;
 
 namespace qkv::ui {
 
 /// The refresh of one view, run only while the view is on screen. request() runs it at once when the view
-/// is visible, or when its application window is not shown at all (a view built for a test or for
-/// command-line export); otherwise it marks the view stale, and the refresh runs when the view is shown.
+/// is on screen, or when its application window is not shown at all (a view built for a test or for
+/// command-line export); otherwise (hidden, or in a dock behind another dock's tab) it marks the view stale,
+/// and the refresh runs when the view is shown or its dock brought to the front.
 /// flush() runs a stale refresh now (before the view is exported while hidden).
 class OnScreenRefresh : public QObject {
     Q_OBJECT
@@ -24,14 +27,18 @@ public:
     void flush();
     /// Whether a refresh waits for the view to be shown.
     bool isStale() const { return m_stale; }
-    /// Whether `view` is hidden while the application window it belongs to is on screen.
+    /// Whether `view` is hidden, or lies outside its window (a dock behind another's tab), while the
+    /// application window it belongs to is on screen.
     static bool isOffScreen(const QWidget* view);
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    void followDock();
+
     QWidget* m_view;
+    QPointer<QDockWidget> m_dock; // the dock the view is in, followed while the view is stale
     std::function<void()> m_refresh;
     bool m_stale = false;
 };

@@ -9,12 +9,15 @@
 #include "Heatmap.h"
 #include "MathPanel.h"
 #include "NormalizerComparisonView.h"
+#include "OnScreenRefresh.h"
 #include "QueryKeySpaceView.h"
 #include "ResultViews.h"
 #include "ValueSpaceView.h"
 
+#include <QDockWidget>
 #include <QImage>
 #include <QLabel>
+#include <QMainWindow>
 #include <QTabWidget>
 #include <QVBoxLayout>
 #include <QtTest>
@@ -94,6 +97,7 @@ private slots:
     void catchesUpWhenShown();
     void catchesUpWhenExported_data() { catchesUpWhenShown_data(); }
     void catchesUpWhenExported();
+    void catchesUpWhenItsDockIsRaised();
 
 private:
     /// The view of `kind` in a tab behind a blank one, in a window on screen.
@@ -197,6 +201,38 @@ void TestHiddenViews::catchesUpWhenExported()
     figure->renderFigure(&image, image.size());
     QVERIFY(!view->isVisible());
     QCOMPARE(kind.shown(view), newest);
+}
+
+void TestHiddenViews::catchesUpWhenItsDockIsRaised()
+{
+    // A dock behind another one's tab is not hidden (the main window moves it out of sight): it is off
+    // screen all the same, and catches up when its tab is chosen.
+    QMainWindow window;
+    window.setCentralWidget(new QLabel(QStringLiteral("centre")));
+    auto* front = new QDockWidget(QStringLiteral("front"), &window);
+    front->setObjectName(QStringLiteral("front"));
+    front->setWidget(new QLabel(QStringLiteral("in front")));
+    auto* back = new QDockWidget(QStringLiteral("back"), &window);
+    back->setObjectName(QStringLiteral("back"));
+    auto* math = new MathPanel(m_document.get());
+    back->setWidget(math);
+    window.addDockWidget(Qt::BottomDockWidgetArea, front);
+    window.tabifyDockWidget(front, back);
+    front->raise();
+    window.resize(900, 600);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QTRY_VERIFY(OnScreenRefresh::isOffScreen(math));
+    const QString before = math->plainText();
+
+    edit();
+    const QString newest = followed(viewKind(QStringLiteral("step by step")));
+    QVERIFY(newest != before);
+    QCOMPARE(math->plainText(), before);
+
+    back->raise();
+    QTRY_VERIFY(!OnScreenRefresh::isOffScreen(math));
+    QTRY_COMPARE(math->plainText(), newest);
 }
 
 QTEST_MAIN(TestHiddenViews)
