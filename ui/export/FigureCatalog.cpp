@@ -6,6 +6,7 @@
 #include "Heatmap.h"
 #include "MathPanel.h"
 #include "NormalizerComparisonView.h"
+#include "PipelineView.h"
 #include "QueryKeySpaceView.h"
 #include "ResultViews.h"
 #include "ValueSpaceView.h"
@@ -40,6 +41,7 @@ void FigureCatalog::registerViews()
     add(own(new MathPanel(m_document)));
     add(own(new HeadOverview(m_document)));
     add(own(new NormalizerComparisonView(m_document)));
+    add(results->pipeline());
 }
 
 template <typename View> View* FigureCatalog::own(View* view)

@@ -1,5 +1,6 @@
 #include "Heatmap.h"
 
+#include "ColorScale.h"
 #include "HeatmapTicks.h"
 #include "LabelText.h"
 
@@ -28,66 +29,14 @@ namespace {
 
 constexpr double scrollSteps = 100.0;  // scroll-bar steps per cell
 constexpr int minimumCellForText = 28; // pixels: below this the values are not written in the cells
-const QColor maskedColor(160, 160, 160);
 
-// Matplotlib's viridis, sampled at eleven points.
-QCPColorGradient viridis()
-{
-    static const char* const stops[] = {"#440154", "#482475", "#414487", "#355f8d", "#2a788e", "#21918c",
-                                        "#22a884", "#44bf70", "#7ad151", "#bddf26", "#fde725"};
-    QCPColorGradient gradient;
-    gradient.clearColorStops();
-    const int count = static_cast<int>(std::size(stops));
-    for (int i = 0; i < count; ++i)
-        gradient.setColorStopAt(static_cast<double>(i) / (count - 1), QColor(QLatin1String(stops[i])));
-    return gradient;
-}
-
-// Matplotlib's cividis (readable with colour-vision deficiencies), sampled at ten points.
-QCPColorGradient cividis()
-{
-    static const char* const stops[] = {"#00224e", "#123570", "#3b496c", "#575d6d", "#707173",
-                                        "#8a8779", "#a69d75", "#c4b56c", "#e4cf5b", "#fee838"};
-    QCPColorGradient gradient;
-    gradient.clearColorStops();
-    const int count = static_cast<int>(std::size(stops));
-    for (int i = 0; i < count; ++i)
-        gradient.setColorStopAt(static_cast<double>(i) / (count - 1), QColor(QLatin1String(stops[i])));
-    return gradient;
-}
-
-// Black to white, for print.
-QCPColorGradient greyscale()
+// A palette of ColorScale as QCustomPlot's gradient.
+QCPColorGradient gradientOf(Palette palette)
 {
     QCPColorGradient gradient;
     gradient.clearColorStops();
-    gradient.setColorStopAt(0.0, QColor(20, 20, 20));
-    gradient.setColorStopAt(1.0, QColor(250, 250, 250));
-    return gradient;
-}
-
-// Two colours and nothing between: a mask is allowed or not.
-QCPColorGradient twoColours()
-{
-    QCPColorGradient gradient;
-    gradient.clearColorStops();
-    gradient.setColorStopAt(0.0, QColor(0x44, 0x01, 0x54));
-    gradient.setColorStopAt(0.4999, QColor(0x44, 0x01, 0x54));
-    gradient.setColorStopAt(0.5001, QColor(0xfd, 0xe7, 0x25));
-    gradient.setColorStopAt(1.0, QColor(0xfd, 0xe7, 0x25));
-    return gradient;
-}
-
-// Blue for negative, white at 0, red for positive (ColorBrewer RdBu, reversed).
-QCPColorGradient blueWhiteRed()
-{
-    QCPColorGradient gradient;
-    gradient.clearColorStops();
-    gradient.setColorStopAt(0.0, QColor(0x21, 0x66, 0xac));
-    gradient.setColorStopAt(0.25, QColor(0x67, 0xa9, 0xcf));
-    gradient.setColorStopAt(0.5, QColor(0xff, 0xff, 0xff));
-    gradient.setColorStopAt(0.75, QColor(0xef, 0x8a, 0x62));
-    gradient.setColorStopAt(1.0, QColor(0xb2, 0x18, 0x2b));
+    for (const auto& [position, colour] : paletteStops(palette))
+        gradient.setColorStopAt(position, colour);
     return gradient;
 }
 
@@ -108,21 +57,6 @@ public:
 QCPRange centreRange(Index count)
 {
     return count > 1 ? QCPRange(0.0, static_cast<double>(count - 1)) : QCPRange(-0.5, 0.5);
-}
-
-double linearChannel(int value)
-{
-    const double s = value / 255.0;
-    return s <= 0.03928 ? s / 12.92 : std::pow((s + 0.055) / 1.055, 2.4);
-}
-
-// Black or white, whichever contrasts more with the cell (WCAG relative luminance).
-QColor textColorOn(QRgb background)
-{
-    const double luminance = 0.2126 * linearChannel(qRed(background)) +
-                             0.7152 * linearChannel(qGreen(background)) +
-                             0.0722 * linearChannel(qBlue(background));
-    return luminance > 0.179 ? QColor(Qt::black) : QColor(Qt::white);
 }
 
 QSize axisRectSize(QCustomPlot* plot)
@@ -805,13 +739,13 @@ void Heatmap::updateColors()
         scale == ColorScale::Diverging || (scale == ColorScale::PerRow && m_mode == ColorMode::Diverging);
     QCPColorGradient gradient;
     if (binary)
-        gradient = twoColours();
+        gradient = gradientOf(Palette::Binary);
     else if (diverging)
-        gradient = blueWhiteRed();
+        gradient = gradientOf(Palette::Diverging);
     else
-        gradient = m_colorMap == ColorMap::Cividis     ? cividis()
-                   : m_colorMap == ColorMap::Greyscale ? greyscale()
-                                                       : viridis();
+        gradient = gradientOf(m_colorMap == ColorMap::Cividis     ? Palette::Cividis
+                              : m_colorMap == ColorMap::Greyscale ? Palette::Greyscale
+                                                                  : Palette::Viridis);
     // A binary matrix has a two-entry legend, not a continuous bar.
     if (binary) {
         auto legend = QSharedPointer<QCPAxisTickerText>::create();
@@ -822,7 +756,7 @@ void Heatmap::updateColors()
         m_scale->axis()->setTicker(QSharedPointer<QCPAxisTicker>::create());
     }
     gradient.setNanHandling(QCPColorGradient::nhNanColor);
-    gradient.setNanColor(maskedColor);
+    gradient.setNanColor(maskedCellColor());
     m_scale->setGradient(gradient);
     m_scale->axis()->setLabel(colorBarText(m_colorBarLabel, scale == ColorScale::PerRow));
 

@@ -5,6 +5,7 @@
 #include "LabelText.h"
 #include "MatrixRef.h"
 #include "OnScreenRefresh.h"
+#include "PipelineView.h"
 
 #include <QCheckBox>
 #include <QHBoxLayout>
@@ -46,6 +47,11 @@ ResultViews::ResultViews(Document* document, QWidget* parent)
     m_tabs->setCornerWidget(lockRange, Qt::TopRightCorner);
     connect(lockRange, &QCheckBox::toggled, this, &ResultViews::setColorRangesLocked);
 
+    // The whole computation on one canvas first; the single matrices stay for close inspection.
+    m_pipeline = new PipelineView(m_document, m_tabs);
+    m_tabs->addTab(m_pipeline, tr("Pipeline"));
+    m_tabs->setTabToolTip(0, tr("The whole computation of the current head on one canvas"));
+
     const auto diverging = Heatmap::ColorMode::Diverging;
     const auto sequential = Heatmap::ColorMode::Sequential;
     struct Tab {
@@ -85,7 +91,7 @@ ResultViews::ResultViews(Document* document, QWidget* parent)
                         "Space: flip the selected cell · Shift+drag: pan · wheel: zoom"));
     connect(mask, &Heatmap::rectanglePainted, this, &ResultViews::maskPainted);
     heatmap(QStringLiteral("weights"))->setFixedRange(0.0, 1.0);
-    m_tabs->setCurrentWidget(heatmap(QStringLiteral("weights")));
+    m_tabs->setCurrentWidget(m_pipeline);
 
     for (Heatmap* map : m_tabs->findChildren<Heatmap*>()) {
         connect(map, &Heatmap::cellClicked, this,
@@ -113,7 +119,8 @@ QList<Heatmap*> ResultViews::heatmaps() const
 {
     QList<Heatmap*> maps;
     for (int tab = 0; tab < m_tabs->count(); ++tab)
-        maps << static_cast<Heatmap*>(m_tabs->widget(tab));
+        if (auto* map = qobject_cast<Heatmap*>(m_tabs->widget(tab)))
+            maps << map;
     return maps;
 }
 

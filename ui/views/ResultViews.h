@@ -13,11 +13,13 @@ namespace qkv::ui {
 class Document;
 class Heatmap;
 class OnScreenRefresh;
+class PipelineView;
 
-/// Tabs of heatmaps (Q, K, V, scores, scaled scores, mask, weights, head output, final output) that follow
-/// the document's result and current head. When the engine refuses the session, its message is shown above
-/// the tabs and the heatmaps are emptied rather than left showing stale numbers. Only the tab on show is
-/// refreshed; the others are when they are shown (or exported).
+/// The pipeline canvas (the first tab, shown by default), then tabs of heatmaps (Q, K, V, scores, scaled
+/// scores, mask, weights, head output, final output) that follow the document's result and current head. When
+/// the engine refuses the session, its message is shown above the tabs and the heatmaps are emptied rather
+/// than left showing stale numbers. Only the tab on show is refreshed; the others are when they are shown (or
+/// exported).
 class ResultViews : public QWidget {
     Q_OBJECT
 public:
@@ -27,6 +29,8 @@ public:
     /// The heatmap named "Q", "K", "V", "scores", "scaled", "mask", "weights", "output" or "finalOutput"
     /// (its objectName is "heatmap_" + name); null for another name.
     Heatmap* heatmap(const QString& name) const;
+    /// The whole computation on one canvas (objectName "pipelineView").
+    PipelineView* pipeline() const { return m_pipeline; }
     /// Every heatmap, in tab order.
     QList<Heatmap*> heatmaps() const;
 
@@ -55,6 +59,7 @@ private:
     Document* m_document;
     QLabel* m_error;
     QTabWidget* m_tabs;
+    PipelineView* m_pipeline = nullptr;
     QHash<Heatmap*, IndexRoles> m_roles;
     QHash<Heatmap*, OnScreenRefresh*> m_refresh;
     QSet<Heatmap*> m_stale; // whose matrix is older than the document's result

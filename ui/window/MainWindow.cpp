@@ -16,6 +16,7 @@
 #include "MatrixEditor.h"
 #include "MatrixFile.h"
 #include "NormalizerComparisonView.h"
+#include "PipelineView.h"
 #include "PlotFigure.h"
 #include "Preferences.h"
 #include "QueryKeySpaceView.h"
@@ -134,6 +135,7 @@ MainWindow::MainWindow(QWidget* parent)
     setDockNestingEnabled(true);
     m_results = new ResultViews(m_document, this);
     setCentralWidget(m_results);
+    m_figures << m_results->pipeline();
     for (Heatmap* map : m_results->heatmaps())
         m_figures << map;
     createDocks();
@@ -574,7 +576,7 @@ void MainWindow::exportMatrixDialog()
 
 void MainWindow::exportFigureDialog(bool all)
 {
-    // The heatmap tab on show is the natural default.
+    // The tab on show (the pipeline, a heatmap) is the natural default.
     const auto* shown = dynamic_cast<const Figure*>(m_results->tabs()->currentWidget());
     ExportDialog dialog(m_figures, static_cast<int>(m_figures.indexOf(shown)), all, this);
     connect(&dialog, &ExportDialog::copyRequested, this, [this, &dialog] {

@@ -4,6 +4,7 @@
 #include "Heatmap.h"
 #include "MainWindow.h"
 #include "MathPanel.h"
+#include "PipelineView.h"
 #include "QueryKeySpaceView.h"
 #include "ValueSpaceView.h"
 
@@ -40,6 +41,8 @@ void TestSelection::clickingAHeatmapCellSelectsEverywhere()
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     auto* weights = window.findChild<Heatmap*>(QStringLiteral("heatmap_weights"));
     QVERIFY(weights);
+    // The pipeline canvas is the first tab: bring the weights' tab forward.
+    window.findChild<QTabWidget*>(QStringLiteral("resultTabs"))->setCurrentWidget(weights);
     QTest::qWait(100); // the queued replot lays out the cells
     const QPoint centre = weights->cellCentre(2, 0);
     QWidget* plot = weights->childAt(centre); // the plot fills the heatmap widget
@@ -60,6 +63,11 @@ void TestSelection::clickingAHeatmapCellSelectsEverywhere()
     QCOMPARE(shown("heatmap_Q")->highlight(), std::make_pair(2, -1));
     QCOMPARE(shown("heatmap_K")->highlight(), std::make_pair(0, -1));
     tabs->setCurrentWidget(weights);
+    // So does the pipeline canvas, in every stage.
+    auto* pipeline = window.findChild<PipelineView*>(QStringLiteral("pipelineView"));
+    QVERIFY(pipeline);
+    QCOMPARE(pipeline->stageHighlight(QStringLiteral("weights")), std::make_pair(2, 0));
+    QCOMPARE(pipeline->stageHighlight(QStringLiteral("K")), std::make_pair(0, -1));
     // The embeddings editor moves to the query's row.
     QCOMPARE(window.findChild<QTableView*>(QStringLiteral("editor_X"))->currentIndex().row(), 2);
     // The math panel explains the new cell.

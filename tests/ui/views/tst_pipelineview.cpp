@@ -1,0 +1,472 @@
+// The pipeline canvas: every stage of the current head in formula order with the document's numbers, the
+// selection followed through every stage, every value readable at three tokens, colour only at 1024, and the
+// same painting exported to PNG, SVG and PDF.
+
+#include "Document.h"
+#include "FigureExport.h"
+#include "FigureFileChecks.h"
+#include "FuzzyCompare.h"
+#include "Heatmap.h"
+#include "Initializers.h"
+#include "PipelineView.h"
+#include "ResultViews.h"
+#include "SessionEdits.h"
+
+#include <QFontMetricsF>
+#include <QImage>
+#include <QSvgRenderer>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <memory>
+
+using namespace qkv;
+using namespace qkv::ui;
+
+namespace {
+
+using Shapes = QList<std::pair<Index, Index>>;
+
+QStringList names(std::initializer_list<const char*> texts)
+{
+    QStringList list;
+    for (const char* text : texts)
+        list << QString::fromUtf8(text);
+    return list;
+}
+
+/// Cross-attention (3 queries, 5 keys), two heads and W_O: every stage the canvas has.
+Session crossSession()
+{
+    Session session = blankSession(3, 4, 2, 3, InitializerSpec{});
+    Context context;
+    context.tokens = {"le", "chat", "est", "sur", "tapis"};
+    context.Z = Matrix::Random(5, 4);
+    context.pad.assign(5, false);
+    session.context = context;
+    Head second = session.heads.front();
+    second.W_Q = Matrix::Random(4, 2);
+    second.W_K = Matrix::Random(4, 2);
+    second.W_V = Matrix::Random(4, 3);
+    session.heads.push_back(second);
+    session.W_O = Matrix::Random(6, 4);
+    return session;
+}
+
+std::unique_ptr<Document> openDocument(const QString& which)
+{
+    auto document = std::make_unique<Document>();
+    if (which == QLatin1String("cross")) {
+        document->reset(crossSession());
+    } else if (which.startsWith(QLatin1String("n="))) {
+        document->reset(blankSession(which.mid(2).toInt(), 16, 8, 8, InitializerSpec{}));
+    } else {
+        QString error;
+        if (!document->open(which, &error))
+            qWarning() << error;
+    }
+    document->waitForResult();
+    return document;
+}
+
+/// The matrix the document holds for a stage of the current head.
+const Matrix* documentMatrix(const Document& document, const QString& stage)
+{
+    const Session& session = document.session();
+    const AttentionResult& result = *document.result();
+    const auto head = static_cast<std::size_t>(document.currentHead());
+    const HeadResult& r = result.heads[head];
+    const std::map<QString, const Matrix*> matrices{
+        {QStringLiteral("X"), &session.X},
+        {QStringLiteral("Z"), session.context ? &session.context->Z : nullptr},
+        {QStringLiteral("W_Q"), &session.heads[head].W_Q},
+        {QStringLiteral("W_K"), &session.heads[head].W_K},
+        {QStringLiteral("W_V"), &session.heads[head].W_V},
+        {QStringLiteral("Q"), &r.Q},
+        {QStringLiteral("K"), &r.K},
+        {QStringLiteral("V"), &r.V},
+        {QStringLiteral("scores"), &r.scores},
+        {QStringLiteral("scaled"), &r.scaled},
+        {QStringLiteral("masked"), &r.scaled},
+        {QStringLiteral("weights"), &r.weights},
+        {QStringLiteral("output"), &r.output},
+        {QStringLiteral("concat"), &result.concat},
+        {QStringLiteral("W_O"), session.W_O ? &*session.W_O : nullptr},
+        {QStringLiteral("final"), &result.output}};
+    const auto it = matrices.find(stage);
+    return it == matrices.end() ? nullptr : it->second;
+}
+
+/// "" when no two rectangles overlap, else the first two that do.
+QString firstOverlap(const QList<QRectF>& rects)
+{
+    for (int a = 0; a < rects.size(); ++a)
+        for (int b = a + 1; b < rects.size(); ++b)
+            if (rects[a].intersects(rects[b]))
+                return QStringLiteral("rectangle %1 overlaps rectangle %2").arg(a).arg(b);
+    return QString();
+}
+
+} // namespace
+
+Q_DECLARE_METATYPE(qkv::ui::FigureFormat)
+
+class TestPipelineView : public QObject {
+    Q_OBJECT
+private slots:
+    void stagesInFormulaOrder_data();
+    void stagesInFormulaOrder();
+    void numbersAreTheDocuments_data();
+    void numbersAreTheDocuments();
+    void valuesAsWritten_data();
+    void valuesAsWritten();
+    void operatorsOnTheArrows();
+    void selectionFollowsTheDocument();
+    void clickingACellSelectsIt();
+    void everyValueReadableAtThreeTokens_data();
+    void everyValueReadableAtThreeTokens();
+    void labelsNeverOverlap_data();
+    void labelsNeverOverlap();
+    void colourOnlyAtLargeSizes();
+    void hiddenCanvasBuildsWhenShown();
+    void exportsAValidFigure_data();
+    void exportsAValidFigure();
+    void firstTabOfTheResults();
+};
+
+void TestPipelineView::stagesInFormulaOrder_data()
+{
+    QTest::addColumn<QString>("session");
+    QTest::addColumn<QStringList>("stages");
+    QTest::addColumn<Shapes>("shapes");
+    QTest::newRow("love") << QStringLiteral("example:love")
+                          << names({"X", "W_Q", "Q", "W_K", "K", "W_V", "V", "scores", "scaled", "masked",
+                                    "weights", "output"})
+                          << Shapes{{3, 4}, {4, 3}, {3, 3}, {4, 3}, {3, 3}, {4, 3},
+                                    {3, 3}, {3, 3}, {3, 3}, {3, 3}, {3, 3}, {3, 3}};
+    QTest::newRow("cross, two heads, W_O")
+        << QStringLiteral("cross")
+        << names({"X", "Z", "W_Q", "Q", "W_K", "K", "W_V", "V", "scores", "scaled", "masked", "weights",
+                  "output", "concat", "W_O", "final"})
+        << Shapes{{3, 4}, {5, 4}, {4, 2}, {3, 2}, {4, 2}, {5, 2}, {4, 3}, {5, 3},
+                  {3, 5}, {3, 5}, {3, 5}, {3, 5}, {3, 3}, {3, 6}, {6, 4}, {3, 4}};
+}
+
+void TestPipelineView::stagesInFormulaOrder()
+{
+    QFETCH(QString, session);
+    QFETCH(QStringList, stages);
+    QFETCH(Shapes, shapes);
+    const auto document = openDocument(session);
+    QVERIFY(document->result());
+    PipelineView view(document.get());
+    QCOMPARE(view.stageNames(), stages);
+    for (int s = 0; s < stages.size(); ++s) {
+        QCOMPARE(view.stageShape(stages[s]), shapes[s]);
+        const QString shape = QStringLiteral("%1×%2").arg(shapes[s].first).arg(shapes[s].second);
+        QVERIFY2(view.stageCaption(stages[s]).endsWith(shape), qPrintable(view.stageCaption(stages[s])));
+    }
+    QCOMPARE(view.figureName(), QStringLiteral("pipeline"));
+    QVERIFY(!view.whatsThis().isEmpty());
+}
+
+void TestPipelineView::numbersAreTheDocuments_data()
+{
+    QTest::addColumn<QString>("session");
+    QTest::addColumn<int>("head");
+    QTest::newRow("love") << QStringLiteral("example:love") << 0;
+    QTest::newRow("cross, head 1") << QStringLiteral("cross") << 0;
+    QTest::newRow("cross, head 2") << QStringLiteral("cross") << 1;
+}
+
+void TestPipelineView::numbersAreTheDocuments()
+{
+    QFETCH(QString, session);
+    QFETCH(int, head);
+    const auto document = openDocument(session);
+    document->setCurrentHead(head);
+    PipelineView view(document.get());
+    view.resize(1600, 900);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    for (const QString& stage : view.stageNames()) {
+        const Matrix* expected = documentMatrix(*document, stage);
+        QVERIFY2(expected, qPrintable(stage));
+        QKV_COMPARE_NEAR(view.stageValues(stage), *expected, 0.0);
+        // What is written in the cells is the document's number as the heatmaps write it.
+        for (Index i = 0; i < expected->rows(); ++i)
+            for (Index j = 0; j < expected->cols(); ++j) {
+                const QString text = view.cellText(stage, i, j);
+                if (view.isMasked(stage, i, j))
+                    QCOMPARE(text, stage == QLatin1String("masked") ? QStringLiteral("−∞") : QString());
+                else
+                    QCOMPARE(text, PipelineView::valueText((*expected)(i, j)));
+            }
+    }
+}
+
+void TestPipelineView::valuesAsWritten_data()
+{
+    QTest::addColumn<double>("value");
+    QTest::addColumn<QString>("text");
+    QTest::newRow("one") << 1.0 << QStringLiteral("1");
+    QTest::newRow("zero") << 0.0 << QStringLiteral("0");
+    QTest::newRow("minus two") << -2.0 << QStringLiteral("-2");
+    QTest::newRow("weight") << 0.70710678 << QStringLiteral("0.707");
+    QTest::newRow("negative") << -0.5772 << QStringLiteral("-0.577");
+    QTest::newRow("tiny") << 1e-9 << QStringLiteral("0.000");
+}
+
+void TestPipelineView::valuesAsWritten()
+{
+    QFETCH(double, value);
+    QFETCH(QString, text);
+    QCOMPARE(PipelineView::valueText(value), text);
+}
+
+void TestPipelineView::operatorsOnTheArrows()
+{
+    const auto document = openDocument(QStringLiteral("example:love"));
+    PipelineView view(document.get());
+    QCOMPARE(view.stageOperator(QStringLiteral("X")), QString());
+    QCOMPARE(view.stageOperator(QStringLiteral("Q")), QStringLiteral("X·W_Q"));
+    QCOMPARE(view.stageOperator(QStringLiteral("scores")), QStringLiteral("Q·Kᵀ\ndot"));
+    QVERIFY(view.stageOperator(QStringLiteral("scaled")).startsWith(QStringLiteral("÷ √d_k\n= 1.732")));
+    QVERIFY(view.stageOperator(QStringLiteral("weights")).startsWith(QStringLiteral("softmax\n÷ τ = 1")));
+    QCOMPARE(view.stageOperator(QStringLiteral("output")), QStringLiteral("· V"));
+    const auto cross = openDocument(QStringLiteral("cross"));
+    PipelineView crossView(cross.get());
+    QCOMPARE(crossView.stageOperator(QStringLiteral("K")), QStringLiteral("Z·W_K"));
+    QCOMPARE(crossView.stageOperator(QStringLiteral("final")), QStringLiteral("· W_O"));
+}
+
+void TestPipelineView::selectionFollowsTheDocument()
+{
+    const auto document = openDocument(QStringLiteral("cross"));
+    PipelineView view(document.get());
+    document->setSelection(2, 4);
+    const std::pair<int, int> none{-1, -1}, query{2, -1}, key{4, -1}, cell{2, 4};
+    const std::map<QString, std::pair<int, int>> expected{
+        {QStringLiteral("X"), query},      {QStringLiteral("Z"), key},
+        {QStringLiteral("W_Q"), none},     {QStringLiteral("Q"), query},
+        {QStringLiteral("K"), key},        {QStringLiteral("V"), key},
+        {QStringLiteral("scores"), cell},  {QStringLiteral("scaled"), cell},
+        {QStringLiteral("masked"), cell},  {QStringLiteral("weights"), cell},
+        {QStringLiteral("output"), query}, {QStringLiteral("concat"), query},
+        {QStringLiteral("W_O"), none},     {QStringLiteral("final"), query}};
+    for (const auto& [stage, highlight] : expected)
+        QCOMPARE(view.stageHighlight(stage), highlight);
+    document->setSelection(0, 1);
+    QCOMPARE(view.stageHighlight(QStringLiteral("weights")), std::make_pair(0, 1));
+    QCOMPARE(view.stageHighlight(QStringLiteral("V")), std::make_pair(1, -1));
+}
+
+void TestPipelineView::clickingACellSelectsIt()
+{
+    const auto document = openDocument(QStringLiteral("example:love"));
+    PipelineView view(document.get());
+    view.resize(1280, 720);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QTest::mouseClick(&view, Qt::LeftButton, Qt::NoModifier,
+                      view.cellRect(QStringLiteral("weights"), 2, 0).center().toPoint());
+    QCOMPARE(document->selectedQuery(), Index(2));
+    QCOMPARE(document->selectedKey(), Index(0));
+    // A row of V is a key: the query stays.
+    QTest::mouseClick(&view, Qt::LeftButton, Qt::NoModifier,
+                      view.cellRect(QStringLiteral("V"), 1, 2).center().toPoint());
+    QCOMPARE(document->selectedQuery(), Index(2));
+    QCOMPARE(document->selectedKey(), Index(1));
+    // A weight matrix has no tokens: nothing changes.
+    QTest::mouseClick(&view, Qt::LeftButton, Qt::NoModifier,
+                      view.cellRect(QStringLiteral("W_Q"), 0, 0).center().toPoint());
+    QCOMPARE(document->selectedKey(), Index(1));
+}
+
+void TestPipelineView::everyValueReadableAtThreeTokens_data()
+{
+    QTest::addColumn<QString>("session");
+    QTest::addColumn<QSize>("size");
+    QTest::newRow("love 1280×720") << QStringLiteral("example:love") << QSize(1280, 720);
+    QTest::newRow("love 1600×900") << QStringLiteral("example:love") << QSize(1600, 900);
+    QTest::newRow("love 900×560") << QStringLiteral("example:love") << QSize(900, 560);
+    QTest::newRow("love 450×470 (the window's centre)") << QStringLiteral("example:love") << QSize(450, 470);
+    QTest::newRow("cross 1280×720") << QStringLiteral("cross") << QSize(1280, 720);
+}
+
+void TestPipelineView::everyValueReadableAtThreeTokens()
+{
+    QFETCH(QString, session);
+    QFETCH(QSize, size);
+    const auto document = openDocument(session);
+    PipelineView view(document.get());
+    view.resize(size);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(view.showsCellValues());
+    QVERIFY(view.showsTokenLabels());
+    const QFontMetricsF metrics(view.cellFont());
+    QVERIFY2(view.cellFont().pixelSize() >= 9, qPrintable(QString::number(view.cellFont().pixelSize())));
+    const QRectF canvas(QPointF(0, 0), QSizeF(size));
+    QList<QRectF> boxes;
+    for (const QString& stage : view.stageNames()) {
+        const auto [rows, columns] = view.stageShape(stage);
+        QVERIFY2(canvas.contains(view.stageRect(stage)), qPrintable(stage));
+        QVERIFY2(canvas.contains(view.captionRect(stage)), qPrintable(stage));
+        boxes << view.stageRect(stage) << view.captionRect(stage);
+        for (Index i = 0; i < rows; ++i)
+            for (Index j = 0; j < columns; ++j) {
+                const QString text = view.cellText(stage, i, j);
+                QVERIFY2(!text.isEmpty(), qPrintable(QStringLiteral("%1 (%2, %3)").arg(stage).arg(i).arg(j)));
+                const QRectF cell = view.cellRect(stage, i, j);
+                QVERIFY2(metrics.horizontalAdvance(text) <= cell.width() && metrics.height() <= cell.height(),
+                         qPrintable(QStringLiteral("%1 (%2, %3): ‘%4’ in %5×%6")
+                                        .arg(stage)
+                                        .arg(i)
+                                        .arg(j)
+                                        .arg(text)
+                                        .arg(cell.width())
+                                        .arg(cell.height())));
+            }
+    }
+    // Stages, captions and labels never overlap one another.
+    const QList<QRectF> labels = view.drawnLabelRects();
+    QVERIFY(!labels.isEmpty());
+    QString overlap = firstOverlap(boxes + labels);
+    QVERIFY2(overlap.isEmpty(), qPrintable(overlap));
+}
+
+void TestPipelineView::labelsNeverOverlap_data()
+{
+    QTest::addColumn<int>("n");
+    QTest::addColumn<QSize>("size");
+    for (const int n : {3, 16, 64})
+        for (const QSize size : {QSize(1280, 720), QSize(900, 600)})
+            QTest::newRow(
+                qPrintable(QStringLiteral("n = %1, %2×%3").arg(n).arg(size.width()).arg(size.height())))
+                << n << size;
+}
+
+void TestPipelineView::labelsNeverOverlap()
+{
+    QFETCH(int, n);
+    QFETCH(QSize, size);
+    const auto document = openDocument(QStringLiteral("n=%1").arg(n));
+    PipelineView view(document.get());
+    view.resize(size);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(view.showsTokenLabels());
+    QList<QRectF> boxes;
+    const QRectF canvas(QPointF(0, 0), QSizeF(size));
+    for (const QString& stage : view.stageNames()) {
+        boxes << view.stageRect(stage) << view.captionRect(stage);
+        QVERIFY2(canvas.contains(view.stageRect(stage)), qPrintable(stage));
+    }
+    const QList<QRectF> labels = view.drawnLabelRects();
+    for (const QRectF& label : labels)
+        QVERIFY(canvas.contains(label));
+    const QString overlap = firstOverlap(boxes + labels);
+    QVERIFY2(overlap.isEmpty(), qPrintable(overlap));
+}
+
+void TestPipelineView::colourOnlyAtLargeSizes()
+{
+    const auto document = openDocument(QStringLiteral("n=1024"));
+    QVERIFY(document->result());
+    PipelineView view(document.get());
+    view.resize(1280, 720);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QCOMPARE(view.stageShape(QStringLiteral("weights")), std::make_pair(Index(1024), Index(1024)));
+    QVERIFY(!view.showsCellValues());
+    QVERIFY(!view.showsTokenLabels());
+    QVERIFY(view.drawnLabelRects().isEmpty());
+    QCOMPARE(view.cellText(QStringLiteral("weights"), 0, 0), QString());
+    const QImage image = view.grab().toImage();
+    QCOMPARE(image.size(), QSize(1280, 720));
+    // The weights stage is painted: its pixels are not all one colour.
+    const QRect weights = view.stageRect(QStringLiteral("weights")).toAlignedRect().adjusted(2, 2, -2, -2);
+    QSet<QRgb> colours;
+    for (int y = weights.top(); y < weights.bottom(); y += 3)
+        for (int x = weights.left(); x < weights.right(); x += 3)
+            colours.insert(image.pixel(x, y));
+    QVERIFY2(colours.size() > 3, qPrintable(QString::number(colours.size())));
+}
+
+void TestPipelineView::hiddenCanvasBuildsWhenShown()
+{
+    const auto document = openDocument(QStringLiteral("example:love"));
+    PipelineView view(document.get());
+    view.resize(800, 600);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(view.isUpToDate());
+    view.hide();
+    QString error;
+    QVERIFY(document->open(QStringLiteral("example:multihead"), &error));
+    document->waitForResult();
+    QVERIFY(!view.isUpToDate()); // hidden: nothing rebuilt
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(view.isUpToDate());
+    QCOMPARE(view.stageShape(QStringLiteral("X")), std::make_pair(Index(4), Index(4)));
+    // Shown, an edit rebuilds at once.
+    document->setCurrentHead(1);
+    QVERIFY(view.isUpToDate());
+}
+
+void TestPipelineView::exportsAValidFigure_data()
+{
+    QTest::addColumn<QString>("session");
+    QTest::addColumn<FigureFormat>("format");
+    for (const QString& session :
+         {QStringLiteral("example:love"), QStringLiteral("cross"), QStringLiteral("n=1024")}) {
+        QTest::newRow(qPrintable(session + QStringLiteral(" png"))) << session << FigureFormat::Png;
+        QTest::newRow(qPrintable(session + QStringLiteral(" svg"))) << session << FigureFormat::Svg;
+        QTest::newRow(qPrintable(session + QStringLiteral(" pdf"))) << session << FigureFormat::Pdf;
+    }
+}
+
+void TestPipelineView::exportsAValidFigure()
+{
+    QFETCH(QString, session);
+    QFETCH(FigureFormat, format);
+    const auto document = openDocument(session);
+    PipelineView view(document.get()); // never shown: builds for the export
+    QCOMPARE(view.defaultFigureSize(), QSize(1600, 900));
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("pipeline.") + figureFormatSuffix(format));
+    QString error;
+    QVERIFY2(exportFigure(view, format, path, QSize(), 1.0, &error), qPrintable(error));
+    QString problem;
+    switch (format) {
+    case FigureFormat::Png:
+        problem = test::checkPng(path, QSize(1600, 900));
+        break;
+    case FigureFormat::Svg: {
+        problem = test::checkSvg(path, {QStringLiteral("Attention pipeline")});
+        QSvgRenderer renderer(path);
+        QVERIFY(renderer.isValid());
+        break;
+    }
+    case FigureFormat::Pdf:
+        problem = test::checkPdf(path);
+        break;
+    }
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+}
+
+void TestPipelineView::firstTabOfTheResults()
+{
+    const auto document = openDocument(QStringLiteral("example:love"));
+    ResultViews views(document.get());
+    QCOMPARE(views.tabs()->widget(0), views.pipeline());
+    QCOMPARE(views.tabs()->tabText(0), QStringLiteral("Pipeline"));
+    QCOMPARE(views.tabs()->currentWidget(), views.pipeline());
+    QCOMPARE(views.heatmaps().size(), 9); // the single matrices stay
+}
+
+QTEST_MAIN(TestPipelineView)
+#include "tst_pipelineview.moc"

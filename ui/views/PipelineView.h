@@ -1,0 +1,168 @@
+#pragma once
+// The pipeline canvas: the whole computation of the current head on one canvas, in the order of the formula.
+
+#include "ColorScale.h"
+#include "EigenTypes.h"
+#include "Figure.h"
+#include "HeatmapTicks.h"
+
+#include <QFont>
+#include <QImage>
+#include <QList>
+#include <QRectF>
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+class QPainter;
+
+namespace qkv {
+struct AttentionResult;
+}
+
+namespace qkv::ui {
+
+class Document;
+
+/// Every stage of the current head as a small heatmap with its title and shape, left to right in the order
+/// of the formula (wrapping onto more lines when the canvas is narrow): X (and Z) with W_Q, W_K, W_V → Q, K,
+/// V → scores → scaled → masked → weights → head output, then concat and W_O → final output when there are
+/// several heads or W_O. The operator is written on the arrow into each stage. The document's selected
+/// query row and key column are highlighted in every stage; clicking a cell selects it. Values are written
+/// in the cells when they fit, token labels when they fit, colour only beyond. Only draws: every number is
+/// the document's. A hidden canvas does no work until it is shown (or exported).
+class PipelineView : public QWidget, public Figure {
+    Q_OBJECT
+public:
+    /// What a stage's rows and columns are: both token sides (X in self-attention), queries, keys, queries ×
+    /// keys, or parameter dimensions.
+    enum class Indices { Tokens, QueryRows, KeyRows, QueryKey, Parameters };
+
+    explicit PipelineView(Document* document, QWidget* parent = nullptr);
+    ~PipelineView() override;
+
+    /// False while the canvas is hidden and the result changed since it was last built (it builds when shown,
+    /// drawn or asked for its stages).
+    bool isUpToDate() const { return !m_dirty; }
+
+    // What is shown (built from the newest result, on demand while hidden), for tests and export.
+    /// The stages in formula order: "X", "Z", "W_Q", "Q", "W_K", "K", "W_V", "V", "scores", "scaled",
+    /// "masked", "weights", "output", "concat", "W_O", "final" (those that exist); empty without a result.
+    QStringList stageNames() const;
+    /// The stage's caption: its title and shape ("Q  3×3").
+    QString stageCaption(const QString& stage) const;
+    /// The operator written on the arrow into the stage ("Q·Kᵀ", "softmax\n÷ τ = 1"); "" when none.
+    QString stageOperator(const QString& stage) const;
+    /// Rows × columns of the stage; (0, 0) for an unknown stage.
+    std::pair<Index, Index> stageShape(const QString& stage) const;
+    /// The numbers the stage shows (an empty matrix for an unknown stage).
+    const Matrix& stageValues(const QString& stage) const;
+    bool isMasked(const QString& stage, Index row, Index column) const;
+    Indices stageIndices(const QString& stage) const;
+    /// The highlighted row and column of the stage (−1: none): the selected query and/or key in its terms.
+    std::pair<int, int> stageHighlight(const QString& stage) const;
+
+    // As laid out for the widget's size.
+    /// Whether any stage writes its values in its cells.
+    bool showsCellValues() const;
+    /// Whether token labels are written beside the stages.
+    bool showsTokenLabels() const;
+    /// The text written in a cell ("" when its stage writes no values).
+    QString cellText(const QString& stage, Index row, Index column) const;
+    /// Where a cell is drawn, in widget coordinates (empty for an unknown stage or cell).
+    QRectF cellRect(const QString& stage, Index row, Index column) const;
+    /// How a value is written in a cell: whole numbers as integers ("1", "-2"), others as the heatmaps write
+    /// them (Heatmap::formatValue, 3 decimals).
+    static QString valueText(double value);
+    /// The font cell values are written in.
+    QFont cellFont() const;
+    /// Where the token labels are drawn, in widget coordinates.
+    QList<QRectF> drawnLabelRects() const;
+    /// Where each stage's matrix and caption are drawn.
+    QRectF stageRect(const QString& stage) const;
+    QRectF captionRect(const QString& stage) const;
+
+    QString figureName() const override { return QStringLiteral("pipeline"); }
+    QString figureTitle() const override;
+    void renderFigure(QPaintDevice* device, const QSize& size) const override;
+    /// A slide: 1600 × 900.
+    QSize defaultFigureSize() const override { return {1600, 900}; }
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+    void showEvent(QShowEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+
+private:
+    struct Stage {
+        QString name;
+        QString title;
+        QString operatorTop; // above the arrow into the stage ("" and "": no arrow, a small gap)
+        QString operatorBottom;
+        Indices indices = Indices::Parameters;
+        const Matrix* values = nullptr;
+        const MaskMatrix* allowed = nullptr; // cells where it is 0 are grey
+        QString maskedText;                  // written in masked cells
+        Palette palette = Palette::Diverging;
+        double lower = -1.0;
+        double upper = 1.0;
+        QImage image; // one pixel per cell (every k-th cell beyond imageLimit)
+        bool hasArrow() const { return !operatorTop.isEmpty() || !operatorBottom.isEmpty(); }
+    };
+    struct Tile {
+        QRectF matrix; // the cells
+        QRectF caption;
+        QRectF arrow; // the gap before the stage
+        double cellWidth = 0;
+        double cellHeight = 0;
+        bool rowLabels = false;
+        bool columnLabels = false;
+        TickPlan ticks;
+        bool cellText = false;
+        bool operatorInCaption = false; // the stage starts a line: no arrow into it
+    };
+    struct Layout {
+        QSize size;
+        QRectF header;
+        std::vector<Tile> tiles; // one per stage
+        QFont font;
+        QFont cellFont;
+        bool labels = false;
+        double columnLabelOffset = 0; // below the cells, before the key labels
+    };
+
+    void onResultChanged();
+    void ensureBuilt() const;
+    void rebuild() const;
+    void updateLayout();
+    int stageIndex(const QString& name) const;
+    Layout layOut(QSize size, const QFont& font) const;
+    void paint(QPainter& painter, const Layout& layout) const;
+    void paintStage(QPainter& painter, const Stage& stage, const Tile& tile, const Layout& layout) const;
+    void paintHighlight(QPainter& painter, const Stage& stage, const Tile& tile) const;
+    void paintArrow(QPainter& painter, const Stage& stage, const Tile& tile, const Layout& layout) const;
+    static QString captionOperator(const Stage& stage);
+    QStringList rowLabelsOf(const Stage& stage) const;
+    QStringList columnLabelsOf(const Stage& stage) const;
+    bool cellAt(const QPointF& position, int* stage, Index* row, Index* column) const;
+
+    Document* m_document;
+    // Built by rebuild() (from const methods too: a hidden canvas builds when it is first drawn or exported).
+    mutable bool m_dirty = true;
+    mutable std::shared_ptr<const AttentionResult> m_result;
+    mutable Matrix m_X, m_Z, m_WQ, m_WK, m_WV, m_WO; // the session's, as the result was computed from
+    mutable std::vector<Stage> m_stages;
+    mutable QStringList m_queries;
+    mutable QStringList m_keys;
+    mutable QString m_header;
+    mutable QString m_message; // why there is nothing to show
+    Layout m_layout;           // for the widget's size
+};
+
+} // namespace qkv::ui
