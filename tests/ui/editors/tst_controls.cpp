@@ -800,6 +800,7 @@ void TestControls::resultViewsFollowEdits()
     showTab("heatmap_weights");
     m_document->undoStack()->undo();
     QVERIFY(sameValue(weights->values(), old));
+    m_views->tabs()->setCurrentWidget(weights); // the pipeline canvas is the first tab
     QTRY_VERIFY(weights->showsCellValues());
     QCOMPARE(weights->cellText(0, 1), QStringLiteral("0.707"));
 
