@@ -31,7 +31,6 @@ constexpr Index maximumLabelledTokens = 64;
 const QColor queryColor(255, 140, 0);
 const QColor keyColor(0, 150, 160);
 const QColor frameColor(120, 120, 120);
-const QColor captionShapeColor(90, 90, 90);
 const Matrix emptyMatrix;
 
 QString shapeText(Index rows, Index columns)
@@ -163,7 +162,20 @@ void PipelineView::ensureBuilt() const
 void PipelineView::updateLayout()
 {
     ensureBuilt();
-    m_layout = layOut(size(), canvasFont(font(), size()));
+    QFont font = canvasFont(this->font(), size());
+    font.setPixelSize(std::max(9, static_cast<int>(std::lround(font.pixelSize() * m_style.fontScale))));
+    m_layout = layOut(size(), font);
+    m_layout.ink = m_style.foreground;
+    m_layout.muted = QColor::fromRgbF((m_style.foreground.redF() * 2 + m_style.background.redF()) / 3,
+                                      (m_style.foreground.greenF() * 2 + m_style.background.greenF()) / 3,
+                                      (m_style.foreground.blueF() * 2 + m_style.background.blueF()) / 3);
+}
+
+void PipelineView::setPlotStyle(const PlotStyle& style)
+{
+    m_style = style;
+    m_layout.size = QSize(); // laid out again (fonts, colours) when next painted
+    update();
 }
 
 // Gathers the stages of the current head from the newest result (no copies of its matrices) and the
@@ -698,7 +710,7 @@ void PipelineView::paintEvent(QPaintEvent*)
     QPainter painter(this);
     painter.setRenderHint(QPainter::Antialiasing);
     painter.setRenderHint(QPainter::TextAntialiasing);
-    painter.fillRect(rect(), Qt::white);
+    painter.fillRect(rect(), m_style.background);
     paint(painter, m_layout);
 }
 
@@ -716,7 +728,7 @@ void PipelineView::paint(QPainter& painter, const Layout& layout) const
 {
     QFont bold = layout.font;
     bold.setBold(true);
-    painter.setPen(Qt::black);
+    painter.setPen(layout.ink);
     if (m_stages.empty()) {
         painter.setFont(layout.font);
         painter.drawText(layout.header, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap,
@@ -758,16 +770,16 @@ void PipelineView::paintArrow(QPainter& painter, const Stage& stage, const Tile&
         return;
     const double y = tile.matrix.center().y();
     const double left = tile.arrow.left() + 4, right = tile.arrow.right() - 4;
-    painter.setPen(QPen(QColor(60, 60, 60), 1.5));
+    painter.setPen(QPen(layout.ink, 1.5));
     painter.drawLine(QPointF(left, y), QPointF(right - 6, y));
     drawArrowHead(painter, QPointF(right, y), 8);
     painter.setFont(layout.font);
-    painter.setPen(Qt::black);
+    painter.setPen(layout.ink);
     const QFontMetricsF metrics(layout.font);
     const double height = metrics.height();
     painter.drawText(QRectF(tile.arrow.left(), y - height - 4, tile.arrow.width(), height),
                      Qt::AlignHCenter | Qt::AlignBottom, stage.operatorTop);
-    painter.setPen(QColor(70, 70, 70));
+    painter.setPen(layout.muted);
     painter.drawText(QRectF(tile.arrow.left(), y + 5, tile.arrow.width(), height),
                      Qt::AlignHCenter | Qt::AlignTop, stage.operatorBottom);
 }
@@ -781,13 +793,13 @@ void PipelineView::paintStage(QPainter& painter, const Stage& stage, const Tile&
     QFont bold = layout.font;
     bold.setBold(true);
     painter.setFont(bold);
-    painter.setPen(Qt::black);
+    painter.setPen(layout.ink);
     const QFontMetricsF boldMetrics(bold);
     const QString title = boldMetrics.elidedText(stage.title, Qt::ElideRight, tile.caption.width());
     painter.drawText(tile.caption, Qt::AlignLeft | Qt::AlignVCenter, title);
     const double titleWidth = boldMetrics.horizontalAdvance(title);
     painter.setFont(layout.font);
-    painter.setPen(captionShapeColor);
+    painter.setPen(layout.muted);
     const QRectF shapeBox = tile.caption.adjusted(titleWidth + 6, 0, 0, 0);
     const QString shape = shapeText(rows, columns);
     painter.drawText(shapeBox, Qt::AlignLeft | Qt::AlignVCenter,
@@ -795,7 +807,7 @@ void PipelineView::paintStage(QPainter& painter, const Stage& stage, const Tile&
     if (tile.operatorInCaption) {
         const QRectF operatorBox =
             shapeBox.adjusted(QFontMetricsF(layout.font).horizontalAdvance(shape), 0, 0, 0);
-        painter.setPen(Qt::black);
+        painter.setPen(layout.ink);
         painter.drawText(operatorBox, Qt::AlignLeft | Qt::AlignVCenter,
                          QFontMetricsF(layout.font)
                              .elidedText(captionOperator(stage), Qt::ElideRight, operatorBox.width()));
@@ -847,7 +859,7 @@ void PipelineView::paintStage(QPainter& painter, const Stage& stage, const Tile&
 
     // Token labels: every k-th as planned, never overlapping.
     painter.setFont(layout.font);
-    painter.setPen(Qt::black);
+    painter.setPen(layout.ink);
     const QFontMetricsF metrics(layout.font);
     if (tile.rowLabels) {
         const QStringList labels = rowLabelsOf(stage);

@@ -5,6 +5,7 @@
 #include "EigenTypes.h"
 #include "Figure.h"
 #include "HeatmapTicks.h"
+#include "PlotFigure.h"
 
 #include <QFont>
 #include <QImage>
@@ -86,6 +87,10 @@ public:
     QRectF stageRect(const QString& stage) const;
     QRectF captionRect(const QString& stage) const;
 
+    /// The screen's colours and text size (the palette's, presentation mode's): exported figures stay black
+    /// on white at their own size.
+    void setPlotStyle(const PlotStyle& style);
+
     QString figureName() const override { return QStringLiteral("pipeline"); }
     QString figureTitle() const override;
     void renderFigure(QPaintDevice* device, const QSize& size) const override;
@@ -135,6 +140,8 @@ private:
         QFont cellFont;
         bool labels = false;
         double columnLabelOffset = 0; // below the cells, before the key labels
+        QColor ink{Qt::black};        // text, arrows
+        QColor muted{90, 90, 90};     // shapes, operator details
     };
 
     void onResultChanged();
@@ -163,6 +170,7 @@ private:
     mutable QString m_header;
     mutable QString m_message; // why there is nothing to show
     Layout m_layout;           // for the widget's size
+    PlotStyle m_style;
 };
 
 } // namespace qkv::ui

@@ -1,5 +1,7 @@
 #include "PlotFigure.h"
 
+#include "PipelineView.h"
+
 #include <qcustomplot.h>
 
 #include <QPaintEngine>
@@ -151,6 +153,8 @@ void applyPlotStyle(const QWidget* root, const PlotStyle& style)
 {
     for (QCustomPlot* plot : root->findChildren<QCustomPlot*>())
         applyPlotStyle(plot, style);
+    for (PipelineView* canvas : root->findChildren<PipelineView*>()) // painted by hand, not a plot
+        canvas->setPlotStyle(style);
 }
 
 void renderPlot(QCustomPlot* plot, QPaintDevice* device, const QSize& size)

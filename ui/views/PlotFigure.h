@@ -45,7 +45,7 @@ struct PlotStyle {
 
 /// Gives `plot` `style`, now and on every later replot (so axes and titles a view adds later follow it).
 void applyPlotStyle(QCustomPlot* plot, const PlotStyle& style);
-/// applyPlotStyle() on every plot inside `root`.
+/// applyPlotStyle() on every plot inside `root`, and the style to every pipeline canvas there.
 void applyPlotStyle(const QWidget* root, const PlotStyle& style);
 /// The style `plot` was last given (the default style when none).
 PlotStyle plotStyle(const QCustomPlot* plot);

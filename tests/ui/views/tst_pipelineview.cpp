@@ -9,6 +9,7 @@
 #include "Heatmap.h"
 #include "Initializers.h"
 #include "PipelineView.h"
+#include "PlotFigure.h"
 #include "ResultViews.h"
 #include "SessionEdits.h"
 
@@ -133,6 +134,7 @@ private slots:
     void exportsAValidFigure_data();
     void exportsAValidFigure();
     void firstTabOfTheResults();
+    void followsThePlotStyle();
 };
 
 void TestPipelineView::stagesInFormulaOrder_data()
@@ -466,6 +468,29 @@ void TestPipelineView::firstTabOfTheResults()
     QCOMPARE(views.tabs()->tabText(0), QStringLiteral("Pipeline"));
     QCOMPARE(views.tabs()->currentWidget(), views.pipeline());
     QCOMPARE(views.heatmaps().size(), 9); // the single matrices stay
+}
+
+void TestPipelineView::followsThePlotStyle()
+{
+    const auto document = openDocument(QStringLiteral("example:love"));
+    PipelineView view(document.get());
+    view.resize(1280, 720);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    const int before = view.cellFont().pixelSize();
+    PlotStyle dark;
+    dark.background = QColor(30, 30, 30);
+    dark.foreground = Qt::white;
+    dark.fontScale = 1.5; // presentation mode
+    view.setPlotStyle(dark);
+    const QImage screen = view.grab().toImage();
+    QCOMPARE(screen.pixelColor(2, 2), dark.background);
+    QVERIFY2(view.cellFont().pixelSize() > before, qPrintable(QString::number(view.cellFont().pixelSize())));
+    // Figures stay black on white.
+    QImage figure(640, 480, QImage::Format_ARGB32);
+    figure.fill(Qt::transparent);
+    view.renderFigure(&figure, figure.size());
+    QCOMPARE(figure.pixelColor(2, 2), QColor(Qt::white));
 }
 
 QTEST_MAIN(TestPipelineView)
