@@ -102,20 +102,9 @@ PipelineView::PipelineView(Document* document, QWidget* parent) : QWidget(parent
 {
     setObjectName(QStringLiteral("pipelineView"));
     setMouseTracking(true);
-    setMinimumSize(320, 240);
+    setMinimumSize(120, 90);
     setAutoFillBackground(false);
-    setWhatsThis(
-        tr("<p><b>The pipeline</b>: the whole computation of the current head on one canvas, in the order "
-           "of the formula. X (and Z for cross-attention) times W_Q, W_K, W_V gives Q, K and V; Q·Kᵀ gives "
-           "the scores; they are divided by the scale; the mask removes keys (grey, −∞); the normalizer "
-           "(its name and the temperature τ on the arrow) turns each row into weights; the weights times V "
-           "give the head's output; with several heads or W_O, the heads are concatenated and multiplied "
-           "by W_O.</p><p>Each stage is a small heatmap with its shape (rows × columns). Blue is negative, "
-           "white 0, red positive; the weights go from dark purple (0) to yellow (1); grey cells are masked. "
-           "In the weights, rows are queries and columns keys; each row sums to 1 (except for sigmoid), and "
-           "a row with no key to attend to is all 0.</p><p>The orange row is the selected query and the "
-           "teal row or column the selected key, in every stage: follow one number from X to the output. "
-           "Click a cell to select it. Values are written in the cells when they fit.</p>"));
+    // Its What's This text is the window's (ViewHelp), with every other view's.
     connect(m_document, &Document::resultChanged, this, &PipelineView::onResultChanged);
     connect(m_document, &Document::currentHeadChanged, this, &PipelineView::onResultChanged);
     connect(m_document, &Document::sessionChanged, this, [this](Document::Changes changes) {
@@ -475,7 +464,8 @@ PipelineView::Layout PipelineView::layOut(QSize size, const QFont& font) const
     QFont bold = font;
     bold.setBold(true);
     const QFontMetricsF metrics(font), boldMetrics(bold);
-    const double headerHeight = boldMetrics.height() * 1.3 + 4;
+    // The title line, on canvases tall enough to spare it (the window's Step by Step names the cell too).
+    const double headerHeight = size.height() >= 360 ? boldMetrics.height() * 1.3 + 4 : 0.0;
     layout.header = QRectF(margin, margin, std::max(1.0, size.width() - 2 * margin), headerHeight);
     const auto count = static_cast<int>(m_stages.size());
     if (count == 0)
@@ -527,7 +517,7 @@ PipelineView::Layout PipelineView::layOut(QSize size, const QFont& font) const
     for (int s = 0; s < count; ++s) {
         const Stage& stage = m_stages[static_cast<std::size_t>(s)];
         const Matrix& values = *stage.values;
-        if (values.size() > 4096)
+        if (values.size() > 4096 || tokenRows > maximumLabelledTokens) // beyond 64 tokens: colour only
             continue;
         double width = metrics.horizontalAdvance(stage.maskedText);
         for (Index i = 0; i < values.rows(); ++i)
@@ -577,9 +567,11 @@ PipelineView::Layout PipelineView::layOut(QSize size, const QFont& font) const
         candidate.boxHeight = boxHeight;
         if (boxWidth < 4 || boxHeight < 4)
             return candidate;
-        // First the font at which every value fits its cell (when one does), then the size of the cells.
+        // First the font at which every value fits its cell (when one does), else how many stages can write
+        // theirs, then the size of the cells.
         double score = std::numeric_limits<double>::infinity();
         double text = basePixels;
+        int writing = 0;
         for (int s = 0; s < count; ++s) {
             const Stage& stage = m_stages[static_cast<std::size_t>(s)];
             const double cellHeight =
@@ -589,12 +581,16 @@ PipelineView::Layout PipelineView::layOut(QSize size, const QFont& font) const
             score = std::min(score,
                              std::min(cellWidth, 2.5 * cellHeight)); // a value is ~2.5 times wider than tall
             const double byWidth = basePixels * (cellWidth - 4) / widest[static_cast<std::size_t>(s)];
-            const double byHeight = basePixels * (cellHeight - 2) / metrics.height();
+            const double byHeight = basePixels * (cellHeight - 2) / metrics.ascent(); // digits: no descent
             text = std::min({text, byWidth, byHeight});
+            if (std::min(byWidth, byHeight) >= minimumTextPixels)
+                ++writing;
         }
         text = std::floor(text);
         if (text >= minimumTextPixels)
             score += 1e6 * text;
+        else
+            score += 1e3 * writing;
         candidate.score = score;
         return candidate;
     };
@@ -689,7 +685,7 @@ PipelineView::Layout PipelineView::layOut(QSize size, const QFont& font) const
         if (tile.cellWidth < 14 || tile.cellHeight < minimumTextPixels)
             continue;
         const double byWidth = basePixels * (tile.cellWidth - 4) / widest[static_cast<std::size_t>(s)];
-        const double byHeight = basePixels * (tile.cellHeight - 2) / metrics.height();
+        const double byHeight = basePixels * (tile.cellHeight - 2) / metrics.ascent();
         const double fit = std::floor(std::min({basePixels, byWidth, byHeight}));
         fits[static_cast<std::size_t>(s)] = fit;
         if (fit >= minimumTextPixels)
@@ -731,11 +727,25 @@ void PipelineView::paint(QPainter& painter, const Layout& layout) const
     painter.setPen(layout.ink);
     if (m_stages.empty()) {
         painter.setFont(layout.font);
-        painter.drawText(layout.header, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap,
+        const QRectF page(margin, margin, layout.size.width() - 2 * margin,
+                          layout.size.height() - 2 * margin);
+        painter.drawText(page, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
                          m_message.isEmpty() ? tr("Nothing computed yet") : m_message);
         return;
     }
-    // The header: what is shown, and the selected cell in words.
+    if (layout.header.height() > 0)
+        paintHeader(painter, layout);
+    for (std::size_t s = 0; s < m_stages.size() && s < layout.tiles.size(); ++s) {
+        paintArrow(painter, m_stages[s], layout.tiles[s], layout);
+        paintStage(painter, m_stages[s], layout.tiles[s], layout);
+    }
+}
+
+// The title line: what is shown, and the selected cell in words.
+void PipelineView::paintHeader(QPainter& painter, const Layout& layout) const
+{
+    QFont bold = layout.font;
+    bold.setBold(true);
     QFont headerFont = bold;
     headerFont.setPixelSize(static_cast<int>(std::lround(layout.font.pixelSize() * 1.2)));
     painter.setFont(headerFont);
@@ -756,11 +766,6 @@ void PipelineView::paint(QPainter& painter, const Layout& layout) const
     painter.drawText(rest, Qt::AlignLeft | Qt::AlignVCenter,
                      QFontMetricsF(details).elidedText(m_header + QStringLiteral("   ·   ") + selection,
                                                        Qt::ElideRight, rest.width()));
-
-    for (std::size_t s = 0; s < m_stages.size() && s < layout.tiles.size(); ++s) {
-        paintArrow(painter, m_stages[s], layout.tiles[s], layout);
-        paintStage(painter, m_stages[s], layout.tiles[s], layout);
-    }
 }
 
 void PipelineView::paintArrow(QPainter& painter, const Stage& stage, const Tile& tile,
@@ -853,7 +858,7 @@ void PipelineView::paintStage(QPainter& painter, const Stage& stage, const Tile&
                 painter.setPen(textColorOn(background));
                 painter.drawText(QRectF(area.left() + static_cast<double>(j) * cw,
                                         area.top() + static_cast<double>(i) * ch, cw, ch),
-                                 Qt::AlignCenter, text);
+                                 Qt::AlignCenter | Qt::TextDontClip, text);
             }
     }
 

@@ -151,6 +151,7 @@ private:
     int stageIndex(const QString& name) const;
     Layout layOut(QSize size, const QFont& font) const;
     void paint(QPainter& painter, const Layout& layout) const;
+    void paintHeader(QPainter& painter, const Layout& layout) const;
     void paintStage(QPainter& painter, const Stage& stage, const Tile& tile, const Layout& layout) const;
     void paintHighlight(QPainter& painter, const Stage& stage, const Tile& tile) const;
     void paintArrow(QPainter& painter, const Stage& stage, const Tile& tile, const Layout& layout) const;

@@ -41,8 +41,11 @@ const QHash<QString, QString>& texts()
                "(the normalizer, with τ, on the arrow) → ·V → head output, and with several heads "
                "concat · W_O → final output. Each stage is a small heatmap with its shape; the operator "
                "between stages is written on the arrow. The selected query row and key column are "
-               "highlighted in every stage, so a number can be followed from X to the output; click a "
-               "cell to select it. The other tabs show one matrix each, for a closer look.</p>"));
+               "highlighted in every stage (orange: the query, teal: the key), so a number can be followed "
+               "from X to the output; click a cell to select it. Blue is negative, red positive, white 0; "
+               "the weights go from dark purple (0) to yellow (1); grey cells are masked (−∞ before the "
+               "normalizer, weight 0). Values are written in the cells when they fit, token names when "
+               "they fit, colour only beyond. The other tabs show one matrix each, for a closer look.</p>"));
         t.insert(QStringLiteral("heatmap_Q"),
                  heatmapText(tr("<h3>Queries Q = X·W_Q</h3><p>One row per query token, one column per "
                                 "dimension of d_k. Row i is what token i looks for. Blue is negative, red "

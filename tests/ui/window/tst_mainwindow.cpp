@@ -10,6 +10,7 @@
 #include "MaskEditor.h"
 #include "MaskModel.h"
 #include "MatrixFile.h"
+#include "PipelineView.h"
 #include "Preferences.h"
 #include "ResourceLimits.h"
 #include "ResultViews.h"
@@ -69,6 +70,7 @@ private slots:
     void windowOpensInsideTheScreen();
     void minimumSizeFitsAProjector();
     void everyTokenNamedAtThreeTokens();
+    void pipelineWritesEveryValueAtThreeTokens();
     void rememberedGeometryMustFit_data();
     void rememberedGeometryMustFit();
     void oversizedRememberedGeometryIsNotRestored();
@@ -334,6 +336,34 @@ void TestMainWindow::everyTokenNamedAtThreeTokens()
     QTRY_COMPARE(weights->tickPlan().columnStride, 1);
 }
 
+// The pipeline canvas is the view a window opens on; at 1280×720 it writes every number of "I love AI".
+void TestMainWindow::pipelineWritesEveryValueAtThreeTokens()
+{
+    Preferences::setWindowState({}); // the default arrangement of the docks, not one an earlier test left
+    MainWindow window;
+    window.resize(defaultWindowGeometry(QRect(0, 0, 1280, 720)).size());
+    QVERIFY(window.openSession(QString()));
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto* pipeline = window.findChild<PipelineView*>(QStringLiteral("pipelineView"));
+    QVERIFY(pipeline);
+    QCOMPARE(window.findChild<QTabWidget*>(QStringLiteral("resultTabs"))->currentWidget(), pipeline);
+    QTRY_VERIFY2(pipeline->showsCellValues(),
+                 qPrintable(QStringLiteral("%1×%2").arg(pipeline->width()).arg(pipeline->height())));
+    for (const QString& stage : pipeline->stageNames()) {
+        const auto [rows, columns] = pipeline->stageShape(stage);
+        for (Index i = 0; i < rows; ++i)
+            for (Index j = 0; j < columns; ++j)
+                QVERIFY2(!pipeline->cellText(stage, i, j).isEmpty(),
+                         qPrintable(QStringLiteral("%1 (%2, %3) in %4×%5")
+                                        .arg(stage)
+                                        .arg(i)
+                                        .arg(j)
+                                        .arg(pipeline->width())
+                                        .arg(pipeline->height())));
+    }
+}
+
 void TestMainWindow::rememberedGeometryMustFit_data()
 {
     QTest::addColumn<QRect>("saved");
@@ -583,6 +613,7 @@ void TestMainWindow::everyViewSaysWhatItShows()
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     auto* map = window.findChild<QWidget*>(QStringLiteral("heatmap_weights"));
+    window.findChild<QTabWidget*>(QStringLiteral("resultTabs"))->setCurrentWidget(map); // after the pipeline
     QTRY_VERIFY(map->isVisible());
     QWidget* plot = map->childAt(map->rect().center());
     QVERIFY(plot && plot != map);
