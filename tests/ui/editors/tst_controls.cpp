@@ -781,7 +781,7 @@ void TestControls::heatmapHidesValuesInSmallCells()
 void TestControls::resultViewsFollowEdits()
 {
     QVERIFY(find<QWidget>("resultViews"));
-    auto* weights = find<Heatmap>("heatmap_weights");
+    auto* weights = showTab("heatmap_weights"); // the pipeline canvas is the first tab
     for (const char* name : {"heatmap_Q", "heatmap_K", "heatmap_V", "heatmap_scores", "heatmap_scaled",
                              "heatmap_mask", "heatmap_output", "heatmap_finalOutput"})
         QVERIFY(find<Heatmap>(name));
@@ -800,7 +800,6 @@ void TestControls::resultViewsFollowEdits()
     showTab("heatmap_weights");
     m_document->undoStack()->undo();
     QVERIFY(sameValue(weights->values(), old));
-    m_views->tabs()->setCurrentWidget(weights); // the pipeline canvas is the first tab
     QTRY_VERIFY(weights->showsCellValues());
     QCOMPARE(weights->cellText(0, 1), QStringLiteral("0.707"));
 
@@ -835,7 +834,7 @@ void TestControls::resultViewsFollowEdits()
 void TestControls::resultViewsShowTheEngineError()
 {
     auto* error = find<QLabel>("resultError");
-    auto* weights = find<Heatmap>("heatmap_weights");
+    auto* weights = showTab("heatmap_weights");
     QVERIFY(error->isHidden());
     const Matrix shown = weights->values();
     pushEdit(m_document.get(), QStringLiteral("overflow"), Document::Values,
@@ -852,7 +851,7 @@ void TestControls::resultViewsShowTheEngineError()
 void TestControls::resultViewsFollowTheCurrentHead()
 {
     find<QSpinBox>("heads")->setValue(2);
-    auto* weights = find<Heatmap>("heatmap_weights");
+    auto* weights = showTab("heatmap_weights");
     QVERIFY(sameValue(weights->values(), m_document->result()->heads[0].weights));
     find<QSpinBox>("head")->setValue(2);
     QVERIFY(sameValue(weights->values(), m_document->result()->heads[1].weights));

@@ -61,7 +61,12 @@ ViewKind viewKind(const QString& name)
         const auto weights = [](QWidget* view) {
             return static_cast<ResultViews*>(view)->heatmap(QStringLiteral("weights"));
         };
-        return {[](Document* d) { return new ResultViews(d); },
+        return {[](Document* d) {
+                    auto* views = new ResultViews(d);
+                    // The weights' tab in front (the pipeline canvas is the first tab).
+                    views->tabs()->setCurrentWidget(views->heatmap(QStringLiteral("weights")));
+                    return views;
+                },
                 [weights](QWidget* view) { return numbers(weights(view)->values()); },
                 [weights](QWidget* view) { return static_cast<const Figure*>(weights(view)); }, true};
     }

@@ -17,6 +17,7 @@
 #include <QTemporaryDir>
 #include <QUndoStack>
 
+#include <QTabWidget>
 #include <QtTest>
 
 using namespace qkv;
@@ -70,7 +71,9 @@ void TestWalkthrough::newUser()
         window.activateWindow();
         QVERIFY(QTest::qWaitForWindowActive(&window));
         QVERIFY(window.openSession(QStringLiteral("example:love")));
+        screenshot(window, "0-pipeline"); // the view a window opens on
         auto* weights = child<Heatmap>(window, "heatmap_weights");
+        child<QTabWidget>(window, "resultTabs")->setCurrentWidget(weights); // followed through the walk
         QKV_COMPARE_NEAR(weights->values()(0, 1), 0.707, 5e-4);
         screenshot(window, "1-love");
 
