@@ -567,11 +567,9 @@ PipelineView::Layout PipelineView::layOut(QSize size, const QFont& font) const
         candidate.boxHeight = boxHeight;
         if (boxWidth < 4 || boxHeight < 4)
             return candidate;
-        // First the font at which every value fits its cell (when one does), else how many stages can write
-        // theirs, then the size of the cells.
+        // First the font at which every value fits its cell (when one does), then the size of the cells.
         double score = std::numeric_limits<double>::infinity();
         double text = basePixels;
-        int writing = 0;
         for (int s = 0; s < count; ++s) {
             const Stage& stage = m_stages[static_cast<std::size_t>(s)];
             const double cellHeight =
@@ -583,14 +581,10 @@ PipelineView::Layout PipelineView::layOut(QSize size, const QFont& font) const
             const double byWidth = basePixels * (cellWidth - 4) / widest[static_cast<std::size_t>(s)];
             const double byHeight = basePixels * (cellHeight - 2) / metrics.ascent(); // digits: no descent
             text = std::min({text, byWidth, byHeight});
-            if (std::min(byWidth, byHeight) >= minimumTextPixels)
-                ++writing;
         }
         text = std::floor(text);
         if (text >= minimumTextPixels)
             score += 1e6 * text;
-        else
-            score += 1e3 * writing;
         candidate.score = score;
         return candidate;
     };
