@@ -286,14 +286,14 @@ void PipelineView::rebuild() const
                          QStringLiteral("÷ τ = %1").arg(session.temperature, 0, 'g', 4));
     weights.allowed = &r.allowed;
     weights.palette = Palette::Viridis;
-    add(QStringLiteral("output"), tr("head output"), r.output, Indices::QueryRows, QStringLiteral("· V"));
+    add(QStringLiteral("output"), tr("output"), r.output, Indices::QueryRows, QStringLiteral("· V"));
     const bool outputProjection = m_WO.size() > 0;
     if (headCount > 1)
         add(QStringLiteral("concat"), tr("concat"), m_result->concat, Indices::QueryRows, tr("concat"),
             tr("%1 heads").arg(headCount));
     if (outputProjection) {
         add(QStringLiteral("W_O"), QStringLiteral("W_O"), m_WO, Indices::Parameters);
-        add(QStringLiteral("final"), tr("final output"), m_result->output, Indices::QueryRows,
+        add(QStringLiteral("final"), tr("final"), m_result->output, Indices::QueryRows,
             QStringLiteral("· W_O"));
     }
 
@@ -576,8 +576,7 @@ PipelineView::Layout PipelineView::layOut(QSize size, const QFont& font) const
                 boxHeight / static_cast<double>(std::max<Index>(1, stage.values->rows()));
             const double cellWidth = std::min(
                 boxWidth / static_cast<double>(std::max<Index>(1, stage.values->cols())), 3 * cellHeight);
-            score = std::min(score,
-                             std::min(cellWidth, 2.5 * cellHeight)); // a value is ~2.5 times wider than tall
+            score = std::min(score, std::sqrt(cellWidth * cellHeight)); // the cells' area
             const double byWidth = basePixels * (cellWidth - 4) / widest[static_cast<std::size_t>(s)];
             const double byHeight = basePixels * (cellHeight - 2) / metrics.ascent(); // digits: no descent
             text = std::min({text, byWidth, byHeight});
@@ -672,7 +671,9 @@ PipelineView::Layout PipelineView::layOut(QSize size, const QFont& font) const
 
     // Cell values: one font for the canvas, as large as the default (smaller where needed, never below
     // minimumTextPixels); a stage whose cells cannot hold it writes none.
-    double common = basePixels;
+    // Large cells (a slide) write their values larger, up to 1.4 times the canvas font.
+    const double largest = std::floor(basePixels * 1.4);
+    double common = largest;
     std::vector<double> fits(static_cast<std::size_t>(count), 0.0);
     for (int s = 0; s < count; ++s) {
         const Tile& tile = layout.tiles[static_cast<std::size_t>(s)];
@@ -680,7 +681,7 @@ PipelineView::Layout PipelineView::layOut(QSize size, const QFont& font) const
             continue;
         const double byWidth = basePixels * (tile.cellWidth - 4) / widest[static_cast<std::size_t>(s)];
         const double byHeight = basePixels * (tile.cellHeight - 2) / metrics.ascent();
-        const double fit = std::floor(std::min({basePixels, byWidth, byHeight}));
+        const double fit = std::floor(std::min({largest, byWidth, byHeight}));
         fits[static_cast<std::size_t>(s)] = fit;
         if (fit >= minimumTextPixels)
             common = std::min(common, fit);
