@@ -86,6 +86,14 @@ QString PipelineView::valueText(double value)
 
 namespace {
 
+// Cells at most three times as wide as tall, but a stage at least a third as wide as its box is tall (4096
+// tokens × 32 dimensions is a readable strip, not a line).
+double cellWidthIn(double boxWidth, double boxHeight, double cellHeight, Index columns)
+{
+    const auto count = static_cast<double>(std::max<Index>(1, columns));
+    return std::min(boxWidth / count, std::max(3 * cellHeight, std::min(boxWidth, boxHeight / 3) / count));
+}
+
 void drawArrowHead(QPainter& painter, QPointF tip, double size)
 {
     QPainterPath head;
@@ -574,8 +582,7 @@ PipelineView::Layout PipelineView::layOut(QSize size, const QFont& font) const
             const Stage& stage = m_stages[static_cast<std::size_t>(s)];
             const double cellHeight =
                 boxHeight / static_cast<double>(std::max<Index>(1, stage.values->rows()));
-            const double cellWidth = std::min(
-                boxWidth / static_cast<double>(std::max<Index>(1, stage.values->cols())), 3 * cellHeight);
+            const double cellWidth = cellWidthIn(boxWidth, boxHeight, cellHeight, stage.values->cols());
             score = std::min(score, std::sqrt(cellWidth * cellHeight)); // the cells' area
             const double byWidth = basePixels * (cellWidth - 4) / widest[static_cast<std::size_t>(s)];
             const double byHeight = basePixels * (cellHeight - 2) / metrics.ascent(); // digits: no descent
@@ -637,7 +644,7 @@ PipelineView::Layout PipelineView::layOut(QSize size, const QFont& font) const
                 const Index rows = std::max<Index>(1, stage.values->rows());
                 const Index columns = std::max<Index>(1, stage.values->cols());
                 tile.cellHeight = boxHeight / static_cast<double>(rows);
-                tile.cellWidth = std::min(boxWidth / static_cast<double>(columns), 3 * tile.cellHeight);
+                tile.cellWidth = cellWidthIn(boxWidth, boxHeight, tile.cellHeight, columns);
                 const double width = tile.cellWidth * static_cast<double>(columns);
                 tile.matrix = QRectF(x + labels, y + captionBlock, width, boxHeight);
                 const QString caption =
