@@ -441,6 +441,12 @@ bool Heatmap::isMasked(Index row, Index column) const
            column >= 0 && row < m_allowed.rows() && column < m_allowed.cols() && m_allowed(row, column) == 0;
 }
 
+// A mask is 0 or 1: written as such, not as "1.000".
+QString Heatmap::cellString(double value) const
+{
+    return m_mode == ColorMode::Binary ? QString::number(value) : formatValue(value);
+}
+
 QString Heatmap::formatValue(double value)
 {
     if (!std::isfinite(value))
@@ -948,7 +954,7 @@ void Heatmap::updateCellTexts()
         int widest = 0;
         for (Index i = firstRow; i <= lastRow; ++i)
             for (Index j = firstColumn; j <= lastColumn; ++j)
-                widest = std::max(widest, metrics.horizontalAdvance(formatValue(m_values(i, j))));
+                widest = std::max(widest, metrics.horizontalAdvance(cellString(m_values(i, j))));
         // Shrinks the font a little (not below 6.5 pt) before giving up on writing the values.
         const double basePoint = font.pointSizeF() > 0 ? font.pointSizeF() : 9.0;
         const double fit = widest > 0 ? (cellWidth - 4) / widest : 1.0;
@@ -988,7 +994,7 @@ void Heatmap::updateCellTexts()
             }
             const double value = m_values(i, j);
             item->position->setCoords(static_cast<double>(j), static_cast<double>(i));
-            item->setText(formatValue(value));
+            item->setText(cellString(value));
             item->setFont(font);
             item->setColor(
                 textColorOn(gradient.color(perRow ? value * m_rowFactor(i) : value, range, logarithmic)));

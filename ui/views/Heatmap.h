@@ -113,7 +113,7 @@ public:
     QString cellDescription(Index row, Index column) const;
     /// The centre of a cell in this widget's coordinates (as of the last replot).
     QPoint cellCentre(Index row, Index column) const;
-    /// How a value is written in a cell and in the hover text (3 decimals).
+    /// How a value is written in a cell and in the hover text (3 decimals; a Binary map's cells: "0", "1").
     static QString formatValue(double value);
 
     // Figure: the plot alone, laid out (tick labels, cell values) for the export size; the selection outline
@@ -193,6 +193,7 @@ private:
     void updateContextMenu();
     void updatePaintRect();
     ColorScale defaultScale() const;
+    QString cellString(double value) const;
     void updateScrollBar(QScrollBar* bar, Index count, const QCPRange& range);
 
     QCustomPlot* m_plot;

@@ -280,6 +280,9 @@ void TestHeatmapViews::colourMapsAndTwoColourMask()
     map.setMatrix((Matrix(2, 2) << 0.0, 1.0, 1.0, 1.0).finished(), {}, {});
     QCOMPARE(colourAt(0, 1), colourAt(1, 1));
     QVERIFY(colourAt(0, 0) != colourAt(0, 1));
+    QTRY_VERIFY(map.showsCellValues());
+    QCOMPARE(map.cellText(0, 0), QStringLiteral("0")); // a mask's cells read 0 and 1, not 0.000
+    QCOMPARE(map.cellText(0, 1), QStringLiteral("1"));
 }
 
 // Linear, logarithmic, per-row and diverging, chosen from the context menu's checked actions.

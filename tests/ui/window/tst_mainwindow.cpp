@@ -571,6 +571,10 @@ void TestMainWindow::maskPaintedInTheWindow()
     QTest::mouseMove(target, centre(anchorRow, anchorColumn + 1));
     QTest::mouseMove(target, centre(row, column));
     QCOMPARE(document->undoStack()->count(), steps); // applied on release
+    if (const QString folder = qEnvironmentVariable("QKV_SCREENSHOT_DIR"); !folder.isEmpty()) {
+        QCoreApplication::processEvents(); // the queued replot
+        window.grab().save(folder + QStringLiteral("/mask-painting-") + where + QStringLiteral(".png"));
+    }
     QTest::mouseRelease(target, Qt::LeftButton, {}, centre(row, column));
     QCOMPARE(document->undoStack()->count(), steps + 1);
     QVERIFY(document->session().mask.type == MaskType::Custom);
