@@ -7,7 +7,6 @@
 #include "OnScreenRefresh.h"
 #include "PipelineView.h"
 
-#include <QCheckBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QTabWidget>
@@ -39,14 +38,6 @@ ResultViews::ResultViews(Document* document, QWidget* parent)
     layout->addWidget(m_error);
     layout->addWidget(m_tabs, 1);
 
-    auto* lockRange = new QCheckBox(tr("Lock colour ranges"), this);
-    lockRange->setObjectName(QStringLiteral("lockColorRange"));
-    lockRange->setToolTip(
-        tr("Keep every heatmap's colour scale as it is now, so that two states of the session "
-           "can be compared by colour"));
-    m_tabs->setCornerWidget(lockRange, Qt::TopRightCorner);
-    connect(lockRange, &QCheckBox::toggled, this, &ResultViews::setColorRangesLocked);
-
     // The whole computation on one canvas first; the single matrices stay for close inspection.
     m_pipeline = new PipelineView(m_document, m_tabs);
     m_tabs->addTab(m_pipeline, tr("Pipeline"));
@@ -73,7 +64,7 @@ ResultViews::ResultViews(Document* document, QWidget* parent)
          IndexRoles::QueryKey},
         {"weights", tr("Weights"), tr("query"), tr("key"), sequential, tr("weight"), IndexRoles::QueryKey},
         {"output", tr("Output"), tr("query"), tr("d_v"), diverging, tr("value"), IndexRoles::QueryRows},
-        {"finalOutput", tr("Final output"), tr("query"), tr("output dimension"), diverging, tr("value"),
+        {"finalOutput", tr("Final"), tr("query"), tr("output dimension"), diverging, tr("value"),
          IndexRoles::QueryRows},
     };
     for (const Tab& tab : tabs) {
@@ -129,7 +120,9 @@ Heatmap* ResultViews::addHeatmap(const QString& name, const QString& tabText)
     auto* map = new Heatmap(m_tabs);
     map->setObjectName(QStringLiteral("heatmap_") + name);
     map->setFigureName(name == QLatin1String("finalOutput") ? QStringLiteral("final_output") : name);
-    m_tabs->addTab(map, tabText);
+    const int tab = m_tabs->addTab(map, tabText);
+    if (name == QLatin1String("finalOutput"))
+        m_tabs->setTabToolTip(tab, tr("Final output: the heads' outputs side by side, times W_O"));
     return map;
 }
 

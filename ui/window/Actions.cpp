@@ -82,6 +82,10 @@ Actions Actions::create(QWidget* parent, QUndoStack* undoStack)
                                             "projector; again to go back"),
                                 QStringLiteral("view-fullscreen"));
     a.presentation->setCheckable(true);
+    a.lockColorRanges = makeAction(parent, QObject::tr("&Lock Colour Ranges"), QKeySequence(),
+                                   QObject::tr("Keep every heatmap's colour scale as it is now, so that two "
+                                               "states of the session can be compared by colour"));
+    a.lockColorRanges->setCheckable(true);
     a.keyboardShortcuts = makeAction(parent, QObject::tr("&Keyboard Shortcuts"), QKeySequence(),
                                      QObject::tr("Every shortcut of the menus, by menu"));
     a.userGuide =
@@ -126,6 +130,7 @@ void Actions::fillMenuBar(QMenuBar* menuBar, const QList<QAction*>& dockToggles)
     view->addSeparator();
     view->addAction(resetLayout);
     view->addSeparator();
+    view->addAction(lockColorRanges);
     view->addAction(presentation);
     QMenu* help = menuBar->addMenu(QObject::tr("&Help"));
     help->addAction(userGuide);

@@ -29,7 +29,8 @@ struct Actions {
     QAction* stopComputation; ///< Esc: stops a running background computation
     QAction* settings;
     QAction* resetLayout;
-    QAction* presentation; ///< F11, checkable: full screen, larger text, editor docks hidden
+    QAction* presentation;    ///< F11, checkable: full screen, larger text, editor docks hidden
+    QAction* lockColorRanges; ///< checkable: every heatmap keeps its colour scale
     QAction* keyboardShortcuts;
     QAction* userGuide; ///< F1: the user guide shipped in the resources
     QAction* whatsThis; ///< Shift+F1: then a click on a view explains it (QWhatsThis mode)

@@ -303,6 +303,7 @@ void MainWindow::connectActions()
         restoreState(m_defaultState);
     });
     connect(m_actions.presentation, &QAction::toggled, this, &MainWindow::setPresentation);
+    connect(m_actions.lockColorRanges, &QAction::toggled, m_results, &ResultViews::setColorRangesLocked);
     connect(m_actions.keyboardShortcuts, &QAction::triggered, this, [this] {
         ShortcutsDialog dialog(menuBar(), this);
         dialog.exec();
