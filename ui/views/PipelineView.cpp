@@ -848,6 +848,8 @@ void PipelineView::paintStage(QPainter& painter, const Stage& stage, const Tile&
     painter.setBrush(Qt::NoBrush);
     painter.drawRect(area);
 
+    // The selection under the values: they stay readable on the bands.
+    paintHighlight(painter, stage, tile);
     if (tile.cellText) {
         painter.setFont(layout.cellFont);
         for (Index i = 0; i < rows; ++i)
@@ -900,7 +902,6 @@ void PipelineView::paintStage(QPainter& painter, const Stage& stage, const Tile&
             }
         }
     }
-    paintHighlight(painter, stage, tile);
 }
 
 void PipelineView::paintHighlight(QPainter& painter, const Stage& stage, const Tile& tile) const
