@@ -34,6 +34,7 @@
 #include <QMenuBar>
 #include <QProgressBar>
 #include <QScreen>
+#include <QSettings>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -88,6 +89,7 @@ void TestMainWindow::initTestCase()
 {
     QStandardPaths::setTestModeEnabled(true); // settings go to a test location
     QCoreApplication::setOrganizationName(QStringLiteral("QKV Lab Tests"));
+    QSettings().clear(); // a window state saved by an earlier run would change the dock layout of this one
 }
 
 void TestMainWindow::opensTheDefaultExample()

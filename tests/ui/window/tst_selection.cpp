@@ -9,6 +9,7 @@
 #include "ValueSpaceView.h"
 
 #include <QDockWidget>
+#include <QSettings>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTableView>
@@ -20,7 +21,11 @@ using namespace qkv::ui;
 class TestSelection : public QObject {
     Q_OBJECT
 private slots:
-    void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear(); // an earlier run's window state would change this one's layout
+    }
     void startsOnTheStrongestKeyOfTheFirstQuery();
     void clickingAHeatmapCellSelectsEverywhere();
     void clickingAnEditorRowSelectsTheQuery();

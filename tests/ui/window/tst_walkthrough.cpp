@@ -17,6 +17,7 @@
 #include <QTemporaryDir>
 #include <QUndoStack>
 
+#include <QSettings>
 #include <QTabWidget>
 #include <QtTest>
 
@@ -54,7 +55,11 @@ void selectItem(QComboBox* box, const QString& text)
 class TestWalkthrough : public QObject {
     Q_OBJECT
 private slots:
-    void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear(); // an earlier run's window state would change this one's layout
+    }
     void newUser();
 };
 
