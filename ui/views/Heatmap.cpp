@@ -52,13 +52,6 @@ public:
     }
 };
 
-// Cell centres are the integers 0..count−1. QCPColorMap spreads `count` cells over the range between the
-// first and last centre; a single cell has no such range, so it is given its full extent instead.
-QCPRange centreRange(Index count)
-{
-    return count > 1 ? QCPRange(0.0, static_cast<double>(count - 1)) : QCPRange(-0.5, 0.5);
-}
-
 QSize axisRectSize(QCustomPlot* plot)
 {
     const QRect rect = plot->axisRect()->rect();
@@ -432,6 +425,7 @@ void Heatmap::releaseMatrix()
     new (&m_allowed) Eigen::Map<const MaskMatrix>(nullptr, 0, 0);
     removeCellTexts();
     m_map->data()->clear();
+    m_sampling = Sampling();
     m_cellsPending = false;
 }
 
@@ -490,6 +484,7 @@ void Heatmap::rebuild(bool evenIfHidden)
     QCPColorMapData* cells = m_map->data();
     // A hidden heatmap (another tab) fills its cells when it is shown: large matrices cost time and memory.
     m_cellsPending = !evenIfHidden && !isVisible() && rows > 0 && columns > 0;
+    m_sampling = Sampling();
     if (m_cellsPending) {
         cells->clear();
         return;
@@ -504,17 +499,79 @@ void Heatmap::rebuild(bool evenIfHidden)
         m_shownShape = {0, 0};
     } else {
         m_map->setVisible(true);
-        cells->setSize(static_cast<int>(columns), static_cast<int>(rows)); // reallocates on a new shape only
-        cells->setRange(centreRange(columns), centreRange(rows));
-        fillCells(static_cast<CellData*>(cells)->cells());
         // A new shape shows the whole matrix; the same shape keeps the zoom (an edit is not a reset).
         if (m_shownShape != std::make_pair(rows, columns))
             fitToView();
         m_shownShape = {rows, columns};
+        fillColorMap(true);
     }
     updateRowAnnotations();
     updateHighlight();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+namespace {
+
+// Where the colour map puts `samples` cells `step` apart from `first`. Cell centres are the integers
+// 0..count−1; QCPColorMap spreads its cells over the range between the first and last centre, and a single
+// cell has no such range, so it is given its full extent instead.
+QCPRange sampledRange(Index first, Index step, Index samples)
+{
+    const auto start = static_cast<double>(first);
+    return samples > 1
+               ? QCPRange(start, start + static_cast<double>((samples - 1) * step))
+               : QCPRange(start - 0.5 * static_cast<double>(step), start + 0.5 * static_cast<double>(step));
+}
+
+// The cells of one axis the colour map holds: all of them while each takes a pixel or more; else the part
+// shown, every step-th cell, about one per pixel (a 4096-row matrix on 500 pixels would otherwise be
+// coloured, mirrored and scaled down in full on every replot).
+void sampleAxis(const QCPRange& range, Index count, int pixels, Index* first, Index* step, Index* samples)
+{
+    const Index lowest = std::clamp<Index>(static_cast<Index>(std::floor(range.lower + 0.5)), 0, count - 1);
+    const Index highest =
+        std::clamp<Index>(static_cast<Index>(std::ceil(range.upper - 0.5)), lowest, count - 1);
+    const Index shown = highest - lowest + 1;
+    *step = std::max<Index>(1, shown / std::max(1, pixels));
+    *first = *step == 1 ? 0 : lowest;
+    *samples = *step == 1 ? count : (shown + *step - 1) / *step;
+}
+
+} // namespace
+
+// Fills the colour map for the cells shown and the pixels they have (sampleAxis); `force` fills even when
+// the sampling is unchanged (new values). True when it filled.
+bool Heatmap::fillColorMap(bool force)
+{
+    const QSize pixels = axisRectSize(m_plot);
+    Sampling s;
+    sampleAxis(m_plot->yAxis->range(), m_values.rows(), pixels.height(), &s.firstRow, &s.rowStep, &s.rows);
+    sampleAxis(m_plot->xAxis->range(), m_values.cols(), pixels.width(), &s.firstColumn, &s.columnStep,
+               &s.columns);
+    if (!force && s == m_sampling)
+        return false;
+    m_sampling = s;
+    auto* cells = static_cast<CellData*>(m_map->data());
+    cells->setSize(static_cast<int>(s.columns), static_cast<int>(s.rows)); // reallocates on a new size only
+    cells->setRange(sampledRange(s.firstColumn, s.columnStep, s.columns),
+                    sampledRange(s.firstRow, s.rowStep, s.rows));
+    if (s.rowStep == 1 && s.columnStep == 1) {
+        fillCells(cells->cells());
+        return true;
+    }
+    double* out = cells->cells();
+    const bool masked = m_allowed.rows() == m_values.rows() && m_allowed.cols() == m_values.cols();
+    const bool perRow = m_rowFactor.size() == m_values.rows();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (Index a = 0; a < s.rows; ++a) {
+        const Index i = s.firstRow + a * s.rowStep;
+        const double factor = perRow ? m_rowFactor(i) : 1.0;
+        for (Index b = 0; b < s.columns; ++b) {
+            const Index j = s.firstColumn + b * s.columnStep;
+            *out++ = masked && m_allowed(i, j) == 0 ? nan : m_values(i, j) * factor;
+        }
+    }
+    return true;
 }
 
 // The matrix row by row (the colour map's layout is Matrix's), masked cells NaN (drawn grey).
@@ -878,6 +935,7 @@ void Heatmap::afterLayout()
         return;
     }
     const QSize size = axisRectSize(m_plot);
+    fillColorMap(false); // the cells shown, or the pixels they have, changed: sampled again
     // Only a re-layout this plan caused settles (strides that only grow); a new size plans afresh, so a
     // heatmap first laid out tiny (while the window was built) gets its labels back once it is large.
     if (size != m_ticksFor && planTicksFor(size, m_relayouts > 0) && m_relayouts < 6) {

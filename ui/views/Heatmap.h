@@ -179,6 +179,7 @@ private:
     void layOutFor(const QRect& viewport);
     void updateColors();
     void fillCells(double* cells) const;
+    bool fillColorMap(bool force);
     void updateTickers();
     bool planTicksFor(QSize size, bool settling);
     void keepInMatrix(QCPAxis* axis, const QCPRange& range);
@@ -235,7 +236,18 @@ private:
     QSize m_ticksFor;            // the axis rectangle m_ticks was planned for
     bool m_cellTextShown = false;
     bool m_cellsPending = false; // hidden when the matrix arrived: the colour map is filled on show
-    int m_relayouts = 0;         // guards the re-layout after a tick-label change
+    /// Which cells the colour map holds: every step-th row and column from the first (all when steps are 1).
+    struct Sampling {
+        Index firstRow = 0, rowStep = 1, rows = 0;
+        Index firstColumn = 0, columnStep = 1, columns = 0;
+        friend bool operator==(const Sampling& a, const Sampling& b)
+        {
+            return a.firstRow == b.firstRow && a.rowStep == b.rowStep && a.rows == b.rows &&
+                   a.firstColumn == b.firstColumn && a.columnStep == b.columnStep && a.columns == b.columns;
+        }
+    };
+    Sampling m_sampling;
+    int m_relayouts = 0; // guards the re-layout after a tick-label change
     QString m_figureName;
     QStringList m_rowAnnotations;
     QCPItemRect* m_highlightRect = nullptr; // the selected cell's outline (the row or column alone: it)

@@ -65,6 +65,7 @@ void saveShot(QWidget* widget, const QString& name)
 class TestHeatmapViews : public QObject {
     Q_OBJECT
 private slots:
+    void largeMatrixColoursTheCellsShown();
     void plannedLabelsNeverOverlap_data();
     void plannedLabelsNeverOverlap();
     void drawnLabelsNeverOverlap_data();
@@ -464,6 +465,41 @@ void TestHeatmapViews::dragPaintsOnAPaintableHeatmap()
     QCOMPARE(painted.count(), 2);
     QCOMPARE(painted.at(1), (QVariantList{4, 4, 4, 4}));
     QVERIFY(chosen.count() >= 2);
+}
+
+void TestHeatmapViews::largeMatrixColoursTheCellsShown()
+{
+    // 2000 × 2000 cells on a few hundred pixels: the colour map samples about one cell per pixel, and
+    // zoomed in it holds the cells shown, each its own colour (a checkerboard stays one).
+    Heatmap map;
+    map.resize(600, 500);
+    map.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&map));
+    Matrix values(2000, 2000);
+    for (Index i = 0; i < values.rows(); ++i)
+        for (Index j = 0; j < values.cols(); ++j)
+            values(i, j) = static_cast<double>((i + j) % 2);
+    map.setMatrix(values, {}, {});
+    QTRY_VERIFY(map.cellCentre(0, 0) != map.cellCentre(1999, 1999));
+    QVERIFY(!map.grab().toImage().isNull());
+    map.setHighlight(-1, -1);
+    for (int i = 0; i < 8; ++i)
+        map.zoomBy(0.5);
+    const auto [top, bottom] = map.visibleRows();
+    const auto [left, right] = map.visibleColumns();
+    QVERIFY(bottom - top < 20 && right - left < 20);
+    const auto row = static_cast<Index>(std::ceil(top + 1)), column = static_cast<Index>(std::ceil(left + 1));
+    const auto checkerboard = [&] { // after the queued replot; above the value written in the cell
+        const QImage shot = map.grab().toImage();
+        const int above = (map.cellCentre(row + 1, column).y() - map.cellCentre(row, column).y()) / 3;
+        const auto colour = [&](Index i, Index j) {
+            return shot.pixel(map.cellCentre(i, j) - QPoint(0, above));
+        };
+        const QRgb here = colour(row, column);
+        return here != colour(row, column + 1) && here != colour(row + 1, column) &&
+               here == colour(row + 1, column + 1);
+    };
+    QTRY_VERIFY(checkerboard());
 }
 
 QTEST_MAIN(TestHeatmapViews)
