@@ -935,7 +935,8 @@ void Heatmap::afterLayout()
         return;
     }
     const QSize size = axisRectSize(m_plot);
-    fillColorMap(false); // the cells shown, or the pixels they have, changed: sampled again
+    if (!m_cellsPending)
+        fillColorMap(false); // the cells shown, or the pixels they have, changed: sampled again
     // Only a re-layout this plan caused settles (strides that only grow); a new size plans afresh, so a
     // heatmap first laid out tiny (while the window was built) gets its labels back once it is large.
     if (size != m_ticksFor && planTicksFor(size, m_relayouts > 0) && m_relayouts < 6) {
