@@ -31,6 +31,7 @@
 // the machine's cores that other processes used while it ran (from /proc/stat), so a noisy row is visible.
 
 #include "AttentionEngine.h"
+#include "BenchmarkMatrices.h"
 #include "Initializers.h"
 #include "MatrixProduct.h"
 #include "Parallel.h"
@@ -165,15 +166,6 @@ double peakFlops()
 {
     const double side = static_cast<double>(peakSide);
     return 2.0 * side * side * side;
-}
-
-qkv::Matrix initialize(qkv::Initializer kind, std::uint64_t seed, Index rows, Index cols)
-{
-    qkv::InitializerSpec spec;
-    spec.kind = kind;
-    spec.scale = 1.0;
-    spec.seed = seed;
-    return qkv::initializeMatrix(spec, rows, cols);
 }
 
 /// The session of a shape (softmax, float64; the caller sets normalizer and precision). Fixed seeds: X from

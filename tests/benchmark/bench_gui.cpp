@@ -19,6 +19,7 @@
 // QT_QPA_PLATFORM is set to offscreen unless it is set already.
 
 #include "AttentionEngine.h"
+#include "BenchmarkMatrices.h"
 #include "Document.h"
 #include "DocumentCommands.h"
 #include "Figure.h"
@@ -67,15 +68,6 @@ const std::vector<Shape>& shapes()
 std::string suffix(const Shape& shape)
 {
     return std::to_string(shape.n) + "/" + std::to_string(shape.dModel);
-}
-
-qkv::Matrix initialize(qkv::Initializer kind, std::uint64_t seed, Index rows, Index cols)
-{
-    qkv::InitializerSpec spec;
-    spec.kind = kind;
-    spec.scale = 1.0;
-    spec.seed = seed;
-    return qkv::initializeMatrix(spec, rows, cols);
 }
 
 qkv::Session makeSession(const Shape& shape)

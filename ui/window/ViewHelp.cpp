@@ -94,10 +94,11 @@ const QHash<QString, QString>& texts()
                  heatmapText(tr("<h3>Final output</h3><p>The heads' outputs side by side (concat), times "
                                 "W_O when the output projection is on (d_out columns). One row per query."
                                 "</p>")));
-        t.insert(QStringLiteral("resultTabs"),
-                 tr("<h3>Result matrices</h3><p>Every matrix of the current head from Q to the output, one "
-                    "tab each. \"Lock colour ranges\" keeps each colour scale as it is, so two states of the "
-                    "session compare by colour.</p>"));
+        t.insert(
+            QStringLiteral("resultTabs"),
+            tr("<h3>Result matrices</h3><p>Every matrix of the current head from Q to the output, one "
+               "tab each. View ▸ Lock Colour Ranges keeps each colour scale as it is, so two states of the "
+               "session compare by colour.</p>"));
         t.insert(
             QStringLiteral("mathPanel"),
             tr("<h3>Step by step</h3><p>The arithmetic behind the selected cell (query i, key j) of the "
