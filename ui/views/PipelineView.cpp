@@ -55,17 +55,20 @@ QFont withPixels(QFont font, double pixels)
     return font;
 }
 
-// The colour range of a stage: symmetric about 0 for signed values, over the cells that are not masked.
-std::pair<double, double> divergingRange(const Matrix& values, const MaskMatrix* allowed)
+// The colour range of a stage: symmetric about 0 for signed values, over the cells that are not masked and
+// that the stage's image shows (every rowStep-th row and columnStep-th column: all of them up to imageLimit),
+// so a 4096-token stage is not read in full three times per edit for colours it cannot show.
+std::pair<double, double> divergingRange(const Matrix& values, const MaskMatrix* allowed, Index rowStep,
+                                         Index columnStep)
 {
     double extent = 0;
-    if (!allowed) {
+    if (!allowed && rowStep == 1 && columnStep == 1) {
         if (values.size() > 0)
             extent = values.cwiseAbs().maxCoeff();
     } else {
-        for (Index j = 0; j < values.cols(); ++j)
-            for (Index i = 0; i < values.rows(); ++i)
-                if ((*allowed)(i, j) != 0)
+        for (Index j = 0; j < values.cols(); j += columnStep)
+            for (Index i = 0; i < values.rows(); i += rowStep)
+                if (!allowed || (*allowed)(i, j) != 0)
                     extent = std::max(extent, std::abs(values(i, j)));
     }
     if (!std::isfinite(extent) || extent <= 0)
@@ -308,15 +311,15 @@ void PipelineView::rebuild() const
     // Colour ranges and images: one pass over each matrix (every k-th cell of a very large one).
     for (Stage& stage : m_stages) {
         const Matrix& values = *stage.values;
+        const Index rows = values.rows(), columns = values.cols();
+        const Index rowStep = std::max<Index>(1, (rows + imageLimit - 1) / imageLimit);
+        const Index columnStep = std::max<Index>(1, (columns + imageLimit - 1) / imageLimit);
         if (stage.palette == Palette::Viridis) {
             stage.lower = 0.0;
             stage.upper = 1.0;
         } else {
-            std::tie(stage.lower, stage.upper) = divergingRange(values, stage.allowed);
+            std::tie(stage.lower, stage.upper) = divergingRange(values, stage.allowed, rowStep, columnStep);
         }
-        const Index rows = values.rows(), columns = values.cols();
-        const Index rowStep = std::max<Index>(1, (rows + imageLimit - 1) / imageLimit);
-        const Index columnStep = std::max<Index>(1, (columns + imageLimit - 1) / imageLimit);
         const int width = static_cast<int>((columns + columnStep - 1) / columnStep);
         const int height = static_cast<int>((rows + rowStep - 1) / rowStep);
         stage.image = QImage(std::max(1, width), std::max(1, height), QImage::Format_RGB32);
