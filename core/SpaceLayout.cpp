@@ -83,6 +83,20 @@ QueryKeyPlane queryKeyPlane(const HeadResult& head, const PlaneOptions& options)
     return plane;
 }
 
+RowPlane rowPlane(const HeadResult& head, HeadRows which, const PlaneOptions& options)
+{
+    const Matrix& rows = which == HeadRows::Queries ? head.Q : which == HeadRows::Keys ? head.K : head.V;
+    PlaneMap map = fitPlane(rows, options,
+                            which == HeadRows::Queries ? "q"
+                            : which == HeadRows::Keys  ? "k"
+                                                       : "v");
+    RowPlane plane;
+    plane.points = std::move(map.projection.points);
+    plane.xLabel = std::move(map.xLabel);
+    plane.yLabel = std::move(map.yLabel);
+    return plane;
+}
+
 ValuePlane valuePlane(const HeadResult& head, const PlaneOptions& options)
 {
     if (head.output.rows() > 0 && head.output.cols() != head.V.cols())

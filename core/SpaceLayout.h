@@ -42,6 +42,22 @@ struct ValuePlane {
     std::string yLabel;
 };
 
+/// The rows of a head that a plane of their own shows (seed 004 draws Q, K and V as three separate spaces).
+enum class HeadRows { Queries, Keys, Values };
+
+/// One of Q, K, V projected on its own (the map fitted on those rows alone).
+struct RowPlane {
+    Matrix points;      ///< rows × 2
+    std::string xLabel; ///< "PC1 (83.2% of variance)", "q dimension 0"
+    std::string yLabel;
+};
+
+/// Projects the head's Q, K or V (width ≥ 1) with the same choices as queryKeyPlane: the raw coordinates
+/// when the width is 2 (Automatic), else PCA, or two picked dimensions.
+/// @throws std::out_of_range for PickedDimensions with a dimension outside the width
+/// @throws std::invalid_argument when the rows have no columns
+RowPlane rowPlane(const HeadResult& head, HeadRows which, const PlaneOptions& options);
+
 /// Projects the head's Q ∪ K (width d_k ≥ 1). When d_k = 1 the second coordinate is 0 in every mode.
 /// @throws std::out_of_range for PickedDimensions with a dimension outside [0, d_k)
 /// @throws std::invalid_argument when d_k = 0 or Q and K differ in width

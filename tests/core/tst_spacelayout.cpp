@@ -58,6 +58,10 @@ private slots:
     void hullOfTheLoveExample();
     void shapes_data();
     void shapes();
+    void threeSpacesInTwoDimensionsAreRaw();
+    void threeSpacesArePcaOfEachMatrixAlone_data();
+    void threeSpacesArePcaOfEachMatrixAlone();
+    void threeSpacesPickedDimensions();
 };
 
 void TestSpaceLayout::twoDimensionsAreRaw()
@@ -254,6 +258,59 @@ void TestSpaceLayout::shapes()
                     isAllFinite(v.outputs));
         }
     }
+}
+
+// Seed 004's three spaces: with d = 2, each plot is the raw rows of its own matrix.
+void TestSpaceLayout::threeSpacesInTwoDimensionsAreRaw()
+{
+    HeadResult head;
+    head.Q = fromRows({{1, 2}, {-3, 0.5}});
+    head.K = fromRows({{0, 0}, {4, -1}, {2, 2}});
+    head.V = fromRows({{7, -7}, {0.25, 3}, {-1, -2}});
+    const struct {
+        HeadRows which;
+        const Matrix& rows;
+        const char* prefix;
+    } cases[] = {
+        {HeadRows::Queries, head.Q, "q"}, {HeadRows::Keys, head.K, "k"}, {HeadRows::Values, head.V, "v"}};
+    for (const auto& c : cases) {
+        const RowPlane plane = rowPlane(head, c.which, PlaneOptions{});
+        QKV_COMPARE_NEAR(plane.points, c.rows, 0.0);
+        QCOMPARE(plane.xLabel, std::string(c.prefix) + " dimension 0");
+        QCOMPARE(plane.yLabel, std::string(c.prefix) + " dimension 1");
+    }
+}
+
+void TestSpaceLayout::threeSpacesArePcaOfEachMatrixAlone_data()
+{
+    QTest::addColumn<int>("which");
+    QTest::newRow("Q") << int(HeadRows::Queries);
+    QTest::newRow("K") << int(HeadRows::Keys);
+    QTest::newRow("V") << int(HeadRows::Values);
+}
+
+void TestSpaceLayout::threeSpacesArePcaOfEachMatrixAlone()
+{
+    QFETCH(int, which);
+    const HeadResult head = headOf("love"); // d_k = d_v = 3: PCA
+    const auto rows = static_cast<HeadRows>(which);
+    const Matrix& matrix = rows == HeadRows::Queries ? head.Q : rows == HeadRows::Keys ? head.K : head.V;
+    const RowPlane plane = rowPlane(head, rows, PlaneOptions{});
+    const Projection2D expected = pcaProjection(matrix);
+    QKV_COMPARE_NEAR(plane.points, expected.points, 1e-12);
+    QVERIFY(plane.xLabel.rfind("PC1 (", 0) == 0);
+    QKV_COMPARE_NEAR(percentIn(plane.xLabel), 100.0 * expected.explained[0], 0.05 + 1e-9);
+}
+
+void TestSpaceLayout::threeSpacesPickedDimensions()
+{
+    const HeadResult head = headOf("love");
+    const RowPlane plane = rowPlane(head, HeadRows::Values, PlaneOptions{PlaneMode::PickedDimensions, 2, 0});
+    QKV_COMPARE_NEAR(plane.points.col(0), head.V.col(2), 0.0);
+    QKV_COMPARE_NEAR(plane.points.col(1), head.V.col(0), 0.0);
+    QCOMPARE(plane.xLabel, std::string("v dimension 2"));
+    QVERIFY_THROWS_EXCEPTION(std::out_of_range,
+                             rowPlane(head, HeadRows::Keys, PlaneOptions{PlaneMode::PickedDimensions, 0, 3}));
 }
 
 QTEST_APPLESS_MAIN(TestSpaceLayout)

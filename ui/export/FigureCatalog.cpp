@@ -9,6 +9,8 @@
 #include "PipelineView.h"
 #include "QueryKeySpaceView.h"
 #include "ResultViews.h"
+#include "SweepView.h"
+#include "ThreeSpacesView.h"
 #include "ValueSpaceView.h"
 
 #include <QWidget>
@@ -38,9 +40,11 @@ void FigureCatalog::registerViews()
         add(map);
     add(own(new QueryKeySpaceView(m_document)));
     add(own(new ValueSpaceView(m_document)));
+    add(own(new ThreeSpacesView(m_document)));
     add(own(new MathPanel(m_document)));
     add(own(new HeadOverview(m_document)));
     add(own(new NormalizerComparisonView(m_document)));
+    add(own(new SweepView(m_document)));
     add(results->pipeline());
 }
 

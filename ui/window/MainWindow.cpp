@@ -26,7 +26,9 @@
 #include "SettingsDialog.h"
 #include "ShapePanel.h"
 #include "ShortcutsDialog.h"
+#include "SweepView.h"
 #include "ThemePalette.h"
+#include "ThreeSpacesView.h"
 #include "UserGuide.h"
 #include "ValueSpaceView.h"
 #include "ViewHelp.h"
@@ -212,15 +214,19 @@ void MainWindow::createDocks()
     auto* values = new ValueSpaceView(m_document, this);
     auto* heads = new HeadOverview(m_document, this);
     auto* normalizers = new NormalizerComparisonView(m_document, this);
-    m_figures << queryKey << values << math << heads << normalizers;
+    auto* sweeps = new SweepView(m_document, this);
+    auto* spaces = new ThreeSpacesView(m_document, this);
+    m_figures << queryKey << values << math << heads << normalizers << sweeps << spaces;
     QDockWidget* mathDock =
         addDock(tr("Step by Step"), QStringLiteral("dockMath"), math, Qt::BottomDockWidgetArea);
     QDockWidget* previous = mathDock;
     for (auto [title, name, widget] :
          {std::tuple{tr("Q/K Space"), "dockQueryKeySpace", static_cast<QWidget*>(queryKey)},
+          std::tuple{tr("Q, K, V"), "dockThreeSpaces", static_cast<QWidget*>(spaces)},
           std::tuple{tr("Values"), "dockValueSpace", static_cast<QWidget*>(values)},
           std::tuple{tr("Heads"), "dockHeads", static_cast<QWidget*>(heads)},
-          std::tuple{tr("Normalizers"), "dockNormalizers", static_cast<QWidget*>(normalizers)}}) {
+          std::tuple{tr("Normalizers"), "dockNormalizers", static_cast<QWidget*>(normalizers)},
+          std::tuple{tr("Sweeps"), "dockSweeps", static_cast<QWidget*>(sweeps)}}) {
         QDockWidget* dock = addDock(title, QLatin1String(name), widget, Qt::BottomDockWidgetArea);
         if (previous == mathDock)
             splitDockWidget(mathDock, dock, Qt::Horizontal);

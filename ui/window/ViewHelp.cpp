@@ -117,6 +117,12 @@ const QHash<QString, QString>& texts()
                     "convex hull, and each output o(token). A softmax output is a weighted mean of the "
                     "values, so it lies inside the hull; a sparsemax output lies on the face its support "
                     "spans. Click a value to select its key, an output to select its query.</p>"));
+        t.insert(QStringLiteral("threeSpacesView"),
+                 tr("<h3>Q, K, V</h3><p>The queries, keys and values of the current head as three separate "
+                    "planes, as the articles draw them: the raw coordinates when the width is 2, else each "
+                    "matrix's own PCA plane, or two dimensions you pick (each plot has its own controls). "
+                    "Points are labelled by their tokens; the selected query and key are ringed. Click a "
+                    "point to select it. Q/K Space draws queries and keys in one shared plane instead.</p>"));
         t.insert(QStringLiteral("headOverview"),
                  tr("<h3>Heads</h3><p>Every head's attention weights side by side, each titled with its mean "
                     "entropy and mean support; the current head is framed. Click a head to make it current, "
@@ -126,6 +132,15 @@ const QHash<QString, QString>& texts()
             tr("<h3>Normalizers</h3><p>The selected query row's weights under softmax, sparsemax, "
                "1.5-entmax, sigmoid and hardmax at the session's temperature: one group of bars per key, "
                "one colour per normalizer. Masked keys get no bar.</p>"));
+        t.insert(
+            QStringLiteral("sweepView"),
+            tr("<h3>Sweeps</h3><p>How the selected query row (solid) and the mean over the rows "
+               "(dashed) change with the temperature τ, on a log axis from 0.001 to 1000, under softmax, "
+               "sparsemax, entmax, sigmoid and hardmax: entropy (nats), support (keys with a weight above "
+               "0) and top weight. Below, the same for entmax as α goes from 1 (softmax) to 4, at the "
+               "session's τ. Dotted lines mark the session's τ and α. Cold (small τ) every normalizer "
+               "tends to hardmax; hot, softmax tends to uniform (entropy ln m). Click in a τ panel to "
+               "set τ, in an α panel to switch to entmax with that α (one undo step).</p>"));
         t.insert(QStringLiteral("maskGrid"),
                  tr("<h3>Mask editor</h3><p>Rows are queries, columns keys; green is allowed, grey masked, "
                     "darker grey padding (always masked). Click a cell to flip it or drag across cells: the "
