@@ -8,8 +8,11 @@
 #include "Error.h"
 #include "Examples.h"
 #include "ExportDialog.h"
+#include "FigureNavigator.h"
 #include "HeadOverview.h"
 #include "Heatmap.h"
+#include "LessonPanel.h"
+#include "LessonPlayer.h"
 #include "MaskEditor.h"
 #include "MaskModel.h"
 #include "MathPanel.h"
@@ -112,6 +115,7 @@ MainWindow::MainWindow(QWidget* parent)
     for (QDockWidget* dock : m_docks)
         dockToggles << dock->toggleViewAction();
     m_actions.fillMenuBar(menuBar(), dockToggles);
+    createLessons();
     QToolBar* toolBar = addToolBar(tr("File"));
     toolBar->setObjectName(QStringLiteral("fileToolBar"));
     m_actions.fillToolBar(toolBar);
@@ -142,6 +146,7 @@ MainWindow::MainWindow(QWidget* parent)
     sizeDocks();
     m_defaultState = saveState();
     restoreState(Preferences::windowState());
+    m_lessonDock->hide(); // a lesson is not restored, so neither is its panel
     applyTheme();
     updateTitle();
     updateStatus();
@@ -235,6 +240,21 @@ void MainWindow::createDocks()
         previous = dock;
     }
     findChild<QDockWidget*>(QStringLiteral("dockQueryKeySpace"))->raise();
+}
+
+// Lessons ▸ and the panel they play in (right, beside the controls; hidden until a lesson starts). Built
+// after the docks: a step may show any view of the window.
+void MainWindow::createLessons()
+{
+    m_lessonPlayer = new LessonPlayer(m_document, FigureNavigator(m_figures), this);
+    m_lessonDock = new QDockWidget(tr("Lesson"), this);
+    m_lessonDock->setObjectName(QStringLiteral("dockLesson"));
+    m_lessonPanel = new LessonPanel(m_lessonPlayer, m_lessonDock, m_lessonDock);
+    m_lessonDock->setWidget(m_lessonPanel);
+    addDockWidget(Qt::RightDockWidgetArea, m_lessonDock);
+    m_lessonDock->hide();
+    QList<QAction*> menus = menuBar()->actions();
+    menuBar()->insertMenu(menus.isEmpty() ? nullptr : menus.back(), m_lessonPanel->menu()); // before Help
 }
 
 // The first arrangement leaves the central views at least half of the window, whatever its size.

@@ -22,6 +22,8 @@ namespace qkv::ui {
 class Autosave;
 class Document;
 class Figure;
+class LessonPanel;
+class LessonPlayer;
 class MaskEditor;
 class MatrixEditor;
 class ResultViews;
@@ -56,6 +58,9 @@ public:
     MatrixRef selectedMatrix() const;
     /// Every exportable view of the window, heatmaps first.
     QList<const Figure*> figures() const { return m_figures; }
+    /// Lessons ▸: the panel (starting lessons) and the player (the step on show).
+    LessonPanel* lessonPanel() const { return m_lessonPanel; }
+    LessonPlayer* lessonPlayer() const { return m_lessonPlayer; }
 
     /// View ▸ Presentation: full screen, plots' and tables' text ×1.5, the editor docks hidden (the result
     /// views stay); leaving it restores the docks, the text and the window as they were.
@@ -73,6 +78,7 @@ private:
     /// The matrices Export Matrix offers, by name, each produced when it is exported.
     void createDocks();
     void connectActions();
+    void createLessons();
     bool maybeSave();
     bool save();
     bool saveAs();
@@ -104,6 +110,9 @@ private:
     MatrixCatalog m_matrices;
     MatrixEditor* m_selectedEditor = nullptr;
     QDockWidget* m_contextDock = nullptr;
+    LessonPlayer* m_lessonPlayer = nullptr;
+    LessonPanel* m_lessonPanel = nullptr;
+    QDockWidget* m_lessonDock = nullptr;
     QLabel* m_shapeLabel = nullptr;
     QLabel* m_timeLabel = nullptr;
     QProgressBar* m_progress = nullptr;

@@ -151,6 +151,17 @@ const QHash<QString, QString>& texts()
                     "none or a constant), the temperature τ (the slider is logarithmic; any positive value "
                     "may be typed), the normalizer and its α, the precision (float64 or float32), the mask "
                     "and its parameter, and the head shown.</p>"));
+        t.insert(QStringLiteral("lessonPanel"),
+                 tr("<h3>Lesson</h3><p>A guided walk-through from the Lessons menu: the lesson's title, the "
+                    "step on show (Step k of N) and its text. Each step may open a session or change a "
+                    "setting (temperature, normalizer, scale, mask, score, heads) as <b>one undo step</b>, "
+                    "brings its view forward and selects the cell it talks about. <b>Next</b> (Alt+Right) "
+                    "goes on; <b>Back</b> (Alt+Left) undoes what the step did, if nothing was edited since, "
+                    "and shows the step before; <b>Close</b> ends the lesson and keeps the session. Edit "
+                    "anything at any time: the lesson goes on from there. A question step checks the answer "
+                    "picked at once and explains it. Lessons ▸ Open Lesson File plays a "
+                    "<code>.lesson.json</code> of your own; a file with a mistake is refused with a message "
+                    "naming the file and the step.</p>"));
         t.insert(QStringLiteral("shapePanel"),
                  tr("<h3>Dimensions</h3><p>d_model (the columns of X), d_k, d_v, the number of heads, the "
                     "output projection W_O and its d_out, and the initializer that fills new entries (or "

@@ -654,8 +654,9 @@ void TestMainWindow::userGuideOpensFromHelp()
     auto* text = guide->findChild<QTextBrowser*>(QStringLiteral("userGuideText"));
     QVERIFY(text);
     const QString shown = text->toPlainText();
-    for (const char* heading : {"QKV Lab user guide", "The window", "The views", "Pipeline", "Editing",
-                                "Masks", "Normalizers", "Export", "Sessions", "Keyboard shortcuts"})
+    for (const char* heading :
+         {"QKV Lab user guide", "The window", "The views", "Pipeline", "Editing", "Masks", "Normalizers",
+          "Export", "Lessons", "Sessions", "Keyboard shortcuts"})
         QVERIFY2(shown.contains(QLatin1String(heading)), heading);
     if (const QString folder = qEnvironmentVariable("QKV_SCREENSHOT_DIR"); !folder.isEmpty())
         guide->grab().save(folder + QStringLiteral("/user-guide.png")); // to look at, under xvfb-run

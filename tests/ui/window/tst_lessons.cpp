@@ -1,0 +1,267 @@
+// Lessons ▸ through the real window: every built-in lesson is walked step by step (the view named on screen,
+// the cell named selected, the session the lesson's steps make), then back again; refused lesson files;
+// the quiz's answers checked.
+
+#include "Document.h"
+#include "FigureCatalog.h"
+#include "FigureNavigator.h"
+#include "LessonPanel.h"
+#include "LessonPlayer.h"
+#include "Lessons.h"
+#include "MainWindow.h"
+
+#include <QButtonGroup>
+#include <QLabel>
+#include <QPushButton>
+#include <QRadioButton>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QUndoStack>
+#include <QtTest>
+
+using namespace qkv;
+using namespace qkv::ui;
+
+namespace {
+
+std::vector<std::string> viewNames(const MainWindow& window)
+{
+    std::vector<std::string> names;
+    for (const QString& name : window.lessonPlayer()->viewNames())
+        names.push_back(name.toStdString());
+    return names;
+}
+
+template <typename T> T* child(QWidget& window, const char* name)
+{
+    T* widget = window.findChild<T*>(QLatin1String(name));
+    if (!widget)
+        qFatal("no widget named %s", name);
+    return widget;
+}
+
+} // namespace
+
+class TestLessons : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+    }
+    void everyViewCanBeShown();
+    void walkEveryLesson_data();
+    void walkEveryLesson();
+    void stepEditIsOneUndoStep();
+    void malformedLessonRefused_data();
+    void malformedLessonRefused();
+    void quizChecksAnswers();
+};
+
+// The figure-name → dock/tab mapping reaches every view of the window, whichever dock or tab holds it.
+void TestLessons::everyViewCanBeShown()
+{
+    MainWindow window;
+    window.resize(1280, 800);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    const FigureNavigator& navigator = window.lessonPlayer()->navigator();
+    QVERIFY(navigator.names().size() >= 10);
+    for (const QString& name : navigator.names()) {
+        QVERIFY2(navigator.show(name), qPrintable(name));
+        QTRY_VERIFY2(navigator.isShown(name), qPrintable(name));
+    }
+    QVERIFY(!navigator.show(QStringLiteral("no-such-view")));
+}
+
+void TestLessons::walkEveryLesson_data()
+{
+    QTest::addColumn<QString>("file");
+    const std::vector<std::string> files = builtinLessonFiles();
+    QVERIFY(files.size() >= 6);
+    for (const std::string& file : files)
+        QTest::newRow(file.c_str()) << QString::fromStdString(file);
+}
+
+void TestLessons::walkEveryLesson()
+{
+    QFETCH(QString, file);
+    MainWindow window;
+    window.resize(1280, 800);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    Document* document = window.document();
+    LessonPlayer* player = window.lessonPlayer();
+    const Lesson lesson = loadBuiltinLesson(file.toStdString(), viewNames(window));
+    // Every view a lesson names is also one `qkvlab export --view` draws.
+    const FigureCatalog catalog(document);
+    for (const LessonStep& step : lesson.steps)
+        QVERIFY2(catalog.names().contains(QString::fromStdString(step.view)), step.view.c_str());
+
+    const auto checkStep = [&](std::size_t k) {
+        const LessonStep& step = lesson.steps[k];
+        const QString where = file + QStringLiteral(" step %1").arg(k + 1);
+        QCOMPARE(player->step(), static_cast<int>(k));
+        QCOMPARE(child<QLabel>(window, "lessonStep")->text(),
+                 QStringLiteral("Step %1 of %2").arg(k + 1).arg(lesson.steps.size()));
+        QTRY_VERIFY2(player->navigator().isShown(QString::fromStdString(step.view)), qPrintable(where));
+        if (step.cell) {
+            QCOMPARE(document->selectedQuery(), step.cell->first);
+            QCOMPARE(document->selectedKey(), step.cell->second);
+        }
+        QVERIFY2(document->session() == lessonSessionAfter(lesson, k, document->initializer()),
+                 qPrintable(where));
+        QVERIFY2(document->result(), qPrintable(where + QStringLiteral(": ") + document->resultError()));
+    };
+
+    QVERIFY2(window.lessonPanel()->startBuiltin(file), qPrintable(window.lessonPanel()->lastError()));
+    QVERIFY(player->isActive());
+    QVERIFY(child<QWidget>(window, "lessonPanel")->isVisible());
+    QCOMPARE(child<QLabel>(window, "lessonTitle")->text(), QString::fromStdString(lesson.title));
+    auto* next = child<QPushButton>(window, "lessonNext");
+    auto* back = child<QPushButton>(window, "lessonBack");
+    QVERIFY(!back->isEnabled());
+    checkStep(0);
+    for (std::size_t k = 1; k < lesson.steps.size(); ++k) {
+        QVERIFY(next->isEnabled());
+        QTest::mouseClick(next, Qt::LeftButton);
+        checkStep(k);
+    }
+    QVERIFY(!next->isEnabled());
+    // Back restores each earlier step: its view, its cell and its session (the step left is undone).
+    for (std::size_t k = lesson.steps.size() - 1; k > 0; --k) {
+        QTest::mouseClick(back, Qt::LeftButton);
+        checkStep(k - 1);
+    }
+    QTest::mouseClick(child<QPushButton>(window, "lessonClose"), Qt::LeftButton);
+    QVERIFY(!player->isActive());
+    QVERIFY(!child<QWidget>(window, "lessonPanel")->isVisible());
+}
+
+// A step's edit is one undo step, as a Controls panel edit is; undoing the first step brings back the session
+// that was open before the lesson.
+void TestLessons::stepEditIsOneUndoStep()
+{
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openSession(QStringLiteral("example:multihead")));
+    Document* document = window.document();
+    const Session before = document->session();
+    QVERIFY(window.lessonPanel()->startBuiltin(QStringLiteral("01-love.lesson.json")));
+    QCOMPARE(QString::fromStdString(document->session().title), QStringLiteral("I love AI"));
+    QVERIFY(document->isModified());
+    const Lesson lesson = loadBuiltinLesson("01-love.lesson.json", viewNames(window));
+    std::size_t edited = 0;
+    for (; !lesson.steps[edited].edit; ++edited)
+        window.lessonPlayer()->next();
+    QCOMPARE(document->session().temperature, *lesson.steps[edited].edit->temperature);
+    QCOMPARE(document->undoStack()->count(), 2);
+    document->undoStack()->undo();
+    QCOMPARE(document->session().temperature, 1.0);
+    document->undoStack()->undo();
+    QVERIFY(document->session() == before);
+}
+
+void TestLessons::malformedLessonRefused_data()
+{
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<QString>("message"); // a part of the message (the file's path precedes it)
+    const QByteArray first = R"({"text": "a", "session": "example:love", "view": "weights", "cell": [0, 1]})";
+    QTest::newRow("bad JSON") << QByteArray(R"({"title": "t", "steps": [)")
+                              << QStringLiteral("not valid JSON");
+    QTest::newRow("unknown view") << QByteArray(R"({"title": "t", "steps": [)" + first +
+                                                R"(, {"text": "b", "view": "nope"}]})")
+                                  << QStringLiteral("step 2: view: unknown view \"nope\"");
+    QTest::newRow("cell out of range") << QByteArray(R"({"title": "t", "steps": [)" + first +
+                                                     R"(, {"text": "b", "view": "Q", "cell": [3, 0]}]})")
+                                       << QStringLiteral("step 2: cell: [3, 0] is outside the 3 × 3 weights");
+    QTest::newRow("unknown example")
+        << QByteArray(R"({"title": "t", "steps": [{"text": "a", "session": "example:nope", "view": "Q"}]})")
+        << QStringLiteral("step 1: session: example:nope: no built-in example by that name");
+    QTest::newRow("first step without a session")
+        << QByteArray(R"({"title": "t", "steps": [{"text": "a", "view": "Q"}]})")
+        << QStringLiteral("step 1: the first step must load a session");
+    QTest::newRow("bad edit") << QByteArray(R"({"title": "t", "steps": [)" + first +
+                                            R"(, {"text": "b", "view": "Q", "edit": {"temperature": 0}}]})")
+                              << QStringLiteral("step 2: edit.temperature: expected a number > 0");
+    QTest::newRow("quiz answer out of range")
+        << QByteArray(R"({"title": "t", "steps": [)" + first +
+                      R"(, {"text": "b", "view": "Q", "quiz": {"question": "q", "options": ["x", "y"], )"
+                      R"("answer": 2, "explanation": "e"}}]})")
+        << QStringLiteral("step 2: quiz.answer: expected a whole number from 0 to 1");
+}
+
+// A refused file changes nothing: no lesson starts, the session and its undo history stay; the message names
+// the file and the step, in the panel.
+void TestLessons::malformedLessonRefused()
+{
+    QFETCH(QByteArray, text);
+    QFETCH(QString, message);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("bad.lesson.json"));
+    QFile out(path);
+    QVERIFY(out.open(QIODevice::WriteOnly));
+    out.write(text);
+    out.close();
+
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    const Session before = window.document()->session();
+    QVERIFY(!window.lessonPanel()->startFile(path));
+    const QString error = window.lessonPanel()->lastError();
+    QVERIFY2(error.startsWith(path + QStringLiteral(": ")), qPrintable(error));
+    QVERIFY2(error.contains(message), qPrintable(error));
+    QVERIFY(!window.lessonPlayer()->isActive());
+    QVERIFY(window.document()->session() == before);
+    QCOMPARE(window.document()->undoStack()->count(), 0);
+    QVERIFY(child<QLabel>(window, "lessonQuizFeedback")->text().contains(QStringLiteral("Cannot play")));
+}
+
+// Seed 001's questions: a wrong pick says so and names the answer, the right one is confirmed; both explain.
+void TestLessons::quizChecksAnswers()
+{
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    const QString file = QStringLiteral("07-cross-attention.lesson.json");
+    const Lesson lesson = loadBuiltinLesson(file.toStdString(), viewNames(window));
+    QVERIFY(window.lessonPanel()->startBuiltin(file));
+    auto* feedback = child<QLabel>(window, "lessonQuizFeedback");
+    int questions = 0;
+    for (std::size_t k = 0; k < lesson.steps.size(); ++k) {
+        if (k > 0)
+            window.lessonPlayer()->next();
+        const std::optional<LessonQuiz>& quiz = lesson.steps[k].quiz;
+        if (!quiz) {
+            QVERIFY(!child<QWidget>(window, "lessonQuiz")->isVisible());
+            continue;
+        }
+        ++questions;
+        QVERIFY(child<QWidget>(window, "lessonQuiz")->isVisible());
+        QVERIFY(!feedback->isVisible());
+        const std::size_t wrong = (quiz->answer + 1) % quiz->options.size();
+        QTest::mouseClick(
+            child<QRadioButton>(window, qPrintable(QStringLiteral("lessonOption%1").arg(wrong))),
+            Qt::LeftButton);
+        QVERIFY(feedback->isVisible());
+        QCOMPARE(feedback->property("correct").toBool(), false);
+        QVERIFY(feedback->text().contains(QStringLiteral("Not quite")));
+        QVERIFY(
+            feedback->text().contains(QString::fromStdString(quiz->options[quiz->answer]).toHtmlEscaped()));
+        QVERIFY(feedback->text().contains(QString::fromStdString(quiz->explanation)));
+        QTest::mouseClick(
+            child<QRadioButton>(window, qPrintable(QStringLiteral("lessonOption%1").arg(quiz->answer))),
+            Qt::LeftButton);
+        QCOMPARE(feedback->property("correct").toBool(), true);
+        QVERIFY(feedback->text().startsWith(QStringLiteral("<b>Correct.</b>")));
+    }
+    QCOMPARE(questions, 8); // the article's eight questions, the lesson's last steps
+    QVERIFY(lesson.steps.back().quiz);
+}
+
+QTEST_MAIN(TestLessons)
+#include "tst_lessons.moc"

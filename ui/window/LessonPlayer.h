@@ -1,0 +1,67 @@
+#pragma once
+// Plays a lesson on the window's document: each step's session or edit as one undo step, its view brought
+// forward and its cell selected; Back undoes what the step it leaves did.
+
+#include "FigureNavigator.h"
+#include "Lessons.h"
+
+#include <QObject>
+
+#include <vector>
+
+namespace qkv::ui {
+
+class Document;
+
+class LessonPlayer : public QObject {
+    Q_OBJECT
+public:
+    LessonPlayer(Document* document, FigureNavigator navigator, QObject* parent = nullptr);
+
+    /// The figure names steps may show (the window's views).
+    QStringList viewNames() const { return m_navigator.names(); }
+    const FigureNavigator& navigator() const { return m_navigator; }
+
+    /// Starts `lesson` at its first step (replacing a lesson in progress).
+    void start(Lesson lesson);
+    /// Ends the lesson; the session stays as it is.
+    void stop();
+    bool isActive() const { return m_active; }
+    const Lesson& lesson() const { return m_lesson; }
+    /// The step on show, from 0.
+    int step() const { return m_step; }
+    int stepCount() const { return static_cast<int>(m_lesson.steps.size()); }
+    const LessonStep& currentStep() const { return m_lesson.steps[static_cast<std::size_t>(m_step)]; }
+
+    bool canGoBack() const { return m_active && m_step > 0; }
+    bool canGoNext() const { return m_active && m_step + 1 < stepCount(); }
+    /// The next step: its session or edit applied, its view and cell shown.
+    void next();
+    /// The step before: the step left is undone when its edit is still the newest on the undo stack (an
+    /// edit of the person's own since then is kept), then the earlier step's view and cell are shown.
+    void back();
+
+signals:
+    void stepChanged();
+    void stopped();
+    /// A step could not be applied (the session it loads was refused); the lesson stays at that step.
+    void failed(const QString& message);
+
+private:
+    void apply();
+    void showViewAndCell();
+
+    struct Applied {
+        bool pushed = false;
+        int undoIndexAfter = 0; ///< the undo stack's index just after the step's command
+    };
+
+    Document* m_document;
+    FigureNavigator m_navigator;
+    Lesson m_lesson;
+    std::vector<Applied> m_applied;
+    int m_step = 0;
+    bool m_active = false;
+};
+
+} // namespace qkv::ui
