@@ -53,9 +53,16 @@ LessonPanel::LessonPanel(LessonPlayer* player, QDockWidget* dock, QWidget* paren
     m_text->setObjectName(QStringLiteral("lessonText"));
     m_text->setOpenExternalLinks(true);
 
-    m_quiz = new QGroupBox(this);
+    m_quiz = new QGroupBox(tr("Question"), this);
     m_quiz->setObjectName(QStringLiteral("lessonQuiz"));
     m_optionsLayout = new QVBoxLayout(m_quiz);
+    m_question = new QLabel(m_quiz); // a label, not the box's title: a long question wraps
+    m_question->setObjectName(QStringLiteral("lessonQuestion"));
+    m_question->setWordWrap(true);
+    QFont questionFont = m_question->font();
+    questionFont.setBold(true);
+    m_question->setFont(questionFont);
+    m_optionsLayout->addWidget(m_question);
     m_options = new QButtonGroup(this);
     m_feedback = new QLabel(this);
     m_feedback->setObjectName(QStringLiteral("lessonQuizFeedback"));
@@ -209,7 +216,7 @@ void LessonPanel::showStep()
     m_quiz->setVisible(step.quiz.has_value());
     if (!step.quiz)
         return;
-    m_quiz->setTitle(QString::fromStdString(step.quiz->question));
+    m_question->setText(QString::fromStdString(step.quiz->question));
     for (std::size_t i = 0; i < step.quiz->options.size(); ++i) {
         const int id = static_cast<int>(i);
         auto* option = new QRadioButton(

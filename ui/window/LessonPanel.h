@@ -57,6 +57,7 @@ private:
     QLabel* m_stepLabel = nullptr;
     QTextBrowser* m_text = nullptr;
     QGroupBox* m_quiz = nullptr;
+    QLabel* m_question = nullptr;
     QVBoxLayout* m_optionsLayout = nullptr;
     QButtonGroup* m_options = nullptr;
     QLabel* m_feedback = nullptr;

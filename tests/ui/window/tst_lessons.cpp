@@ -33,6 +33,16 @@ std::vector<std::string> viewNames(const MainWindow& window)
     return names;
 }
 
+// With QKV_SCREENSHOT_DIR set, the window at every step of every lesson (to look at, under xvfb-run).
+void screenshot(QWidget& window, const QString& name)
+{
+    const QString folder = qEnvironmentVariable("QKV_SCREENSHOT_DIR");
+    if (folder.isEmpty())
+        return;
+    QTest::qWait(150); // queued replots
+    window.grab().save(QDir(folder).filePath(name + QStringLiteral(".png")));
+}
+
 template <typename T> T* child(QWidget& window, const char* name)
 {
     T* widget = window.findChild<T*>(QLatin1String(name));
@@ -114,6 +124,8 @@ void TestLessons::walkEveryLesson()
         QVERIFY2(document->session() == lessonSessionAfter(lesson, k, document->initializer()),
                  qPrintable(where));
         QVERIFY2(document->result(), qPrintable(where + QStringLiteral(": ") + document->resultError()));
+        screenshot(window,
+                   QString(file).replace(QStringLiteral(".lesson.json"), QStringLiteral("-%1")).arg(k + 1));
     };
 
     QVERIFY2(window.lessonPanel()->startBuiltin(file), qPrintable(window.lessonPanel()->lastError()));
@@ -243,6 +255,7 @@ void TestLessons::quizChecksAnswers()
         ++questions;
         QVERIFY(child<QWidget>(window, "lessonQuiz")->isVisible());
         QVERIFY(!feedback->isVisible());
+        QCOMPARE(child<QLabel>(window, "lessonQuestion")->text(), QString::fromStdString(quiz->question));
         const std::size_t wrong = (quiz->answer + 1) % quiz->options.size();
         QTest::mouseClick(
             child<QRadioButton>(window, qPrintable(QStringLiteral("lessonOption%1").arg(wrong))),
