@@ -76,6 +76,23 @@ void checkSettings(const VarianceSettings& s)
                     " products; at most " + std::to_string(VarianceSettings::maxDraws / 2.0) + ")");
 }
 
+// As random.randn(rows, cols), stopping when asked (a view's run is dropped when the view closes).
+Matrix drawNormals(NumpyRandom& random, Index rows, Index cols, const std::atomic<bool>* cancel)
+{
+    constexpr Index checkEvery = 1 << 16;
+    Matrix m(rows, cols);
+    double* out = m.data(); // row-major: C order
+    const Index count = rows * cols;
+    for (Index start = 0; start < count; start += checkEvery) {
+        if (cancel && cancel->load())
+            throw Cancelled();
+        const Index end = std::min(count, start + checkEvery);
+        for (Index i = start; i < end; ++i)
+            out[i] = random.standardNormal();
+    }
+    return m;
+}
+
 } // namespace
 
 std::vector<Index> defaultVarianceDimensions()
@@ -125,8 +142,8 @@ std::vector<VariancePoint> measureDotProductVariance(const VarianceSettings& set
     for (Index d : settings.dimensions) {
         if (cancel && cancel->load())
             throw Cancelled();
-        const Matrix q = random.randn(n, d); // drawn in C order, q before k, as the article does
-        const Matrix k = random.randn(n, d);
+        const Matrix q = drawNormals(random, n, d, cancel); // C order, q before k, as the article does
+        const Matrix k = drawNormals(random, n, d, cancel);
         products.resize(static_cast<std::size_t>(d));
         const double root = std::sqrt(static_cast<double>(d));
         for (Index i = 0; i < n; ++i) {

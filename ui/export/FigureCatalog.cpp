@@ -9,9 +9,12 @@
 #include "PipelineView.h"
 #include "QueryKeySpaceView.h"
 #include "ResultViews.h"
+#include "SaturationView.h"
+#include "ScalingView.h"
 #include "SweepView.h"
 #include "ThreeSpacesView.h"
 #include "ValueSpaceView.h"
+#include "VarianceView.h"
 
 #include <QWidget>
 
@@ -45,6 +48,9 @@ void FigureCatalog::registerViews()
     add(own(new HeadOverview(m_document)));
     add(own(new NormalizerComparisonView(m_document)));
     add(own(new SweepView(m_document)));
+    add(own(new VarianceView(m_document)));
+    add(own(new SaturationView(m_document)));
+    add(own(new ScalingView(m_document)));
     add(results->pipeline());
 }
 

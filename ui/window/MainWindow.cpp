@@ -25,6 +25,8 @@
 #include "QueryKeySpaceView.h"
 #include "RecoveryPrompt.h"
 #include "ResultViews.h"
+#include "SaturationView.h"
+#include "ScalingView.h"
 #include "SessionEdits.h"
 #include "SettingsDialog.h"
 #include "ShapePanel.h"
@@ -34,6 +36,7 @@
 #include "ThreeSpacesView.h"
 #include "UserGuide.h"
 #include "ValueSpaceView.h"
+#include "VarianceView.h"
 #include "ViewHelp.h"
 #include "WindowGeometry.h"
 
@@ -221,7 +224,11 @@ void MainWindow::createDocks()
     auto* normalizers = new NormalizerComparisonView(m_document, this);
     auto* sweeps = new SweepView(m_document, this);
     auto* spaces = new ThreeSpacesView(m_document, this);
-    m_figures << queryKey << values << math << heads << normalizers << sweeps << spaces;
+    auto* variance = new VarianceView(m_document, this);
+    auto* saturation = new SaturationView(m_document, this);
+    auto* scaling = new ScalingView(m_document, this);
+    m_figures << queryKey << values << math << heads << normalizers << sweeps << spaces << variance
+              << saturation << scaling;
     QDockWidget* mathDock =
         addDock(tr("Step by Step"), QStringLiteral("dockMath"), math, Qt::BottomDockWidgetArea);
     QDockWidget* previous = mathDock;
@@ -231,7 +238,10 @@ void MainWindow::createDocks()
           std::tuple{tr("Values"), "dockValueSpace", static_cast<QWidget*>(values)},
           std::tuple{tr("Heads"), "dockHeads", static_cast<QWidget*>(heads)},
           std::tuple{tr("Normalizers"), "dockNormalizers", static_cast<QWidget*>(normalizers)},
-          std::tuple{tr("Sweeps"), "dockSweeps", static_cast<QWidget*>(sweeps)}}) {
+          std::tuple{tr("Sweeps"), "dockSweeps", static_cast<QWidget*>(sweeps)},
+          std::tuple{tr("√d_k Variance"), "dockVariance", static_cast<QWidget*>(variance)},
+          std::tuple{tr("Saturation"), "dockSaturation", static_cast<QWidget*>(saturation)},
+          std::tuple{tr("Scaled vs Unscaled"), "dockScaling", static_cast<QWidget*>(scaling)}}) {
         QDockWidget* dock = addDock(title, QLatin1String(name), widget, Qt::BottomDockWidgetArea);
         if (previous == mathDock)
             splitDockWidget(mathDock, dock, Qt::Horizontal);

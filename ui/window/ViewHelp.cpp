@@ -141,6 +141,31 @@ const QHash<QString, QString>& texts()
                "session's τ. Dotted lines mark the session's τ and α. Cold (small τ) every normalizer "
                "tends to hardmax; hot, softmax tends to uniform (entropy ln m). Click in a τ panel to "
                "set τ, in an α panel to switch to entmax with that α (one undo step).</p>"));
+        t.insert(QStringLiteral("varianceView"), tr("<h3>√d_k variance</h3><p>Random q and k with "
+                                                    "unit-variance components (NumPy's randn; seed 42 and "
+                                                    "10 000 samples reproduce the article): the empirical "
+                                                    "variance of q·k against d_k = 1 … 1024 on "
+                                                    "log axes, with one standard error, beside the theory "
+                                                    "d_k; and of q·k/√d_k beside 1. The star is "
+                                                    "the variance of the current head's raw scores at the "
+                                                    "session's d_k. Samples and seed are settings "
+                                                    "of this view, not of the session.</p>"));
+        t.insert(
+            QStringLiteral("saturationView"),
+            tr("<h3>Saturation</h3><p>The selected row's scores S'/τ multiplied by c (the slider, and three "
+               "factors you choose: 1, 5, 20 by default), normalized: the weights, the top one in %, and "
+               "below "
+               "them the gradient reaching each score for a loss asking more weight on one key (∂L/∂p = e_k: "
+               "the top key or the selected key), i.e. row k of the Jacobian, with its norm. One gradient "
+               "scale "
+               "for all panels: as c grows softmax's gradients vanish; sparsemax's are exactly zero off its "
+               "support.</p>"));
+        t.insert(
+            QStringLiteral("scalingView"),
+            tr("<h3>Scaled vs unscaled</h3><p>The current head computed by the engine under two settings "
+               "(A: ÷√d_k, B: unscaled by default; any scale and temperature): the selected row's weights "
+               "under each with their entropy and top weight, and every row's entropy under both beside "
+               "ln m, the entropy of uniform attention. The session is not changed.</p>"));
         t.insert(QStringLiteral("maskGrid"),
                  tr("<h3>Mask editor</h3><p>Rows are queries, columns keys; green is allowed, grey masked, "
                     "darker grey padding (always masked). Click a cell to flip it or drag across cells: the "
