@@ -96,20 +96,25 @@ SaturationView::SaturationView(Document* document, QWidget* parent)
     m_upstream->addItem(tr("More weight on the selected key"), static_cast<int>(Upstream::SelectedKey));
     m_upstream->setToolTip(tr("The unit upstream signal ∂L/∂p = e_k whose gradient the lower bars show"));
 
-    auto* controls = new QHBoxLayout;
-    controls->setContentsMargins(4, 2, 4, 0);
-    controls->addWidget(new QLabel(tr("c:"), this));
-    controls->addWidget(m_slider, 2);
-    controls->addWidget(m_sliderValue);
-    controls->addWidget(new QLabel(tr("panels at c ="), this));
+    // Two short rows rather than one long one: the bottom docks share the window's width.
+    auto* sliderRow = new QHBoxLayout;
+    sliderRow->setContentsMargins(4, 2, 4, 0);
+    sliderRow->addWidget(new QLabel(tr("c:"), this));
+    sliderRow->addWidget(m_slider, 1);
+    sliderRow->addWidget(m_sliderValue);
+    sliderRow->addWidget(m_normalizer);
+    auto* factorRow = new QHBoxLayout;
+    factorRow->setContentsMargins(4, 0, 4, 0);
+    factorRow->addWidget(new QLabel(tr("panels at c ="), this));
     for (QDoubleSpinBox* box : m_factors)
-        controls->addWidget(box);
-    controls->addWidget(m_normalizer);
-    controls->addWidget(m_upstream);
+        factorRow->addWidget(box);
+    factorRow->addWidget(m_upstream);
+    factorRow->addStretch(1);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(2);
-    layout->addLayout(controls);
+    layout->addLayout(sliderRow);
+    layout->addLayout(factorRow);
     layout->addWidget(m_plot, 1);
 
     m_titleElement = setUpPlot(m_plot, QSize(360, 180));
@@ -280,14 +285,15 @@ void SaturationView::refresh()
         weights->axis(QCPAxis::atBottom)->setTickLabels(false);
         gradient->axis(QCPAxis::atLeft)->setRange(-reach, reach);
         gradient->axis(QCPAxis::atBottom)
-            ->setLabel(tr("‖∂L/∂z‖ = %1").arg(QString::number(panel.gradientNorm, 'g', 3)));
+            ->setLabel(tr("‖∂L/∂z‖ = %1\nH = %2 nats")
+                           .arg(QString::number(panel.gradientNorm, 'g', 3),
+                                QString::number(panel.entropy, 'f', 2)));
         const QString topLabel = panel.topKey >= 0 ? labels.value(static_cast<int>(panel.topKey)) : QString();
         m_captions[static_cast<std::size_t>(k)]->setText(
-            panel.topKey >= 0
-                ? tr("%1c = %2: top %3 (‘%4’), H = %5")
-                      .arg(k == 0 ? tr("slider: ") : QString(), factorText(panel.factor),
-                           percentText(panel.topWeight), topLabel, QString::number(panel.entropy, 'f', 2))
-                : tr("c = %1: no allowed key").arg(factorText(panel.factor)));
+            panel.topKey >= 0 ? tr("c = %1%2: ‘%3’ %4")
+                                    .arg(factorText(panel.factor), k == 0 ? tr(" (slider)") : QString(),
+                                         topLabel, percentText(panel.topWeight))
+                              : tr("c = %1: no allowed key").arg(factorText(panel.factor)));
     }
 
     const QString query = static_cast<Index>(session.tokens.size()) == r.scaled.rows()
@@ -296,7 +302,7 @@ void SaturationView::refresh()
     const QString normalizerName = m_spec.type == NormalizerType::Entmax
                                        ? tr("%1-entmax").arg(QString::number(m_spec.alpha, 'g', 4))
                                        : QString::fromLatin1(toString(m_spec.type));
-    m_title = tr("Saturation of row ‘%1’ under %2: weights of c · S'/τ and the gradient reaching each score")
+    m_title = tr("Saturation of row ‘%1’ (%2): weights of c · S'/τ and the gradient reaching each score")
                   .arg(query, normalizerName);
     if (headCount > 1)
         m_title += tr(" — head %1 of %2").arg(head + 1).arg(headCount);

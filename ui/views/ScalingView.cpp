@@ -79,7 +79,13 @@ ScalingView::ScalingView(Document* document, QWidget* parent)
         controls->addWidget(constant);
         controls->addWidget(tau);
         controls->addSpacing(12);
-        connect(scale, &QComboBox::currentIndexChanged, this, [this] { m_refresh->request(); });
+        // The constant only matters (and takes room) when the scale is a constant.
+        constant->setVisible(false); // A starts ÷√d_k, B unscaled
+        connect(scale, &QComboBox::currentIndexChanged, this, [this, scale, constant] {
+            constant->setVisible(static_cast<Scale::Kind>(scale->currentData().toInt()) ==
+                                 Scale::Kind::Constant);
+            m_refresh->request();
+        });
         connect(constant, &QDoubleSpinBox::valueChanged, this, [this] { m_refresh->request(); });
         connect(tau, &QDoubleSpinBox::valueChanged, this, [this] { m_refresh->request(); });
     }
@@ -241,7 +247,7 @@ void ScalingView::show(Outcome outcome)
         const auto top = std::max_element(weights.begin(), weights.end());
         const auto topIndex = static_cast<int>(top - weights.begin());
         m_captions[static_cast<std::size_t>(k)]->setText(
-            tr("%1 %2: H = %3 nats, top %4% (‘%5’)")
+            tr("%1: %2\nH = %3 nats, top %4% (‘%5’)")
                 .arg(k == 0 ? QStringLiteral("A") : QStringLiteral("B"), settingText(side),
                      QString::number(side.entropy[static_cast<std::size_t>(row)], 'f', 3),
                      QString::number(*top * 100.0, 'f', 1), keys.value(topIndex)));
@@ -261,7 +267,7 @@ void ScalingView::show(Outcome outcome)
     uniform->setData({-0.5, static_cast<double>(n) - 0.5}, {lnM, lnM});
     setKeyTicks(entropyRect->axis(QCPAxis::atBottom), queries);
     entropyRect->axis(QCPAxis::atLeft)->setRange(0.0, std::max(0.1, lnM * 1.25));
-    m_captions[2]->setText(tr("Row entropies: mean A %1, B %2 nats")
+    m_captions[2]->setText(tr("Row entropies\nmean A %1, B %2 nats")
                                .arg(QString::number(m_comparison->first.meanEntropy, 'f', 3),
                                     QString::number(m_comparison->second.meanEntropy, 'f', 3)));
 

@@ -80,8 +80,22 @@ VarianceView::VarianceView(Document* document, QWidget* parent)
     }
     m_plot->xAxis->setLabel(tr("d_k (dimension of q and k, log scale)"));
     m_plot->yAxis->setLabel(tr("variance of the score (log scale)"));
+    // The legend beside the axes, not over them: the points fill the plot corner to corner.
     m_plot->legend->setVisible(true);
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignLeft | Qt::AlignTop);
+    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
+    auto* body = new QCPLayoutGrid;
+    QCPAxisRect* axes = m_plot->axisRect();
+    m_plot->plotLayout()->take(axes);
+    m_plot->plotLayout()->addElement(1, 0, body);
+    body->addElement(0, 0, axes);
+    auto* side = new QCPLayoutGrid; // the legend at the top of its column, at its own height
+    body->addElement(0, 1, side);
+    body->setColumnStretchFactor(1, 0.001);
+    side->addElement(0, 0, m_plot->legend);
+    side->addElement(1, 0, new QCPLayoutElement(m_plot));
+    side->setRowStretchFactor(0, 0.001);
+    m_plot->legend->setBorderPen(Qt::NoPen);
+    m_plot->legend->setBrush(Qt::NoBrush);
 
     connect(m_samples, &QSpinBox::valueChanged, this, [this] { m_refresh->request(); });
     connect(m_seed, &QSpinBox::valueChanged, this, [this] { m_refresh->request(); });
@@ -186,17 +200,17 @@ void VarianceView::redraw()
     } else if (points.empty()) {
         m_title = tr("Measuring Var(q·k)…");
     } else {
-        m_title = tr("Var(q·k) grows as d_k; ÷√d_k keeps it near 1 (%1 pairs per d_k, seed %2)")
+        m_title = tr("Var(q·k) grows as d_k; ÷√d_k keeps it near 1\n%1 pairs per d_k, seed %2")
                       .arg(m_shown.settings.samples)
                       .arg(m_shown.settings.seed);
         QCPGraph* theory =
             addSeries(m_plot, tr("theory: d_k"), theoryColor, QCPScatterStyle::ssCircle, Qt::SolidLine);
-        QCPGraph* raw = addSeries(m_plot, tr("empirical Var(q·k) ± 1 s.e."), unscaledColor,
-                                  QCPScatterStyle::ssSquare, Qt::NoPen);
+        QCPGraph* raw =
+            addSeries(m_plot, tr("Var(q·k) ± 1 s.e."), unscaledColor, QCPScatterStyle::ssSquare, Qt::NoPen);
         QCPGraph* one = addSeries(m_plot, tr("theory: 1"), scaledColor.darker(120), QCPScatterStyle::ssNone,
                                   Qt::DashLine);
-        QCPGraph* scaled = addSeries(m_plot, tr("empirical Var(q·k / √d_k)"), scaledColor,
-                                     QCPScatterStyle::ssTriangle, Qt::NoPen);
+        QCPGraph* scaled =
+            addSeries(m_plot, tr("Var(q·k / √d_k)"), scaledColor, QCPScatterStyle::ssTriangle, Qt::NoPen);
         auto* rawErrors = new QCPErrorBars(m_plot->xAxis, m_plot->yAxis);
         rawErrors->removeFromLegend();
         rawErrors->setPen(QPen(unscaledColor, 1.2));
@@ -226,8 +240,8 @@ void VarianceView::redraw()
         double left = d.first();
         double right = d.last();
         if (m_sessionPoint) {
-            QCPGraph* session = addSeries(m_plot, tr("this session's raw scores"), sessionColor,
-                                          QCPScatterStyle::ssStar, Qt::NoPen);
+            QCPGraph* session =
+                addSeries(m_plot, tr("this session"), sessionColor, QCPScatterStyle::ssStar, Qt::NoPen);
             session->setScatterStyle(
                 QCPScatterStyle(QCPScatterStyle::ssStar, QPen(sessionColor, 2.0), sessionColor, 14));
             session->setData({static_cast<double>(m_sessionPoint->first)}, {m_sessionPoint->second}, true);
@@ -239,12 +253,11 @@ void VarianceView::redraw()
         m_plot->xAxis->setRange(left / 1.5, right * 1.5);
         m_plot->yAxis->setRange(std::max(low, 1e-300) / 2.0, high * 2.0);
     }
-    m_footnote->setText(
-        m_sessionPoint
-            ? tr("★ this session: variance of the current head's raw scores q_i·k_j = %1 at d_k = %2")
-                  .arg(QString::number(m_sessionPoint->second, 'g', 4))
-                  .arg(m_sessionPoint->first)
-            : tr("q and k drawn with NumPy's legacy randn; error bars: one standard error"));
+    m_footnote->setText(m_sessionPoint
+                            ? tr("★ this session: Var of the current head's raw scores = %1 at d_k = %2")
+                                  .arg(QString::number(m_sessionPoint->second, 'g', 4))
+                                  .arg(m_sessionPoint->first)
+                            : tr("q and k drawn with NumPy's legacy randn; error bars: one standard error"));
     m_titleElement->setText(m_title);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -67,6 +67,7 @@ private slots:
     void scalingFollowsItsSettings();
     void varianceShowsTheExperimentAndTheSession();
     void settingsAreNotSessionEdits();
+    void plotsKeepRoomAtDockSize();
     void exportsInEveryFormat_data();
     void exportsInEveryFormat();
 };
@@ -246,6 +247,38 @@ void TestExperimentViews::settingsAreNotSessionEdits()
     scaling.waitForResult();
     QCOMPARE(document->undoStack()->count(), before);
     QVERIFY(!document->isModified());
+}
+
+// At the size of a bottom dock tab in a 1280 × 720 window the controls leave the plot most of the height and
+// the whole width. QKV_SCREENSHOT_DIR: the views are written there to look at.
+void TestExperimentViews::plotsKeepRoomAtDockSize()
+{
+    const auto document = openDocument(QStringLiteral("example:love"));
+    SaturationView saturation(document.get());
+    ScalingView scaling(document.get());
+    VarianceView variance(document.get());
+    const QString folder = qEnvironmentVariable("QKV_SCREENSHOT_DIR");
+    for (QWidget* view : {static_cast<QWidget*>(&saturation), static_cast<QWidget*>(&scaling),
+                          static_cast<QWidget*>(&variance)}) {
+        view->resize(640, 260);
+        view->show();
+        QVERIFY(QTest::qWaitForWindowExposed(view));
+        auto* plot = view->findChild<QWidget*>(
+            view->objectName().replace(QStringLiteral("View"), QStringLiteral("Plot")));
+        QVERIFY2(plot, qPrintable(view->objectName()));
+        QVERIFY2(plot->height() >= 170 && plot->width() == view->width() && view->width() == 640,
+                 qPrintable(QStringLiteral("%1: plot %2 × %3 in %4 × %5")
+                                .arg(view->objectName())
+                                .arg(plot->width())
+                                .arg(plot->height())
+                                .arg(view->width())
+                                .arg(view->height())));
+        scaling.waitForResult();
+        variance.waitForResult();
+        if (!folder.isEmpty())
+            view->grab().save(folder + QLatin1Char('/') + view->objectName() + QStringLiteral(".png"));
+        view->hide();
+    }
 }
 
 void TestExperimentViews::exportsInEveryFormat_data()
