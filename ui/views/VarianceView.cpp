@@ -1,11 +1,13 @@
 #include "VarianceView.h"
 
 #include "Document.h"
+#include "NumpyRandom.h"
 #include "OnScreenRefresh.h"
 #include "PlotFigure.h"
 
 #include <qcustomplot.h>
 
+#include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QSpinBox>
@@ -14,7 +16,6 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
-#include <limits>
 
 namespace qkv::ui {
 
@@ -39,7 +40,7 @@ QCPGraph* addSeries(QCustomPlot* plot, const QString& name, const QColor& color,
 } // namespace
 
 VarianceView::VarianceView(Document* document, QWidget* parent)
-    : QWidget(parent), m_document(document), m_samples(new QSpinBox(this)), m_seed(new QSpinBox(this)),
+    : QWidget(parent), m_document(document), m_samples(new QSpinBox(this)), m_seed(new QDoubleSpinBox(this)),
       m_plot(new QCustomPlot(this)), m_titleElement(nullptr), m_footnote(nullptr)
 {
     setObjectName(QStringLiteral("varianceView"));
@@ -50,7 +51,8 @@ VarianceView::VarianceView(Document* document, QWidget* parent)
     m_samples->setSingleStep(1000);
     m_samples->setToolTip(tr("Pairs (q, k) drawn for each d_k"));
     m_seed->setObjectName(QStringLiteral("varianceSeed"));
-    m_seed->setRange(0, std::numeric_limits<int>::max());
+    m_seed->setDecimals(0); // whole numbers up to 2³² − 1, all np.random.seed takes (more than an int holds)
+    m_seed->setRange(0.0, static_cast<double>(NumpyRandom::maxSeed));
     m_seed->setValue(42);
     m_seed->setToolTip(tr("np.random.seed(seed) before the first d_k, as seed 004 does (42)"));
     auto* controls = new QHBoxLayout;
@@ -98,7 +100,7 @@ VarianceView::VarianceView(Document* document, QWidget* parent)
     m_plot->legend->setBrush(Qt::NoBrush);
 
     connect(m_samples, &QSpinBox::valueChanged, this, [this] { m_refresh->request(); });
-    connect(m_seed, &QSpinBox::valueChanged, this, [this] { m_refresh->request(); });
+    connect(m_seed, &QDoubleSpinBox::valueChanged, this, [this] { m_refresh->request(); });
     m_refresh = new OnScreenRefresh(this, [this] {
         runExperiment();
         refreshSession();
@@ -119,9 +121,9 @@ void VarianceView::setSamples(int samples)
     m_samples->setValue(samples);
 }
 
-void VarianceView::setSeed(int seed)
+void VarianceView::setSeed(std::uint32_t seed)
 {
-    m_seed->setValue(seed);
+    m_seed->setValue(static_cast<double>(seed));
 }
 
 std::vector<VariancePoint> VarianceView::points() const
@@ -154,7 +156,7 @@ void VarianceView::runExperiment()
     VarianceSettings settings;
     settings.dimensions = defaultVarianceDimensions();
     settings.samples = m_samples->value();
-    settings.seed = static_cast<std::uint64_t>(m_seed->value());
+    settings.seed = static_cast<std::uint64_t>(std::llround(m_seed->value()));
     if (m_requested && m_requested->samples == settings.samples && m_requested->seed == settings.seed)
         return;
     m_requested = settings;

@@ -11,12 +11,14 @@
 #include <QWidget>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
 
 class QCustomPlot;
 class QCPTextElement;
+class QDoubleSpinBox;
 class QSpinBox;
 
 namespace qkv::ui {
@@ -36,7 +38,7 @@ public:
     ~VarianceView() override;
 
     void setSamples(int samples);
-    void setSeed(int seed);
+    void setSeed(std::uint32_t seed);
 
     /// The experiment's points last shown (waits for the newest run).
     std::vector<VariancePoint> points() const;
@@ -66,7 +68,7 @@ private:
     Document* m_document;
     OnScreenRefresh* m_refresh;
     QSpinBox* m_samples;
-    QSpinBox* m_seed;
+    QDoubleSpinBox* m_seed;
     QCustomPlot* m_plot;
     QCPTextElement* m_titleElement;
     QCPTextElement* m_footnote;

@@ -225,6 +225,12 @@ void TestExperimentViews::varianceShowsTheExperimentAndTheSession()
         QCOMPARE(points[i].scaled, expected[i].scaled);
     }
     QVERIFY2(view.title().contains(QStringLiteral("seed 7")), qPrintable(view.title()));
+    view.setSeed(4294967295u); // np.random.seed's largest
+    view.setSamples(50);
+    QVERIFY2(view.title().contains(QStringLiteral("seed 4294967295")), qPrintable(view.title()));
+    QCOMPARE(view.points().size(), expected.size());
+    view.setSeed(7);
+    view.setSamples(2000);
     const auto session = view.sessionPoint();
     QVERIFY(session);
     QCOMPARE(session->first, document->session().dK());
