@@ -12,6 +12,12 @@ namespace qkv::ui {
 LessonPlayer::LessonPlayer(Document* document, FigureNavigator navigator, QObject* parent)
     : QObject(parent), m_document(document), m_navigator(std::move(navigator))
 {
+    // A session opened meanwhile clears the history: the steps' commands are gone, and Back must not undo
+    // whatever is pushed next at the same index.
+    connect(m_document->undoStack(), &QUndoStack::indexChanged, this, [this] {
+        if (m_document->undoStack()->count() == 0)
+            m_applied.assign(m_applied.size(), Applied{});
+    });
 }
 
 void LessonPlayer::start(Lesson lesson)

@@ -3,6 +3,7 @@
 // the quiz's answers checked.
 
 #include "Document.h"
+#include "DocumentCommands.h"
 #include "FigureCatalog.h"
 #include "FigureNavigator.h"
 #include "LessonPanel.h"
@@ -175,6 +176,18 @@ void TestLessons::stepEditIsOneUndoStep()
     QCOMPARE(document->session().temperature, 1.0);
     document->undoStack()->undo();
     QVERIFY(document->session() == before);
+
+    // A session opened during a lesson clears the history: Back then leaves the person's new edit alone,
+    // though it sits where the step's command sat (index 1).
+    window.lessonPlayer()->back();
+    window.lessonPlayer()->next();
+    QCOMPARE(document->undoStack()->index(), 1);
+    QVERIFY(window.openSession(QStringLiteral("example:causal")));
+    pushEdit(document, QStringLiteral("mine"), Document::Options, [](Session& s) { s.temperature = 3.0; });
+    const Session mine = document->session();
+    window.lessonPlayer()->back();
+    QVERIFY(document->session() == mine);
+    QCOMPARE(window.lessonPlayer()->step(), static_cast<int>(edited) - 1);
 }
 
 void TestLessons::malformedLessonRefused_data()
