@@ -1,8 +1,11 @@
 #include "Examples.h"
 
 #include "Error.h"
+#include "NumpyExamples.h"
 #include "SessionFile.h"
 
+#include <map>
+#include <mutex>
 #include <utility>
 
 namespace qkv {
@@ -12,11 +15,35 @@ namespace detail {
 const std::vector<std::pair<std::string, std::string>>& embeddedExamples();
 } // namespace detail
 
+namespace {
+
+/// The JSON text of a generated example, made once (the examples are drawn by code, then serialized, so that
+/// they load exactly as an embedded one does). nullptr when `name` is not a generated example.
+const std::string* generatedJson(const std::string& name)
+{
+    static std::mutex mutex;
+    static std::map<std::string, std::string> texts;
+    for (const detail::GeneratedExample& example : detail::generatedExamples()) {
+        if (example.name != name)
+            continue;
+        const std::lock_guard<std::mutex> lock(mutex);
+        auto found = texts.find(name);
+        if (found == texts.end())
+            found = texts.emplace(name, serializeSession(example.make())).first;
+        return &found->second; // std::map nodes never move
+    }
+    return nullptr;
+}
+
+} // namespace
+
 std::vector<ExampleInfo> builtinExamples()
 {
     std::vector<ExampleInfo> infos;
     for (const auto& [name, text] : detail::embeddedExamples())
         infos.push_back({name, parseSession(text).title});
+    for (const detail::GeneratedExample& example : detail::generatedExamples())
+        infos.push_back({example.name, example.make().title});
     return infos;
 }
 
@@ -25,12 +52,15 @@ const std::string& exampleJson(const std::string& name)
     for (const auto& [exampleName, text] : detail::embeddedExamples())
         if (exampleName == name)
             return text;
+    if (const std::string* text = generatedJson(name))
+        return *text;
     std::string known;
     for (const auto& example : detail::embeddedExamples())
         known += (known.empty() ? "" : ", ") + example.first;
+    for (const detail::GeneratedExample& example : detail::generatedExamples())
+        known += ", " + example.name;
     throw Error("example:" + name + ": no built-in example by that name (known: " + known + ")");
 }
-
 Session loadExample(const std::string& name)
 {
     return parseSession(exampleJson(name));

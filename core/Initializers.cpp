@@ -1,5 +1,7 @@
 #include "Initializers.h"
 
+#include "NumpyRandom.h"
+
 #include <cmath>
 #include <random>
 
@@ -63,6 +65,10 @@ template <typename Draw> Matrix fill(Index rows, Index cols, Draw draw)
 
 Matrix initializeMatrix(const InitializerSpec& spec, Index rows, Index cols)
 {
+    if (spec.kind == Initializer::NumpyLegacy) {
+        NumpyRandom random(spec.seed); // refuses a seed NumPy refuses, even for an empty matrix
+        return random.randn(rows, cols) * spec.scale;
+    }
     if (rows == 0 || cols == 0) {
         return Matrix(rows, cols); // nothing to draw, and no division by a zero fan
     }
@@ -88,6 +94,7 @@ Matrix initializeMatrix(const InitializerSpec& spec, Index rows, Index cols)
         return fill(rows, cols, [&] { return stddev * sampler.normal(); });
     }
     case Initializer::Zeros:
+    case Initializer::NumpyLegacy: // drawn above
         break;
     }
     return Matrix::Zero(rows, cols);
@@ -106,6 +113,8 @@ const char* toString(Initializer kind)
         return "normal";
     case Initializer::Zeros:
         return "zeros";
+    case Initializer::NumpyLegacy:
+        return "numpy_legacy";
     }
     return "xavier_normal";
 }
@@ -113,7 +122,7 @@ const char* toString(Initializer kind)
 std::optional<Initializer> initializerFromString(const std::string& name)
 {
     for (Initializer kind : {Initializer::XavierNormal, Initializer::XavierUniform, Initializer::HeNormal,
-                             Initializer::Normal, Initializer::Zeros}) {
+                             Initializer::Normal, Initializer::Zeros, Initializer::NumpyLegacy}) {
         if (name == toString(kind)) {
             return kind;
         }

@@ -1,6 +1,7 @@
 #include "SessionEdits.h"
 
 #include "Masks.h"
+#include "NumpyRandom.h"
 
 #include <algorithm>
 #include <set>
@@ -10,11 +11,14 @@ namespace qkv {
 
 namespace {
 
-// Each new matrix gets its own seed, so two matrices resized together do not receive equal entries.
+// Each new matrix gets its own seed, so two matrices resized together do not receive equal entries. NumPy's
+// seeds are 32 bits wide, so its derived seeds are kept to 32 bits.
 InitializerSpec derived(const InitializerSpec& init, std::uint64_t salt)
 {
     InitializerSpec spec = init;
     spec.seed = init.seed * 0x9E3779B97F4A7C15ull + salt;
+    if (init.kind == Initializer::NumpyLegacy)
+        spec.seed &= NumpyRandom::maxSeed;
     return spec;
 }
 
@@ -271,8 +275,38 @@ void ensureScoreParameters(Session& s, const InitializerSpec& init)
 
 namespace qkv {
 
+namespace {
+
+// NumPy legacy: one stream seeded once, drawn in the order the articles write their code.
+void redrawWeightsFromNumpy(Session& s, const InitializerSpec& init)
+{
+    NumpyRandom random(init.seed);
+    const auto draw = [&](Matrix& m) { m = random.randn(m.rows(), m.cols()) * init.scale; };
+    for (Head& head : s.heads) {
+        draw(head.W_Q);
+        draw(head.W_K);
+        draw(head.W_V);
+        if (head.W_S.size() > 0)
+            draw(head.W_S);
+        if (head.W_a.size() > 0)
+            draw(head.W_a);
+        if (head.U_a.size() > 0)
+            draw(head.U_a);
+        if (head.v_a.size() > 0)
+            head.v_a = random.randn(head.v_a.size(), 1).col(0) * init.scale;
+    }
+    if (s.W_O)
+        draw(*s.W_O);
+}
+
+} // namespace
+
 void reinitializeWeights(Session& s, const InitializerSpec& init)
 {
+    if (init.kind == Initializer::NumpyLegacy) {
+        redrawWeightsFromNumpy(s, init);
+        return;
+    }
     std::uint64_t salt = 1000;
     for (Head& head : s.heads) {
         head.W_Q = initializeMatrix(derived(init, salt + 1), head.W_Q.rows(), head.W_Q.cols());
@@ -290,6 +324,20 @@ void reinitializeWeights(Session& s, const InitializerSpec& init)
     }
     if (s.W_O)
         s.W_O = initializeMatrix(derived(init, 999), s.W_O->rows(), s.W_O->cols());
+}
+
+void reinitializeEmbeddings(Session& s, const InitializerSpec& init)
+{
+    if (init.kind == Initializer::NumpyLegacy) {
+        NumpyRandom random(init.seed);
+        s.X = random.randn(s.X.rows(), s.X.cols()) * init.scale;
+        if (s.context)
+            s.context->Z = random.randn(s.context->Z.rows(), s.context->Z.cols()) * init.scale;
+        return;
+    }
+    s.X = initializeMatrix(derived(init, 2001), s.X.rows(), s.X.cols());
+    if (s.context)
+        s.context->Z = initializeMatrix(derived(init, 2002), s.context->Z.rows(), s.context->Z.cols());
 }
 
 Session blankSession(Index n, Index dModel, Index dK, Index dV, const InitializerSpec& init)

@@ -29,8 +29,15 @@ void setHeadCount(Session& session, int heads, const InitializerSpec& init);
 void setCrossAttention(Session& session, bool on);
 
 /// Draws every weight (W_Q, W_K, W_V, the score parameters, W_O) anew from `init`, a distinct seed per
-/// matrix; the embeddings are kept.
+/// matrix; the embeddings are kept. NumPy legacy: one stream seeded once with init.seed, as
+/// `np.random.seed(seed)`, then for each head in turn W_Q, W_K, W_V (then W_S, W_a, U_a, v_a when present) as
+/// `randn(rows, cols) * scale`, then W_O.
 void reinitializeWeights(Session& session, const InitializerSpec& init);
+
+/// Draws the embeddings X (and the context's Z) anew, the same shapes: NumPy legacy, one stream seeded once
+/// (`np.random.seed(seed); X = randn(n, d_model) * scale`, then Z = randn(m, d_model) * scale); any other
+/// initializer applied to X (and to Z) as to an n × d_model weight matrix, with seeds of its own.
+void reinitializeEmbeddings(Session& session, const InitializerSpec& init);
 
 /// Creates the score function's parameters where they are missing (W_S; W_a, U_a and v_a with d_a = d_k).
 void ensureScoreParameters(Session& session, const InitializerSpec& init);

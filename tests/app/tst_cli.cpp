@@ -200,6 +200,7 @@ class TestCli : public QObject {
 
 private slots:
     void computeLoveExample();
+    void computeTheCatSatExample();
     void computeFileAndStandardInput();
     void computeEveryExample_data();
     void computeEveryExample();
@@ -253,6 +254,48 @@ void TestCli::computeLoveExample()
                 QStringLiteral("weights[0][%1] = %2").arg(j).arg(weights0.at(j).toDouble(), 0, 'g', 17)));
     const QJsonArray scaled0 = head.value(QStringLiteral("scaled")).toArray().at(0).toArray();
     QKV_COMPARE_NEAR(scaled0.at(1).toDouble(), 5.0 / std::sqrt(3.0), 1e-15);
+}
+
+void TestCli::computeTheCatSatExample()
+{
+    // `qkvlab compute example:the-cat-sat` prints seed 004's worked example: every matrix it prints, to its 3
+    // decimals (its W_Q, W_K, W_V are drawn from NumPy's stream after np.random.seed(42)).
+    const Run run = runQkvlab({QStringLiteral("compute"), QStringLiteral("example:the-cat-sat")});
+    QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 0);
+    bool ok = false;
+    const QJsonObject printed = parseOutput(run.out, &ok);
+    QVERIFY(ok);
+    const QJsonObject head = printed.value(QStringLiteral("heads")).toArray().at(0).toObject();
+    const struct {
+        const char* key;
+        double values[9];
+    } article[] = {
+        {"Q", {0.248, -0.069, 0.324, 1.003, -0.309, -0.271, 0.866, 0.372, -0.246}},
+        {"K", {0.121, -0.957, -0.862, -0.359, -0.575, -0.499, -0.482, -0.757, 0.749}},
+        {"V", {-0.272, 0.055, -0.575, -0.262, 0.034, -0.692, -0.282, 0.896, -0.021}},
+        {"scores", {-0.183, -0.211, 0.175, 0.651, -0.047, -0.452, -0.039, -0.402, -0.883}},
+        {"scaled", {-0.106, -0.122, 0.101, 0.376, -0.027, -0.261, -0.022, -0.232, -0.510}},
+        {"weights", {0.311, 0.306, 0.383, 0.455, 0.304, 0.241, 0.412, 0.334, 0.253}},
+        {"output", {-0.273, 0.371, -0.399, -0.272, 0.251, -0.477, -0.271, 0.261, -0.474}},
+    };
+    for (const auto& matrix : article) {
+        const QJsonArray rows = head.value(QLatin1String(matrix.key)).toArray();
+        QCOMPARE(rows.size(), 3);
+        for (int i = 0; i < 3; ++i) {
+            const QJsonArray row = rows.at(i).toArray();
+            QCOMPARE(row.size(), 3);
+            for (int j = 0; j < 3; ++j) {
+                const double value = row.at(j).toDouble();
+                QVERIFY2(std::llround(value * 1000.0) == std::llround(matrix.values[3 * i + j] * 1000.0),
+                         qPrintable(QStringLiteral("%1[%2][%3] = %4, the article prints %5")
+                                        .arg(QLatin1String(matrix.key))
+                                        .arg(i)
+                                        .arg(j)
+                                        .arg(value, 0, 'f', 6)
+                                        .arg(matrix.values[3 * i + j], 0, 'f', 3)));
+            }
+        }
+    }
 }
 
 void TestCli::computeFileAndStandardInput()

@@ -1,5 +1,6 @@
 // Tests of the seeded weight initializers (core/Initializers.h).
 
+#include "Error.h"
 #include "Initializers.h"
 
 #include "FuzzyCompare.h"
@@ -41,6 +42,7 @@ double targetStddev(Initializer kind, Index rows, Index cols, double scale)
     case Initializer::HeNormal:
         return std::sqrt(2.0 / fanIn);
     case Initializer::Normal:
+    case Initializer::NumpyLegacy:
         return scale;
     case Initializer::Zeros:
         return 0.0;
@@ -66,6 +68,8 @@ private slots:
     void sampleMoments();
     void uniformWithinBounds();
     void zerosAreZero();
+    void numpyLegacyIsNumpyRandn();
+    void numpyLegacySeedOutOfRange();
     void shapes_data();
     void shapes();
     void filledRowMajor();
@@ -85,6 +89,7 @@ void TestInitializers::sameSeedGivesSameMatrix_data()
     QTest::newRow("he_normal/7") << Initializer::HeNormal << quint64(7);
     QTest::newRow("normal/max") << Initializer::Normal << quint64(~0ULL);
     QTest::newRow("zeros/3") << Initializer::Zeros << quint64(3);
+    QTest::newRow("numpy_legacy/42") << Initializer::NumpyLegacy << quint64(42);
 }
 
 void TestInitializers::sameSeedGivesSameMatrix()
@@ -198,6 +203,7 @@ void TestInitializers::sampleMoments_data()
     QTest::newRow("normal/1") << Initializer::Normal << 1.0;
     QTest::newRow("normal/2.5") << Initializer::Normal << 2.5;
     QTest::newRow("normal/0.01") << Initializer::Normal << 0.01;
+    QTest::newRow("numpy_legacy/0.5") << Initializer::NumpyLegacy << 0.5;
 }
 
 void TestInitializers::sampleMoments()
@@ -255,13 +261,37 @@ void TestInitializers::zerosAreZero()
     }
 }
 
+void TestInitializers::numpyLegacyIsNumpyRandn()
+{
+    // np.random.seed(42); (np.random.randn(2, 3) * 0.5).tolist(), computed once with Debian's numpy 1.24: the
+    // first six normals of seed 42 (tst_numpyrandom) halved, exactly.
+    const Matrix m = qkv::initializeMatrix(makeSpec(Initializer::NumpyLegacy, 42, 0.5), 2, 3);
+    Matrix expected(2, 3);
+    expected << 0.24835707650561634, -0.06913215058559233, 0.32384426905034625, 0.7615149282040127,
+        -0.11707668736166799, -0.11706847847459027;
+    QVERIFY2(m == expected, "not NumPy's randn(2, 3) * 0.5 after seed 42");
+}
+
+void TestInitializers::numpyLegacySeedOutOfRange()
+{
+    // NumPy refuses seeds beyond 2^32 − 1; so does the initializer, with a message that says the range.
+    try {
+        qkv::initializeMatrix(makeSpec(Initializer::NumpyLegacy, 4294967296ull), 2, 2);
+        QFAIL("no exception");
+    } catch (const qkv::Error& error) {
+        QVERIFY2(QByteArray(error.what()).contains("4294967295"), error.what());
+    }
+    QCOMPARE(qkv::initializeMatrix(makeSpec(Initializer::NumpyLegacy, 4294967295ull), 2, 2).size(), Index(4));
+}
+
 void TestInitializers::shapes_data()
 {
     QTest::addColumn<Initializer>("kind");
     QTest::addColumn<int>("rows");
     QTest::addColumn<int>("cols");
-    const Initializer kinds[] = {Initializer::XavierNormal, Initializer::XavierUniform, Initializer::HeNormal,
-                                 Initializer::Normal, Initializer::Zeros};
+    const Initializer kinds[] = {Initializer::XavierNormal, Initializer::XavierUniform,
+                                 Initializer::HeNormal,     Initializer::Normal,
+                                 Initializer::Zeros,        Initializer::NumpyLegacy};
     const int shapes[][2] = {{0, 0}, {0, 4}, {4, 0}, {1, 1}, {1, 9}, {9, 1}, {3, 7}, {7, 3}, {64, 48}};
     for (Initializer kind : kinds) {
         for (const auto& shape : shapes) {
@@ -317,6 +347,7 @@ void TestInitializers::namesRoundTrip_data()
     QTest::newRow("he_normal") << Initializer::HeNormal << QStringLiteral("he_normal");
     QTest::newRow("normal") << Initializer::Normal << QStringLiteral("normal");
     QTest::newRow("zeros") << Initializer::Zeros << QStringLiteral("zeros");
+    QTest::newRow("numpy_legacy") << Initializer::NumpyLegacy << QStringLiteral("numpy_legacy");
 }
 
 void TestInitializers::namesRoundTrip()

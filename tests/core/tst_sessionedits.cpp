@@ -3,6 +3,7 @@
 #include "Error.h"
 #include "Examples.h"
 #include "Initializers.h"
+#include "NumpyRandom.h"
 #include "SessionEdits.h"
 
 #include <QtTest>
@@ -219,6 +220,9 @@ class TestSessionEdits : public QObject {
     Q_OBJECT
 private slots:
     void reinitializeWeightsKeepsShapesAndEmbeddings();
+    void numpyReinitializeDrawsOneStream();
+    void numpyReinitializeEmbeddings();
+    void numpyEditsKeepSeedsInRange();
     void blankSessionIsValid();
     void successiveInsertionsDiffer();
     void builtSessionsAreValid_data();
@@ -834,6 +838,64 @@ void TestSessionEdits::reinitializeWeightsKeepsShapesAndEmbeddings()
     Session again = before;
     reinitializeWeights(again, init);
     QVERIFY(again == s); // reproducible
+}
+
+void TestSessionEdits::numpyReinitializeDrawsOneStream()
+{
+    // As the articles write it: np.random.seed(s); then per head W_q = randn(d, dk) * c; W_k = ...; W_v =
+    // ...; then W_O, all from the one stream.
+    Session s = loadExample("multihead");
+    QVERIFY(s.W_O.has_value());
+    const Session before = s;
+    const InitializerSpec init{Initializer::NumpyLegacy, 0.25, 2024};
+    reinitializeWeights(s, init);
+    QCOMPARE(QString::fromStdString(validate(s)), QString());
+    QVERIFY(sameMatrix(s.X, before.X));
+    NumpyRandom random(2024);
+    for (const Head& head : s.heads) {
+        QVERIFY(sameMatrix(head.W_Q, Matrix(random.randn(s.dModel(), s.dK()) * 0.25)));
+        QVERIFY(sameMatrix(head.W_K, Matrix(random.randn(s.dModel(), s.dK()) * 0.25)));
+        QVERIFY(sameMatrix(head.W_V, Matrix(random.randn(s.dModel(), s.dV()) * 0.25)));
+    }
+    QVERIFY(sameMatrix(*s.W_O, Matrix(random.randn(s.W_O->rows(), s.W_O->cols()) * 0.25)));
+}
+
+void TestSessionEdits::numpyReinitializeEmbeddings()
+{
+    // X = randn(n, d_model) * c after the seed, then Z from the same stream; the weights are kept.
+    Session s = loadExample("translation");
+    QVERIFY(s.context.has_value());
+    const Session before = s;
+    reinitializeEmbeddings(s, InitializerSpec{Initializer::NumpyLegacy, 2.0, 7});
+    QCOMPARE(QString::fromStdString(validate(s)), QString());
+    NumpyRandom random(7);
+    QVERIFY(sameMatrix(s.X, Matrix(random.randn(before.n(), before.dModel()) * 2.0)));
+    QVERIFY(sameMatrix(s.context->Z, Matrix(random.randn(before.m(), before.dModel()) * 2.0)));
+    QVERIFY(s.heads == before.heads);
+    // Another initializer draws them too, reproducibly, with other numbers.
+    Session xavier = before;
+    reinitializeEmbeddings(xavier, InitializerSpec{Initializer::XavierNormal, 1.0, 7});
+    QVERIFY(!sameMatrix(xavier.X, before.X));
+    QVERIFY(!sameMatrix(xavier.X, s.X));
+    Session again = before;
+    reinitializeEmbeddings(again, InitializerSpec{Initializer::XavierNormal, 1.0, 7});
+    QVERIFY(again == xavier);
+}
+
+void TestSessionEdits::numpyEditsKeepSeedsInRange()
+{
+    // Structural edits derive a seed per new matrix; with the NumPy initializer those stay within NumPy's
+    // 32-bit range, even from the largest seed.
+    for (const std::uint64_t seed :
+         {std::uint64_t{0}, std::uint64_t{42}, std::uint64_t{NumpyRandom::maxSeed}}) {
+        Session s = loadExample("translation");
+        try {
+            editAll(s, InitializerSpec{Initializer::NumpyLegacy, 0.5, seed});
+        } catch (const Error& e) {
+            QFAIL(e.what());
+        }
+        VERIFY_VALID(s);
+    }
 }
 
 void TestSessionEdits::blankSessionIsValid()

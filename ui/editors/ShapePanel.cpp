@@ -30,6 +30,11 @@ QSpinBox* sizeBox(QWidget* parent, const char* name, int maximum, const QString&
     return box;
 }
 
+bool usesScale(Initializer kind)
+{
+    return kind == Initializer::Normal || kind == Initializer::NumpyLegacy;
+}
+
 } // namespace
 
 ShapePanel::ShapePanel(Document* document, QWidget* parent)
@@ -54,7 +59,8 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
                         "keeps W_O's left columns, new ones come from the initializer."))),
       m_initializer(new QComboBox(this)), m_initScale(new QDoubleSpinBox(this)),
       m_initSeed(new QSpinBox(this)),
-      m_reinitializeAll(new QPushButton(tr("Re-initialise all weights"), this))
+      m_reinitializeAll(new QPushButton(tr("Re-initialise all weights"), this)),
+      m_reinitializeEmbeddings(new QPushButton(tr("Re-draw embeddings X"), this))
 {
     setObjectName(QStringLiteral("shapePanel"));
 
@@ -71,25 +77,36 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
     m_initializer->addItem(tr("He normal"), static_cast<int>(Initializer::HeNormal));
     m_initializer->addItem(tr("Normal × scale"), static_cast<int>(Initializer::Normal));
     m_initializer->addItem(tr("Zeros"), static_cast<int>(Initializer::Zeros));
+    m_initializer->addItem(tr("NumPy legacy (np.random.seed(s); randn) × scale"),
+                           static_cast<int>(Initializer::NumpyLegacy));
     m_initializer->setToolTip(
         tr("Where new weights come from (resizing, new heads, W_O, re-initialising): Xavier "
            "(Glorot) normal or uniform, He normal, a normal distribution with the standard "
-           "deviation below, or zeros"));
+           "deviation below, zeros, or NumPy's legacy generator exactly as np.random.seed(seed) then "
+           "np.random.randn(rows, cols) × scale: re-initialising draws W_Q, W_K, W_V of each head in that "
+           "order from one stream seeded once, as the articles' code does"));
     m_initScale->setObjectName(QStringLiteral("initScale"));
     m_initScale->setDecimals(4);
     m_initScale->setRange(0.0001, 1000.0);
     m_initScale->setSingleStep(0.1);
     m_initScale->setPrefix(QStringLiteral("σ = "));
-    m_initScale->setToolTip(tr("The standard deviation of the \"Normal × scale\" initializer"));
+    m_initScale->setToolTip(tr("The standard deviation of the \"Normal × scale\" initializer, the factor of "
+                               "the NumPy legacy one"));
     m_initSeed->setObjectName(QStringLiteral("initSeed"));
     m_initSeed->setRange(0, std::numeric_limits<int>::max());
     m_initSeed->setPrefix(tr("seed "));
-    m_initSeed->setToolTip(tr("The random seed: the same seed and sizes always give the same weights"));
+    m_initSeed->setToolTip(tr("The random seed: the same seed and sizes always give the same weights (NumPy "
+                              "legacy: the s of np.random.seed(s))"));
     m_reinitializeAll->setObjectName(QStringLiteral("reinitializeAll"));
     m_reinitializeAll->setToolTip(
         tr("Draws every weight matrix of every head (W_Q, W_K, W_V, the score "
            "parameters) and W_O anew from the initializer; the embeddings X and Z are "
            "kept. One undoable step."));
+    m_reinitializeEmbeddings->setObjectName(QStringLiteral("reinitializeEmbeddings"));
+    m_reinitializeEmbeddings->setToolTip(
+        tr("Draws the embeddings X (and Z) anew from the initializer, the weights kept. NumPy legacy: "
+           "np.random.seed(seed); X = randn(n, d_model) × scale, then Z from the same stream. One undoable "
+           "step."));
 
     auto* form = new QFormLayout(this);
     form->setContentsMargins(4, 4, 4, 4);
@@ -109,6 +126,7 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
     form->addRow(tr("Initializer"), m_initializer);
     form->addRow(QString(), initRow);
     form->addRow(m_reinitializeAll);
+    form->addRow(m_reinitializeEmbeddings);
 
     auto resize = [this](QSpinBox* box, const QString& text,
                          void (*edit)(Session&, Index, const InitializerSpec&),
@@ -156,6 +174,11 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
         pushEdit(m_document, tr("Re-initialise all weights"), Document::Values,
                  [init](Session& s) { reinitializeWeights(s, init); });
     });
+    connect(m_reinitializeEmbeddings, &QPushButton::clicked, this, [this] {
+        const InitializerSpec init = m_document->initializer();
+        pushEdit(m_document, tr("Re-draw embeddings"), Document::Values,
+                 [init](Session& s) { reinitializeEmbeddings(s, init); });
+    });
 
     connect(m_document, &Document::sessionChanged, this, &ShapePanel::syncFromSession);
     syncFromSession();
@@ -169,7 +192,7 @@ void ShapePanel::applyInitializer()
     spec.scale = m_initScale->value();
     spec.seed = static_cast<std::uint64_t>(m_initSeed->value());
     m_document->setInitializer(spec);
-    m_initScale->setEnabled(spec.kind == Initializer::Normal);
+    m_initScale->setEnabled(usesScale(spec.kind));
 }
 
 void ShapePanel::syncInitializer()
@@ -179,7 +202,7 @@ void ShapePanel::syncInitializer()
                                        QSignalBlocker(m_initSeed)};
     m_initializer->setCurrentIndex(m_initializer->findData(static_cast<int>(spec.kind)));
     m_initScale->setValue(spec.scale);
-    m_initScale->setEnabled(spec.kind == Initializer::Normal);
+    m_initScale->setEnabled(usesScale(spec.kind));
     m_initSeed->setValue(
         static_cast<int>(std::min<std::uint64_t>(spec.seed, std::numeric_limits<int>::max())));
 }

@@ -14,7 +14,8 @@ namespace qkv::ui {
 class Document;
 
 /// Each size change is one undoable edit whose new entries come from the document's initializer. The
-/// initializer itself is a preference (not undoable); "Re-initialise all weights" is one undoable edit.
+/// initializer itself is a preference (not undoable); "Re-initialise all weights" and "Re-draw embeddings X"
+/// are one undoable edit each.
 class ShapePanel : public QWidget {
     Q_OBJECT
 public:
@@ -36,6 +37,7 @@ private:
     QDoubleSpinBox* m_initScale;
     QSpinBox* m_initSeed;
     QPushButton* m_reinitializeAll;
+    QPushButton* m_reinitializeEmbeddings;
 };
 
 } // namespace qkv::ui

@@ -187,10 +187,13 @@ const QHash<QString, QString>& texts()
                     "picked at once and explains it. Lessons ▸ Open Lesson File plays a "
                     "<code>.lesson.json</code> of your own; a file with a mistake is refused with a message "
                     "naming the file and the step.</p>"));
-        t.insert(QStringLiteral("shapePanel"),
-                 tr("<h3>Dimensions</h3><p>d_model (the columns of X), d_k, d_v, the number of heads, the "
-                    "output projection W_O and its d_out, and the initializer that fills new entries (or "
-                    "re-initialises every weight).</p>"));
+        t.insert(
+            QStringLiteral("shapePanel"),
+            tr("<h3>Dimensions</h3><p>d_model (the columns of X), d_k, d_v, the number of heads, the "
+               "output projection W_O and its d_out, and the initializer that fills new entries (or "
+               "re-initialises every weight, or re-draws the embeddings). \"NumPy legacy\" is NumPy's "
+               "own generator: np.random.seed(seed), then randn(rows, cols) × scale for W_Q, W_K, W_V of "
+               "each head in turn, as the articles' code draws them.</p>"));
         return t;
     }();
     return all;

@@ -5,6 +5,7 @@
 #include "Document.h"
 #include "DocumentCommands.h"
 #include "Heatmap.h"
+#include "NumpyRandom.h"
 #include "ResultViews.h"
 #include "SessionEdits.h"
 #include "ShapePanel.h"
@@ -105,6 +106,7 @@ private slots:
     void outputWidthDOut();
     void reinitializeAll();
     void initializerSeedIsReproducible();
+    void numpyInitializerDrawsTheArticlesStream();
 
     void heatmapShowsTheMatrix();
     void heatmapHidesValuesInSmallCells();
@@ -704,6 +706,44 @@ void TestControls::initializerSeedIsReproducible()
     find<QSpinBox>("initSeed")->setValue(7);
     reinitialize->click();
     QVERIFY(sameValue(m_document->session(), seven));
+}
+
+void TestControls::numpyInitializerDrawsTheArticlesStream()
+{
+    // "NumPy legacy" with seed 42 and scale 0.5: re-initialising is np.random.seed(42); W_q = randn(d, dk) *
+    // 0.5; W_k = ...; W_v = ... for each head, one undo step; re-drawing X is np.random.seed(42); X =
+    // randn(n, d) * 0.5.
+    auto* initializer = find<QComboBox>("initializer");
+    initializer->setCurrentIndex(initializer->findData(static_cast<int>(Initializer::NumpyLegacy)));
+    QVERIFY(initializer->currentIndex() >= 0);
+    QVERIFY(find<QDoubleSpinBox>("initScale")->isEnabled());
+    find<QDoubleSpinBox>("initScale")->setValue(0.5);
+    find<QSpinBox>("initSeed")->setValue(42);
+    QCOMPARE(m_document->initializer().kind, Initializer::NumpyLegacy);
+
+    const Session before = m_document->session();
+    const int steps = m_document->undoStack()->count();
+    find<QPushButton>("reinitializeAll")->click();
+    QCOMPARE(m_document->undoStack()->count(), steps + 1);
+    const Session& s = m_document->session();
+    NumpyRandom random(42);
+    for (const Head& head : s.heads) {
+        QVERIFY(sameValue(head.W_Q, Matrix(random.randn(s.dModel(), s.dK()) * 0.5)));
+        QVERIFY(sameValue(head.W_K, Matrix(random.randn(s.dModel(), s.dK()) * 0.5)));
+        QVERIFY(sameValue(head.W_V, Matrix(random.randn(s.dModel(), s.dV()) * 0.5)));
+    }
+    QVERIFY(sameValue(s.X, before.X));
+
+    const Session weightsDrawn = m_document->session();
+    find<QPushButton>("reinitializeEmbeddings")->click();
+    QCOMPARE(m_document->undoStack()->count(), steps + 2);
+    QVERIFY(
+        sameValue(m_document->session().X, Matrix(NumpyRandom(42).randn(before.n(), before.dModel()) * 0.5)));
+    QVERIFY(m_document->session().heads == weightsDrawn.heads);
+    m_document->undoStack()->undo();
+    QVERIFY(sameValue(m_document->session(), weightsDrawn));
+    m_document->undoStack()->undo();
+    QVERIFY(sameValue(m_document->session(), before));
 }
 
 void TestControls::heatmapShowsTheMatrix()
