@@ -226,6 +226,23 @@ std::string validate(const Session& s)
 
     if (!(std::isfinite(s.normalizer.alpha) && s.normalizer.alpha >= 1.0))
         return describe("normalizer.alpha", "expected a finite number ≥ 1");
+
+    if (static_cast<int>(s.snapshots.size()) > Limits::maxSnapshots)
+        return describe("snapshots", "expected at most " + std::to_string(Limits::maxSnapshots) +
+                                         " snapshots, found " + std::to_string(s.snapshots.size()));
+    for (std::size_t k = 0; k < s.snapshots.size(); ++k) {
+        const Snapshot& snapshot = s.snapshots[k];
+        const std::string at = "snapshots[" + std::to_string(k) + "]";
+        if (snapshot.name.empty() || snapshot.name.size() > Limits::maxSnapshotName)
+            return describe(at + ".name",
+                            "expected 1 to " + std::to_string(Limits::maxSnapshotName) + " characters");
+        if (!snapshot.session)
+            return describe(at + ".session", "missing");
+        if (!snapshot.session->snapshots.empty())
+            return describe(at + ".session.snapshots", "a snapshot cannot hold snapshots of its own");
+        if (const std::string inner = validate(*snapshot.session); !inner.empty())
+            return at + ".session." + inner;
+    }
     return {};
 }
 

@@ -5,6 +5,7 @@
 
 #include "EigenTypes.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -17,6 +18,8 @@ struct Limits {
     static constexpr Index maxTokens = 4096;    ///< n and m
     static constexpr Index maxDimension = 4096; ///< d_model, d_k, d_v, d_a, d_out
     static constexpr int maxHeads = 64;
+    static constexpr int maxSnapshots = 64;             ///< snapshots kept in one session
+    static constexpr std::size_t maxSnapshotName = 200; ///< bytes of a snapshot's name
 };
 
 enum class ScoreFunction { Dot, General, Additive, Cosine };
@@ -103,6 +106,16 @@ struct ViewState {
     }
 };
 
+struct Session;
+
+/// A named copy of a session's inputs (the session file's `snapshots`): its result recomputes exactly.
+/// Shared and never changed, so copying a session (an undo step) copies no matrix.
+struct Snapshot {
+    std::string name;
+    std::shared_ptr<const Session> session; ///< never null; has no snapshots of its own
+};
+bool operator==(const Snapshot& a, const Snapshot& b);
+
 struct Session {
     std::string title;
     std::vector<std::string> tokens; ///< n labels
@@ -118,6 +131,8 @@ struct Session {
     NormalizerSpec normalizer;
     Precision precision = Precision::Float64;
     ViewState view;
+    /// Kept with the session and ignored by the engine (views compare them with the current result).
+    std::vector<Snapshot> snapshots;
     /// Keys the engine does not know (including the rest of `view`), kept as compact JSON text so a round
     /// trip preserves them. Empty when there are none. Managed by SessionFile.
     std::string preservedJson;
@@ -139,9 +154,16 @@ struct Session {
                a.context == b.context && a.heads == b.heads && a.W_O.has_value() == b.W_O.has_value() &&
                (!a.W_O || sameMatrix(*a.W_O, *b.W_O)) && a.score == b.score && a.scale == b.scale &&
                a.temperature == b.temperature && a.mask == b.mask && a.normalizer == b.normalizer &&
-               a.precision == b.precision && a.view == b.view && a.preservedJson == b.preservedJson;
+               a.precision == b.precision && a.view == b.view && a.snapshots == b.snapshots &&
+               a.preservedJson == b.preservedJson;
     }
 };
+
+inline bool operator==(const Snapshot& a, const Snapshot& b)
+{
+    return a.name == b.name &&
+           (a.session == b.session || (a.session && b.session && *a.session == *b.session));
+}
 
 /// The default scale for a score function: √d_k for dot and general, none for additive and cosine.
 Scale defaultScale(ScoreFunction score);

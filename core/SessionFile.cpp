@@ -349,6 +349,39 @@ ViewState readViewState(const Json& view, Json& extras)
     return state;
 }
 
+Session sessionFromJson(const Json& root, CompactMatrices& compact, const std::string& defaultTitle);
+
+/// The `snapshots` array: each a name and a complete session of its own (without snapshots), checked as a
+/// session file is, its messages prefixed with where it is ("snapshots[1].session.X: ...").
+std::vector<Snapshot> readSnapshots(const Json& value, CompactMatrices& compact)
+{
+    if (!value.is_array())
+        wrongType("snapshots", "an array of snapshots", value);
+    if (value.size() > static_cast<std::size_t>(Limits::maxSnapshots))
+        refuse("snapshots", "expected at most " + std::to_string(Limits::maxSnapshots) +
+                                " snapshots, found " + std::to_string(value.size()));
+    std::vector<Snapshot> snapshots;
+    for (std::size_t k = 0; k < value.size(); ++k) {
+        const std::string at = "snapshots[" + std::to_string(k) + "]";
+        const Json& snapshotJson = requireObject(value[k], at);
+        Snapshot snapshot;
+        snapshot.name = readString(require(snapshotJson, at, "name"), at + ".name");
+        if (snapshot.name.empty() || snapshot.name.size() > Limits::maxSnapshotName)
+            refuse(at + ".name", "expected 1 to " + std::to_string(Limits::maxSnapshotName) + " characters");
+        const Json& sessionJson = requireObject(require(snapshotJson, at, "session"), at + ".session");
+        if (sessionJson.contains("snapshots"))
+            refuse(at + ".session.snapshots", "a snapshot cannot hold snapshots of its own");
+        try {
+            snapshot.session =
+                std::make_shared<const Session>(sessionFromJson(sessionJson, compact, snapshot.name));
+        } catch (const Error& e) {
+            throw Error(at + ".session." + e.what());
+        }
+        snapshots.push_back(std::move(snapshot));
+    }
+    return snapshots;
+}
+
 Session sessionFromJson(const Json& root, CompactMatrices& compact, const std::string& defaultTitle)
 {
     requireObject(root, "(file)");
@@ -472,9 +505,12 @@ Session sessionFromJson(const Json& root, CompactMatrices& compact, const std::s
     if (const Json* view = find(root, "view"))
         s.view = readViewState(requireObject(*view, "view"), extras);
 
+    if (const Json* snapshots = find(root, "snapshots"))
+        s.snapshots = readSnapshots(*snapshots, compact);
+
     keepUnknown(root,
                 {"format", "version", "title", "tokens", "pad", "X", "context", "heads", "W_O", "score",
-                 "scale", "temperature", "mask", "normalizer", "precision", "view"},
+                 "scale", "temperature", "mask", "normalizer", "precision", "view", "snapshots"},
                 extras);
     if (!extras.empty())
         s.preservedJson = extras.dump();
@@ -582,6 +618,12 @@ Json sessionToJson(const Session& s)
         if (s.view.selection)
             view["selection"] = Json::array({s.view.selection->first, s.view.selection->second});
         root["view"] = std::move(view);
+    }
+    if (!s.snapshots.empty()) {
+        Json snapshots = Json::array();
+        for (const Snapshot& snapshot : s.snapshots)
+            snapshots.push_back(Json{{"name", snapshot.name}, {"session", sessionToJson(*snapshot.session)}});
+        root["snapshots"] = std::move(snapshots);
     }
     // The extras of the structured keys were merged above; "context" extras must not come back as a
     // context of their own when the session no longer has one.

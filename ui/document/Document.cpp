@@ -224,7 +224,8 @@ void Document::notifyChanged(Changes changes)
         setSelection(std::min(m_selectedQuery, m_session.n() - 1),
                      std::min(m_selectedKey, m_session.m() - 1));
     emit sessionChanged(changes);
-    recompute();
+    if (changes & Everything) // snapshots alone change no result
+        recompute();
 }
 
 void Document::recompute()

@@ -38,7 +38,8 @@ public:
         Tokens = 0x2,  ///< token texts or padding flags
         Shape = 0x4,   ///< sizes, heads, cross-attention, presence of matrices
         Options = 0x8, ///< score, scale, temperature, mask, normalizer, precision
-        Everything = 0xF
+        Everything = 0xF,
+        Snapshots = 0x10 ///< the snapshots kept with the session (nothing to recompute)
     };
     Q_DECLARE_FLAGS(Changes, Change)
 

@@ -63,4 +63,50 @@ QUndoCommand* makeMatrixCommand(Document* document, const QString& text, const M
     return new SetMatrixCommand(document, text, ref, value);
 }
 
+namespace {
+
+// Adds (or removes) one snapshot at `index`, holding only that snapshot (its session is shared).
+class SnapshotCommand : public DocumentCommand {
+public:
+    SnapshotCommand(Document* document, const QString& text, Snapshot snapshot, int index, bool add)
+        : DocumentCommand(document, text), m_snapshot(std::move(snapshot)), m_index(index), m_add(add)
+    {
+    }
+    void redo() override { apply(m_add); }
+    void undo() override { apply(!m_add); }
+
+private:
+    void apply(bool add)
+    {
+        std::vector<Snapshot>& snapshots = sessionToChange().snapshots;
+        if (add)
+            snapshots.insert(snapshots.begin() + m_index, m_snapshot);
+        else
+            snapshots.erase(snapshots.begin() + m_index);
+        changed(Document::Snapshots);
+    }
+    Snapshot m_snapshot;
+    int m_index;
+    bool m_add;
+};
+
+} // namespace
+
+QUndoCommand* makeAddSnapshotCommand(Document* document, Snapshot snapshot)
+{
+    const QString text = Document::tr("Take snapshot “%1”").arg(QString::fromStdString(snapshot.name));
+    const auto index = static_cast<int>(document->session().snapshots.size());
+    return new SnapshotCommand(document, text, std::move(snapshot), index, true);
+}
+
+QUndoCommand* makeRemoveSnapshotCommand(Document* document, int index)
+{
+    const std::vector<Snapshot>& snapshots = document->session().snapshots;
+    if (index < 0 || index >= static_cast<int>(snapshots.size()))
+        return nullptr;
+    const Snapshot& snapshot = snapshots[static_cast<std::size_t>(index)];
+    const QString text = Document::tr("Delete snapshot “%1”").arg(QString::fromStdString(snapshot.name));
+    return new SnapshotCommand(document, text, snapshot, index, false);
+}
+
 } // namespace qkv::ui

@@ -89,6 +89,11 @@ private:
     QString m_target;
 };
 
+/// Adds `snapshot` after the others (Edit ▸ Take Snapshot…); undo removes it.
+QUndoCommand* makeAddSnapshotCommand(Document* document, Snapshot snapshot);
+/// Removes snapshot `index`; undo puts it back in its place. Null when there is no such snapshot.
+QUndoCommand* makeRemoveSnapshotCommand(Document* document, int index);
+
 /// One matrix cell.
 QUndoCommand* makeCellCommand(Document* document, const MatrixRef& ref, Index row, Index column,
                               double value);

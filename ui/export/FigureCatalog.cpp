@@ -11,6 +11,7 @@
 #include "ResultViews.h"
 #include "SaturationView.h"
 #include "ScalingView.h"
+#include "SnapshotDiffView.h"
 #include "SweepView.h"
 #include "ThreeSpacesView.h"
 #include "ValueSpaceView.h"
@@ -51,6 +52,7 @@ void FigureCatalog::registerViews()
     add(own(new VarianceView(m_document)));
     add(own(new SaturationView(m_document)));
     add(own(new ScalingView(m_document)));
+    add(own(new SnapshotDiffView(m_document)));
     add(results->pipeline());
 }
 

@@ -72,6 +72,10 @@ Actions Actions::create(QWidget* parent, QUndoStack* undoStack)
                                    QObject::tr("Stop the computation running in the background"),
                                    QStringLiteral("process-stop"));
     a.stopComputation->setEnabled(false);
+    a.takeSnapshot = makeAction(parent, QObject::tr("Take &Snapshot…"), QKeySequence(Qt::CTRL | Qt::Key_K),
+                                QObject::tr("Keep the current inputs under a name, to compare later results "
+                                            "with (the Snapshots view)"));
+    a.takeSnapshot->setObjectName(QStringLiteral("takeSnapshot"));
     a.settings =
         makeAction(parent, QObject::tr("S&ettings…"), QKeySequence::Preferences,
                    QObject::tr("Memory limit and autosave interval"), QStringLiteral("preferences-system"));
@@ -123,6 +127,7 @@ void Actions::fillMenuBar(QMenuBar* menuBar, const QList<QAction*>& dockToggles)
     edit->addAction(redo);
     edit->addSeparator();
     edit->addAction(stopComputation);
+    edit->addAction(takeSnapshot);
     edit->addSeparator();
     edit->addAction(settings);
     QMenu* view = menuBar->addMenu(QObject::tr("&View"));

@@ -27,6 +27,7 @@ struct Actions {
     QAction* undo;
     QAction* redo;
     QAction* stopComputation; ///< Esc: stops a running background computation
+    QAction* takeSnapshot;    ///< Ctrl+K: keeps the current inputs under a name (the Snapshots view)
     QAction* settings;
     QAction* resetLayout;
     QAction* presentation;    ///< F11, checkable: full screen, larger text, editor docks hidden

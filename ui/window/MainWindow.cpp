@@ -31,6 +31,8 @@
 #include "SettingsDialog.h"
 #include "ShapePanel.h"
 #include "ShortcutsDialog.h"
+#include "SnapshotDiffView.h"
+#include "SnapshotPrompt.h"
 #include "SweepView.h"
 #include "ThemePalette.h"
 #include "ThreeSpacesView.h"
@@ -227,8 +229,9 @@ void MainWindow::createDocks()
     auto* variance = new VarianceView(m_document, this);
     auto* saturation = new SaturationView(m_document, this);
     auto* scaling = new ScalingView(m_document, this);
+    auto* snapshots = new SnapshotDiffView(m_document, this);
     m_figures << queryKey << values << math << heads << normalizers << sweeps << spaces << variance
-              << saturation << scaling;
+              << saturation << scaling << snapshots;
     QDockWidget* mathDock =
         addDock(tr("Step by Step"), QStringLiteral("dockMath"), math, Qt::BottomDockWidgetArea);
     QDockWidget* previous = mathDock;
@@ -241,7 +244,8 @@ void MainWindow::createDocks()
           std::tuple{tr("Sweeps"), "dockSweeps", static_cast<QWidget*>(sweeps)},
           std::tuple{tr("√d_k Variance"), "dockVariance", static_cast<QWidget*>(variance)},
           std::tuple{tr("Saturation"), "dockSaturation", static_cast<QWidget*>(saturation)},
-          std::tuple{tr("Scaled vs Unscaled"), "dockScaling", static_cast<QWidget*>(scaling)}}) {
+          std::tuple{tr("Scaled vs Unscaled"), "dockScaling", static_cast<QWidget*>(scaling)},
+          std::tuple{tr("Snapshots"), "dockSnapshots", static_cast<QWidget*>(snapshots)}}) {
         QDockWidget* dock = addDock(title, QLatin1String(name), widget, Qt::BottomDockWidgetArea);
         if (previous == mathDock)
             splitDockWidget(mathDock, dock, Qt::Horizontal);
@@ -333,6 +337,8 @@ void MainWindow::connectActions()
     connect(m_document, &Document::resultChanged, this, &MainWindow::updateStatus);
     connect(m_document, &Document::computingChanged, this, &MainWindow::updateStatus);
     connect(m_actions.stopComputation, &QAction::triggered, m_document, &Document::cancelComputation);
+    connect(m_actions.takeSnapshot, &QAction::triggered, this,
+            [this] { promptForSnapshot(this, m_document); });
     connect(m_actions.settings, &QAction::triggered, this, [this] {
         SettingsDialog dialog(this);
         if (dialog.exec() != QDialog::Accepted)

@@ -166,6 +166,15 @@ const QHash<QString, QString>& texts()
                "(A: ÷√d_k, B: unscaled by default; any scale and temperature): the selected row's weights "
                "under each with their entropy and top weight, and every row's entropy under both beside "
                "ln m, the entropy of uniform attention. The session is not changed.</p>"));
+        t.insert(
+            QStringLiteral("snapshotDiffView"),
+            tr("<h3>Snapshots</h3><p>What an edit did. Edit ▸ Take Snapshot… (Ctrl+K) keeps the current "
+               "inputs under a name, in the session file; here, pick a snapshot and a matrix (X, Q, K, V, "
+               "scores, scaled scores, weights, head output, concat, final output) to see it now, in the "
+               "snapshot (recomputed from its inputs) and their difference now − snapshot: blue where it "
+               "went down, red where it went up, white where nothing changed. The largest changes are "
+               "listed with both values. A matrix whose shape changed (a token added) is reported instead. "
+               "Delete removes the snapshot; taking and deleting are undo steps.</p>"));
         t.insert(QStringLiteral("maskGrid"),
                  tr("<h3>Mask editor</h3><p>Rows are queries, columns keys; green is allowed, grey masked, "
                     "darker grey padding (always masked). Click a cell to flip it or drag across cells: the "
