@@ -38,6 +38,7 @@ Session theCatSat()
 {
     Session s = selfAttention({"The", "cat", "sat"}, 4, 3, 3);
     s.title = "The cat sat (interpretable features, np.random.seed(42))";
+    s.dims = {"determiner", "noun", "verb", "animacy"};
     s.X << 1.0, 0.0, 0.0, 0.0, //
         0.1, 1.0, 0.0, 0.8,    //
         0.0, 0.1, 1.0, 0.0;

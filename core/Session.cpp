@@ -5,6 +5,12 @@
 
 namespace qkv {
 
+std::string dimensionLabel(const std::vector<std::string>& dims, Index column)
+{
+    const auto i = static_cast<std::size_t>(column);
+    return column >= 0 && i < dims.size() && !dims[i].empty() ? dims[i] : "d" + std::to_string(column);
+}
+
 Scale defaultScale(ScoreFunction score)
 {
     Scale scale;
@@ -52,6 +58,17 @@ const char* const precisionNames[] = {"float64", "float32"};
 std::string describe(const std::string& path, const std::string& problem)
 {
     return path + ": " + problem;
+}
+
+// Dimension names: none at all, or one per column of the matrix they name.
+std::string checkDimensionNames(const std::string& path, const std::vector<std::string>& dims,
+                                const std::string& matrix, Index dModel)
+{
+    if (dims.empty() || static_cast<Index>(dims.size()) == dModel)
+        return {};
+    return describe(path, "expected " + std::to_string(dModel) + " names (one per column of " + matrix +
+                              ", d_model = " + std::to_string(dModel) + "), found " +
+                              std::to_string(dims.size()));
 }
 
 // "expected R × C, found r × c" style checks for one matrix.
@@ -129,6 +146,8 @@ std::string validate(const Session& s)
     if (static_cast<Index>(s.pad.size()) != n)
         return describe("pad",
                         "expected " + std::to_string(n) + " flags, found " + std::to_string(s.pad.size()));
+    if (!(problem = checkDimensionNames("dims", s.dims, "X", dModel)).empty())
+        return problem;
 
     Index m = n;
     if (s.context) {
@@ -145,6 +164,8 @@ std::string validate(const Session& s)
         if (static_cast<Index>(c.pad.size()) != m)
             return describe("context.pad", "expected " + std::to_string(m) + " flags, found " +
                                                std::to_string(c.pad.size()));
+        if (!(problem = checkDimensionNames("context.dims", c.dims, "context.Z", dModel)).empty())
+            return problem;
     }
 
     if (s.heads.empty() || static_cast<int>(s.heads.size()) > Limits::maxHeads)

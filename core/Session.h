@@ -87,10 +87,11 @@ struct Context {
     std::vector<std::string> tokens; ///< m labels
     Matrix Z;                        ///< m × d_model
     std::vector<bool> pad;           ///< m flags
+    std::vector<std::string> dims;   ///< names of Z's d_model columns (see Session::dims)
 
     friend bool operator==(const Context& a, const Context& b)
     {
-        return a.tokens == b.tokens && sameMatrix(a.Z, b.Z) && a.pad == b.pad;
+        return a.tokens == b.tokens && sameMatrix(a.Z, b.Z) && a.pad == b.pad && a.dims == b.dims;
     }
 };
 
@@ -121,7 +122,10 @@ struct Session {
     std::vector<std::string> tokens; ///< n labels
     std::vector<bool> pad;           ///< n flags (all false when the file has none)
     Matrix X;                        ///< n × d_model
-    std::optional<Context> context;  ///< present ⇒ cross-attention
+    /// Names of the d_model columns of X (and so of the rows of W_Q, and of W_K and W_V in self-attention):
+    /// empty when unnamed, else d_model names, "" for a column without one.
+    std::vector<std::string> dims;
+    std::optional<Context> context; ///< present ⇒ cross-attention
     std::vector<Head> heads;
     std::optional<Matrix> W_O; ///< (H·d_v) × d_out
     ScoreFunction score = ScoreFunction::Dot;
@@ -147,15 +151,17 @@ struct Session {
     const Matrix& keySide() const { return context ? context->Z : X; }
     const std::vector<std::string>& keyTokens() const { return context ? context->tokens : tokens; }
     const std::vector<bool>& keyPad() const { return context ? context->pad : pad; }
+    /// The names of the key side's d_model columns (Z's, else X's): those of the rows of W_K and W_V.
+    const std::vector<std::string>& keyDims() const { return context ? context->dims : dims; }
 
     friend bool operator==(const Session& a, const Session& b)
     {
         return a.title == b.title && a.tokens == b.tokens && a.pad == b.pad && sameMatrix(a.X, b.X) &&
-               a.context == b.context && a.heads == b.heads && a.W_O.has_value() == b.W_O.has_value() &&
-               (!a.W_O || sameMatrix(*a.W_O, *b.W_O)) && a.score == b.score && a.scale == b.scale &&
-               a.temperature == b.temperature && a.mask == b.mask && a.normalizer == b.normalizer &&
-               a.precision == b.precision && a.view == b.view && a.snapshots == b.snapshots &&
-               a.preservedJson == b.preservedJson;
+               a.dims == b.dims && a.context == b.context && a.heads == b.heads &&
+               a.W_O.has_value() == b.W_O.has_value() && (!a.W_O || sameMatrix(*a.W_O, *b.W_O)) &&
+               a.score == b.score && a.scale == b.scale && a.temperature == b.temperature &&
+               a.mask == b.mask && a.normalizer == b.normalizer && a.precision == b.precision &&
+               a.view == b.view && a.snapshots == b.snapshots && a.preservedJson == b.preservedJson;
     }
 };
 
@@ -164,6 +170,9 @@ inline bool operator==(const Snapshot& a, const Snapshot& b)
     return a.name == b.name &&
            (a.session == b.session || (a.session && b.session && *a.session == *b.session));
 }
+
+/// The label of d_model column `column`: its name in `dims`, or "d<column>" when it has none.
+std::string dimensionLabel(const std::vector<std::string>& dims, Index column);
 
 /// The default scale for a score function: √d_k for dot and general, none for additive and cosine.
 Scale defaultScale(ScoreFunction score);

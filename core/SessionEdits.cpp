@@ -1,5 +1,6 @@
 #include "SessionEdits.h"
 
+#include "Error.h"
 #include "Masks.h"
 #include "NumpyRandom.h"
 
@@ -158,8 +159,25 @@ void moveToken(Session& s, Side side, Index from, Index to)
     }
 }
 
+namespace {
+
+// Names follow their columns; new columns are unnamed, and names that are all unnamed are none at all.
+void resizeNames(std::vector<std::string>& dims, Index dModel)
+{
+    if (dims.empty())
+        return;
+    dims.resize(static_cast<std::size_t>(dModel));
+    if (std::all_of(dims.begin(), dims.end(), [](const std::string& name) { return name.empty(); }))
+        dims.clear();
+}
+
+} // namespace
+
 void resizeDModel(Session& s, Index dModel, const InitializerSpec& init)
 {
+    resizeNames(s.dims, dModel);
+    if (s.context)
+        resizeNames(s.context->dims, dModel);
     s.X = resizedMatrix(s.X, s.X.rows(), dModel, derived(init, 1));
     if (s.context)
         s.context->Z = resizedMatrix(s.context->Z, s.context->Z.rows(), dModel, derived(init, 2));
@@ -229,12 +247,24 @@ void setHeadCount(Session& s, int heads, const InitializerSpec& init)
         s.W_O = resizedMatrix(*s.W_O, static_cast<Index>(heads) * dV, s.W_O->cols(), derived(init, salt + 9));
 }
 
+void renameDimension(Session& s, Side side, Index column, const std::string& name)
+{
+    if (column < 0 || column >= s.dModel())
+        throw Error("dims[" + std::to_string(column) +
+                    "]: no such column (d_model = " + std::to_string(s.dModel()) + ")");
+    std::vector<std::string>& dims = sideOf(s, side) == Side::Context ? s.context->dims : s.dims;
+    if (dims.empty())
+        dims.assign(static_cast<std::size_t>(s.dModel()), std::string());
+    dims[static_cast<std::size_t>(column)] = name;
+    resizeNames(dims, s.dModel()); // all unnamed again: none
+}
+
 void setCrossAttention(Session& s, bool on)
 {
     if (on == s.context.has_value())
         return;
     if (on) {
-        s.context = Context{s.tokens, s.X, s.pad};
+        s.context = Context{s.tokens, s.X, s.pad, s.dims};
     } else {
         s.context.reset();
         if (s.mask.allowed.size() > 0)

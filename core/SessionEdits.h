@@ -1,8 +1,9 @@
 #pragma once
 /// @file
 /// Structural edits of a session that keep every matrix consistent: adding, removing and moving tokens,
-/// changing d_model, d_k, d_v and the number of heads, switching cross-attention on and off. Entries that
-/// did not exist before come from the initializer; existing entries keep their values.
+/// changing d_model, d_k, d_v and the number of heads, switching cross-attention on and off, naming the
+/// d_model columns. Entries that did not exist before come from the initializer; existing entries keep their
+/// values, and dimension names follow their columns (new columns are unnamed).
 
 #include "Initializers.h"
 #include "Session.h"
@@ -25,7 +26,12 @@ void resizeDK(Session& session, Index dK, const InitializerSpec& init);
 void resizeDV(Session& session, Index dV, const InitializerSpec& init);
 void setHeadCount(Session& session, int heads, const InitializerSpec& init);
 
-/// On: the context starts as a copy of the query sequence. Off: the context is dropped.
+/// Names d_model column `column` of X (Side::Query) or of Z (Side::Context; X in self-attention); "" takes
+/// the name away (the column shows its default label again). Throws qkv::Error when there is no such column.
+void renameDimension(Session& session, Side side, Index column, const std::string& name);
+
+/// On: the context starts as a copy of the query sequence (with X's dimension names). Off: the context is
+/// dropped.
 void setCrossAttention(Session& session, bool on);
 
 /// Draws every weight (W_Q, W_K, W_V, the score parameters, W_O) anew from `init`, a distinct seed per

@@ -184,6 +184,25 @@ std::vector<std::string> readTokens(const Json& value, const std::string& path, 
     return tokens;
 }
 
+/// Optional names of the d_model columns of `matrix` ("dims", "context.dims"): an array of d_model strings.
+std::vector<std::string> readDimensionNames(const Json* value, const std::string& path, const char* matrix,
+                                            Index dModel)
+{
+    if (!value)
+        return {};
+    if (!value->is_array())
+        wrongType(path, "an array of strings (one name per column)", *value);
+    if (static_cast<Index>(value->size()) != dModel)
+        refuse(path, "expected " + std::to_string(dModel) + " names (one per column of " + matrix +
+                         ", d_model = " + std::to_string(dModel) + "), found " +
+                         std::to_string(value->size()));
+    std::vector<std::string> names;
+    names.reserve(value->size());
+    for (std::size_t i = 0; i < value->size(); ++i)
+        names.push_back(readString((*value)[i], path + "[" + std::to_string(i) + "]"));
+    return names;
+}
+
 std::vector<bool> readPad(const Json* value, const std::string& path, Index count)
 {
     std::vector<bool> pad(static_cast<std::size_t>(count), false);
@@ -408,6 +427,7 @@ Session sessionFromJson(const Json& root, CompactMatrices& compact, const std::s
     const Index dModel = s.X.cols();
     s.tokens = readTokens(require(root, "", "tokens"), "tokens", n);
     s.pad = readPad(find(root, "pad"), "pad", n);
+    s.dims = readDimensionNames(find(root, "dims"), "dims", "X", dModel);
 
     Index m = n;
     if (const Json* context = find(root, "context")) {
@@ -418,8 +438,9 @@ Session sessionFromJson(const Json& root, CompactMatrices& compact, const std::s
         m = c.Z.rows();
         c.tokens = readTokens(require(*context, "context", "tokens"), "context.tokens", m);
         c.pad = readPad(find(*context, "pad"), "context.pad", m);
+        c.dims = readDimensionNames(find(*context, "dims"), "context.dims", "context.Z", dModel);
         Json unknown = Json::object();
-        keepUnknown(*context, {"tokens", "Z", "pad"}, unknown);
+        keepUnknown(*context, {"tokens", "Z", "pad", "dims"}, unknown);
         if (!unknown.empty())
             extras["context"] = unknown;
         s.context = std::move(c);
@@ -509,8 +530,8 @@ Session sessionFromJson(const Json& root, CompactMatrices& compact, const std::s
         s.snapshots = readSnapshots(*snapshots, compact);
 
     keepUnknown(root,
-                {"format", "version", "title", "tokens", "pad", "X", "context", "heads", "W_O", "score",
-                 "scale", "temperature", "mask", "normalizer", "precision", "view", "snapshots"},
+                {"format", "version", "title", "tokens", "pad", "X", "dims", "context", "heads", "W_O",
+                 "score", "scale", "temperature", "mask", "normalizer", "precision", "view", "snapshots"},
                 extras);
     if (!extras.empty())
         s.preservedJson = extras.dump();
@@ -536,11 +557,15 @@ Json sessionToJson(const Session& s)
     root["tokens"] = s.tokens;
     root["pad"] = s.pad;
     root["X"] = json::matrix(s.X);
+    if (!s.dims.empty())
+        root["dims"] = s.dims;
     if (s.context) {
         Json context = Json::object();
         context["tokens"] = s.context->tokens;
         context["pad"] = s.context->pad;
         context["Z"] = json::matrix(s.context->Z);
+        if (!s.context->dims.empty())
+            context["dims"] = s.context->dims;
         mergeExtras(context, find(extras, "context"));
         root["context"] = std::move(context);
     }

@@ -88,6 +88,7 @@ void TestNumpyExamples::theCatSatAsPrinted()
 {
     const Session session = qkv::loadExample("the-cat-sat");
     QCOMPARE(session.tokens, (std::vector<std::string>{"The", "cat", "sat"}));
+    QCOMPARE(session.dims, (std::vector<std::string>{"determiner", "noun", "verb", "animacy"}));
     QVERIFY(session.X == rows(3, 4, {1.0, 0.0, 0.0, 0.0, 0.1, 1.0, 0.0, 0.8, 0.0, 0.1, 1.0, 0.0}));
     const AttentionResult result = qkv::computeAttention(session);
     QCOMPARE(result.heads.size(), std::size_t{1});

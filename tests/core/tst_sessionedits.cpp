@@ -223,6 +223,8 @@ private slots:
     void numpyReinitializeDrawsOneStream();
     void numpyReinitializeEmbeddings();
     void numpyEditsKeepSeedsInRange();
+    void dimensionNamesFollowDModel();
+    void renameDimension();
     void blankSessionIsValid();
     void successiveInsertionsDiffer();
     void builtSessionsAreValid_data();
@@ -896,6 +898,51 @@ void TestSessionEdits::numpyEditsKeepSeedsInRange()
         }
         VERIFY_VALID(s);
     }
+}
+
+void TestSessionEdits::dimensionNamesFollowDModel()
+{
+    Session s = loadExample("love");
+    s.dims = {"determiner", "noun", "verb", "animacy"};
+    setCrossAttention(s, true); // the context starts as a copy of X, names included
+    QCOMPARE(s.context->dims, s.dims);
+    s.context->dims[0] = "source";
+    const InitializerSpec init{Initializer::XavierNormal, 1.0, 3};
+    resizeDModel(s, 6, init); // new columns unnamed: their default labels
+    VERIFY_VALID(s);
+    QCOMPARE(s.dims, (std::vector<std::string>{"determiner", "noun", "verb", "animacy", "", ""}));
+    QCOMPARE(s.context->dims, (std::vector<std::string>{"source", "noun", "verb", "animacy", "", ""}));
+    QCOMPARE(dimensionLabel(s.dims, 5), std::string("d5"));
+    resizeDModel(s, 2, init); // the kept columns keep their names
+    VERIFY_VALID(s);
+    QCOMPARE(s.dims, (std::vector<std::string>{"determiner", "noun"}));
+    QCOMPARE(s.context->dims, (std::vector<std::string>{"source", "noun"}));
+
+    Session unnamed = loadExample("love");
+    resizeDModel(unnamed, 7, init);
+    QVERIFY(unnamed.dims.empty()); // nothing named: still nothing
+    VERIFY_VALID(unnamed);
+}
+
+void TestSessionEdits::renameDimension()
+{
+    Session s = loadExample("love");
+    qkv::renameDimension(s, Side::Query, 2, "verb");
+    QCOMPARE(s.dims, (std::vector<std::string>{"", "", "verb", ""}));
+    VERIFY_VALID(s);
+    qkv::renameDimension(s, Side::Context, 0, "det"); // self-attention: the context side is X
+    QCOMPARE(s.dims, (std::vector<std::string>{"det", "", "verb", ""}));
+    qkv::renameDimension(s, Side::Query, 0, "");
+    qkv::renameDimension(s, Side::Query, 2, "");
+    QVERIFY(s.dims.empty()); // every name taken away: none at all
+    setCrossAttention(s, true);
+    qkv::renameDimension(s, Side::Context, 1, "z-noun");
+    QVERIFY(s.dims.empty());
+    QCOMPARE(s.context->dims, (std::vector<std::string>{"", "z-noun", "", ""}));
+    QCOMPARE(s.keyDims(), s.context->dims);
+    const Session before = s;
+    QVERIFY_THROWS_EXCEPTION(Error, qkv::renameDimension(s, Side::Query, 4, "x"));
+    QVERIFY(s == before);
 }
 
 void TestSessionEdits::blankSessionIsValid()

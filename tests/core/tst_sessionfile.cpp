@@ -170,6 +170,9 @@ private slots:
     void unknownKeysSurviveRoundTrip();
     void contextExtrasDoNotOutliveTheContext();
     void viewJsonGetAndSet();
+    void dimensionNamesRoundTrip();
+    void dimensionNameMessagesAreExact_data();
+    void dimensionNameMessagesAreExact();
 
     void saveWritesAFileThatLoadsBackEqual();
     void saveReplacesAnExistingFile();
@@ -390,6 +393,75 @@ void TestSessionFile::saveOfInvalidSessionLeavesTheOldFile()
 }
 
 // ---- refusals ---------------------------------------------------------------------------------------
+
+void TestSessionFile::dimensionNamesRoundTrip()
+{
+    // X's names at the top level beside X, Z's inside the context beside Z; written back as they were read.
+    const QJsonArray names{QStringLiteral("determiner"), QStringLiteral("noun"), QString(),
+                           QStringLiteral("ä b")};
+    const QJsonArray contextNames{QStringLiteral("z0"), QStringLiteral("z1"), QStringLiteral("z2"),
+                                  QStringLiteral("z3")};
+    const QJsonObject root = with(with(withContext(), QStringLiteral("dims"), names),
+                                  QStringLiteral("context.dims"), contextNames);
+    const Session session = parseSession(toText(root));
+    QCOMPARE(session.dims, (std::vector<std::string>{"determiner", "noun", "", "ä b"}));
+    QCOMPARE(session.context->dims, (std::vector<std::string>{"z0", "z1", "z2", "z3"}));
+    QCOMPARE(session.keyDims(), session.context->dims);
+    const std::string text = serializeSession(session);
+    const QJsonObject saved = parseSaved(text);
+    QCOMPARE(saved.value(QStringLiteral("dims")).toArray(), names);
+    QCOMPARE(saved.value(QStringLiteral("context")).toObject().value(QStringLiteral("dims")).toArray(),
+             contextNames);
+    QVERIFY(parseSession(text) == session);
+    QCOMPARE(dimensionLabel(session.dims, 0), std::string("determiner"));
+    QCOMPARE(dimensionLabel(session.dims, 2), std::string("d2")); // unnamed: the default label
+
+    // Without names nothing is written, so files that do not use them stay as they were.
+    const Session plain = loadExample("love");
+    QVERIFY(plain.dims.empty());
+    QVERIFY(!parseSaved(serializeSession(plain)).contains(QStringLiteral("dims")));
+    QCOMPARE(dimensionLabel(plain.dims, 3), std::string("d3"));
+}
+
+void TestSessionFile::dimensionNameMessagesAreExact_data()
+{
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<QString>("message");
+    const auto row = [](const char* name, const QJsonObject& root, const QString& message) {
+        QTest::newRow(name) << QByteArray::fromStdString(toText(root)) << message;
+    };
+    const QJsonObject love = exampleObject("love");
+    row("dims not an array", with(love, QStringLiteral("dims"), QStringLiteral("determiner")),
+        QStringLiteral("dims: expected an array of strings (one name per column), found a string"));
+    row("dims too short",
+        with(love, QStringLiteral("dims"), QJsonArray{QStringLiteral("a"), QStringLiteral("b")}),
+        QStringLiteral("dims: expected 4 names (one per column of X, d_model = 4), found 2"));
+    row("dims too long",
+        with(love, QStringLiteral("dims"),
+             QJsonArray{QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c"), QStringLiteral("d"),
+                        QStringLiteral("e")}),
+        QStringLiteral("dims: expected 4 names (one per column of X, d_model = 4), found 5"));
+    row("dims entry a number",
+        with(love, QStringLiteral("dims"),
+             QJsonArray{QStringLiteral("a"), 1, QStringLiteral("c"), QStringLiteral("d")}),
+        QStringLiteral("dims[1]: expected a string, found a number"));
+    row("dims entry null",
+        with(love, QStringLiteral("dims"),
+             QJsonArray{QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c"), QJsonValue()}),
+        QStringLiteral("dims[3]: expected a string, found null"));
+    row("context.dims too short",
+        with(withContext(), QStringLiteral("context.dims"), QJsonArray{QStringLiteral("a")}),
+        QStringLiteral("context.dims: expected 4 names (one per column of context.Z, d_model = 4), found 1"));
+    row("context.dims an object", with(withContext(), QStringLiteral("context.dims"), QJsonObject{}),
+        QStringLiteral("context.dims: expected an array of strings (one name per column), found an object"));
+}
+
+void TestSessionFile::dimensionNameMessagesAreExact()
+{
+    QFETCH(QByteArray, text);
+    QFETCH(QString, message);
+    QCOMPARE(messageOf([&] { (void)parseSession(text.toStdString()); }), message);
+}
 
 void TestSessionFile::refusesBadInput_data()
 {

@@ -35,7 +35,7 @@ public:
     /// What an edit touched, so views redraw only what they must.
     enum Change {
         Values = 0x1,  ///< numbers inside matrices
-        Tokens = 0x2,  ///< token texts or padding flags
+        Tokens = 0x2,  ///< token texts, padding flags or dimension names
         Shape = 0x4,   ///< sizes, heads, cross-attention, presence of matrices
         Options = 0x8, ///< score, scale, temperature, mask, normalizer, precision
         Everything = 0xF,

@@ -12,6 +12,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
@@ -191,6 +192,14 @@ MatrixEditor::MatrixEditor(Document* document, MatrixRef ref, QWidget* parent)
         fitColumns();
     });
     connect(m_model, &QAbstractItemModel::dataChanged, this, &MatrixEditor::fitColumns);
+    connect(m_model, &QAbstractItemModel::headerDataChanged, this, [this](Qt::Orientation orientation) {
+        if (orientation != Qt::Horizontal)
+            return;
+        m_fittedValues = Matrix(); // a renamed dimension may be wider than its numbers
+        fitColumns();
+    });
+    connect(m_table->horizontalHeader(), &QHeaderView::sectionDoubleClicked, this,
+            &MatrixEditor::editDimensionName);
     connect(m_tokenModel, &QAbstractItemModel::modelReset, this, &MatrixEditor::updateTokenButtons);
     connect(m_tokenView->selectionModel(), &QItemSelectionModel::currentChanged, this,
             &MatrixEditor::updateTokenButtons);
@@ -270,6 +279,41 @@ void MatrixEditor::fitColumns()
     }
     m_fittedValues = std::move(values);
     m_fittedDigits = m_model->significantDigits();
+}
+
+QLineEdit* MatrixEditor::dimensionNameEditor() const
+{
+    return m_table->horizontalHeader()->findChild<QLineEdit*>(QStringLiteral("dimensionNameEditor"));
+}
+
+void MatrixEditor::editDimensionName(int section)
+{
+    if (!m_model->namesDimensions() || section < 0 || section >= m_model->columnCount())
+        return;
+    QHeaderView* header = m_table->horizontalHeader();
+    delete dimensionNameEditor(); // one at a time
+    auto* editor = new QLineEdit(header->viewport());
+    editor->setObjectName(QStringLiteral("dimensionNameEditor"));
+    editor->setText(m_model->headerData(section, Qt::Horizontal, Qt::EditRole).toString());
+    editor->setPlaceholderText(QStringLiteral("d%1").arg(section));
+    editor->setToolTip(
+        tr("The name of dimension %1 of d_model (empty: none). Enter renames, Esc cancels.").arg(section));
+    const int width = std::max(header->sectionSize(section),
+                               editor->fontMetrics().horizontalAdvance(QStringLiteral("determiner")) + 12);
+    editor->setGeometry(header->sectionViewportPosition(section), 0, width, header->height());
+    editor->installEventFilter(this);
+    // editingFinished comes on Enter and again when the focus leaves: the first one renames.
+    connect(editor, &QLineEdit::editingFinished, this, [this, editor, section] {
+        if (editor->property("done").toBool())
+            return;
+        editor->setProperty("done", true);
+        const QString name = editor->text();
+        editor->deleteLater();
+        m_model->setHeaderData(section, Qt::Horizontal, name, Qt::EditRole);
+    });
+    editor->show();
+    editor->setFocus(Qt::OtherFocusReason);
+    editor->selectAll();
 }
 
 MatrixRef MatrixEditor::matrixRef() const
@@ -421,6 +465,13 @@ bool MatrixEditor::eventFilter(QObject* watched, QEvent* event)
 {
     if (event->type() == QEvent::FocusIn && (watched == m_table || watched == m_tokenView))
         emit activated();
+    if (event->type() == QEvent::KeyPress && watched == dimensionNameEditor() &&
+        static_cast<QKeyEvent*>(event)->key() == Qt::Key_Escape) {
+        watched->setProperty("done", true); // cancelled: the focus leaving it must not rename
+        watched->deleteLater();
+        m_table->setFocus(Qt::OtherFocusReason);
+        return true;
+    }
     return QWidget::eventFilter(watched, event);
 }
 

@@ -8,6 +8,7 @@
 
 class QAction;
 class QLabel;
+class QLineEdit;
 class QMenu;
 class QTableView;
 class QToolButton;
@@ -37,6 +38,8 @@ public:
 
     QTableView* table() const { return m_table; }
     MatrixModel* model() const { return m_model; }
+    /// The open dimension-name editor over a column header of X or Z (null when none is open).
+    QLineEdit* dimensionNameEditor() const;
     /// The token list (hidden unless the matrix is X or Z).
     QTableView* tokenTable() const { return m_tokenView; }
     TokenModel* tokenModel() const { return m_tokenModel; }
@@ -69,6 +72,9 @@ private:
     void insertToken();
     void removeTokens();
     void moveToken(int delta);
+    /// A line edit over column `section`'s header ("dimensionNameEditor"): Enter or leaving it renames the
+    /// dimension (one undo step), Escape cancels.
+    void editDimensionName(int section);
 
     Document* m_document;
     MatrixModel* m_model;

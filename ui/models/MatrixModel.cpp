@@ -3,6 +3,7 @@
 #include "DelimitedText.h"
 #include "DocumentCommands.h"
 #include "Error.h"
+#include "SessionEdits.h"
 
 #include <QLocale>
 
@@ -143,15 +144,39 @@ QVariant MatrixModel::data(const QModelIndex& index, int role) const
     }
 }
 
+bool MatrixModel::namesDimensions() const
+{
+    return m_ref.kind == MatrixKind::X || (m_ref.kind == MatrixKind::Z && m_document->session().context);
+}
+
 QVariant MatrixModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
-    if (role != Qt::DisplayRole || section < 0)
-        return {};
-    if (orientation == Qt::Horizontal)
-        return section < m_columns ? QVariant(QString::number(section)) : QVariant();
-    if (section >= m_rows)
+    if (section < 0)
         return {};
     const Session& s = m_document->session();
+    const auto dimension = [&](const std::vector<std::string>& dims) {
+        return QString::fromStdString(dimensionLabel(dims, section));
+    };
+    if (orientation == Qt::Horizontal) {
+        if (section >= m_columns)
+            return {};
+        const bool named = namesDimensions();
+        const std::vector<std::string>& dims =
+            m_ref.kind == MatrixKind::Z && s.context ? s.context->dims : s.dims;
+        if (role == Qt::EditRole && named)
+            return static_cast<std::size_t>(section) < dims.size()
+                       ? QString::fromStdString(dims[static_cast<std::size_t>(section)])
+                       : QString();
+        if (role == Qt::ToolTipRole && named)
+            return tr("Dimension %1 of d_model: “%2”. Double-click to rename it.")
+                .arg(section)
+                .arg(dimension(dims));
+        if (role != Qt::DisplayRole)
+            return {};
+        return named ? dimension(dims) : QString::number(section);
+    }
+    if (role != Qt::DisplayRole || section >= m_rows)
+        return {};
     const auto tokenLabel = [section](const std::vector<std::string>& tokens, const std::vector<bool>& pad) {
         const auto i = static_cast<std::size_t>(section);
         if (i >= tokens.size())
@@ -166,13 +191,38 @@ QVariant MatrixModel::headerData(int section, Qt::Orientation orientation, int r
         return tokenLabel(s.tokens, s.pad);
     case MatrixKind::Z:
         return s.context ? tokenLabel(s.context->tokens, s.context->pad) : QVariant();
-    case MatrixKind::W_Q:
+    case MatrixKind::W_Q: // rows are the d_model dimensions: of X for W_Q, of the key side for W_K and W_V
+        return dimension(s.dims);
     case MatrixKind::W_K:
     case MatrixKind::W_V:
-        return QStringLiteral("d%1").arg(section); // rows are the d_model dimensions
+        return dimension(s.keyDims());
     default:
         return QString::number(section);
     }
+}
+
+bool MatrixModel::setHeaderData(int section, Qt::Orientation orientation, const QVariant& value, int role)
+{
+    if (orientation != Qt::Horizontal || role != Qt::EditRole || !namesDimensions() || section < 0 ||
+        section >= m_columns || section >= currentColumns())
+        return false;
+    const std::string name = value.toString().trimmed().toStdString();
+    const Session& s = m_document->session();
+    const Side side = m_ref.kind == MatrixKind::Z ? Side::Context : Side::Query;
+    const std::vector<std::string>& dims = side == Side::Context ? s.context->dims : s.dims;
+    const std::string old = static_cast<std::size_t>(section) < dims.size()
+                                ? dims[static_cast<std::size_t>(section)]
+                                : std::string();
+    if (name == old)
+        return true;
+    const QString text = name.empty()
+                             ? tr("Unname dimension %1 of %2").arg(section).arg(matrixName(m_ref.kind))
+                             : tr("Name dimension %1 of %2 “%3”")
+                                   .arg(section)
+                                   .arg(matrixName(m_ref.kind), QString::fromStdString(name));
+    pushEdit(m_document, text, Document::Tokens,
+             [side, section, name](Session& session) { renameDimension(session, side, section, name); });
+    return true;
 }
 
 Qt::ItemFlags MatrixModel::flags(const QModelIndex& index) const
@@ -284,7 +334,12 @@ void MatrixModel::onSessionChanged(Document::Changes changes)
         emit dataChanged(index(0, 0), index(m_rows - 1, m_columns - 1),
                          {Qt::DisplayRole, Qt::EditRole, Qt::ToolTipRole});
     if ((changes & (Document::Tokens | Document::Shape)) &&
-        (m_ref.kind == MatrixKind::X || m_ref.kind == MatrixKind::Z))
+        (m_ref.kind == MatrixKind::X || m_ref.kind == MatrixKind::Z)) {
+        emit headerDataChanged(Qt::Vertical, 0, m_rows - 1);
+        emit headerDataChanged(Qt::Horizontal, 0, m_columns - 1); // the dimension names
+    }
+    if ((changes & (Document::Tokens | Document::Shape)) &&
+        (m_ref.kind == MatrixKind::W_Q || m_ref.kind == MatrixKind::W_K || m_ref.kind == MatrixKind::W_V))
         emit headerDataChanged(Qt::Vertical, 0, m_rows - 1);
 }
 

@@ -38,7 +38,15 @@ public:
     /// DisplayRole: significantDigits() significant digits; EditRole: the double; ToolTipRole: the cell's
     /// name and the value written so that it reads back exactly (shortest round-trip, up to 17 digits).
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    /// Rows of X and Z: their tokens; columns of X and Z and rows of W_Q, W_K, W_V: the d_model dimensions,
+    /// named (Session::dims) or "d0", "d1", …
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    /// Renames a d_model column of X or Z (one undo step; "" takes the name away). Other headers are not
+    /// editable: returns false.
+    bool setHeaderData(int section, Qt::Orientation orientation, const QVariant& value,
+                       int role = Qt::EditRole) override;
+    /// Whether the columns are the d_model dimensions a person may name (X and Z).
+    bool namesDimensions() const;
     Qt::ItemFlags flags(const QModelIndex& index) const override;
     /// Accepts a double or text (the C locale first, then the system locale). Anything that is not a finite
     /// number is refused: returns false, emits inputRejected() and changes nothing. An unchanged value pushes

@@ -31,6 +31,15 @@ QStringList tokenLabels(const std::vector<std::string>& tokens, Index count)
     return labels;
 }
 
+QStringList dimensionLabels(const std::vector<std::string>& dims, Index count)
+{
+    QStringList labels;
+    labels.reserve(static_cast<int>(count));
+    for (Index i = 0; i < count; ++i)
+        labels.append(QString::fromStdString(dimensionLabel(dims, i)));
+    return labels;
+}
+
 QString tokenLabel(const std::vector<std::string>& tokens, Index index)
 {
     return index >= 0 && index < static_cast<Index>(tokens.size())

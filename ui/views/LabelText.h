@@ -2,6 +2,7 @@
 // Text of token labels on plots: the one place that cuts a label short and falls back to indices.
 
 #include "EigenTypes.h"
+#include "Session.h"
 
 #include <QString>
 #include <QStringList>
@@ -23,6 +24,9 @@ QStringList labelsOrIndices(const QStringList& labels, Index count);
 
 /// The token texts as labels, or the indices when there are not `count` of them.
 QStringList tokenLabels(const std::vector<std::string>& tokens, Index count);
+
+/// The labels of `count` d_model dimensions: their names (Session::dims), "d<i>" for those without one.
+QStringList dimensionLabels(const std::vector<std::string>& dims, Index count);
 
 /// The token at `index`, or its number when there is none.
 QString tokenLabel(const std::vector<std::string>& tokens, Index index);

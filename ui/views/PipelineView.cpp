@@ -198,6 +198,8 @@ void PipelineView::rebuild() const
     const Index n = r.Q.rows(), m = r.K.rows();
     m_queries = tokenLabels(session.tokens, n);
     m_keys = tokenLabels(session.keyTokens(), m);
+    m_queryDims = dimensionLabels(session.dims, session.dModel());
+    m_keyDims = dimensionLabels(session.keyDims(), session.dModel());
 
     // The inputs as the result was computed from them (an edit still computing may have changed the
     // session's shape: those that do not match are left out).
@@ -1104,17 +1106,36 @@ void PipelineView::mouseMoveEvent(QMouseEvent* event)
         QToolTip::hideText();
         return;
     }
+    QToolTip::showText(event->globalPosition().toPoint(),
+                       cellDescription(m_stages[static_cast<std::size_t>(s)].name, row, column), this);
+}
+
+QString PipelineView::cellDescription(const QString& name, Index row, Index column) const
+{
+    ensureBuilt();
+    const int s = stageIndex(name);
+    if (s < 0)
+        return {};
     const Stage& stage = m_stages[static_cast<std::size_t>(s)];
-    const QStringList rows = rowLabelsOf(stage), columns = columnLabelsOf(stage);
-    const QString rowName =
-        rows.isEmpty() ? QString::number(row) : QStringLiteral("‘%1’").arg(rows.value(static_cast<int>(row)));
-    const QString columnName = columns.isEmpty()
-                                   ? QString::number(column)
-                                   : QStringLiteral("‘%1’").arg(columns.value(static_cast<int>(column)));
+    if (row < 0 || column < 0 || row >= stage.values->rows() || column >= stage.values->cols())
+        return {};
+    QStringList rows = rowLabelsOf(stage), columns = columnLabelsOf(stage);
+    // The d_model axis: X's and Z's columns, the rows of the projections.
+    if (name == QLatin1String("X"))
+        columns = m_queryDims;
+    else if (name == QLatin1String("Z"))
+        columns = m_keyDims;
+    else if (name == QLatin1String("W_Q"))
+        rows = m_queryDims;
+    else if (name == QLatin1String("W_K") || name == QLatin1String("W_V"))
+        rows = m_keyDims;
+    const auto label = [](const QStringList& labels, Index i) {
+        return i < labels.size() ? QStringLiteral("‘%1’").arg(labels.at(static_cast<int>(i)))
+                                 : QString::number(i);
+    };
     const bool masked = stage.allowed && (*stage.allowed)(row, column) == 0;
     const QString value = masked ? tr("masked") : valueText((*stage.values)(row, column));
-    QToolTip::showText(event->globalPosition().toPoint(),
-                       tr("%1 [%2, %3] = %4").arg(stage.title, rowName, columnName, value), this);
+    return tr("%1 [%2, %3] = %4").arg(stage.title, label(rows, row), label(columns, column), value);
 }
 
 } // namespace qkv::ui

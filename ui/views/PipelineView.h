@@ -83,6 +83,9 @@ public:
     QFont cellFont() const;
     /// Where the token labels are drawn, in widget coordinates.
     QList<QRectF> drawnLabelRects() const;
+    /// What the tooltip over a cell says: "X [‘cat’, ‘noun’] = 1" (rows and columns named by token or by
+    /// d_model dimension where the stage has them, else by index).
+    QString cellDescription(const QString& stage, Index row, Index column) const;
     /// Where each stage's matrix and caption are drawn.
     QRectF stageRect(const QString& stage) const;
     QRectF captionRect(const QString& stage) const;
@@ -168,6 +171,8 @@ private:
     mutable std::vector<Stage> m_stages;
     mutable QStringList m_queries;
     mutable QStringList m_keys;
+    mutable QStringList m_queryDims; // X's d_model dimensions: X's columns, W_Q's rows
+    mutable QStringList m_keyDims;   // the key side's: Z's columns, W_K's and W_V's rows
     mutable QString m_header;
     mutable QString m_message; // why there is nothing to show
     Layout m_layout;           // for the widget's size

@@ -17,6 +17,7 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSignalSpy>
@@ -130,6 +131,8 @@ private slots:
     void editorObjectNamesAndButtons();
     void editorCopyPaste();
     void editorShowsItsNumbers();
+    void dimensionNamesInHeaders();
+    void renameDimensionInHeader();
     void editorShortcutsAndFocus();
 };
 
@@ -522,7 +525,8 @@ void TestModels::matrixModelShowsTheMatrix()
     QCOMPARE(x.rowCount(), 3);
     QCOMPARE(x.columnCount(), 4);
     QCOMPARE(x.headerData(1, Qt::Vertical).toString(), QStringLiteral("love"));
-    QCOMPARE(x.headerData(3, Qt::Horizontal).toString(), QStringLiteral("3"));
+    // X's columns are the d_model dimensions: unnamed, they read "d0", "d1", … as W_Q's rows do.
+    QCOMPARE(x.headerData(3, Qt::Horizontal).toString(), QStringLiteral("d3"));
     QCOMPARE(x.data(x.index(0, 2)).toString(), QStringLiteral("1"));
     QCOMPARE(x.data(x.index(0, 2), Qt::EditRole).toDouble(), 1.0);
     QCOMPARE(x.data(x.index(0, 2), Qt::ToolTipRole).toString(), QStringLiteral("X[0][2] = 1"));
@@ -535,7 +539,9 @@ void TestModels::matrixModelShowsTheMatrix()
     TokenModel tokens(&document, Side::Query);
     QSignalSpy headerSpy(&x, &QAbstractItemModel::headerDataChanged);
     QVERIFY(tokens.setData(tokens.index(1, TokenModel::PaddingColumn), Qt::Checked, Qt::CheckStateRole));
-    QCOMPARE(headerSpy.count(), 1);
+    // The token labels (vertical) changed; the dimension names (horizontal) are announced with them.
+    QCOMPARE(headerSpy.count(), 2);
+    QCOMPARE(headerSpy.at(0).at(0).value<Qt::Orientation>(), Qt::Vertical);
     QCOMPARE(x.headerData(1, Qt::Vertical).toString(), QStringLiteral("love (pad)"));
 
     MatrixModel wq(&document, MatrixRef{MatrixKind::W_Q, 0});
@@ -1017,6 +1023,104 @@ void TestModels::editorCopyPaste()
 
 // No cell is elided: each shows four significant digits (or the number chosen) in a column wide enough,
 // and the tooltip and the cell editor hold the full value, which reads back exactly.
+void TestModels::dimensionNamesInHeaders()
+{
+    // "The cat sat" names its d_model dimensions: X's columns and W_Q's, W_K's and W_V's rows show them.
+    Document document;
+    openExample(document, QStringLiteral("the-cat-sat"));
+    const QStringList names{QStringLiteral("determiner"), QStringLiteral("noun"), QStringLiteral("verb"),
+                            QStringLiteral("animacy")};
+    MatrixModel x(&document, MatrixRef{MatrixKind::X});
+    QAbstractItemModelTester tester(&x, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    for (int j = 0; j < 4; ++j)
+        QCOMPARE(x.headerData(j, Qt::Horizontal).toString(), names.at(j));
+    for (const MatrixKind kind : {MatrixKind::W_Q, MatrixKind::W_K, MatrixKind::W_V}) {
+        MatrixModel w(&document, MatrixRef{kind, 0});
+        for (int i = 0; i < 4; ++i)
+            QCOMPARE(w.headerData(i, Qt::Vertical).toString(), names.at(i));
+        QVERIFY(!w.setHeaderData(0, Qt::Horizontal, QStringLiteral("x"))); // only X and Z name dimensions
+    }
+    // Resizing d_model keeps the names; a new column has its default label.
+    const InitializerSpec init = document.initializer();
+    pushEdit(&document, QStringLiteral("d_model 5"), Document::Shape,
+             [init](Session& s) { resizeDModel(s, 5, init); });
+    QCOMPARE(x.columnCount(), 5);
+    QCOMPARE(x.headerData(1, Qt::Horizontal).toString(), QStringLiteral("noun"));
+    QCOMPARE(x.headerData(4, Qt::Horizontal).toString(), QStringLiteral("d4"));
+    MatrixModel wq(&document, MatrixRef{MatrixKind::W_Q, 0});
+    QCOMPARE(wq.headerData(3, Qt::Vertical).toString(), QStringLiteral("animacy"));
+    QCOMPARE(wq.headerData(4, Qt::Vertical).toString(), QStringLiteral("d4"));
+}
+
+void TestModels::renameDimensionInHeader()
+{
+    Document document;
+    openExample(document, QStringLiteral("love"));
+    QWidget window;
+    auto* layout = new QHBoxLayout(&window);
+    auto* editor = new MatrixEditor(&document, MatrixRef{MatrixKind::X}, &window);
+    layout->addWidget(editor);
+    window.resize(500, 300);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    MatrixModel* model = editor->model();
+    QCOMPARE(model->headerData(2, Qt::Horizontal).toString(), QStringLiteral("d2"));
+    QSignalSpy headers(model, &QAbstractItemModel::headerDataChanged);
+
+    // Double-click the header of column 2, type a name, Enter: one undo step.
+    const Session before = document.session();
+    const int steps = document.undoStack()->count();
+    QHeaderView* header = editor->table()->horizontalHeader();
+    const QPoint centre(header->sectionViewportPosition(2) + header->sectionSize(2) / 2,
+                        header->height() / 2);
+    QTest::mouseDClick(header->viewport(), Qt::LeftButton, Qt::NoModifier, centre);
+    QLineEdit* line = editor->dimensionNameEditor();
+    QVERIFY(line != nullptr);
+    QVERIFY(line->text().isEmpty()); // unnamed so far
+    QTest::keyClicks(line, QStringLiteral("verb"));
+    QTest::keyClick(line, Qt::Key_Return);
+    QCOMPARE(document.undoStack()->count(), steps + 1);
+    QCOMPARE(document.session().dims, strings({"", "", "verb", ""}));
+    QCOMPARE(model->headerData(2, Qt::Horizontal).toString(), QStringLiteral("verb"));
+    QVERIFY(!headers.isEmpty());
+    QTRY_VERIFY(editor->dimensionNameEditor() == nullptr);
+    QVERIFY(editor->table()->columnWidth(2) >=
+            QFontMetrics(editor->table()->font()).horizontalAdvance(QStringLiteral("verb")));
+
+    // Escape cancels: nothing pushed.
+    QTest::mouseDClick(header->viewport(), Qt::LeftButton, Qt::NoModifier, centre);
+    line = editor->dimensionNameEditor();
+    QVERIFY(line != nullptr);
+    QCOMPARE(line->text(), QStringLiteral("verb"));
+    QTest::keyClicks(line, QStringLiteral("XYZ"));
+    QTest::keyClick(line, Qt::Key_Escape);
+    QTRY_VERIFY(editor->dimensionNameEditor() == nullptr);
+    QCOMPARE(document.undoStack()->count(), steps + 1);
+
+    // The same name again pushes nothing; undo gives back the unnamed session, redo the name.
+    QVERIFY(model->setHeaderData(2, Qt::Horizontal, QStringLiteral("verb")));
+    QCOMPARE(document.undoStack()->count(), steps + 1);
+    document.undoStack()->undo();
+    QVERIFY(document.session() == before);
+    QCOMPARE(model->headerData(2, Qt::Horizontal).toString(), QStringLiteral("d2"));
+    document.undoStack()->redo();
+    QCOMPARE(document.session().dims, strings({"", "", "verb", ""}));
+
+    // Z names its own columns in cross-attention.
+    pushEdit(&document, QStringLiteral("cross"), Document::Shape,
+             [](Session& s) { setCrossAttention(s, true); });
+    MatrixModel z(&document, MatrixRef{MatrixKind::Z});
+    QCOMPARE(z.headerData(2, Qt::Horizontal).toString(), QStringLiteral("verb")); // copied from X
+    QVERIFY(z.setHeaderData(0, Qt::Horizontal, QStringLiteral("source")));
+    QCOMPARE(document.session().context->dims, strings({"source", "", "verb", ""}));
+    QCOMPARE(document.session().dims, strings({"", "", "verb", ""}));
+    MatrixModel wk(&document, MatrixRef{MatrixKind::W_K, 0});
+    QCOMPARE(wk.headerData(0, Qt::Vertical).toString(),
+             QStringLiteral("source")); // W_K's rows: Z's dimensions
+    MatrixModel wq(&document, MatrixRef{MatrixKind::W_Q, 0});
+    QCOMPARE(wq.headerData(0, Qt::Vertical).toString(), QStringLiteral("d0"));
+}
+
 void TestModels::editorShowsItsNumbers()
 {
     Document document;

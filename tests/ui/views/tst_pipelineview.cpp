@@ -116,6 +116,7 @@ Q_DECLARE_METATYPE(qkv::ui::FigureFormat)
 class TestPipelineView : public QObject {
     Q_OBJECT
 private slots:
+    void dimensionNamesInCellDescriptions();
     void stagesInFormulaOrder_data();
     void stagesInFormulaOrder();
     void numbersAreTheDocuments_data();
@@ -136,6 +137,24 @@ private slots:
     void firstTabOfTheResults();
     void followsThePlotStyle();
 };
+
+void TestPipelineView::dimensionNamesInCellDescriptions()
+{
+    // The d_model axis is named by the session's dimension names: X's columns and the projections' rows.
+    const auto document = openDocument(QStringLiteral("example:the-cat-sat"));
+    QVERIFY(document->result());
+    PipelineView view(document.get());
+    QCOMPARE(view.cellDescription(QStringLiteral("X"), 1, 3), QStringLiteral("X [‘cat’, ‘animacy’] = 0.800"));
+    QVERIFY2(
+        view.cellDescription(QStringLiteral("W_Q"), 1, 0).startsWith(QStringLiteral("W_Q [‘noun’, 0] = ")),
+        qPrintable(view.cellDescription(QStringLiteral("W_Q"), 1, 0)));
+    QVERIFY(
+        view.cellDescription(QStringLiteral("W_V"), 2, 2).startsWith(QStringLiteral("W_V [‘verb’, 2] = ")));
+    QVERIFY(view.cellDescription(QStringLiteral("weights"), 0, 1)
+                .startsWith(QStringLiteral("weights [‘The’, ‘cat’] = ")));
+    QVERIFY(view.cellDescription(QStringLiteral("nothing"), 0, 0).isEmpty());
+    QVERIFY(view.cellDescription(QStringLiteral("X"), 3, 0).isEmpty()); // no such row
+}
 
 void TestPipelineView::stagesInFormulaOrder_data()
 {
