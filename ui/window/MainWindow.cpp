@@ -232,6 +232,16 @@ void MainWindow::createDocks()
     auto* snapshots = new SnapshotDiffView(m_document, this);
     m_figures << queryKey << values << math << heads << normalizers << sweeps << spaces << variance
               << saturation << scaling << snapshots;
+    // The articles' experiments share one dock of their own tabs, so the bottom tab bar stays readable at
+    // 1280 px and at a scale factor of 2.
+    auto* experiments = new QTabWidget(this);
+    experiments->setObjectName(QStringLiteral("experimentTabs"));
+    experiments->setDocumentMode(true);
+    experiments->addTab(sweeps, tr("Sweeps"));
+    experiments->addTab(variance, tr("√d_k Variance"));
+    experiments->addTab(saturation, tr("Saturation"));
+    experiments->addTab(scaling, tr("Scaled vs Unscaled"));
+    experiments->addTab(snapshots, tr("Snapshots"));
     QDockWidget* mathDock =
         addDock(tr("Step by Step"), QStringLiteral("dockMath"), math, Qt::BottomDockWidgetArea);
     QDockWidget* previous = mathDock;
@@ -241,11 +251,7 @@ void MainWindow::createDocks()
           std::tuple{tr("Values"), "dockValueSpace", static_cast<QWidget*>(values)},
           std::tuple{tr("Heads"), "dockHeads", static_cast<QWidget*>(heads)},
           std::tuple{tr("Normalizers"), "dockNormalizers", static_cast<QWidget*>(normalizers)},
-          std::tuple{tr("Sweeps"), "dockSweeps", static_cast<QWidget*>(sweeps)},
-          std::tuple{tr("√d_k Variance"), "dockVariance", static_cast<QWidget*>(variance)},
-          std::tuple{tr("Saturation"), "dockSaturation", static_cast<QWidget*>(saturation)},
-          std::tuple{tr("Scaled vs Unscaled"), "dockScaling", static_cast<QWidget*>(scaling)},
-          std::tuple{tr("Snapshots"), "dockSnapshots", static_cast<QWidget*>(snapshots)}}) {
+          std::tuple{tr("Experiments"), "dockExperiments", static_cast<QWidget*>(experiments)}}) {
         QDockWidget* dock = addDock(title, QLatin1String(name), widget, Qt::BottomDockWidgetArea);
         if (previous == mathDock)
             splitDockWidget(mathDock, dock, Qt::Horizontal);
