@@ -22,6 +22,7 @@ namespace {
 
 using Json = nlohmann::json;
 
+constexpr int maxLessonNesting = 16;
 constexpr std::uint64_t maxLessonBytes = 1 << 20; // a lesson is text: a megabyte is far beyond any
 
 /// Builds the messages: "FILE: step K: KEY: what is wrong".
@@ -250,7 +251,13 @@ Lesson parseLesson(const std::string& file, const std::string& text, const std::
     Refuser refuse(file);
     Json root;
     try {
-        root = Json::parse(text);
+        // A lesson nests a few levels; refusing deeper ones while parsing keeps a hostile file from building
+        // a tree whose recursive walks would overflow the stack.
+        root = Json::parse(text, [&refuse](int depth, Json::parse_event_t, Json&) {
+            if (depth > maxLessonNesting)
+                refuse("nested more than " + std::to_string(maxLessonNesting) + " levels deep");
+            return true;
+        });
     } catch (const Json::parse_error& e) {
         refuse(std::string("not valid JSON: ") + e.what());
     }

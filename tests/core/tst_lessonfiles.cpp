@@ -122,6 +122,12 @@ void TestLessonFiles::refused_data()
         << lesson(QStringLiteral(
                R"({"text": "b", "view": "mask", "quiz": {"question": "q", "options": ["x", "y"], "answer": 0}})"))
         << QStringLiteral("c.lesson.json: step 2: quiz: missing \"explanation\"");
+    // Half a million levels: the whole file is read, and refused before a deep tree is built (it crashed).
+    const qsizetype levels = 500000;
+    QTest::newRow("nested 500 000 deep")
+        << QStringLiteral(R"({"title": "t", "steps": )") + QString(levels, u'[') + QString(levels, u']') +
+               QStringLiteral("}")
+        << QStringLiteral("c.lesson.json: nested more than 16 levels deep");
 }
 
 void TestLessonFiles::refused()
