@@ -273,6 +273,11 @@ void MainWindow::createLessons()
     m_lessonDock->setWidget(m_lessonPanel);
     addDockWidget(Qt::RightDockWidgetArea, m_lessonDock);
     m_lessonDock->hide();
+    // A lesson's text is what the person reads: half the right column when it opens, not what is left over.
+    connect(m_lessonDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+        if (visible && !m_lessonDock->isFloating())
+            resizeDocks({m_lessonDock}, {height() / 2}, Qt::Vertical);
+    });
     QList<QAction*> menus = menuBar()->actions();
     menuBar()->insertMenu(menus.isEmpty() ? nullptr : menus.back(), m_lessonPanel->menu()); // before Help
 }
