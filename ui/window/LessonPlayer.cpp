@@ -14,8 +14,11 @@ LessonPlayer::LessonPlayer(Document* document, FigureNavigator navigator, QObjec
 {
     // A session opened meanwhile clears the history: the steps' commands are gone, and Back must not undo
     // whatever is pushed next at the same index.
-    connect(m_document->undoStack(), &QUndoStack::indexChanged, this, [this] {
-        if (m_document->undoStack()->count() == 0)
+    // The stack, not the document: the document's destructor clears its stack, and the document is then
+    // already half destroyed.
+    QUndoStack* stack = m_document->undoStack();
+    connect(stack, &QUndoStack::indexChanged, this, [this, stack] {
+        if (stack->count() == 0)
             m_applied.assign(m_applied.size(), Applied{});
     });
 }

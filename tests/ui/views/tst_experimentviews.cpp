@@ -130,8 +130,8 @@ void TestExperimentViews::saturationFollowsFactorsAndNormalizer()
 
     view.setNormalizerChoice(SaturationView::NormalizerChoice::Sparsemax);
     QCOMPARE(view.shownNormalizer().type, NormalizerType::Sparsemax);
-    const SaturationPanel& saturated = view.panels()[3];
-    QCOMPARE(saturated.support, Index(1)); // c = 25: one key holds all the weight
+    const SaturationPanel saturated = view.panels()[3]; // panels() returns a copy
+    QCOMPARE(saturated.support, Index(1));              // c = 25: one key holds all the weight
     QCOMPARE(saturated.gradientNorm, 0.0);
     for (const SaturationPanel& panel : view.panels())
         for (std::size_t j = 0; j < panel.weights.size(); ++j)
