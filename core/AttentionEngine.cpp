@@ -29,8 +29,10 @@
 // is the same with any number of threads.
 //
 // In float32 the inputs are rounded to float32 once, every product is a float32 product (float32
-// accumulation, as PyTorch), and every stored entry is a float32 value held in a double; the normalizers read
-// the float32 scaled row, work in double as always, and their weights are rounded to float32.
+// accumulation, as PyTorch), and every stored entry is a float32 value held in a double. Softmax works in
+// float32 as PyTorch does (normalizers.h: softmaxRowFloat32); the other normalizers, and softmax rows beyond
+// float32's exp, read the float32 scaled row, work in double as always, and their weights are rounded to
+// float32.
 
 namespace qkv {
 
@@ -67,13 +69,13 @@ public:
     InPrecision(const Matrix& m, const std::string& path) : m_double(&m)
     {
         if constexpr (!isDouble<Scalar>) {
-            if (m.size() > 0 && m.cwiseAbs().maxCoeff() > double(FLT_MAX)) {
+            m_rounded.resize(m.rows(), m.cols());
+            if (!rows::roundToFloat(m.data(), m_rounded.data(), m.size())) {
                 std::ostringstream message;
                 message << path << ": an entry is beyond float32's range (±" << FLT_MAX
                         << "); reduce it or choose precision float64";
                 throw Error(message.str());
             }
-            m_rounded = m.cast<float>();
         }
     }
     const MatrixOf<Scalar>& operator*() const
@@ -129,14 +131,7 @@ std::vector<std::pair<Index, Index>> duplicateRows(const Matrix& rows)
     byHash.reserve(static_cast<std::size_t>(rows.rows()));
     std::vector<std::pair<Index, Index>> copies;
     for (Index r = 0; r < rows.rows(); ++r) {
-        std::uint64_t hash = 1469598103934665603ull; // FNV-1a over the entries' bits
-        for (Index c = 0; c < rows.cols(); ++c) {
-            const double value = rows(r, c) == 0.0 ? 0.0 : rows(r, c);
-            std::uint64_t bits;
-            std::memcpy(&bits, &value, sizeof bits);
-            hash = (hash ^ bits) * 1099511628211ull;
-        }
-        std::vector<Index>& sameHash = byHash[hash];
+        std::vector<Index>& sameHash = byHash[rows::rowHash(rows.row(r).data(), rows.cols())];
         const auto original = std::find_if(sameHash.begin(), sameHash.end(),
                                            [&](Index earlier) { return rows.row(earlier) == rows.row(r); });
         if (original != sameHash.end())
@@ -245,6 +240,7 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
     const Index m = session.m();
     const Index dV = head.W_V.cols();
     const Scalar divisor = static_cast<Scalar>(scaleDivisor(session.scale, session.dK()));
+    const float temperature32 = static_cast<float>(session.temperature);
 
     MatrixOf<Scalar> scratchQ, scratchK, scratchV;
     MatrixOf<Scalar>& Q = workMatrix(out.Q, scratchQ);
@@ -310,21 +306,31 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
             double* scoreRow = out.scores.row(i).data();
             double* scaledRow = out.scaled.row(i).data();
             double* weightRow = out.weights.row(i).data();
-            bool finite = false;
-            if constexpr (isDouble<Scalar>)
-                finite = rows::divide(scoreRow, divisor, scaledRow, m);
-            else
-                finite = rows::divide(&blockScores(r, 0), divisor, scoreRow, scaledRow, m);
-            if (!finite)
-                report(rows::allFinite(scoreRow, m) ? Problem::Scaled : Problem::Score);
-            const NormalizerTrace trace =
-                normalizeRow(session.normalizer, scaledRow, out.allowed.row(i).data(), m, session.temperature,
-                             weightRow, normalizerScratch);
+            const std::uint8_t* allowedRow = out.allowed.row(i).data();
+            NormalizerTrace trace;
             rows::WeightSums sums{};
-            if constexpr (isDouble<Scalar>)
+            if constexpr (isDouble<Scalar>) {
+                if (!rows::divide(scoreRow, divisor, scaledRow, m))
+                    report(rows::allFinite(scoreRow, m) ? Problem::Scaled : Problem::Score);
+                trace = normalizeRow(session.normalizer, scaledRow, allowedRow, m, session.temperature,
+                                     weightRow, normalizerScratch);
                 sums = rows::weightSums(weightRow, m);
-            else // the float32 weights replace the row's float32 scores, for weights · V
-                sums = rows::roundToFloatAndSum(weightRow, &blockScores(r, 0), m);
+            } else {
+                // The row's float32 scores become its float32 scaled scores, then its float32 weights, for
+                // weights · V.
+                float* row32 = &blockScores(r, 0);
+                const bool finite = rows::divide(row32, divisor, scoreRow, scaledRow, m);
+                if (!finite)
+                    report(rows::allFinite(scoreRow, m) ? Problem::Scaled : Problem::Score);
+                if (finite && softmaxRowFloat32(session.normalizer, row32, allowedRow, m, temperature32,
+                                                row32, trace, normalizerScratch)) {
+                    sums = rows::widenAndSum(row32, weightRow, m);
+                } else {
+                    trace = normalizeRow(session.normalizer, scaledRow, allowedRow, m, session.temperature,
+                                         weightRow, normalizerScratch);
+                    sums = rows::roundToFloatAndSum(weightRow, row32, m);
+                }
+            }
             // The normalizers never produce a non-finite weight (a NaN or infinite weight would make the sum
             // so); checked anyway, so that no defect can ever put NaN on screen or in `compute` output.
             if (!std::isfinite(sums.sum))

@@ -787,6 +787,28 @@ NormalizerTrace normalizeRowImpl(const NormalizerSpec& spec, const double* scale
 
 } // namespace
 
+bool softmaxRowFloat32(const NormalizerSpec& spec, const float* scaled, const std::uint8_t* allowed, Index m,
+                       float temperature, float* weights, NormalizerTrace& trace, NormalizerScratch& scratch)
+{
+    const bool softmax =
+        spec.type == NormalizerType::Softmax || (spec.type == NormalizerType::Entmax && spec.alpha == 1.0);
+    if (!softmax || m == 0 || !(temperature >= FLT_MIN && temperature <= FLT_MAX))
+        return false;
+    const rows::RangeF range = rows::allowedRange(scaled, allowed, m);
+    if (!(range.min <= range.max) || !std::isfinite(range.max - range.min) ||
+        !((range.min - range.max) / temperature >= rows::smallestFloatExpArgument))
+        return false;
+    scratch.exponentials.resize(static_cast<std::size_t>(m));
+    float* e = scratch.exponentials.data();
+    const rows::ExpSums sums = rows::shiftedExp(scaled, allowed, range.max, temperature, e, m);
+    if (!std::isfinite(sums.sum)) // a NaN or infinite score
+        return false;
+    rows::multiply(e, static_cast<float>(1.0 / sums.sum), weights, m);
+    trace.expSum = sums.sum;
+    trace.entropy = std::log(sums.sum) - sums.weightedLogits / sums.sum; // as in fastSoftmaxRow
+    return true;
+}
+
 NormalizerTrace normalizeRow(const NormalizerSpec& spec, const double* scaled, const std::uint8_t* allowed,
                              Index m, double temperature, double* out, NormalizerScratch& scratch)
 {

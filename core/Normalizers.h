@@ -18,6 +18,7 @@ inline constexpr double hardmaxTieUlps = 8.0;
 struct NormalizerScratch {
     std::vector<double> values;
     std::vector<Index> indices;
+    std::vector<float> exponentials; // the float32 softmax
 };
 
 /// What a normalizer did to one row, for the step-by-step view: the threshold t of sparsemax/entmax
@@ -41,6 +42,15 @@ struct NormalizerTrace {
 /// sigmoid works on S' / τ.
 NormalizerTrace normalizeRow(const NormalizerSpec& spec, const double* scaled, const std::uint8_t* allowed,
                              Index m, double temperature, double* out, NormalizerScratch& scratch);
+
+/// The float32 softmax (and 1-entmax) of a row of float32 scaled scores, computed as PyTorch computes it:
+/// z = (S' − max S')/τ and exp(z) in float32, the sum in double, each weight exp(z) · float32(1/Σ).
+/// Writes the float32 weights to `weights` (which may be `scaled`) and returns true; returns false, having
+/// written nothing, for any other normalizer and for rows that need the exact float64 path: nothing
+/// allowed, a score that is not finite, or a logit below rows::smallestFloatExpArgument (−87, where
+/// float32's exp leaves the normal numbers).
+bool softmaxRowFloat32(const NormalizerSpec& spec, const float* scaled, const std::uint8_t* allowed, Index m,
+                       float temperature, float* weights, NormalizerTrace& trace, NormalizerScratch& scratch);
 
 /// Convenience for tests and views: one row in, one row out, all entries allowed unless a mask is given.
 std::vector<double> normalize(const NormalizerSpec& spec, const std::vector<double>& scaled,

@@ -80,6 +80,33 @@ QKV_INLINE double expNonPositiveInline(double z)
     return z > -745.5 ? e : 0.0;
 }
 
+/// exp(z) in float32 for smallestFloatExpArgument ≤ z ≤ 0, where the result is a normal number: Cody–Waite
+/// reduction z = k·ln 2 + r as above, e^r by Cephes' expf polynomial (degree 7, within 1 ulp), 2^k in the
+/// exponent bits. No branches: it vectorises, sixteen floats to an AVX-512 vector.
+QKV_INLINE float expNonPositiveFloatInline(float z)
+{
+    constexpr float log2e = 1.44269504088896341f;
+    constexpr float shifter = 12582912.0f;  // 1.5·2^23: adding it rounds to an integer
+    constexpr float ln2High = 0.693359375f; // 9 significant bits: k·ln2High is exact for |k| < 2^15
+    constexpr float ln2Low = -2.12194440e-4f;
+    const float t = z * log2e + shifter;
+    const float k = t - shifter;
+    const float r = (z - k * ln2High) - k * ln2Low;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    const float er = (p * r) * r + r + 1.0f;
+    std::uint32_t bits;
+    std::memcpy(&bits, &t, sizeof bits); // low bits: k, offset by the shifter
+    bits = (bits + 127) << 23;
+    float twoToK;
+    std::memcpy(&twoToK, &bits, sizeof twoToK);
+    return er * twoToK;
+}
+
 } // namespace
 
 QKV_ROW_KERNEL Range allowedRange(const double* x, const std::uint8_t* allowed, Index m)
@@ -90,15 +117,56 @@ QKV_ROW_KERNEL Range allowedRange(const double* x, const std::uint8_t* allowed, 
         high[l] = -infinity;
     }
     forEachLane(m, [&](Index j, int l) QKV_INLINE_LAMBDA {
-        const double v = x[j];
+        // Selects, then compares: a condition joined by && does not vectorise.
         const bool a = allowed[j] != 0;
-        low[l] = a && v < low[l] ? v : low[l];
-        high[l] = a && v > high[l] ? v : high[l];
+        const double forLow = a ? x[j] : infinity;
+        const double forHigh = a ? x[j] : -infinity;
+        low[l] = forLow < low[l] ? forLow : low[l];
+        high[l] = forHigh > high[l] ? forHigh : high[l];
     });
     Range range{infinity, -infinity};
     for (int l = 0; l < lanes; ++l) {
         range.min = low[l] < range.min ? low[l] : range.min;
         range.max = high[l] > range.max ? high[l] : range.max;
+    }
+    return range;
+}
+
+QKV_ROW_KERNEL RangeF allowedRange(const float* x, const std::uint8_t* allowed, Index m)
+{
+    // GCC's vectoriser leaves a float min/max with a mask scalar (it does for double), so this one is
+    // written with GCC's vector types: sixteen lanes, one AVX-512 vector, two AVX2 ones, four SSE ones.
+    typedef float Floats __attribute__((vector_size(64)));
+    typedef std::int32_t Ints __attribute__((vector_size(64)));
+    constexpr int width = 16;
+    constexpr float infinityF = std::numeric_limits<float>::infinity();
+    Floats low, high;
+    for (int l = 0; l < width; ++l) {
+        low[l] = infinityF;
+        high[l] = -infinityF;
+    }
+    Index j = 0;
+    for (; j + width <= m; j += width) {
+        Floats v;
+        Ints a;
+        std::memcpy(&v, x + j, sizeof v);
+        for (int l = 0; l < width; ++l)
+            a[l] = allowed[j + l];
+        const Floats forLow = a != 0 ? v : infinityF;
+        const Floats forHigh = a != 0 ? v : -infinityF;
+        low = forLow < low ? forLow : low;
+        high = forHigh > high ? forHigh : high;
+    }
+    RangeF range{infinityF, -infinityF};
+    for (int l = 0; l < width; ++l) {
+        range.min = low[l] < range.min ? low[l] : range.min;
+        range.max = high[l] > range.max ? high[l] : range.max;
+    }
+    for (; j < m; ++j) {
+        if (allowed[j] != 0) {
+            range.min = x[j] < range.min ? x[j] : range.min;
+            range.max = x[j] > range.max ? x[j] : range.max;
+        }
     }
     return range;
 }
@@ -131,6 +199,31 @@ QKV_ROW_KERNEL ExpSums shiftedExp(const double* x, const std::uint8_t* allowed, 
     return {total(check) == 0.0 ? total(sum) : nan, total(weighted)};
 }
 
+QKV_ROW_KERNEL ExpSums shiftedExp(const float* x, const std::uint8_t* allowed, float max, float temperature,
+                                  float* e, Index m)
+{
+    const auto logit = [&](Index j) QKV_INLINE_LAMBDA {
+        const float z = (x[j] - max) / temperature;
+        return allowed[j] != 0 ? z : 0.0f;
+    };
+    for (Index j = 0; j < m; ++j)
+        e[j] = allowed[j] != 0 ? expNonPositiveFloatInline(logit(j)) : 0.0f;
+    double sum[lanes] = {}, weighted[lanes] = {}, check[lanes] = {};
+    forEachLane(m, [&](Index j, int l) QKV_INLINE_LAMBDA {
+        check[l] += allowed[j] != 0 ? double(x[j] - max) * 0.0 : 0.0; // NaN when a score is NaN or infinite
+        sum[l] += double(e[j]);
+        weighted[l] += double(e[j]) * double(logit(j));
+    });
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    return {total(check) == 0.0 ? total(sum) : nan, total(weighted)};
+}
+
+QKV_ROW_KERNEL void multiply(const float* x, float factor, float* product, Index m)
+{
+    for (Index j = 0; j < m; ++j)
+        product[j] = x[j] * factor;
+}
+
 QKV_ROW_KERNEL void multiply(double* x, double factor, Index m)
 {
     for (Index j = 0; j < m; ++j)
@@ -147,12 +240,13 @@ QKV_ROW_KERNEL bool divide(const double* scores, double divisor, double* scaled,
     return total(check) == 0.0;
 }
 
-QKV_ROW_KERNEL bool divide(const float* scores, float divisor, double* scoresOut, double* scaled, Index m)
+QKV_ROW_KERNEL bool divide(float* scores, float divisor, double* scoresOut, double* scaled, Index m)
 {
     double check[lanes] = {};
     forEachLane(m, [&](Index j, int l) QKV_INLINE_LAMBDA {
         scoresOut[j] = static_cast<double>(scores[j]);
-        scaled[j] = static_cast<double>(scores[j] / divisor);
+        scores[j] /= divisor;
+        scaled[j] = static_cast<double>(scores[j]);
         check[l] += scaled[j] * 0.0;
     });
     return total(check) == 0.0;
@@ -166,13 +260,49 @@ QKV_ROW_KERNEL bool allFinite(const double* x, Index m)
     return total(check) == 0.0;
 }
 
-template <bool roundToFloat> QKV_INLINE WeightSums sumWeights(double* w, float* rounded, Index m)
+QKV_ROW_KERNEL bool roundToFloat(const double* x, float* y, Index m)
+{
+    constexpr double largest = std::numeric_limits<float>::max();
+    double outside[lanes] = {};
+    forEachLane(m, [&](Index j, int l) QKV_INLINE_LAMBDA {
+        y[j] = static_cast<float>(x[j]);
+        outside[l] += x[j] * 0.0 + (x[j] >= -largest && x[j] <= largest ? 0.0 : 1.0); // NaN counts too
+    });
+    return total(outside) == 0.0;
+}
+
+QKV_ROW_KERNEL std::uint64_t rowHash(const double* x, Index m)
+{
+    // FNV-1a over the entries' bits, one running hash per lane, then the lanes' hashes in turn.
+    std::uint64_t lane[lanes];
+    for (int l = 0; l < lanes; ++l)
+        lane[l] = 1469598103934665603ull;
+    forEachLane(m, [&](Index j, int l) QKV_INLINE_LAMBDA {
+        const double value = x[j] == 0.0 ? 0.0 : x[j];
+        std::uint64_t bits;
+        std::memcpy(&bits, &value, sizeof bits);
+        lane[l] = (lane[l] ^ bits) * 1099511628211ull;
+    });
+    std::uint64_t hash = 1469598103934665603ull;
+    for (std::uint64_t h : lane)
+        hash = (hash ^ h) * 1099511628211ull;
+    return hash;
+}
+
+enum class WeightsIn { Double, DoubleToRound, Float };
+
+template <WeightsIn source> QKV_INLINE WeightSums sumWeights(double* w, float* rounded, Index m)
 {
     double sum[lanes] = {}, count[lanes] = {}, high[lanes] = {};
     forEachLane(m, [&](Index j, int l) QKV_INLINE_LAMBDA {
-        double v = w[j];
-        if constexpr (roundToFloat) {
-            rounded[j] = static_cast<float>(v);
+        double v;
+        if constexpr (source == WeightsIn::Double) {
+            v = w[j];
+        } else if constexpr (source == WeightsIn::DoubleToRound) {
+            rounded[j] = static_cast<float>(w[j]);
+            v = static_cast<double>(rounded[j]);
+            w[j] = v;
+        } else {
             v = static_cast<double>(rounded[j]);
             w[j] = v;
         }
@@ -188,17 +318,27 @@ template <bool roundToFloat> QKV_INLINE WeightSums sumWeights(double* w, float* 
 
 QKV_ROW_KERNEL WeightSums weightSums(const double* w, Index m)
 {
-    return sumWeights<false>(const_cast<double*>(w), nullptr, m); // reads only
+    return sumWeights<WeightsIn::Double>(const_cast<double*>(w), nullptr, m); // reads only
 }
 
 QKV_ROW_KERNEL WeightSums roundToFloatAndSum(double* w, float* rounded, Index m)
 {
-    return sumWeights<true>(w, rounded, m);
+    return sumWeights<WeightsIn::DoubleToRound>(w, rounded, m);
+}
+
+QKV_ROW_KERNEL WeightSums widenAndSum(const float* w, double* wide, Index m)
+{
+    return sumWeights<WeightsIn::Float>(wide, const_cast<float*>(w), m); // reads w only
 }
 
 double expOfNonPositive(double z)
 {
     return expNonPositiveInline(z);
+}
+
+float expOfNonPositive(float z)
+{
+    return expNonPositiveFloatInline(z);
 }
 
 } // namespace qkv::rows

@@ -15,6 +15,11 @@ struct Range {
     double max;
 };
 Range allowedRange(const double* x, const std::uint8_t* allowed, Index m);
+struct RangeF {
+    float min;
+    float max;
+};
+RangeF allowedRange(const float* x, const std::uint8_t* allowed, Index m);
 
 /// The softmax numerators of a row: e_j = exp(z_j) with z_j = max((x_j − max)/τ, −746) for allowed j,
 /// 0 for masked j. Returns Σ e (NaN when an allowed x is not finite) and Σ e·z (the entropy is
@@ -27,14 +32,30 @@ struct ExpSums {
 ExpSums shiftedExp(const double* x, const std::uint8_t* allowed, double max, double temperature, double* e,
                    Index m);
 
-void multiply(double* x, double factor, Index m);
+/// The float32 softmax numerators: e_j = exp(z_j) in float32 with z_j = (x_j − max)/τ in float32 for allowed
+/// j, 0 for masked j; sums in double as above. Every allowed z must be at least smallestFloatExpArgument,
+/// where float32's exp is still a normal number (the caller takes the exact path for any other row); exp
+/// is within 2 units in float32's last place. e must not overlap x.
+inline constexpr float smallestFloatExpArgument = -87.0f;
+ExpSums shiftedExp(const float* x, const std::uint8_t* allowed, float max, float temperature, float* e,
+                   Index m);
 
-/// scaled_j = s_j / divisor, in the precision of s (float32 rows also get their scores widened to double);
-/// true when every scaled entry is finite.
+void multiply(double* x, double factor, Index m);
+void multiply(const float* x, float factor, float* product, Index m);
+
+/// scaled_j = s_j / divisor, in the precision of s; true when every scaled entry is finite. A float32 row is
+/// divided in place, and its scores and scaled scores are also widened into the double rows.
 bool divide(const double* scores, double divisor, double* scaled, Index m);
-bool divide(const float* scores, float divisor, double* scoresOut, double* scaled, Index m);
+bool divide(float* scores, float divisor, double* scoresOut, double* scaled, Index m);
 
 bool allFinite(const double* x, Index m);
+
+/// y_j = float32(x_j), rounded to nearest; false (y then partly written) when an x_j is NaN or beyond
+/// float32's range, where it would become infinite.
+bool roundToFloat(const double* x, float* y, Index m);
+
+/// A hash of the row's entries, equal for equal rows (−0 counts as +0), for finding duplicate tokens.
+std::uint64_t rowHash(const double* x, Index m);
 
 /// Σ w, the number of w > 0, and max w (0 when m = 0).
 struct WeightSums {
@@ -45,8 +66,12 @@ struct WeightSums {
 WeightSums weightSums(const double* w, Index m);
 /// The same after rounding each entry to the nearest float32 value, which also goes to `rounded`.
 WeightSums roundToFloatAndSum(double* w, float* rounded, Index m);
+/// The same for float32 weights, which are also widened into `wide`.
+WeightSums widenAndSum(const float* w, double* wide, Index m);
 
 /// exp(z) for z ≤ 0 as shiftedExp computes it, for tests against std::exp.
 double expOfNonPositive(double z);
+/// exp(z) for smallestFloatExpArgument ≤ z ≤ 0 as the float32 shiftedExp computes it.
+float expOfNonPositive(float z);
 
 } // namespace qkv::rows

@@ -1,5 +1,7 @@
 #include "Session.h"
 
+#include "RowKernels.h"
+
 #include <cmath>
 #include <sstream>
 
@@ -79,7 +81,7 @@ std::string checkShape(const std::string& path, const Matrix& m, Index rows, Ind
         out << path << ": expected " << rows << " rows, found " << m.rows();
     else if (m.cols() != cols)
         out << path << ": expected " << cols << " columns, found " << m.cols();
-    else if (!isAllFinite(m))
+    else if (!rows::allFinite(m.data(), m.size()))
         out << path << ": contains a number that is not finite";
     return out.str();
 }
@@ -138,7 +140,7 @@ std::string validate(const Session& s)
         return problem;
     if (!(problem = checkDimension("X (columns, d_model)", dModel, Limits::maxDimension)).empty())
         return problem;
-    if (!isAllFinite(s.X))
+    if (!rows::allFinite(s.X.data(), s.X.size()))
         return describe("X", "contains a number that is not finite");
     if (static_cast<Index>(s.tokens.size()) != n)
         return describe("tokens", "expected " + std::to_string(n) + " tokens (one per row of X), found " +
