@@ -36,6 +36,18 @@ void OnScreenRefresh::request()
     m_refresh();
 }
 
+void OnScreenRefresh::requestOnceBuilt()
+{
+    m_stale = true;
+    QMetaObject::invokeMethod(
+        this,
+        [this] {
+            if (m_stale)
+                request();
+        },
+        Qt::QueuedConnection);
+}
+
 void OnScreenRefresh::flush()
 {
     if (!m_stale)

@@ -24,6 +24,10 @@ public:
     OnScreenRefresh(QWidget* view, std::function<void()> refresh);
 
     void request();
+    /// For a refresh too costly to run while the window is being built: marks the view stale now and
+    /// requests the refresh once control returns to the event loop, when the view knows where it sits (a
+    /// view that is still off screen then waits to be shown; flush() runs it before that).
+    void requestOnceBuilt();
     void flush();
     /// Whether a refresh waits for the view to be shown.
     bool isStale() const { return m_stale; }

@@ -107,7 +107,7 @@ VarianceView::VarianceView(Document* document, QWidget* parent)
     });
     connect(m_document, &Document::resultChanged, m_refresh, &OnScreenRefresh::request);
     connect(m_document, &Document::currentHeadChanged, m_refresh, &OnScreenRefresh::request);
-    m_refresh->request();
+    m_refresh->requestOnceBuilt(); // 40 million normals: not at every start of the application
 }
 
 // A run in flight stops at its next check instead of holding the closing window (LatestJob waits for it).

@@ -13,6 +13,7 @@
 #include "QueryKeySpaceView.h"
 #include "ResultViews.h"
 #include "ValueSpaceView.h"
+#include "VarianceView.h"
 
 #include <QDockWidget>
 #include <QImage>
@@ -103,6 +104,7 @@ private slots:
     void catchesUpWhenExported_data() { catchesUpWhenShown_data(); }
     void catchesUpWhenExported();
     void catchesUpWhenItsDockIsRaised();
+    void costlyViewWaitsToBeShown();
 
 private:
     /// The view of `kind` in a tab behind a blank one, in a window on screen.
@@ -241,4 +243,24 @@ void TestHiddenViews::catchesUpWhenItsDockIsRaised()
 }
 
 QTEST_MAIN(TestHiddenViews)
+void TestHiddenViews::costlyViewWaitsToBeShown()
+{
+    // The √d_k experiment draws 40 million normals: building the window must not start it while its tab is
+    // hidden (it ran at every start of the application, taking a core for seconds).
+    auto* variance = new VarianceView(m_document.get());
+    auto* refresh = variance->findChild<OnScreenRefresh*>();
+    QVERIFY(refresh);
+    QVERIFY(refresh->isStale()); // requested, not run, while the window is being built
+    QWidget* view = hiddenView({[variance](Document*) { return variance; }, {}, {}});
+    QVERIFY(view == variance);
+    QCoreApplication::processEvents(); // the deferred request: off screen, so it waits
+    QVERIFY(refresh->isStale());
+
+    variance->setSamples(40); // small, so that the run when shown is quick
+    m_pages->setCurrentWidget(variance);
+    QTRY_VERIFY(!refresh->isStale());
+    QVERIFY(!variance->points().empty());
+    QVERIFY(variance->errorText().isEmpty());
+}
+
 #include "tst_hiddenviews.moc"
