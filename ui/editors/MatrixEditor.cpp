@@ -245,16 +245,20 @@ void MatrixEditor::setSignificantDigits(int digits)
 
 void MatrixEditor::fitColumns()
 {
-    // Each column as wide as its widest text (header included). Past some thousands of cells measuring
-    // would cost more than the edit itself, so every column gets the widest text the format can produce.
+    // Each column as wide as its widest text (header included). Measuring text is what costs: up to
+    // measuredCells every text is measured; up to formattedCells every text is formatted and the longest
+    // (in characters) measured; past that, every column gets the widest text the format can produce (a
+    // column as wide as "-0.000e-0000" at 1024 tokens left less than one readable column in the X dock).
     QHeaderView* header = m_table->horizontalHeader();
     const QFontMetrics metrics(m_table->font());
     const int padding = 2 * m_table->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, m_table) + 8;
     const int rows = m_model->rowCount(), columns = m_model->columnCount();
     if (rows == 0 || columns == 0 || !exists(m_document->session(), m_model->matrixRef()))
         return;
-    constexpr qint64 measuredCells = 20000;
-    if (qint64(rows) * columns > measuredCells) {
+    constexpr qint64 measuredCells = 20'000;
+    constexpr qint64 formattedCells = 300'000;
+    const qint64 cells = qint64(rows) * columns;
+    if (cells > formattedCells) {
         m_fittedValues = Matrix();
         // a sign, "0.000" or an exponent beside the digits
         const QString widest = QStringLiteral("-0.000e-") + QString(m_model->significantDigits(), u'0');
@@ -273,8 +277,15 @@ void MatrixEditor::fitColumns()
         if (!remeasureAll && m_fittedValues.col(column) == values.col(column))
             continue;
         int width = metrics.horizontalAdvance(m_model->headerData(column, Qt::Horizontal).toString());
-        for (int row = 0; row < rows && row < values.rows(); ++row)
-            width = std::max(width, metrics.horizontalAdvance(m_model->displayText(values(row, column))));
+        QString longest;
+        for (int row = 0; row < rows && row < values.rows(); ++row) {
+            QString text = m_model->displayText(values(row, column));
+            if (cells <= measuredCells)
+                width = std::max(width, metrics.horizontalAdvance(text));
+            else if (text.size() > longest.size())
+                longest = std::move(text);
+        }
+        width = std::max(width, metrics.horizontalAdvance(longest));
         header->resizeSection(column, width + padding);
     }
     m_fittedValues = std::move(values);
@@ -352,6 +363,9 @@ void MatrixEditor::updateTokenPane()
     m_table->setObjectName(QStringLiteral("editor_") + matrixName(kind));
     const bool tokens = kind == MatrixKind::X || kind == MatrixKind::Z;
     m_tokenView->setVisible(tokens);
+    // The token list beside the table names the rows already: the table's own row names would take the
+    // width of a column twice over in a narrow dock.
+    m_table->verticalHeader()->setVisible(!tokens);
     m_tokenButtons->setVisible(tokens);
     if (!tokens)
         return;

@@ -131,6 +131,7 @@ private slots:
     void editorObjectNamesAndButtons();
     void editorCopyPaste();
     void editorShowsItsNumbers();
+    void largeEditorColumnsFitTheirNumbers();
     void dimensionNamesInHeaders();
     void renameDimensionInHeader();
     void editorShortcutsAndFocus();
@@ -1119,6 +1120,44 @@ void TestModels::renameDimensionInHeader()
              QStringLiteral("source")); // W_K's rows: Z's dimensions
     MatrixModel wq(&document, MatrixRef{MatrixKind::W_Q, 0});
     QCOMPARE(wq.headerData(0, Qt::Vertical).toString(), QStringLiteral("d0"));
+}
+
+void TestModels::largeEditorColumnsFitTheirNumbers()
+{
+    // 1024 tokens × 64: too many cells to measure each text, not too many to format each. Columns fit what
+    // they show (the longest text of a column decides), not the widest text the format could produce.
+    Document document;
+    Matrix values(1024, 64);
+    for (Index i = 0; i < values.rows(); ++i)
+        for (Index j = 0; j < values.cols(); ++j)
+            values(i, j) = std::sin(double(i * 64 + j)) * (j == 5 ? 1e-7 : 1.0); // column 5 gets exponents
+    document.push(makeMatrixCommand(&document, QStringLiteral("set X"), MatrixRef{MatrixKind::X}, values));
+    QWidget window;
+    auto* layout = new QHBoxLayout(&window);
+    auto* editor = new MatrixEditor(&document, MatrixRef{MatrixKind::X}, &window);
+    layout->addWidget(editor);
+    window.resize(400, 300);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QTableView* table = editor->table();
+    const QFontMetrics metrics(table->font());
+    const int worstCase = metrics.horizontalAdvance(QStringLiteral("-0.000e-0000"));
+    for (int column : {0, 5, 63}) {
+        int widest = 0;
+        for (int row = 0; row < 1024; ++row)
+            widest = std::max(
+                widest, metrics.horizontalAdvance(editor->model()->index(row, column).data().toString()));
+        QVERIFY2(table->columnWidth(column) >= widest + 4, qPrintable(QString::number(column)));
+        if (column != 5)
+            QVERIFY2(
+                table->columnWidth(column) < worstCase,
+                qPrintable(
+                    QStringLiteral("%1 px, worst case %2").arg(table->columnWidth(column)).arg(worstCase)));
+    }
+    // An edit that makes a column's longest text longer widens it.
+    const int before = table->columnWidth(0);
+    document.push(makeCellCommand(&document, MatrixRef{MatrixKind::X}, 7, 0, -1.234e-200));
+    QVERIFY(table->columnWidth(0) > before);
 }
 
 void TestModels::editorShowsItsNumbers()
