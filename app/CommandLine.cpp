@@ -1,6 +1,7 @@
 #include "CommandLine.h"
 
 #include "AttentionEngine.h"
+#include "BpeTokenizer.h"
 #include "Error.h"
 #include "Examples.h"
 #include "FigureExport.h"
@@ -29,6 +30,9 @@ constexpr const char* usage =
     "         [--head H] [--format png|svg|pdf] [--width W --height H] [--scale S]\n"
     "                                  draw a view (or every view) as a PNG, SVG or PDF figure without a\n"
     "                                  window; qkvlab export --help lists the views\n"
+    "  qkvlab tokenize MODEL --text TEXT\n"
+    "                                  print the token ids and tokens of TEXT as JSON; MODEL is a folder\n"
+    "                                  with tokenizer.json, or GPT-2's vocab.json and merges.txt\n"
     "  qkvlab --help                   show this help\n"
     "  qkvlab --version                show the version\n";
 
@@ -312,6 +316,42 @@ CommandLineOutcome runCommandLine(const std::vector<std::string>& args, std::ist
     }
     if (first == "export")
         return parseExport(args, in, err);
+    if (first == "tokenize") {
+        outcome.handled = true;
+        const auto fail = [&](const std::string& message) {
+            err << "qkvlab tokenize: " << message << "\n";
+            outcome.exitCode = 2;
+            return outcome;
+        };
+        std::string model, text;
+        bool hasText = false;
+        for (std::size_t i = 1; i < args.size(); ++i) {
+            if (args[i] == "--text") {
+                if (i + 1 >= args.size())
+                    return fail("--text needs a text");
+                text = args[++i];
+                hasText = true;
+            } else if (args[i].rfind("--text=", 0) == 0) {
+                text = args[i].substr(7);
+                hasText = true;
+            } else if (args[i].rfind("-", 0) == 0) {
+                return fail("unknown option " + args[i]);
+            } else if (!model.empty()) {
+                return fail("expected one model folder, found " + model + " and " + args[i]);
+            } else {
+                model = args[i];
+            }
+        }
+        if (model.empty() || !hasText)
+            return fail("expected a model folder and --text TEXT");
+        try {
+            const BpeTokenizer tokenizer = BpeTokenizer::fromDirectory(model);
+            out << tokenizationJson(tokenizer, tokenizer.encode(text));
+        } catch (const Error& e) {
+            return fail(e.what());
+        }
+        return outcome;
+    }
     if (first.rfind("-", 0) == 0 && first != "-") {
         err << "qkvlab: unknown option " << first << "\n" << usage;
         outcome.handled = true;

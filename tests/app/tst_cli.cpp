@@ -225,6 +225,7 @@ private slots:
     void exportBadViewExitsTwo();
     void exportBadArgumentsExitTwo_data();
     void exportBadArgumentsExitTwo();
+    void tokenize();
 };
 
 void TestCli::computeLoveExample()
@@ -818,6 +819,49 @@ void TestCli::exportBadArgumentsExitTwo()
     QVERIFY2(QString::fromUtf8(run.err).contains(message), run.err.constData());
     QVERIFY2(exportMessages(run.err).size() == 1, run.err.constData());
     QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList());
+}
+
+void TestCli::tokenize()
+{
+    // GPT-2's file pair in a folder: the 256 byte characters (ids 0–255 in byte order: "Ġ" is a space) and
+    // two merges; "the" becomes t·he, then the.
+    QTemporaryDir model;
+    QVERIFY(model.isValid());
+    QJsonObject vocabulary;
+    const QString printable =
+        QStringLiteral("!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`"
+                       "abcdefghijklmnopqrstuvwxyz{|}~");
+    for (const QChar c : printable)
+        vocabulary.insert(QString(c), int(c.unicode()));
+    vocabulary.insert(QStringLiteral("\u0120"), 32); // Ġ, the space
+    vocabulary.insert(QStringLiteral("he"), 256);
+    vocabulary.insert(QStringLiteral("the"), 257);
+    QFile vocab(model.filePath(QStringLiteral("vocab.json")));
+    QVERIFY(vocab.open(QIODevice::WriteOnly));
+    vocab.write(QJsonDocument(vocabulary).toJson());
+    vocab.close();
+    QFile merges(model.filePath(QStringLiteral("merges.txt")));
+    QVERIFY(merges.open(QIODevice::WriteOnly));
+    merges.write("#version: 0.2\nh e\nt he\n");
+    merges.close();
+
+    const Run run = runQkvlab(
+        {QStringLiteral("tokenize"), model.path(), QStringLiteral("--text"), QStringLiteral("the a")});
+    QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 0);
+    QCOMPARE(run.out, QByteArray("{\"ids\":[257,32,97],\"tokens\":[\"the\",\"\xC4\xA0\",\"a\"]}\n"));
+
+    // Refused: a folder with no tokenizer, a character the vocabulary cannot spell, a missing --text.
+    QTemporaryDir empty;
+    const Run none =
+        runQkvlab({QStringLiteral("tokenize"), empty.path(), QStringLiteral("--text"), QStringLiteral("x")});
+    QVERIFY_RUN(none, none.exitCode == 2 && none.err.contains("no tokenizer") && none.out.isEmpty());
+    const Run unspellable = runQkvlab(
+        {QStringLiteral("tokenize"), model.path(), QStringLiteral("--text"), QStringLiteral("\u00e9")});
+    QVERIFY_RUN(unspellable,
+                unspellable.exitCode == 2 && unspellable.err.contains("is not in the vocabulary"));
+    const Run noText = runQkvlab({QStringLiteral("tokenize"), model.path()});
+    QVERIFY_RUN(noText,
+                noText.exitCode == 2 && noText.err.contains("expected a model folder and --text TEXT"));
 }
 
 QTEST_GUILESS_MAIN(TestCli)
