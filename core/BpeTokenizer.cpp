@@ -647,6 +647,11 @@ std::int64_t BpeTokenizer::vocabularySize() const
     return static_cast<std::int64_t>(m_data->tokens.size());
 }
 
+bool isValidUtf8(const std::string& text)
+{
+    return invalidUtf8At(text) == std::string::npos;
+}
+
 std::string tokenizationJson(const BpeTokenizer& tokenizer, const std::vector<std::int64_t>& ids)
 {
     Json tokens = Json::array();
