@@ -80,12 +80,14 @@ std::size_t invalidUtf8At(const std::string& text)
 /// A regular expression compiled by PCRE2 in UTF and Unicode-property mode.
 class Pattern {
 public:
-    Pattern(const std::string& pattern, const std::string& where)
+    enum Kind { Regex, Literal };
+    Pattern(const std::string& pattern, const std::string& where, Kind kind = Regex)
     {
         int error = 0;
         PCRE2_SIZE offset = 0;
         m_code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                               PCRE2_UTF | PCRE2_UCP, &error, &offset, nullptr);
+                               PCRE2_UTF | (kind == Literal ? PCRE2_LITERAL : PCRE2_UCP), &error, &offset,
+                               nullptr);
         if (!m_code) {
             PCRE2_UCHAR message[256];
             pcre2_get_error_message(error, message, sizeof message);
@@ -185,6 +187,15 @@ std::string typeOf(const Json& value, const std::string& where)
     if (!value.is_object() || !value.contains("type") || !value["type"].is_string())
         throw Error(where + ": expected an object with a \"type\"");
     return value["type"].get<std::string>();
+}
+
+std::string text(const Json& object, const char* key, const std::string& fallback, const std::string& where)
+{
+    if (!object.contains(key) || object[key].is_null())
+        return fallback;
+    if (!object[key].is_string())
+        throw Error(where + "." + key + ": expected a string");
+    return object[key].get<std::string>();
 }
 
 bool boolean(const Json& object, const char* key, bool fallback, const std::string& where)
@@ -303,6 +314,15 @@ BpeTokenizer BpeTokenizer::fromVocabAndMerges(const std::string& vocabJson, cons
 
 BpeTokenizer BpeTokenizer::fromTokenizerJson(const std::string& json, const std::string& source)
 {
+    try {
+        return readTokenizerJson(json, source);
+    } catch (const Json::exception& e) { // a type the checks above missed: still a message, never a crash
+        throw Error(source + ": " + e.what());
+    }
+}
+
+BpeTokenizer BpeTokenizer::readTokenizerJson(const std::string& json, const std::string& source)
+{
     BpeTokenizer tokenizer;
     Data& data = *tokenizer.m_data;
     data.source = source;
@@ -313,7 +333,7 @@ BpeTokenizer BpeTokenizer::fromTokenizerJson(const std::string& json, const std:
     const Json& model = root["model"];
     if (!model.is_object())
         throw Error(source + ": model: expected an object");
-    const std::string modelType = model.value("type", std::string("BPE"));
+    const std::string modelType = text(model, "type", "BPE", source + ": model");
     if (modelType != "BPE")
         throw Error(source + ": model.type: \"" + modelType +
                     "\" is not supported (only byte-level \"BPE\")");
@@ -335,12 +355,12 @@ BpeTokenizer BpeTokenizer::fromTokenizerJson(const std::string& json, const std:
         const std::string where = source + ": model.merges[" + std::to_string(i) + "]";
         const Json& merge = merges[i];
         if (merge.is_string()) { // "Ġ t"
-            const std::string text = merge.get<std::string>();
-            const std::size_t space = text.find(' ');
-            if (space == std::string::npos || space == 0 || space + 1 == text.size() ||
-                text.find(' ', space + 1) != std::string::npos)
+            const std::string pair = merge.get<std::string>();
+            const std::size_t space = pair.find(' ');
+            if (space == std::string::npos || space == 0 || space + 1 == pair.size() ||
+                pair.find(' ', space + 1) != std::string::npos)
                 throw Error(where + ": expected two tokens separated by one space");
-            data.addMerge(text.substr(0, space), text.substr(space + 1), where);
+            data.addMerge(pair.substr(0, space), pair.substr(space + 1), where);
         } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string()) {
             data.addMerge(merge[0].get<std::string>(), merge[1].get<std::string>(), where); // ["Ġ", "t"]
         } else {
@@ -371,7 +391,7 @@ BpeTokenizer BpeTokenizer::fromTokenizerJson(const std::string& json, const std:
         } else if (type == "Split") {
             if (boolean(step, "invert", false, where))
                 throw Error(where + ".invert: an inverted Split is not supported");
-            const std::string behavior = step.value("behavior", std::string());
+            const std::string behavior = text(step, "behavior", "", where);
             if (behavior != "Isolated" && behavior != "Removed")
                 throw Error(where + ".behavior: \"" + behavior + "\" is not supported (Isolated or Removed)");
             const Json& pattern = step.contains("pattern") ? step["pattern"] : Json();
@@ -381,8 +401,8 @@ BpeTokenizer BpeTokenizer::fromTokenizerJson(const std::string& json, const std:
                 split.pattern =
                     std::make_shared<Pattern>(pattern["Regex"].get<std::string>(), where + ".pattern");
             } else if (pattern.is_object() && pattern.contains("String") && pattern["String"].is_string()) {
-                std::string literal = "\\Q" + pattern["String"].get<std::string>() + "\\E";
-                split.pattern = std::make_shared<Pattern>(literal, where + ".pattern");
+                split.pattern = std::make_shared<Pattern>(pattern["String"].get<std::string>(),
+                                                          where + ".pattern", Pattern::Literal);
             } else {
                 throw Error(where + ".pattern: expected {\"Regex\": ...} or {\"String\": ...}");
             }

@@ -62,6 +62,7 @@ public:
 
 private:
     BpeTokenizer();
+    static BpeTokenizer readTokenizerJson(const std::string& json, const std::string& source);
     struct Data;
     std::unique_ptr<Data> m_data;
 

@@ -278,6 +278,15 @@ void TestTokenizer::splitSequenceAndSpecialTokens()
 
 void TestTokenizer::ignoreMergesAndPrefixSpace()
 {
+    // A Split by a String pattern takes it literally ("." is a dot, "\\E" two characters).
+    const Json literal = {
+        {"type", "Sequence"},
+        {"pretokenizers",
+         Json::array({Json{{"type", "Split"}, {"pattern", {{"String", "a.\\E"}}}, {"behavior", "Isolated"}},
+                      Json{{"type", "ByteLevel"}, {"use_regex", false}}})}};
+    QCOMPARE(BpeTokenizer::fromTokenizerJson(tokenizerJson(literal).dump(), "t").pieces("xa.\\Eyab\\E"),
+             (Strings{"x", "a.\\E", "yab\\E"}));
+
     // ignore_merges: a piece that is a token is that token, even where the merges would not make it.
     Json root = tokenizerJson(gpt2PreTokenizer);
     root["model"]["vocab"]["Ġhat"] = 500;
