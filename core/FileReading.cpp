@@ -37,25 +37,40 @@ std::string kindOf(mode_t mode)
 
 } // namespace
 
+int openRegularFile(const std::string& path, std::uint64_t& size)
+{
+    const auto notAFile = [&path](mode_t mode) {
+        return Error(path + ": cannot read: it is " + kindOf(mode) + ", not a file");
+    };
+    // Checked before opening: opening some devices has effects of its own.
+    struct stat info {};
+    if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
+        throw notAFile(info.st_mode);
+    // O_NONBLOCK: should the path have become a FIFO since, opening it would otherwise wait for a writer.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        throw Error(path + ": cannot open: " + std::strerror(errno));
+    if (::fstat(fd, &info) != 0) {
+        const int error = errno;
+        ::close(fd);
+        throw Error(path + ": cannot read: " + std::strerror(error));
+    }
+    if (!S_ISREG(info.st_mode)) {
+        ::close(fd);
+        throw notAFile(info.st_mode);
+    }
+    size = static_cast<std::uint64_t>(info.st_size);
+    return fd;
+}
+
 RegularFileBuffer::RegularFileBuffer(const std::string& path, std::uint64_t maxBytes, const std::string& what)
     : path_(path), what_(what), maxBytes_(maxBytes)
 {
-    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd_ < 0)
-        throw Error(path + ": cannot open: " + std::strerror(errno));
-    const auto fail = [&](const std::string& problem) {
+    fd_ = openRegularFile(path, size_);
+    if (size_ > maxBytes) {
         ::close(fd_);
-        throw Error(path + ": " + problem);
-    };
-    struct stat info {};
-    if (::fstat(fd_, &info) != 0)
-        fail(std::string("cannot read: ") + std::strerror(errno));
-    if (!S_ISREG(info.st_mode))
-        fail("cannot read: it is " + kindOf(info.st_mode) + ", not a file");
-    size_ = static_cast<std::uint64_t>(info.st_size);
-    if (size_ > maxBytes)
-        fail(tooLarge(maxBytes, what) + " (it has " + formatBytes(size_) + ")");
+        throw Error(path + ": " + tooLarge(maxBytes, what) + " (it has " + formatBytes(size_) + ")");
+    }
     buffer_.resize(readSize);
 }
 

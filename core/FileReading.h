@@ -9,6 +9,12 @@
 
 namespace qkv {
 
+/// Opens the regular file at `path` for reading and returns its descriptor (the caller closes it); `size`
+/// gets its size. Refuses with qkv::Error whose message starts with the path: a file that cannot be opened,
+/// and anything that is not a regular file (a folder, a FIFO, a device such as /dev/zero), which is checked
+/// before it is opened and opened without blocking, so no device is opened and no FIFO waits for a writer.
+int openRegularFile(const std::string& path, std::uint64_t& size);
+
 /// A regular file open for reading as a stream buffer, so a parser can read it as it goes instead of
 /// holding its whole text. The constructor refuses, with qkv::Error whose message starts with the path: a
 /// file that cannot be opened, anything that is not a regular file (a folder, a FIFO, a device such as

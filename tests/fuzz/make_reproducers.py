@@ -4,8 +4,8 @@
     /usr/bin/python3 tests/fuzz/make_reproducers.py
 
 Standard library only, deterministic: running it again rewrites the same files. The corpus holds the
-built-in examples, small CSV and .npy files, and the reproducers of issue 7 (each named after what it
-reproduces). Files are small: the nesting reproducers use 12 000 levels (9 000 for objects) instead of
+built-in examples, small CSV, .npy and safetensors files, and the reproducers of issue 7 (each named after
+what it reproduces). Files are small: the nesting reproducers use 12 000 levels (9 000 for objects) instead of
 the 80 000 of the report, which is enough to overflow the stack under the sanitizers (the asan preset from
 about 4 000, the fuzz preset's -O1 from about 10 000) though not in a plain Release build.
 """
@@ -146,6 +146,66 @@ def npy_files():
     }
 
 
+def safetensors(tensors, metadata=None, pad=True):
+    """A safetensors file: tensors is a list of (name, dtype, shape, raw bytes), laid out in order."""
+    header, data = {}, b""
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    for name, dtype, shape, raw in tensors:
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    return raw_safetensors(json.dumps(header, separators=(",", ":")), data, pad)
+
+
+def raw_safetensors(header, data=b"", pad=True):
+    text = header.encode("utf-8")
+    if pad:
+        text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def bf16(values):
+    return b"".join(struct.pack("<I", struct.unpack("<I", struct.pack("<f", v))[0])[2:] for v in values)
+
+
+def safetensors_files():
+    f32 = lambda *v: struct.pack("<%df" % len(v), *v)
+    f64 = lambda *v: struct.pack("<%dd" % len(v), *v)
+    f16 = lambda *v: struct.pack("<%de" % len(v), *v)
+    tiny = 2.0 ** -24  # the smallest F16 subnormal
+    return {
+        "f32-matrix.safetensors": safetensors([("w", "F32", [2, 3], f32(1, 2, 3, 4, 5, 6))], {"format": "pt"}),
+        "f16-vector-subnormals.safetensors": safetensors(
+            [("b", "F16", [5], f16(0.0, -0.0, tiny, 65504.0, 1 / 3))]),
+        "bf16-and-f64.safetensors": safetensors(
+            [("e", "BF16", [2, 2], bf16([1.0, -2.5, 3.0e38, 1e-40])), ("d", "F64", [2], f64(0.1, -1e300))]),
+        "gpt2-names.safetensors": safetensors(
+            [("h.0.attn.c_attn.weight", "F32", [2, 6], f32(*range(12))),
+             ("h.0.attn.c_attn.bias", "F32", [6], f32(*range(6))),
+             ("wpe.weight", "F16", [3, 2], f16(*range(6)))]),
+        "unaligned-header.safetensors": safetensors(
+            [("x", "F64", [1, 2], f64(0.5, 0.25))], pad=False),
+        "other-dtypes.safetensors": safetensors(
+            [("ids", "I64", [1, 2], struct.pack("<2q", 1, 2)), ("mask", "BOOL", [3], b"\x01\x00\x01"),
+             ("w", "F32", [1], f32(7))]),
+        "scalar-and-empty.safetensors": safetensors(
+            [("s", "F32", [], f32(1)), ("z", "F32", [0, 4], b""), ("three", "F32", [1, 1, 1], f32(2))]),
+        "non-finite.safetensors": safetensors([("inf", "F16", [2], struct.pack("<2H", 0x3C00, 0x7C00))]),
+        "overlapping.safetensors": raw_safetensors(
+            '{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},'
+            '"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}', bytes(12)),
+        "unknown-dtype.safetensors": raw_safetensors(
+            '{"a":{"dtype":"F13","shape":[1],"data_offsets":[0,4]}}', bytes(4)),
+        "shape-mismatch.safetensors": raw_safetensors(
+            '{"a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,20]}}', bytes(24)),
+        "header-past-end.safetensors": struct.pack("<Q", 1000) + b"{}",
+        "truncated.safetensors": safetensors([("w", "F32", [2, 2], f32(1, 2, 3, 4))])[:-3],
+        "duplicate-name.safetensors": raw_safetensors(
+            '{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},'
+            '"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}', bytes(8)),
+    }
+
+
 def write(target, files):
     folder = CORPUS / target
     shutil.rmtree(folder, ignore_errors=True)
@@ -164,6 +224,7 @@ def main():
     write("compute", all_sessions)
     write("csv", csv_files())
     write("npy", npy_files())
+    write("safetensors", safetensors_files())
 
 
 if __name__ == "__main__":

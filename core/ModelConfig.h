@@ -1,0 +1,53 @@
+#pragma once
+/// @file
+/// A Hugging Face model's `config.json`: the architecture numbers a checkpoint's tensors are read against,
+/// for the families QKV Lab supports (GPT-2; LLaMA, Qwen2 and Mistral).
+
+#include "EigenTypes.h"
+
+#include <string>
+
+namespace qkv {
+
+/// The architecture family a `model_type` belongs to.
+enum class ModelFamily {
+    Gpt2,  ///< gpt2: learned positions, LayerNorm, fused c_attn, GELU (tanh form)
+    Llama, ///< llama, qwen2, mistral: RoPE, RMSNorm, q/k/v/o projections, grouped-query attention, SiLU
+};
+
+/// What config.json says, in one vocabulary for both families.
+struct ModelConfig {
+    std::string modelType; ///< "gpt2", "llama", "qwen2" or "mistral"
+    ModelFamily family = ModelFamily::Gpt2;
+    Index hiddenSize = 0; ///< d_model: n_embd, hidden_size
+    Index layers = 0;     ///< n_layer, num_hidden_layers
+    Index heads = 0;      ///< query heads: n_head, num_attention_heads
+    Index kvHeads = 0;    ///< key/value heads: num_key_value_heads (= heads without grouping; GPT-2: heads)
+    Index headDim = 0;    ///< head_dim, or hiddenSize / heads
+    Index intermediateSize = 0; ///< the MLP's width: n_inner (4 × n_embd when null), intermediate_size
+    Index vocabSize = 0;
+    Index maxPositions = 0;   ///< n_positions, max_position_embeddings
+    double normEpsilon = 0.0; ///< layer_norm_epsilon (LayerNorm), rms_norm_eps (RMSNorm)
+    double ropeTheta = 0.0;   ///< rope_theta (10000 when absent); 0 for GPT-2, which has no RoPE
+    Index slidingWindow = 0;  ///< Mistral's sliding_window, keys a query may see (0: no window)
+    bool qkvBias = false;     ///< q, k, v projections have biases (GPT-2, Qwen2; LLaMA's attention_bias)
+    bool outputBias = false;  ///< the output projection has a bias (GPT-2; LLaMA's attention_bias)
+    bool mlpBias = false;     ///< the MLP's projections have biases (GPT-2; LLaMA's mlp_bias)
+    std::string activation;   ///< "gelu_new" / "gelu_pytorch_tanh" (GPT-2), "silu" (LLaMA family)
+
+    /// Query heads per key/value head.
+    Index groupSize() const { return kvHeads > 0 ? heads / kvHeads : 0; }
+};
+
+/// Parses config.json text. Throws qkv::Error whose message starts with `fileName` and names the key: not a
+/// JSON object, a `model_type` that is missing or not supported (named), a required key that is missing or
+/// not a positive whole number (not a positive finite number for epsilons and rope_theta), heads that do not
+/// divide the hidden size (without head_dim) or key/value heads that do not divide the heads, and options
+/// that change the computation in ways not supported (another activation, RoPE scaling, scaled or
+/// sliding-window attention).
+ModelConfig parseModelConfig(const std::string& jsonText, const std::string& fileName);
+
+/// Reads `path` (a config.json, or a folder holding one) and parses it as parseModelConfig does.
+ModelConfig loadModelConfig(const std::string& path);
+
+} // namespace qkv
