@@ -535,7 +535,8 @@ Checkpoint Checkpoint::open(const std::string& path)
     if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
         const std::string indexPath = joinPath(path, indexFileName);
         const std::string singlePath = joinPath(path, singleFileName);
-        if (::stat(indexPath.c_str(), &info) == 0) {
+        // model.safetensors first, as Hugging Face's loader looks for it first.
+        if (::stat(singlePath.c_str(), &info) != 0 && ::stat(indexPath.c_str(), &info) == 0) {
             const auto refuse = [&indexPath](const std::string& problem) {
                 throw Error(indexPath + ": " + problem);
             };

@@ -115,11 +115,12 @@ std::string formatSafetensors(const std::vector<SafetensorsTensor>& tensors,
 void writeSafetensors(const std::string& path, const std::vector<SafetensorsTensor>& tensors,
                       const std::map<std::string, std::string>& metadata = {});
 
-/// A model's weights in a folder: `model.safetensors.index.json` with the shards its `weight_map` names
-/// (plain file names in the same folder), or a single `model.safetensors`; a path to one .safetensors file
-/// opens that file alone. Every file is opened and validated up front (only headers are read), and every
-/// tensor the index names must be in its shard; anything wrong is refused with qkv::Error naming the file,
-/// the tensor and the problem, and nothing is kept. Movable, not copyable.
+/// A model's weights in a folder: a single `model.safetensors` or, when there is none,
+/// `model.safetensors.index.json` with the shards its `weight_map` names (plain file names in the same
+/// folder); a path to one .safetensors file opens that file alone. Every file is opened and validated up
+/// front (only headers are read), and every tensor the index names must be in its shard; anything wrong is
+/// refused with qkv::Error naming the file, the tensor and the problem, and nothing is kept. Movable, not
+/// copyable.
 class Checkpoint {
 public:
     static Checkpoint open(const std::string& path);

@@ -697,6 +697,11 @@ void TestSafetensors::shardedCheckpoint()
     QCOMPARE(checkpoint.readMatrix("model.embed_tokens.weight")(3, 0), 7.0);
     QCOMPARE(checkpoint.readMatrix("model.layers.0.self_attn.q_proj.weight")(1, 1), 2.0);
     QCOMPARE(checkpoint.readVector("model.norm.weight")(0), 3.0);
+
+    // A model.safetensors beside the index is the checkpoint, as Hugging Face's loader decides.
+    writeSafetensors(dir.filePath(QStringLiteral("model.safetensors")).toStdString(),
+                     {{"one", "F32", {1}, {1}}});
+    QCOMPARE(Checkpoint::open(dir.path().toStdString()).tensorNames(), std::vector<std::string>{"one"});
 }
 
 void TestSafetensors::badCheckpointsRefused_data()
