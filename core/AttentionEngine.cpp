@@ -91,6 +91,17 @@ private:
     MatrixOf<Scalar> m_rounded; // float32 only
 };
 
+/// Adds an optional bias (a session vector) to every row of `rows`, in the engine's precision (the bias
+/// rounded to float32 like every input): one pass, nothing when the bias is absent.
+template <typename Scalar> void addBias(MatrixOf<Scalar>& rows, const Vector& bias, const std::string& path)
+{
+    if (bias.size() == 0)
+        return;
+    const Matrix biasRow = bias.transpose();
+    const InPrecision<Scalar> inPrecision(biasRow, path);
+    rows.rowwise() += (*inPrecision).row(0);
+}
+
 /// Where a product in the engine's precision goes: the result's own double matrix in float64, a scratch
 /// matrix in float32 (copied into the result afterwards).
 template <typename Scalar> MatrixOf<Scalar>& workMatrix(Matrix& resultMatrix, MatrixOf<Scalar>& scratch)
@@ -252,9 +263,16 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
     multiply<Scalar>(X, *InPrecision<Scalar>(head.W_Q, path + "W_Q"), Q);
     multiply<Scalar>(keySide, *InPrecision<Scalar>(head.W_K, path + "W_K"), K);
     multiply<Scalar>(keySide, *InPrecision<Scalar>(head.W_V, path + "W_V"), V);
-    requireFinite(Q, h, "Q", "X · W_Q", reduceInputs);
-    requireFinite(K, h, "K", session.context ? "Z · W_K" : "X · W_K", reduceInputs);
-    requireFinite(V, h, "V", session.context ? "Z · W_V" : "X · W_V", reduceInputs);
+    addBias(Q, head.b_Q, path + "b_Q");
+    addBias(K, head.b_K, path + "b_K");
+    addBias(V, head.b_V, path + "b_V");
+    const auto projection = [](const char* input, const char* weights, const Vector& bias, const char* name) {
+        return std::string(input) + " · " + weights + (bias.size() > 0 ? std::string(" + ") + name : "");
+    };
+    const char* keyInput = session.context ? "Z" : "X";
+    requireFinite(Q, h, "Q", projection("X", "W_Q", head.b_Q, "b_Q").c_str(), reduceInputs);
+    requireFinite(K, h, "K", projection(keyInput, "W_K", head.b_K, "b_K").c_str(), reduceInputs);
+    requireFinite(V, h, "V", projection(keyInput, "W_V", head.b_V, "b_V").c_str(), reduceInputs);
     for (const auto& [copy, original] : identicalKeys) {
         K.row(copy) = K.row(original);
         V.row(copy) = V.row(original);
@@ -426,9 +444,10 @@ void computeInPrecision(const Session& session, AttentionResult& result, const C
         multiply<double>(result.concat, *session.W_O, output);
     else
         multiply<float>(result.concat.cast<float>(), *InPrecision<float>(*session.W_O, "W_O"), output);
+    addBias(output, session.b_O, "b_O");
     if (!isAllFinite(output))
-        throw Error(std::string("output: concat · W_O overflows ") + precisionWords<Scalar>() +
-                    "; reduce the magnitudes in W_O");
+        throw Error(std::string("output: concat · W_O") + (session.b_O.size() > 0 ? " + b_O" : "") +
+                    " overflows " + precisionWords<Scalar>() + "; reduce the magnitudes in W_O");
     storeInResult(output, result.output);
 }
 

@@ -266,6 +266,10 @@ PrecisionComparison comparePrecision(const Session& session, const AttentionResu
     q.noalias() = session.X.row(i) * parameters.W_Q;
     Matrix K(m, parameters.W_K.cols());
     K.noalias() = keySide * parameters.W_K;
+    if (parameters.b_Q.size() > 0)
+        q += parameters.b_Q.transpose();
+    if (parameters.b_K.size() > 0)
+        K.rowwise() += parameters.b_K.transpose();
     const RowVector scores = rowScores(session.score, parameters, q, K);
     const std::vector<Index> first = firstOfIdenticalRows(keySide);
     RowVector scaled(m);

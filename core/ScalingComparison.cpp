@@ -58,6 +58,7 @@ ScalingComparison compareScaling(const Session& session, int head, const Scaling
     Session single = session;
     single.heads = {session.heads[static_cast<std::size_t>(head)]};
     single.W_O.reset();
+    single.b_O.resize(0);
     for (const ScalingSetting* setting : {&first, &second}) {
         if (setting->scale.kind == Scale::Kind::Constant &&
             !(std::isfinite(setting->scale.value) && setting->scale.value > 0.0))

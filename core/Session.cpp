@@ -73,6 +73,19 @@ std::string checkDimensionNames(const std::string& path, const std::vector<std::
                               std::to_string(dims.size()));
 }
 
+// An optional bias: absent (empty), or `size` finite entries (`what` says where the size comes from).
+std::string checkBias(const std::string& path, const Vector& bias, Index size, const std::string& what)
+{
+    if (bias.size() == 0)
+        return {};
+    if (bias.size() != size)
+        return describe(path, "expected " + std::to_string(size) + " entries (" + what + " = " +
+                                  std::to_string(size) + "), found " + std::to_string(bias.size()));
+    if (!isAllFinite(bias))
+        return describe(path, "contains a number that is not finite");
+    return {};
+}
+
 // "expected R × C, found r × c" style checks for one matrix.
 std::string checkShape(const std::string& path, const Matrix& m, Index rows, Index cols)
 {
@@ -187,6 +200,10 @@ std::string validate(const Session& s)
             !(problem = checkShape(at + "W_K", head.W_K, dModel, dK)).empty() ||
             !(problem = checkShape(at + "W_V", head.W_V, dModel, dV)).empty())
             return problem;
+        if (!(problem = checkBias(at + "b_Q", head.b_Q, dK, "d_k")).empty() ||
+            !(problem = checkBias(at + "b_K", head.b_K, dK, "d_k")).empty() ||
+            !(problem = checkBias(at + "b_V", head.b_V, dV, "d_v")).empty())
+            return problem;
         if (s.score == ScoreFunction::General) {
             if (head.W_S.size() == 0)
                 return describe(at + "W_S", "missing (the general score needs a d_k × d_k matrix)");
@@ -222,6 +239,10 @@ std::string validate(const Session& s)
             return problem;
         if (!(problem = checkShape("W_O", *s.W_O, concatWidth, s.W_O->cols())).empty())
             return problem;
+        if (!(problem = checkBias("b_O", s.b_O, s.W_O->cols(), "d_out")).empty())
+            return problem;
+    } else if (s.b_O.size() > 0) {
+        return describe("b_O", "needs W_O beside it (it is the bias of the output projection)");
     }
 
     if (s.scale.kind == Scale::Kind::Constant && !(std::isfinite(s.scale.value) && s.scale.value > 0))

@@ -64,7 +64,8 @@ struct NormalizerSpec {
     }
 };
 
-/// One attention head's parameters. The score parameters are empty unless the score function needs them.
+/// One attention head's parameters. The score parameters are empty unless the score function needs them;
+/// the biases are empty when the head has none (spec section 7: Q = X W_Q + b_Q, ...).
 struct Head {
     Matrix W_Q; ///< d_model × d_k
     Matrix W_K; ///< d_model × d_k
@@ -73,12 +74,16 @@ struct Head {
     Matrix W_a; ///< additive: d_k × d_a
     Matrix U_a; ///< additive: d_k × d_a
     Vector v_a; ///< additive: d_a
+    Vector b_Q; ///< d_k, or empty
+    Vector b_K; ///< d_k, or empty
+    Vector b_V; ///< d_v, or empty
 
     friend bool operator==(const Head& a, const Head& b)
     {
         return sameMatrix(a.W_Q, b.W_Q) && sameMatrix(a.W_K, b.W_K) && sameMatrix(a.W_V, b.W_V) &&
                sameMatrix(a.W_S, b.W_S) && sameMatrix(a.W_a, b.W_a) && sameMatrix(a.U_a, b.U_a) &&
-               sameMatrix(a.v_a, b.v_a);
+               sameMatrix(a.v_a, b.v_a) && sameMatrix(a.b_Q, b.b_Q) && sameMatrix(a.b_K, b.b_K) &&
+               sameMatrix(a.b_V, b.b_V);
     }
 };
 
@@ -128,6 +133,7 @@ struct Session {
     std::optional<Context> context; ///< present ⇒ cross-attention
     std::vector<Head> heads;
     std::optional<Matrix> W_O; ///< (H·d_v) × d_out
+    Vector b_O;                ///< d_out, or empty; only beside W_O (output = concat · W_O + b_O)
     ScoreFunction score = ScoreFunction::Dot;
     Scale scale;
     double temperature = 1.0;
@@ -159,9 +165,10 @@ struct Session {
         return a.title == b.title && a.tokens == b.tokens && a.pad == b.pad && sameMatrix(a.X, b.X) &&
                a.dims == b.dims && a.context == b.context && a.heads == b.heads &&
                a.W_O.has_value() == b.W_O.has_value() && (!a.W_O || sameMatrix(*a.W_O, *b.W_O)) &&
-               a.score == b.score && a.scale == b.scale && a.temperature == b.temperature &&
-               a.mask == b.mask && a.normalizer == b.normalizer && a.precision == b.precision &&
-               a.view == b.view && a.snapshots == b.snapshots && a.preservedJson == b.preservedJson;
+               sameMatrix(a.b_O, b.b_O) && a.score == b.score && a.scale == b.scale &&
+               a.temperature == b.temperature && a.mask == b.mask && a.normalizer == b.normalizer &&
+               a.precision == b.precision && a.view == b.view && a.snapshots == b.snapshots &&
+               a.preservedJson == b.preservedJson;
     }
 };
 

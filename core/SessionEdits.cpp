@@ -89,6 +89,18 @@ Matrix resizedMatrix(const Matrix& m, Index rows, Index cols, const InitializerS
     return out;
 }
 
+// A bias follows its dimension: kept entries keep their values, new ones are 0 (no shift), and a head
+// without the bias stays without it.
+Vector resizedBias(const Vector& bias, Index size)
+{
+    if (bias.size() == 0)
+        return bias;
+    Vector out = Vector::Zero(size);
+    const Index keep = std::min(size, bias.size());
+    out.head(keep) = bias.head(keep);
+    return out;
+}
+
 void insertToken(Session& s, Side side, Index at, const std::string& text, const InitializerSpec& init)
 {
     side = sideOf(s, side);
@@ -195,6 +207,8 @@ void resizeDK(Session& s, Index dK, const InitializerSpec& init)
     for (Head& head : s.heads) {
         head.W_Q = resizedMatrix(head.W_Q, head.W_Q.rows(), dK, derived(init, salt++));
         head.W_K = resizedMatrix(head.W_K, head.W_K.rows(), dK, derived(init, salt++));
+        head.b_Q = resizedBias(head.b_Q, dK);
+        head.b_K = resizedBias(head.b_K, dK);
         if (head.W_S.size() > 0)
             head.W_S = resizedMatrix(head.W_S, dK, dK, derived(init, salt++));
         if (head.W_a.size() > 0)
@@ -208,8 +222,10 @@ void resizeDV(Session& s, Index dV, const InitializerSpec& init)
 {
     const Index oldDV = s.dV();
     std::uint64_t salt = 200;
-    for (Head& head : s.heads)
+    for (Head& head : s.heads) {
         head.W_V = resizedMatrix(head.W_V, head.W_V.rows(), dV, derived(init, salt++));
+        head.b_V = resizedBias(head.b_V, dV);
+    }
     if (s.W_O) {
         // W_O has one block of d_v rows per head; each block grows or shrinks on its own.
         const Index heads = s.headCount();
@@ -241,6 +257,10 @@ void setHeadCount(Session& s, int heads, const InitializerSpec& init)
             head.U_a = initializeMatrix(derived(init, salt + 6), dK, model.U_a.cols());
             head.v_a = initializeMatrix(derived(init, salt + 7), model.v_a.size(), 1).col(0);
         }
+        // New heads have the biases the first head has, at 0.
+        head.b_Q = Vector::Zero(model.b_Q.size());
+        head.b_K = Vector::Zero(model.b_K.size());
+        head.b_V = Vector::Zero(model.b_V.size());
         s.heads.push_back(std::move(head));
     }
     if (s.W_O)
@@ -422,6 +442,7 @@ void setMaskCell(Session& session, Index query, Index key, bool allow)
 
 void setOutputProjection(Session& session, bool on, const InitializerSpec& init, Index dOut)
 {
+    session.b_O.resize(0); // the output bias belongs to the W_O it was made for
     if (!on) {
         session.W_O.reset();
         return;
@@ -432,8 +453,10 @@ void setOutputProjection(Session& session, bool on, const InitializerSpec& init,
 
 void resizeDOut(Session& session, Index dOut, const InitializerSpec& init)
 {
-    if (session.W_O)
+    if (session.W_O) {
         session.W_O = resizedMatrix(*session.W_O, session.W_O->rows(), dOut, init);
+        session.b_O = resizedBias(session.b_O, dOut);
+    }
 }
 
 void setPadding(Session& session, Side side, Index at, bool padding)

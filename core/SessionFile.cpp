@@ -170,6 +170,18 @@ Vector readVector(const Json& value, const std::string& path, Index size)
     return vector;
 }
 
+/// An optional bias vector (b_Q, b_K, b_V, b_O): `size` numbers, `dimension` naming where the size comes
+/// from.
+Vector readBias(const Json& value, const std::string& path, Index size, const char* dimension)
+{
+    if (!value.is_array())
+        wrongType(path, "an array of numbers", value);
+    if (static_cast<Index>(value.size()) != size)
+        refuse(path, "expected " + std::to_string(size) + " entries (" + dimension + " = " +
+                         std::to_string(size) + "), found " + std::to_string(value.size()));
+    return readVector(value, path, size);
+}
+
 std::vector<std::string> readTokens(const Json& value, const std::string& path, Index count)
 {
     if (!value.is_array())
@@ -465,6 +477,12 @@ Session sessionFromJson(const Json& root, CompactMatrices& compact, const std::s
         head.W_V = readMatrix(compact, require(headJson, at, "W_V"), at + ".W_V", dModel, dV,
                               Limits::maxDimension, Limits::maxDimension);
         dV = head.W_V.cols();
+        if (const Json* bias = find(headJson, "b_Q"))
+            head.b_Q = readBias(*bias, at + ".b_Q", dK, "d_k");
+        if (const Json* bias = find(headJson, "b_K"))
+            head.b_K = readBias(*bias, at + ".b_K", dK, "d_k");
+        if (const Json* bias = find(headJson, "b_V"))
+            head.b_V = readBias(*bias, at + ".b_V", dV, "d_v");
         if (const Json* ws = find(headJson, "W_S"))
             head.W_S =
                 readMatrix(compact, *ws, at + ".W_S", dK, dK, Limits::maxDimension, Limits::maxDimension);
@@ -484,7 +502,8 @@ Session sessionFromJson(const Json& root, CompactMatrices& compact, const std::s
             head.v_a = readVector(*va, at + ".v_a", dA);
         }
         Json unknown = Json::object();
-        keepUnknown(headJson, {"W_Q", "W_K", "W_V", "W_S", "W_a", "U_a", "v_a"}, unknown);
+        keepUnknown(headJson, {"W_Q", "W_K", "W_V", "W_S", "W_a", "U_a", "v_a", "b_Q", "b_K", "b_V"},
+                    unknown);
         anyHeadExtras = anyHeadExtras || !unknown.empty();
         headExtras.push_back(unknown);
         s.heads.push_back(std::move(head));
@@ -495,6 +514,11 @@ Session sessionFromJson(const Json& root, CompactMatrices& compact, const std::s
     if (const Json* wo = find(root, "W_O"))
         s.W_O = readMatrix(compact, *wo, "W_O", static_cast<Index>(heads.size()) * dV, -1,
                            static_cast<Index>(heads.size()) * dV, Limits::maxDimension);
+    if (const Json* bias = find(root, "b_O")) {
+        if (!s.W_O)
+            refuse("b_O", "needs W_O beside it (it is the bias of the output projection)");
+        s.b_O = readBias(*bias, "b_O", s.W_O->cols(), "d_out");
+    }
 
     if (const Json* scoreJson = find(root, "score")) {
         const std::string scoreText = readString(*scoreJson, "score");
@@ -530,7 +554,7 @@ Session sessionFromJson(const Json& root, CompactMatrices& compact, const std::s
         s.snapshots = readSnapshots(*snapshots, compact);
 
     keepUnknown(root,
-                {"format", "version", "title", "tokens", "pad", "X", "dims", "context", "heads", "W_O",
+                {"format", "version", "title", "tokens", "pad", "X", "dims", "context", "heads", "W_O", "b_O",
                  "score", "scale", "temperature", "mask", "normalizer", "precision", "view", "snapshots"},
                 extras);
     if (!extras.empty())
@@ -585,6 +609,12 @@ Json sessionToJson(const Session& s)
             headJson["U_a"] = json::matrix(head.U_a);
         if (head.v_a.size() > 0)
             headJson["v_a"] = std::vector<double>(head.v_a.data(), head.v_a.data() + head.v_a.size());
+        // Biases only when present, so files without them are written as before.
+        for (const auto& [key, bias] : {std::pair<const char*, const Vector*>{"b_Q", &head.b_Q},
+                                        {"b_K", &head.b_K},
+                                        {"b_V", &head.b_V}})
+            if (bias->size() > 0)
+                headJson[key] = std::vector<double>(bias->data(), bias->data() + bias->size());
         if (headExtras && headExtras->is_array() && h < headExtras->size())
             mergeExtras(headJson, &(*headExtras)[h]);
         heads.push_back(std::move(headJson));
@@ -592,6 +622,8 @@ Json sessionToJson(const Session& s)
     root["heads"] = std::move(heads);
     if (s.W_O)
         root["W_O"] = json::matrix(*s.W_O);
+    if (s.b_O.size() > 0)
+        root["b_O"] = std::vector<double>(s.b_O.data(), s.b_O.data() + s.b_O.size());
     root["score"] = toString(s.score);
     switch (s.scale.kind) {
     case Scale::Kind::SqrtDk:

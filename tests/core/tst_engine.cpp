@@ -46,6 +46,55 @@ Session randomSession(Index n, Index m, Index dModel, Index dK, Index dV, int he
     return s;
 }
 
+/// `input` · `weights` + `bias` by plain loops (the bias skipped when empty).
+Matrix affineByLoops(const Matrix& input, const Matrix& weights, const Vector& bias)
+{
+    Matrix out(input.rows(), weights.cols());
+    for (Index r = 0; r < input.rows(); ++r)
+        for (Index c = 0; c < weights.cols(); ++c) {
+            double sum = 0.0;
+            for (Index t = 0; t < input.cols(); ++t)
+                sum += input(r, t) * weights(t, c);
+            out(r, c) = sum + (bias.size() > 0 ? bias(c) : 0.0);
+        }
+    return out;
+}
+
+/// Softmax(Q Kᵀ / √d_k) V by plain loops (no mask).
+Matrix attentionByLoops(const Matrix& Q, const Matrix& K, const Matrix& V)
+{
+    Matrix out = Matrix::Zero(Q.rows(), V.cols());
+    for (Index i = 0; i < Q.rows(); ++i) {
+        std::vector<double> a(static_cast<std::size_t>(K.rows()));
+        double largest = -HUGE_VAL, total = 0.0;
+        for (Index j = 0; j < K.rows(); ++j) {
+            double dot = 0.0;
+            for (Index t = 0; t < Q.cols(); ++t)
+                dot += Q(i, t) * K(j, t);
+            a[static_cast<std::size_t>(j)] = dot / std::sqrt(static_cast<double>(Q.cols()));
+            largest = std::max(largest, a[static_cast<std::size_t>(j)]);
+        }
+        for (double& x : a)
+            total += (x = std::exp(x - largest));
+        for (Index j = 0; j < K.rows(); ++j)
+            for (Index c = 0; c < V.cols(); ++c)
+                out(i, c) += a[static_cast<std::size_t>(j)] / total * V(j, c);
+    }
+    return out;
+}
+
+/// Biases with every entry different from 0, for every head and for W_O.
+void addBiases(Session& s, std::uint64_t seed)
+{
+    for (Head& head : s.heads) {
+        head.b_Q = initializeMatrix({Initializer::Normal, 1.0, seed++}, head.W_Q.cols(), 1).col(0);
+        head.b_K = initializeMatrix({Initializer::Normal, 1.0, seed++}, head.W_K.cols(), 1).col(0);
+        head.b_V = initializeMatrix({Initializer::Normal, 1.0, seed++}, head.W_V.cols(), 1).col(0);
+    }
+    if (s.W_O)
+        s.b_O = initializeMatrix({Initializer::Normal, 1.0, seed}, s.W_O->cols(), 1).col(0);
+}
+
 } // namespace
 
 class TestEngine : public QObject {
@@ -75,6 +124,11 @@ private slots:
     void identicalTokensShareHardmaxEqually();
     void memoryGuardRefusesBeforeAllocating();
     void cancelledComputationStops();
+    void biasesAreAddedAfterTheProducts_data();
+    void biasesAreAddedAfterTheProducts();
+    void zeroBiasesChangeNothing();
+    void biasMessagesNameTheKey_data();
+    void biasMessagesNameTheKey();
 };
 
 void TestEngine::loveAI()
@@ -599,6 +653,116 @@ void TestEngine::cancelledComputationStops()
     options.cancel = &go;
     QVERIFY(computeAttention(loadExample("multihead"), options) ==
             computeAttention(loadExample("multihead")));
+}
+
+void TestEngine::biasesAreAddedAfterTheProducts_data()
+{
+    QTest::addColumn<int>("m"); // m ≠ n: cross-attention
+    QTest::addColumn<bool>("float32");
+    QTest::addColumn<double>("tolerance");
+    QTest::newRow("self, float64") << 5 << false << 1e-12;
+    QTest::newRow("cross, float64") << 3 << false << 1e-12;
+    // float32: products and bias add in float32 (relative error ~ d · 2⁻²⁴ on entries of order 1).
+    QTest::newRow("self, float32") << 5 << true << 2e-5;
+    QTest::newRow("cross, float32") << 3 << true << 2e-5;
+}
+
+void TestEngine::biasesAreAddedAfterTheProducts()
+{
+    QFETCH(int, m);
+    QFETCH(bool, float32);
+    QFETCH(double, tolerance);
+    Session s = randomSession(5, m, 6, 4, 3, 2, 21);
+    s.W_O = initializeMatrix({Initializer::XavierUniform, 1.0, 98}, 6, 5);
+    addBiases(s, 300);
+    s.precision = float32 ? Precision::Float32 : Precision::Float64;
+    const AttentionResult r = computeAttention(s);
+    for (int h = 0; h < 2; ++h) {
+        const Head& head = s.heads[static_cast<std::size_t>(h)];
+        const HeadResult& out = r.heads[static_cast<std::size_t>(h)];
+        const Matrix Q = affineByLoops(s.X, head.W_Q, head.b_Q);
+        const Matrix K = affineByLoops(s.keySide(), head.W_K, head.b_K);
+        const Matrix V = affineByLoops(s.keySide(), head.W_V, head.b_V);
+        QKV_COMPARE_NEAR(out.Q, Q, tolerance);
+        QKV_COMPARE_NEAR(out.K, K, tolerance);
+        QKV_COMPARE_NEAR(out.V, V, tolerance);
+        QKV_COMPARE_NEAR(out.output, attentionByLoops(Q, K, V), 10 * tolerance);
+    }
+    QKV_COMPARE_NEAR(r.output, affineByLoops(r.concat, *s.W_O, s.b_O), tolerance);
+}
+
+void TestEngine::zeroBiasesChangeNothing()
+{
+    // x + 0 is x: zero biases give the result without biases, bit for bit, in both precisions.
+    for (const Precision precision : {Precision::Float64, Precision::Float32}) {
+        Session plain = randomSession(6, 6, 5, 4, 3, 2, 5);
+        plain.W_O = initializeMatrix({Initializer::XavierUniform, 1.0, 7}, 6, 4);
+        plain.precision = precision;
+        Session zeros = plain;
+        for (Head& head : zeros.heads) {
+            head.b_Q = Vector::Zero(4);
+            head.b_K = Vector::Zero(4);
+            head.b_V = Vector::Zero(3);
+        }
+        zeros.b_O = Vector::Zero(4);
+        QVERIFY(computeAttention(zeros) == computeAttention(plain));
+    }
+}
+
+void TestEngine::biasMessagesNameTheKey_data()
+{
+    QTest::addColumn<int>("variant");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("b_Q short") << 0 << QStringLiteral("heads[1].b_Q: expected 4 entries (d_k = 4), found 3");
+    QTest::newRow("b_K long") << 1 << QStringLiteral("heads[0].b_K: expected 4 entries (d_k = 4), found 5");
+    QTest::newRow("b_V short") << 2 << QStringLiteral("heads[1].b_V: expected 3 entries (d_v = 3), found 2");
+    QTest::newRow("b_V NaN") << 3 << QStringLiteral("heads[0].b_V: contains a number that is not finite");
+    QTest::newRow("b_O short") << 4 << QStringLiteral("b_O: expected 5 entries (d_out = 5), found 4");
+    QTest::newRow("b_O without W_O")
+        << 5 << QStringLiteral("b_O: needs W_O beside it (it is the bias of the output projection)");
+    QTest::newRow("b_Q beyond float32")
+        << 6
+        << QStringLiteral("heads[0].b_Q: an entry is beyond float32's range (±3.40282e+38); reduce it or "
+                          "choose precision float64");
+}
+
+void TestEngine::biasMessagesNameTheKey()
+{
+    QFETCH(int, variant);
+    QFETCH(QString, message);
+    Session s = randomSession(3, 3, 6, 4, 3, 2, 8);
+    s.W_O = initializeMatrix({Initializer::XavierUniform, 1.0, 9}, 6, 5);
+    addBiases(s, 40);
+    switch (variant) {
+    case 0:
+        s.heads[1].b_Q = Vector::Ones(3);
+        break;
+    case 1:
+        s.heads[0].b_K = Vector::Ones(5);
+        break;
+    case 2:
+        s.heads[1].b_V = Vector::Ones(2);
+        break;
+    case 3:
+        s.heads[0].b_V(1) = std::nan("");
+        break;
+    case 4:
+        s.b_O = Vector::Ones(4);
+        break;
+    case 5:
+        s.W_O.reset();
+        break;
+    case 6:
+        s.precision = Precision::Float32;
+        s.heads[0].b_Q(2) = 1e300;
+        break;
+    }
+    try {
+        computeAttention(s);
+        QFAIL("expected an error");
+    } catch (const Error& e) {
+        QCOMPARE(QString::fromUtf8(e.what()), message);
+    }
 }
 
 QTEST_APPLESS_MAIN(TestEngine)

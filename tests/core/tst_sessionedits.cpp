@@ -241,6 +241,7 @@ private slots:
 
     void resize_data();
     void resize();
+    void biasesFollowTheirDimensions();
     void setHeadCount_data();
     void setHeadCount();
     void crossAttention_data();
@@ -751,6 +752,11 @@ void TestSessionEdits::randomEditsStayValid()
     } catch (const Error& e) {
         QFAIL(e.what());
     }
+    for (Head& head : s.heads) { // biases too: every edit must keep them the right size
+        head.b_Q = Vector::Constant(head.W_Q.cols(), 0.5);
+        head.b_K = Vector::Constant(head.W_K.cols(), -0.5);
+        head.b_V = Vector::Constant(head.W_V.cols(), 2.0);
+    }
     std::mt19937_64 random(std::uint64_t(config + 100));
     const auto pick = [&](Index low, Index high) { // inclusive
         return low + Index(random() % std::uint64_t(high - low + 1));
@@ -824,6 +830,31 @@ void TestSessionEdits::randomEditsStayValid()
             qPrintable(
                 QStringLiteral("step %1 (%2): %3").arg(step).arg(what).arg(QString::fromStdString(problem))));
     }
+}
+
+void TestSessionEdits::biasesFollowTheirDimensions()
+{
+    Session s = loadExample("love"); // d_k = d_v = 3, one head
+    s.heads[0].b_Q = (Vector(3) << 1, 2, 3).finished();
+    s.heads[0].b_V = (Vector(3) << 4, 5, 6).finished();
+    s.W_O = Matrix::Ones(3, 2);
+    s.b_O = (Vector(2) << 7, 8).finished();
+
+    resizeDK(s, 4, xavier); // kept entries keep their values, new ones are 0
+    QCOMPARE(s.heads[0].b_Q, (Vector(4) << 1, 2, 3, 0).finished());
+    QCOMPARE(s.heads[0].b_K.size(), Index(0)); // absent stays absent
+    resizeDV(s, 2, xavier);
+    QCOMPARE(s.heads[0].b_V, (Vector(2) << 4, 5).finished());
+    qkv::setHeadCount(s, 2, xavier); // a new head has the first head's biases, at 0
+    QCOMPARE(s.heads[1].b_Q, Vector::Zero(4).eval());
+    QCOMPARE(s.heads[1].b_K.size(), Index(0));
+    QCOMPARE(s.heads[1].b_V, Vector::Zero(2).eval());
+    resizeDOut(s, 3, xavier);
+    QCOMPARE(s.b_O, (Vector(3) << 7, 8, 0).finished());
+    VERIFY_VALID(s);
+    setOutputProjection(s, false, xavier); // b_O is W_O's bias: it goes with it
+    QCOMPARE(s.b_O.size(), Index(0));
+    VERIFY_VALID(s);
 }
 
 void TestSessionEdits::reinitializeWeightsKeepsShapesAndEmbeddings()

@@ -199,6 +199,10 @@ private slots:
     void defaultScaleDependsOnScore();
     void otherDefaults();
     void titleAndScoreAreOptional();
+
+    void biasesRoundTrip();
+    void biasMessagesAreExact_data();
+    void biasMessagesAreExact();
 };
 
 // ---- round trips ------------------------------------------------------------------------------------
@@ -1048,6 +1052,73 @@ void TestSessionFile::titleAndScoreAreOptional()
     QCOMPARE(titleFromPath("/a/b/notes.json"), std::string("notes"));
     QCOMPARE(titleFromPath("/a/b/plain"), std::string("plain"));
     QCOMPARE(titleFromPath("/a/b/.qkv.json"), std::string(".qkv"));
+}
+
+// ---- biases (spec section 7) -------------------------------------------------------------------------
+
+void TestSessionFile::biasesRoundTrip()
+{
+    // "I love AI" (d_k = d_v = 3) with two heads, W_O (6 × 2) and every bias.
+    QJsonObject root = twoHeads();
+    root = with(root, QStringLiteral("heads.0.b_Q"), QJsonArray{0.5, -1, 0.25});
+    root = with(root, QStringLiteral("heads.0.b_K"), QJsonArray{1, 2, 3});
+    root = with(root, QStringLiteral("heads.1.b_V"), QJsonArray{-0.125, 0, 1e-300});
+    root = with(root, QStringLiteral("W_O"), repeatedRows(6, QJsonArray{1, 0}));
+    root = with(root, QStringLiteral("b_O"), QJsonArray{0.1, -0.2});
+    const Session session = parseSession(toText(root));
+    QCOMPARE(session.heads[0].b_Q, (Vector(3) << 0.5, -1, 0.25).finished());
+    QCOMPARE(session.heads[0].b_K, (Vector(3) << 1, 2, 3).finished());
+    QCOMPARE(session.heads[0].b_V.size(), Index(0)); // absent stays absent
+    QCOMPARE(session.heads[1].b_Q.size(), Index(0));
+    QCOMPARE(session.heads[1].b_V, (Vector(3) << -0.125, 0, 1e-300).finished());
+    QCOMPARE(session.b_O, (Vector(2) << 0.1, -0.2).finished());
+
+    const std::string text = serializeSession(session);
+    const QJsonObject saved = parseSaved(text);
+    const QJsonArray heads = saved.value(QStringLiteral("heads")).toArray();
+    QVERIFY(heads.at(0).toObject().contains(QStringLiteral("b_Q")));
+    QVERIFY(!heads.at(0).toObject().contains(QStringLiteral("b_V")));
+    QVERIFY(!heads.at(1).toObject().contains(QStringLiteral("b_Q")));
+    QCOMPARE(saved.value(QStringLiteral("b_O")).toArray(), (QJsonArray{0.1, -0.2}));
+    QVERIFY(parseSession(text) == session);
+    QCOMPARE(serializeSession(parseSession(text)), text);
+
+    // Without biases nothing is written: the file is what it was.
+    const std::string plain = serializeSession(loadExample("love"));
+    QVERIFY(plain.find("\"b_") == std::string::npos);
+}
+
+void TestSessionFile::biasMessagesAreExact_data()
+{
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<QString>("message");
+    const auto row = [](const char* name, const QJsonObject& root, const QString& message) {
+        QTest::newRow(name) << QByteArray::fromStdString(toText(root)) << message;
+    };
+    const QJsonObject two = twoHeads();
+    row("b_Q short", with(two, QStringLiteral("heads.1.b_Q"), QJsonArray{1, 2}),
+        QStringLiteral("heads[1].b_Q: expected 3 entries (d_k = 3), found 2"));
+    row("b_K long", with(two, QStringLiteral("heads.0.b_K"), QJsonArray{1, 2, 3, 4}),
+        QStringLiteral("heads[0].b_K: expected 3 entries (d_k = 3), found 4"));
+    row("b_V empty", with(two, QStringLiteral("heads.0.b_V"), QJsonArray{}),
+        QStringLiteral("heads[0].b_V: expected 3 entries (d_v = 3), found 0"));
+    row("b_V a string", with(two, QStringLiteral("heads.0.b_V"), QStringLiteral("0")),
+        QStringLiteral("heads[0].b_V: expected an array of numbers, found a string"));
+    row("b_Q entry a string", with(two, QStringLiteral("heads.0.b_Q"), QJsonArray{1, QStringLiteral("x"), 3}),
+        QStringLiteral("heads[0].b_Q[1]: expected a number, found a string"));
+    row("b_O without W_O", with(two, QStringLiteral("b_O"), QJsonArray{1, 2, 3}),
+        QStringLiteral("b_O: needs W_O beside it (it is the bias of the output projection)"));
+    row("b_O short",
+        with(with(two, QStringLiteral("W_O"), repeatedRows(6, QJsonArray{1, 0})), QStringLiteral("b_O"),
+             QJsonArray{1}),
+        QStringLiteral("b_O: expected 2 entries (d_out = 2), found 1"));
+}
+
+void TestSessionFile::biasMessagesAreExact()
+{
+    QFETCH(QByteArray, text);
+    QFETCH(QString, message);
+    QCOMPARE(messageOf([&] { (void)parseSession(text.toStdString()); }), message);
 }
 
 QTEST_APPLESS_MAIN(TestSessionFile)
