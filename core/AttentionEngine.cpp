@@ -5,6 +5,7 @@
 #include "MatrixProduct.h"
 #include "Normalizers.h"
 #include "Parallel.h"
+#include "Positions.h"
 #include "ResourceLimits.h"
 #include "RowKernels.h"
 
@@ -89,6 +90,31 @@ public:
 private:
     const Matrix* m_double;
     MatrixOf<Scalar> m_rounded; // float32 only
+};
+
+/// X or Z as the projections see it, in the engine's precision: with the sinusoidal or learned encoding
+/// added (the encoding rounded like every input, the sum in the engine's precision), else the matrix itself.
+template <typename Scalar> class PositionedInput {
+public:
+    PositionedInput(const Matrix& embeddings, const std::string& path, const PositionSpec& positions)
+        : m_input(embeddings, path)
+    {
+        if (!addsToEmbeddings(positions))
+            return;
+        const Matrix encoding = additiveEncoding(positions, embeddings.rows(), embeddings.cols());
+        m_positioned = *m_input + *InPrecision<Scalar>(encoding, "positions.P");
+        if (!isAllFinite(m_positioned))
+            throw Error(path + " + positions: the sum overflows " + precisionWords<Scalar>() +
+                        "; reduce the magnitudes in " + path + " or positions.P");
+        m_isPositioned = true;
+    }
+    const MatrixOf<Scalar>& operator*() const { return m_isPositioned ? m_positioned : *m_input; }
+    bool isPositioned() const { return m_isPositioned; }
+
+private:
+    InPrecision<Scalar> m_input;
+    MatrixOf<Scalar> m_positioned; // only when positioned
+    bool m_isPositioned = false;
 };
 
 /// Adds an optional bias (a session vector) to every row of `rows`, in the engine's precision (the bias
@@ -238,7 +264,7 @@ RowStats rowStatistics(const rows::WeightSums& sums, const double* weights, Inde
 }
 
 /// The first problem a block found, in the order the messages are chosen.
-enum class Problem { None, Score, Scaled, Weight, Output };
+enum class Problem { None, Score, Scaled, PositionBias, Weight, Output };
 
 template <typename Scalar>
 void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const MatrixOf<Scalar>& keySide,
@@ -252,6 +278,9 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
     const Index dV = head.W_V.cols();
     const Scalar divisor = static_cast<Scalar>(scaleDivisor(session.scale, session.dK()));
     const float temperature32 = static_cast<float>(session.temperature);
+    const PositionSpec& positions = session.positions;
+    const bool alibi = positions.type == PositionType::Alibi;
+    const double slope = alibi ? effectiveAlibiSlopes(positions, session.headCount())[std::size_t(h)] : 0.0;
 
     MatrixOf<Scalar> scratchQ, scratchK, scratchV;
     MatrixOf<Scalar>& Q = workMatrix(out.Q, scratchQ);
@@ -266,6 +295,10 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
     addBias(Q, head.b_Q, path + "b_Q");
     addBias(K, head.b_K, path + "b_K");
     addBias(V, head.b_V, path + "b_V");
+    if (positions.type == PositionType::Rope) { // after projection and bias; V is not rotated
+        applyRope(Q, positions.base, positions.pairing);
+        applyRope(K, positions.base, positions.pairing);
+    }
     const auto projection = [](const char* input, const char* weights, const Vector& bias, const char* name) {
         return std::string(input) + " · " + weights + (bias.size() > 0 ? std::string(" + ") + name : "");
     };
@@ -330,6 +363,8 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
             if constexpr (isDouble<Scalar>) {
                 if (!rows::divide(scoreRow, divisor, scaledRow, m))
                     report(rows::allFinite(scoreRow, m) ? Problem::Scaled : Problem::Score);
+                if (alibi && !addAlibiBias(scaledRow, m, i, slope)) // before the temperature
+                    report(Problem::PositionBias);
                 trace = normalizeRow(session.normalizer, scaledRow, allowedRow, m, session.temperature,
                                      weightRow, normalizerScratch);
                 sums = rows::weightSums(weightRow, m);
@@ -340,8 +375,12 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
                 const bool finite = rows::divide(row32, divisor, scoreRow, scaledRow, m);
                 if (!finite)
                     report(rows::allFinite(scoreRow, m) ? Problem::Scaled : Problem::Score);
-                if (finite && softmaxRowFloat32(session.normalizer, row32, allowedRow, m, temperature32,
-                                                row32, trace, normalizerScratch)) {
+                const bool biased = !alibi || addAlibiBias(row32, m, i, static_cast<float>(slope), scaledRow);
+                if (!biased)
+                    report(Problem::PositionBias);
+                if (finite && biased &&
+                    softmaxRowFloat32(session.normalizer, row32, allowedRow, m, temperature32, row32, trace,
+                                      normalizerScratch)) {
                     sums = rows::widenAndSum(row32, weightRow, m);
                 } else {
                     trace = normalizeRow(session.normalizer, scaledRow, allowedRow, m, session.temperature,
@@ -379,6 +418,9 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
     case Problem::Scaled:
         throw Error(path + "scaled: a scaled score overflows " + precisionWords<Scalar>() +
                     "; choose a larger scale");
+    case Problem::PositionBias:
+        throw Error(path + "scaled: ALiBi's bias −slope · |i − j| overflows " + precisionWords<Scalar>() +
+                    "; reduce positions.slopes");
     case Problem::Weight:
         throw Error(path + "weights: a weight overflows " + precisionWords<Scalar>() +
                     "; this is a defect in QKV Lab: please report the session");
@@ -395,12 +437,25 @@ void computeInPrecision(const Session& session, AttentionResult& result, const C
     const Index dV = session.dV();
     const int headCount = session.headCount();
 
-    const InPrecision<Scalar> X(session.X, "X");
-    const std::optional<InPrecision<Scalar>> Z =
-        session.context ? std::optional<InPrecision<Scalar>>(std::in_place, session.context->Z, "context.Z")
+    const PositionedInput<Scalar> X(session.X, "X", session.positions);
+    const std::optional<PositionedInput<Scalar>> Z =
+        session.context ? std::optional<PositionedInput<Scalar>>(std::in_place, session.context->Z,
+                                                                 "context.Z", session.positions)
                         : std::nullopt;
     const MatrixOf<Scalar>& keySide = Z ? **Z : *X;
-    const std::vector<std::pair<Index, Index>> identicalKeys = duplicateRows(session.keySide());
+    result.positionedX.resize(0, 0);
+    result.positionedZ.resize(0, 0);
+    if (X.isPositioned())
+        result.positionedX = (*X).template cast<double>();
+    if (Z && Z->isPositioned())
+        result.positionedZ = (**Z).template cast<double>();
+    // Identical key rows as the projections see them; none under RoPE, which turns each position's key
+    // differently.
+    std::vector<std::pair<Index, Index>> identicalKeys;
+    if (session.positions.type != PositionType::Rope)
+        identicalKeys = duplicateRows(!addsToEmbeddings(session.positions) ? session.keySide()
+                                      : Z                                  ? result.positionedZ
+                                                                           : result.positionedX);
     MaskMatrix allowed;
     buildMask(session, allowed);
     std::vector<Index> emptyRows; // rows with no allowed key

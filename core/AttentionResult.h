@@ -23,11 +23,11 @@ struct RowStats {
 };
 
 struct HeadResult {
-    Matrix Q;           ///< n × d_k
-    Matrix K;           ///< m × d_k
+    Matrix Q;           ///< n × d_k (after RoPE's rotation when positions are rope: what the scores use)
+    Matrix K;           ///< m × d_k (likewise)
     Matrix V;           ///< m × d_v
     Matrix scores;      ///< n × m, s(q_i, k_j)
-    Matrix scaled;      ///< n × m, scores / scale
+    Matrix scaled;      ///< n × m, scores / scale (plus ALiBi's bias when positions are alibi)
     MaskMatrix allowed; ///< n × m, 1 where attention is allowed
     Matrix weights;     ///< n × m, the normalized rows
     Matrix output;      ///< n × d_v, weights · V
@@ -46,14 +46,19 @@ struct HeadResult {
 struct AttentionResult {
     /// What the engine computed in. In float32 every matrix entry is a float32 value, stored as a double.
     Precision precision = Precision::Float64;
+    /// X + PE and Z + PE, what the projections see, when the positional encoding is added to the embeddings
+    /// (sinusoidal, learned); empty otherwise (positionedZ also without cross-attention).
+    Matrix positionedX;
+    Matrix positionedZ;
     std::vector<HeadResult> heads;
     Matrix concat; ///< n × (H·d_v)
-    Matrix output; ///< concat · W_O, or concat when there is no W_O
+    Matrix output; ///< concat · W_O (+ b_O), or concat when there is no W_O
 
     friend bool operator==(const AttentionResult& a, const AttentionResult& b)
     {
-        return a.precision == b.precision && a.heads == b.heads && sameMatrix(a.concat, b.concat) &&
-               sameMatrix(a.output, b.output);
+        return a.precision == b.precision && sameMatrix(a.positionedX, b.positionedX) &&
+               sameMatrix(a.positionedZ, b.positionedZ) && a.heads == b.heads &&
+               sameMatrix(a.concat, b.concat) && sameMatrix(a.output, b.output);
     }
 };
 

@@ -1,5 +1,7 @@
 #include "Explain.h"
 
+#include "Positions.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -172,6 +174,12 @@ CellExplanation explainCell(const Session& session, const AttentionResult& resul
     e.dK = session.dK();
     e.divisor = scaleDivisor(session.scale, e.dK);
     e.scaled = r.scaled(i, j);
+    e.unbiasedScaled = e.scaled;
+    if (session.positions.type == PositionType::Alibi) {
+        e.alibi = true;
+        e.alibiSlope = effectiveAlibiSlopes(session.positions, session.headCount())[std::size_t(head)];
+        e.unbiasedScaled = e.score / e.divisor;
+    }
 
     e.allowed = r.allowed(i, j) != 0;
     e.maskType = session.mask.type;
@@ -260,22 +268,42 @@ PrecisionComparison comparePrecision(const Session& session, const AttentionResu
         throw std::invalid_argument("comparePrecision: the result does not have the session's shapes");
     const Head& parameters = session.heads[static_cast<std::size_t>(head)];
 
-    // Row i again, in double all the way, as the engine computes a float64 session.
-    const Matrix& keySide = session.keySide();
-    RowVector q(parameters.W_Q.cols());
-    q.noalias() = session.X.row(i) * parameters.W_Q;
+    // Row i again, in double all the way, as the engine computes a float64 session: positions and biases
+    // included.
+    const PositionSpec& positions = session.positions;
+    Matrix queryInput = session.X.row(i);
+    Matrix keySide = session.keySide();
+    if (addsToEmbeddings(positions)) {
+        queryInput += additiveEncoding(positions, i + 1, session.dModel()).row(i);
+        keySide += additiveEncoding(positions, m, session.dModel());
+    }
+    Matrix queryRow(1, parameters.W_Q.cols());
+    queryRow.noalias() = queryInput * parameters.W_Q;
     Matrix K(m, parameters.W_K.cols());
     K.noalias() = keySide * parameters.W_K;
     if (parameters.b_Q.size() > 0)
-        q += parameters.b_Q.transpose();
+        queryRow.row(0) += parameters.b_Q.transpose();
     if (parameters.b_K.size() > 0)
         K.rowwise() += parameters.b_K.transpose();
+    const bool rope = positions.type == PositionType::Rope;
+    if (rope) {
+        applyRope(queryRow, positions.base, positions.pairing, i);
+        applyRope(K, positions.base, positions.pairing);
+    }
+    const RowVector q = queryRow.row(0);
     const RowVector scores = rowScores(session.score, parameters, q, K);
-    const std::vector<Index> first = firstOfIdenticalRows(keySide);
+    std::vector<Index> first(static_cast<std::size_t>(m));
+    if (rope)
+        std::iota(first.begin(), first.end(), Index(0)); // each position's key turned its own way
+    else
+        first = firstOfIdenticalRows(keySide);
     RowVector scaled(m);
     const double divisor = scaleDivisor(session.scale, session.dK());
     for (Index j = 0; j < m; ++j)
         scaled(j) = scores(first[static_cast<std::size_t>(j)]) / divisor;
+    if (positions.type == PositionType::Alibi)
+        addAlibiBias(scaled.data(), m, i,
+                     effectiveAlibiSlopes(positions, session.headCount())[std::size_t(head)]);
     RowVector reference(m);
     NormalizerScratch scratch;
     normalizeRow(session.normalizer, scaled.data(), r.allowed.row(i).data(), m, session.temperature,

@@ -59,7 +59,11 @@ struct CellExplanation {
     Scale scale;
     Index dK = 0;
     double divisor = 1.0; ///< what the score is divided by
-    double scaled = 0.0;  ///< S'[i][j]
+    double scaled = 0.0;  ///< S'[i][j] (with ALiBi's bias when positions are alibi)
+    // ALiBi: S'[i][j] = score / divisor − slope · |i − j|.
+    bool alibi = false;
+    double alibiSlope = 0.0;
+    double unbiasedScaled = 0.0; ///< score / divisor, before ALiBi's bias
 
     // Mask.
     bool allowed = true;

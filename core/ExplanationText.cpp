@@ -388,7 +388,7 @@ void scoreLines(const CellExplanation& e, Lines& out)
 void scaleLines(const CellExplanation& e, Lines& out)
 {
     const Both s = compact(e.score);
-    const Both result = fixed3(e.scaled);
+    const Both result = fixed3(e.unbiasedScaled);
     switch (e.scale.kind) {
     case Scale::Kind::SqrtDk: {
         const std::string d = std::to_string(e.dK);
@@ -409,6 +409,15 @@ void scaleLines(const CellExplanation& e, Lines& out)
     case Scale::Kind::None:
         out.formula("Scale: none, ", "s' &= ", lit("s' = s = ", "s = ") + s);
         break;
+    }
+    if (e.alibi) {
+        const std::string distance = std::to_string(std::abs(e.query - e.key));
+        out.formula("ALiBi: ", "s' &= ",
+                    Both{"s' − m · |i − j| = " + fixedNumber(e.unbiasedScaled) + " − " +
+                             compactNumber(e.alibiSlope) + " · " + distance,
+                         latexNumber(fixedNumber(e.unbiasedScaled)) + " - " +
+                             latexNumber(compactNumber(e.alibiSlope)) + " \\cdot " + distance} +
+                        " = " + fixed3(e.scaled));
     }
 }
 

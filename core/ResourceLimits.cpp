@@ -73,6 +73,10 @@ std::uint64_t estimateComputeBytes(const Session& s)
     for (const Head& head : s.heads)
         session += static_cast<double>(head.W_Q.size() + head.W_K.size() + head.W_V.size() + head.W_S.size() +
                                        head.W_a.size() + head.U_a.size() + head.v_a.size());
+    session += static_cast<double>(s.positions.P.size());
+    // X + PE and Z + PE, kept in the result when the encoding is added to the embeddings.
+    if (s.positions.type == PositionType::Sinusoidal || s.positions.type == PositionType::Learned)
+        session += static_cast<double>(s.X.size() + (s.context ? s.context->Z.size() : 0));
     session *= d;
     // The shared mask, the concatenation and the final output.
     const double shared = bytesOf({1, n, m}) + bytesOf({d, n, heads * dV + dOut});

@@ -1,6 +1,7 @@
 #include "ScalingComparison.h"
 
 #include "Error.h"
+#include "Positions.h"
 
 #include <cmath>
 #include <stdexcept>
@@ -59,6 +60,9 @@ ScalingComparison compareScaling(const Session& session, int head, const Scaling
     single.heads = {session.heads[static_cast<std::size_t>(head)]};
     single.W_O.reset();
     single.b_O.resize(0);
+    if (!session.positions.slopes.empty() || session.positions.type == PositionType::Alibi)
+        single.positions.slopes = {
+            effectiveAlibiSlopes(session.positions, session.headCount())[std::size_t(head)]};
     for (const ScalingSetting* setting : {&first, &second}) {
         if (setting->scale.kind == Scale::Kind::Constant &&
             !(std::isfinite(setting->scale.value) && setting->scale.value > 0.0))

@@ -56,6 +56,8 @@ const char* const scoreNames[] = {"dot", "general", "additive", "cosine"};
 const char* const maskNames[] = {"none", "causal", "prefix", "sliding", "custom"};
 const char* const normalizerNames[] = {"softmax", "sparsemax", "entmax", "sigmoid", "hardmax"};
 const char* const precisionNames[] = {"float64", "float32"};
+const char* const positionNames[] = {"none", "sinusoidal", "learned", "rope", "alibi"};
+const char* const pairingNames[] = {"half", "interleaved"};
 
 std::string describe(const std::string& path, const std::string& problem)
 {
@@ -83,6 +85,56 @@ std::string checkBias(const std::string& path, const Vector& bias, Index size, c
                                   std::to_string(size) + "), found " + std::to_string(bias.size()));
     if (!isAllFinite(bias))
         return describe(path, "contains a number that is not finite");
+    return {};
+}
+
+// The positional encoding's parameters (checked whatever the type, as they are saved), then what its type
+// needs: P's rows for every position, an even d_k for RoPE.
+std::string checkPositions(const Session& s, Index dK)
+{
+    const PositionSpec& positions = s.positions;
+    if (!(std::isfinite(positions.base) && positions.base > 0))
+        return describe("positions.base", "expected a positive finite number");
+    // Frequencies are base^(−2i/d) ≤ 1/base: a smaller base would make position · frequency overflow.
+    if (positions.base < minimumPositionBase)
+        return describe("positions.base",
+                        "expected at least 1e-300 (a smaller base makes the angles overflow)");
+    if (positions.P.size() > 0) {
+        if (positions.P.rows() > Limits::maxTokens)
+            return describe("positions.P", "expected at most " + std::to_string(Limits::maxTokens) +
+                                               " rows, found " + std::to_string(positions.P.rows()));
+        if (positions.P.cols() != s.dModel())
+            return describe("positions.P", "expected " + std::to_string(s.dModel()) +
+                                               " columns (d_model = " + std::to_string(s.dModel()) +
+                                               "), found " + std::to_string(positions.P.cols()));
+        if (!rows::allFinite(positions.P.data(), positions.P.size()))
+            return describe("positions.P", "contains a number that is not finite");
+    }
+    if (!positions.slopes.empty()) {
+        if (positions.slopes.size() != s.heads.size())
+            return describe("positions.slopes", slopeCountProblem(s.heads.size(), positions.slopes.size()));
+        for (double slope : positions.slopes)
+            if (!std::isfinite(slope))
+                return describe("positions.slopes", "contains a number that is not finite");
+    }
+    if (positions.type == PositionType::Learned) {
+        if (positions.P.size() == 0)
+            return describe("positions.P",
+                            "missing (a learned encoding needs a max positions × d_model matrix)");
+        // Each side counts its positions from 0, so P needs a row for every query and every key.
+        const bool keysLonger = s.m() > s.n();
+        const Index needed = keysLonger ? s.m() : s.n();
+        if (positions.P.rows() < needed)
+            return describe("positions.P",
+                            "has " + std::to_string(positions.P.rows()) + " rows (positions 0 to " +
+                                std::to_string(positions.P.rows() - 1) + "), but " +
+                                (keysLonger ? "the context has m = " : "the sequence has n = ") +
+                                std::to_string(needed) + " tokens");
+    }
+    if (positions.type == PositionType::Rope && dK % 2 != 0)
+        return describe("positions.type",
+                        "rope rotates pairs of coordinates and needs an even d_k, found d_k = " +
+                            std::to_string(dK));
     return {};
 }
 
@@ -142,6 +194,27 @@ const char* toString(Precision precision)
 std::optional<Precision> precisionFromString(const std::string& name)
 {
     return valueOf<Precision>(name, precisionNames);
+}
+const char* toString(PositionType type)
+{
+    return nameOf(type, positionNames);
+}
+const char* toString(RopePairing pairing)
+{
+    return nameOf(pairing, pairingNames);
+}
+std::optional<PositionType> positionTypeFromString(const std::string& name)
+{
+    return valueOf<PositionType>(name, positionNames);
+}
+std::optional<RopePairing> ropePairingFromString(const std::string& name)
+{
+    return valueOf<RopePairing>(name, pairingNames);
+}
+std::string slopeCountProblem(std::size_t heads, std::size_t found)
+{
+    return "expected " + std::to_string(heads) + (heads == 1 ? " number" : " numbers") +
+           " (one per head), found " + std::to_string(found);
 }
 
 std::string validate(const Session& s)
@@ -270,6 +343,8 @@ std::string validate(const Session& s)
 
     if (!(std::isfinite(s.normalizer.alpha) && s.normalizer.alpha >= 1.0))
         return describe("normalizer.alpha", "expected a finite number ≥ 1");
+    if (!(problem = checkPositions(s, dK)).empty())
+        return problem;
 
     if (static_cast<int>(s.snapshots.size()) > Limits::maxSnapshots)
         return describe("snapshots", "expected at most " + std::to_string(Limits::maxSnapshots) +

@@ -29,6 +29,12 @@ enum class NormalizerType { Softmax, Sparsemax, Entmax, Sigmoid, Hardmax };
 /// in.
 enum class Precision { Float64, Float32 };
 
+/// The positional encoding (spec section 7): none, added to X and Z (sinusoidal, learned), a rotation of Q
+/// and K (rope) or a bias on the scaled scores (alibi).
+enum class PositionType { None, Sinusoidal, Learned, Rope, Alibi };
+/// Which coordinates RoPE rotates together: r with r + d_k/2 (GPT-NeoX, LLaMA) or 2r with 2r + 1 (GPT-J).
+enum class RopePairing { Half, Interleaved };
+
 /// How the raw scores are divided: by √d_k, by 1, or by a positive number.
 struct Scale {
     enum class Kind { SqrtDk, None, Constant };
@@ -61,6 +67,25 @@ struct NormalizerSpec {
     friend bool operator==(const NormalizerSpec& a, const NormalizerSpec& b)
     {
         return a.type == b.type && a.alpha == b.alpha;
+    }
+};
+
+/// The smallest `positions.base`: the largest angle, position · base^(−2i/d) ≤ 4096 / base, stays finite.
+constexpr double minimumPositionBase = 1e-300;
+
+/// The positional encoding and its parameters (session key `positions`). Parameters are kept whatever the
+/// type, so switching back to an encoding restores them.
+struct PositionSpec {
+    PositionType type = PositionType::None;
+    double base = 10000.0;                   ///< sinusoidal: base; rope: θ
+    RopePairing pairing = RopePairing::Half; ///< rope
+    Matrix P;                                ///< learned: max positions × d_model
+    std::vector<double> slopes;              ///< alibi: one per head; empty: Press et al.'s for H heads
+
+    friend bool operator==(const PositionSpec& a, const PositionSpec& b)
+    {
+        return a.type == b.type && a.base == b.base && a.pairing == b.pairing && sameMatrix(a.P, b.P) &&
+               a.slopes == b.slopes;
     }
 };
 
@@ -139,6 +164,7 @@ struct Session {
     double temperature = 1.0;
     MaskSpec mask;
     NormalizerSpec normalizer;
+    PositionSpec positions;
     Precision precision = Precision::Float64;
     ViewState view;
     /// Kept with the session and ignored by the engine (views compare them with the current result).
@@ -167,8 +193,8 @@ struct Session {
                a.W_O.has_value() == b.W_O.has_value() && (!a.W_O || sameMatrix(*a.W_O, *b.W_O)) &&
                sameMatrix(a.b_O, b.b_O) && a.score == b.score && a.scale == b.scale &&
                a.temperature == b.temperature && a.mask == b.mask && a.normalizer == b.normalizer &&
-               a.precision == b.precision && a.view == b.view && a.snapshots == b.snapshots &&
-               a.preservedJson == b.preservedJson;
+               a.positions == b.positions && a.precision == b.precision && a.view == b.view &&
+               a.snapshots == b.snapshots && a.preservedJson == b.preservedJson;
     }
 };
 
@@ -192,10 +218,16 @@ const char* toString(ScoreFunction score);
 const char* toString(MaskType type);
 const char* toString(NormalizerType type);
 const char* toString(Precision precision); ///< "float64", "float32"
+const char* toString(PositionType type);   ///< "none", "sinusoidal", "learned", "rope", "alibi"
+const char* toString(RopePairing pairing); ///< "half", "interleaved"
+/// "expected 2 numbers (one per head), found 3": the message for ALiBi slopes that are not one per head.
+std::string slopeCountProblem(std::size_t heads, std::size_t found);
 std::optional<ScoreFunction> scoreFromString(const std::string& name);
 std::optional<MaskType> maskTypeFromString(const std::string& name);
 std::optional<NormalizerType> normalizerFromString(const std::string& name);
 std::optional<Precision> precisionFromString(const std::string& name);
+std::optional<PositionType> positionTypeFromString(const std::string& name);
+std::optional<RopePairing> ropePairingFromString(const std::string& name);
 
 /// Checks every shape, option and limit. Returns the first problem as "key.path: what is wrong",
 /// or an empty string when the session is valid.

@@ -3,6 +3,7 @@
 #include "Error.h"
 #include "Masks.h"
 #include "NumpyRandom.h"
+#include "Positions.h"
 
 #include <algorithm>
 #include <set>
@@ -114,6 +115,10 @@ void insertToken(Session& s, Side side, Index at, const std::string& text, const
                                static_cast<std::uint64_t>(at) * 2u + (context ? 1u : 0u);
     const RowVector row = initializeMatrix(derived(init, salt), 1, embeddings.cols()).row(0);
     embeddings = insertRow(embeddings, at, row);
+    // A learned table needs a row for every position: one more, at 0 (no shift), when the side outgrows it.
+    Matrix& P = s.positions.P;
+    if (P.size() > 0 && P.rows() < embeddings.rows() && P.rows() < Limits::maxTokens)
+        P = insertRow(P, P.rows(), RowVector::Zero(P.cols()));
     tokens.insert(tokens.begin() + at, text);
     pad.insert(pad.begin() + at, false);
     if (s.mask.allowed.size() > 0) {
@@ -191,6 +196,12 @@ void resizeDModel(Session& s, Index dModel, const InitializerSpec& init)
     if (s.context)
         resizeNames(s.context->dims, dModel);
     s.X = resizedMatrix(s.X, s.X.rows(), dModel, derived(init, 1));
+    if (s.positions.P.size() > 0) { // the learned table's columns follow X's; new ones are 0
+        Matrix P = Matrix::Zero(s.positions.P.rows(), dModel);
+        const Index keep = std::min(dModel, s.positions.P.cols());
+        P.leftCols(keep) = s.positions.P.leftCols(keep);
+        s.positions.P = P;
+    }
     if (s.context)
         s.context->Z = resizedMatrix(s.context->Z, s.context->Z.rows(), dModel, derived(init, 2));
     std::uint64_t salt = 10;
@@ -265,6 +276,14 @@ void setHeadCount(Session& s, int heads, const InitializerSpec& init)
     }
     if (s.W_O)
         s.W_O = resizedMatrix(*s.W_O, static_cast<Index>(heads) * dV, s.W_O->cols(), derived(init, salt + 9));
+    if (!s.positions.slopes
+             .empty()) { // ALiBi slopes set by hand: kept; new heads get Press et al.'s for H heads
+        const std::size_t kept = s.positions.slopes.size();
+        const std::vector<double> defaults = alibiSlopes(heads);
+        s.positions.slopes.resize(static_cast<std::size_t>(heads));
+        for (std::size_t h = kept; h < s.positions.slopes.size(); ++h)
+            s.positions.slopes[h] = defaults[h];
+    }
 }
 
 void renameDimension(Session& s, Side side, Index column, const std::string& name)

@@ -335,6 +335,51 @@ NormalizerSpec readNormalizer(const Json& value, Json& extras)
     return normalizer;
 }
 
+/// `positions` (spec section 7): the type and whichever parameters are given (kept whatever the type); what
+/// the type needs of the session (P's rows, an even d_k) is checked by validate().
+PositionSpec readPositions(CompactMatrices& compact, const Json& value, Index dModel, std::size_t heads,
+                           Json& extras)
+{
+    requireObject(value, "positions");
+    PositionSpec positions;
+    const Json& typeJson = require(value, "positions", "type");
+    const std::string typeText = readString(typeJson, "positions.type");
+    const auto type = positionTypeFromString(typeText);
+    if (!type)
+        refuse("positions.type",
+               "expected one of none, sinusoidal, learned, rope, alibi, found " + typeJson.dump());
+    positions.type = *type;
+    if (const Json* base = find(value, "base")) {
+        if (!base->is_number() || !(base->get<double>() > 0) || !std::isfinite(base->get<double>()))
+            refuse("positions.base", "expected a positive finite number, found " + base->dump());
+        positions.base = base->get<double>();
+    }
+    if (const Json* pairingJson = find(value, "pairing")) {
+        const std::string pairingText = readString(*pairingJson, "positions.pairing");
+        const auto pairing = ropePairingFromString(pairingText);
+        if (!pairing)
+            refuse("positions.pairing", "expected one of half, interleaved, found " + pairingJson->dump());
+        positions.pairing = *pairing;
+    }
+    if (const Json* p = find(value, "P"))
+        positions.P =
+            readMatrix(compact, *p, "positions.P", -1, dModel, Limits::maxTokens, Limits::maxDimension);
+    if (const Json* slopes = find(value, "slopes")) {
+        if (!slopes->is_array())
+            wrongType("positions.slopes", "an array of numbers (one per head)", *slopes);
+        if (slopes->size() != heads)
+            refuse("positions.slopes", slopeCountProblem(heads, slopes->size()));
+        for (std::size_t h = 0; h < heads; ++h)
+            positions.slopes.push_back(
+                readNumber((*slopes)[h], "positions.slopes[" + std::to_string(h) + "]"));
+    }
+    Json unknown = Json::object();
+    keepUnknown(value, {"type", "base", "pairing", "P", "slopes"}, unknown);
+    if (!unknown.empty())
+        extras["positions"] = unknown;
+    return positions;
+}
+
 Scale readScale(const Json& value)
 {
     Scale scale;
@@ -540,6 +585,8 @@ Session sessionFromJson(const Json& root, CompactMatrices& compact, const std::s
         s.mask = readMask(compact, *mask, n, m, extras);
     if (const Json* normalizer = find(root, "normalizer"))
         s.normalizer = readNormalizer(*normalizer, extras);
+    if (const Json* positions = find(root, "positions"))
+        s.positions = readPositions(compact, *positions, dModel, s.heads.size(), extras);
     if (const Json* precisionJson = find(root, "precision")) {
         const std::string precisionText = readString(*precisionJson, "precision");
         const auto precision = precisionFromString(precisionText);
@@ -553,9 +600,9 @@ Session sessionFromJson(const Json& root, CompactMatrices& compact, const std::s
     if (const Json* snapshots = find(root, "snapshots"))
         s.snapshots = readSnapshots(*snapshots, compact);
 
-    keepUnknown(root,
-                {"format", "version", "title", "tokens", "pad", "X", "dims", "context", "heads", "W_O", "b_O",
-                 "score", "scale", "temperature", "mask", "normalizer", "precision", "view", "snapshots"},
+    keepUnknown(root, {"format",  "version",    "title",     "tokens",    "pad",   "X",        "dims",
+                       "context", "heads",      "W_O",       "b_O",       "score", "scale",    "temperature",
+                       "mask",    "normalizer", "positions", "precision", "view",  "snapshots"},
                 extras);
     if (!extras.empty())
         s.preservedJson = extras.dump();
@@ -663,6 +710,28 @@ Json sessionToJson(const Session& s)
         normalizer["alpha"] = s.normalizer.alpha;
     mergeExtras(normalizer, find(extras, "normalizer"));
     root["normalizer"] = std::move(normalizer);
+    // Written only when not none (or when a parameter was set), so files that do not use it stay as they
+    // were. A parameter is written when its type uses it or when it differs from its default, as for the
+    // mask.
+    const PositionSpec& positions = s.positions;
+    const PositionSpec defaults;
+    const bool rope = positions.type == PositionType::Rope;
+    const bool usesBase = rope || positions.type == PositionType::Sinusoidal;
+    const Json* positionExtras = find(extras, "positions");
+    if (!(positions == defaults) || positionExtras) {
+        Json positionsJson = Json::object();
+        positionsJson["type"] = toString(positions.type);
+        if (usesBase || positions.base != defaults.base)
+            positionsJson["base"] = positions.base;
+        if (rope || positions.pairing != defaults.pairing)
+            positionsJson["pairing"] = toString(positions.pairing);
+        if (positions.P.size() > 0)
+            positionsJson["P"] = json::matrix(positions.P);
+        if (!positions.slopes.empty())
+            positionsJson["slopes"] = positions.slopes;
+        mergeExtras(positionsJson, positionExtras);
+        root["positions"] = std::move(positionsJson);
+    }
     // Written only when it is not the default, so files that do not use it stay as they were.
     if (s.precision != Precision::Float64)
         root["precision"] = toString(s.precision);

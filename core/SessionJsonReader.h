@@ -330,6 +330,8 @@ private:
                 return Compact::Numbers;
             if (keyIs(0, {"mask"}) && keyIs(1, {"allowed"}))
                 return Compact::Mask;
+            if (keyIs(0, {"positions"}) && keyIs(1, {"P"}))
+                return Compact::Numbers;
             break;
         case 3:
             if (keyIs(0, {"heads"}) && containers_[1].isArray &&

@@ -178,7 +178,15 @@ std::vector<Index> firstIdenticalKey(const Matrix& keySide)
 
 void checkResult(const Session& s, const AttentionResult& r)
 {
-    const std::vector<Index> sameKey = firstIdenticalKey(s.keySide());
+    // Identical keys as the projections see them (Z + PE when the encoding is added); under RoPE and ALiBi a
+    // key's position changes its scores, so no two keys are the same.
+    std::vector<Index> sameKey(std::size_t(s.m()));
+    for (std::size_t j = 0; j < sameKey.size(); ++j)
+        sameKey[j] = Index(j);
+    if (s.positions.type == PositionType::None)
+        sameKey = firstIdenticalKey(s.keySide());
+    else if (s.positions.type == PositionType::Sinusoidal || s.positions.type == PositionType::Learned)
+        sameKey = firstIdenticalKey(s.context ? r.positionedZ : r.positionedX);
     if (r.heads.size() != s.heads.size())
         fail("result has " + std::to_string(r.heads.size()) + " heads");
     for (int head = 0; head < s.headCount(); ++head) {
