@@ -443,12 +443,15 @@ void computeInPrecision(const Session& session, AttentionResult& result, const C
                                                                  "context.Z", session.positions)
                         : std::nullopt;
     const MatrixOf<Scalar>& keySide = Z ? **Z : *X;
-    result.positionedX.resize(0, 0);
-    result.positionedZ.resize(0, 0);
+    // Assigned in place, so a repeated computation of the same size allocates nothing.
     if (X.isPositioned())
         result.positionedX = (*X).template cast<double>();
+    else
+        result.positionedX.resize(0, 0);
     if (Z && Z->isPositioned())
         result.positionedZ = (**Z).template cast<double>();
+    else
+        result.positionedZ.resize(0, 0);
     // Identical key rows as the projections see them; none under RoPE, which turns each position's key
     // differently.
     std::vector<std::pair<Index, Index>> identicalKeys;

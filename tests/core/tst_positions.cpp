@@ -131,6 +131,7 @@ private slots:
     void explanationsFollowThePositions_data();
     void explanationsFollowThePositions();
     void noPositionsLeavesTheResultAsItWas();
+    void reusedResultFollowsThePositions();
     void editsKeepPositionsValid();
     void positionsRoundTrip_data();
     void positionsRoundTrip();
@@ -492,6 +493,23 @@ void TestPositions::noPositionsLeavesTheResultAsItWas()
         QCOMPARE(r.positionedZ.size(), Index(0));
         QVERIFY(serializeSession(plain).find("positions") == std::string::npos);
     }
+}
+
+void TestPositions::reusedResultFollowsThePositions()
+{
+    // One result computed into again and again (as the window does): positions on, then off, then on.
+    Session positioned = loadExample("translation"); // cross-attention
+    positioned.positions.type = PositionType::Sinusoidal;
+    const Session plain = loadExample("translation");
+    AttentionResult reused;
+    computeAttention(positioned, reused);
+    QVERIFY(reused == computeAttention(positioned));
+    QVERIFY(reused.positionedX.size() > 0 && reused.positionedZ.size() > 0);
+    computeAttention(plain, reused);
+    QVERIFY(reused == computeAttention(plain));
+    QCOMPARE(reused.positionedZ.size(), Index(0));
+    computeAttention(positioned, reused);
+    QVERIFY(reused == computeAttention(positioned));
 }
 
 void TestPositions::editsKeepPositionsValid()
