@@ -6,10 +6,12 @@
 #include "Examples.h"
 #include "FigureExport.h"
 #include "FileReading.h"
+#include "ModelSession.h"
 #include "ResourceLimits.h"
 #include "ResultJson.h"
 #include "SessionFile.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <map>
@@ -33,6 +35,10 @@ constexpr const char* usage =
     "  qkvlab tokenize MODEL --text TEXT\n"
     "                                  print the token ids and tokens of TEXT as JSON; MODEL is a folder\n"
     "                                  with tokenizer.json, or GPT-2's vocab.json and merges.txt\n"
+    "  qkvlab from-model MODEL --layer L (--text TEXT | --ids I,J,...) [--heads all|H,H,...]\n"
+    "         [--precision float64|float32] [--out FILE]\n"
+    "                                  write a session of layer L's attention heads of a Hugging Face\n"
+    "                                  GPT-2 or LLaMA-family model folder (config.json, safetensors)\n"
     "  qkvlab --help                   show this help\n"
     "  qkvlab --version                show the version\n";
 
@@ -237,6 +243,103 @@ CommandLineOutcome parseExport(const std::vector<std::string>& args, std::istrea
     return outcome;
 }
 
+/// "3,1,4" as whole numbers; false for anything else.
+bool parseIndexList(const std::string& text, std::vector<std::int64_t>& values)
+{
+    values.clear();
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t comma = std::min(text.find(',', start), text.size());
+        const std::string item = text.substr(start, comma - start);
+        if (item.empty() || item.size() > 12 || item.find_first_not_of("0123456789") != std::string::npos)
+            return false;
+        values.push_back(std::stoll(item));
+        start = comma + 1;
+    }
+    return !values.empty();
+}
+
+CommandLineOutcome runFromModel(const std::vector<std::string>& args, std::ostream& out, std::ostream& err)
+{
+    CommandLineOutcome outcome;
+    outcome.handled = true;
+    const auto fail = [&](const std::string& message) {
+        err << "qkvlab from-model: " << message << "\n";
+        outcome.exitCode = 2;
+        return outcome;
+    };
+    std::string folder, text, outPath, layerText, idsText, headsText = "all", precisionText = "float64";
+    bool hasText = false;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        const std::string& arg = args[i];
+        const auto value = [&](std::string& into) {
+            if (i + 1 >= args.size())
+                return false;
+            into = args[++i];
+            return true;
+        };
+        bool ok = true;
+        if (arg == "--layer")
+            ok = value(layerText);
+        else if (arg == "--text")
+            ok = hasText = value(text);
+        else if (arg == "--ids")
+            ok = value(idsText);
+        else if (arg == "--heads")
+            ok = value(headsText);
+        else if (arg == "--precision")
+            ok = value(precisionText);
+        else if (arg == "--out")
+            ok = value(outPath);
+        else if (arg.rfind("-", 0) == 0)
+            return fail("unknown option " + arg);
+        else if (!folder.empty())
+            return fail("expected one model folder, found " + folder + " and " + arg);
+        else
+            folder = arg;
+        if (!ok)
+            return fail(arg + " needs a value");
+    }
+    if (folder.empty() || layerText.empty() || hasText == !idsText.empty())
+        return fail("expected MODEL --layer L and either --text TEXT or --ids I,J,...");
+    std::vector<std::int64_t> layer;
+    if (!parseIndexList(layerText, layer) || layer.size() != 1)
+        return fail("bad --layer '" + layerText + "': expected a layer number, counted from 0");
+    ModelHeadRequest request;
+    request.layer = layer[0];
+    if (!idsText.empty() && !parseIndexList(idsText, request.ids))
+        return fail("bad --ids '" + idsText + "': expected token ids separated by commas (5,17,3)");
+    if (headsText != "all") {
+        std::vector<std::int64_t> heads;
+        if (!parseIndexList(headsText, heads))
+            return fail("bad --heads '" + headsText + "': expected all, or head numbers separated by commas");
+        request.heads.assign(heads.begin(), heads.end());
+    }
+    if (precisionText == "float32")
+        request.precision = Precision::Float32;
+    else if (precisionText != "float64")
+        return fail("bad --precision '" + precisionText + "': expected float64 or float32");
+    try {
+        const Model model = Model::open(folder);
+        if (hasText) {
+            if (!model.tokenizer())
+                return fail(model.tokenizerProblem());
+            request.ids = model.tokenizer()->encode(text);
+            request.text = text;
+        }
+        const Session session = sessionFromModel(model, request);
+        if (outPath.empty())
+            out << serializeSession(session);
+        else
+            saveSession(session, outPath);
+    } catch (const Error& e) {
+        return fail(e.what());
+    } catch (const std::bad_alloc&) {
+        return fail("not enough memory for this model");
+    }
+    return outcome;
+}
+
 } // namespace
 
 std::string exportUsage()
@@ -316,6 +419,8 @@ CommandLineOutcome runCommandLine(const std::vector<std::string>& args, std::ist
     }
     if (first == "export")
         return parseExport(args, in, err);
+    if (first == "from-model")
+        return runFromModel(args, out, err);
     if (first == "tokenize") {
         outcome.handled = true;
         const auto fail = [&](const std::string& message) {

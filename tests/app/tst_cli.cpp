@@ -5,6 +5,9 @@
 #include "FigureFileChecks.h"
 
 #include "FuzzyCompare.h"
+#include "ModelSession.h"
+#include "SessionFile.h"
+#include "TinyModels.h"
 
 #include <QtTest>
 
@@ -226,6 +229,7 @@ private slots:
     void exportBadArgumentsExitTwo_data();
     void exportBadArgumentsExitTwo();
     void tokenize();
+    void fromModel();
 };
 
 void TestCli::computeLoveExample()
@@ -862,6 +866,67 @@ void TestCli::tokenize()
     const Run noText = runQkvlab({QStringLiteral("tokenize"), model.path()});
     QVERIFY_RUN(noText,
                 noText.exitCode == 2 && noText.err.contains("expected a model folder and --text TEXT"));
+}
+
+void TestCli::fromModel()
+{
+    QTemporaryDir model;
+    QVERIFY(model.isValid());
+    qkv::test::writeModel(qkv::test::Tiny{}, model.path(), 3); // GPT-2 shaped: 3 layers, 2 heads of 8
+    const Run run = runQkvlab({QStringLiteral("from-model"), model.path(), QStringLiteral("--layer"),
+                               QStringLiteral("1"), QStringLiteral("--ids"), QStringLiteral("4,8,15,16"),
+                               QStringLiteral("--heads"), QStringLiteral("1")});
+    QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 0);
+    // The session written is the one the model layer makes, and it computes.
+    ModelHeadRequest request;
+    request.layer = 1;
+    request.ids = {4, 8, 15, 16};
+    request.heads = {1};
+    const Session expected = sessionFromModel(Model::open(model.path().toStdString()), request);
+    const Session written = parseSession(run.out.toStdString());
+    QCOMPARE(written.heads.size(), std::size_t(1));
+    QVERIFY(written == expected);
+    QVERIFY(computeAttention(written).heads[0].weights.allFinite());
+
+    // To a file with --out, in float32.
+    const QString out = model.filePath(QStringLiteral("head.qkv.json"));
+    const Run toFile =
+        runQkvlab({QStringLiteral("from-model"), model.path(), QStringLiteral("--layer"), QStringLiteral("0"),
+                   QStringLiteral("--ids"), QStringLiteral("1,2"), QStringLiteral("--precision"),
+                   QStringLiteral("float32"), QStringLiteral("--out"), out});
+    QVERIFY_RUN(toFile, toFile.exitCode == 0 && toFile.out.isEmpty());
+    QCOMPARE(loadSession(out.toStdString()).precision, Precision::Float32);
+
+    // Refusals: exit 2, one line naming the problem, nothing written.
+    const auto refused = [&](const QStringList& extra, const char* message) {
+        QStringList arguments{QStringLiteral("from-model"), model.path()};
+        arguments << extra;
+        const Run r = runQkvlab(arguments);
+        return r.exitCode == 2 && r.out.isEmpty() && r.err.contains(message) && r.err.count('\n') == 1;
+    };
+    QVERIFY(refused(
+        {QStringLiteral("--layer"), QStringLiteral("3"), QStringLiteral("--ids"), QStringLiteral("1")},
+        "layer 3 is out of range"));
+    QVERIFY(refused(
+        {QStringLiteral("--layer"), QStringLiteral("0"), QStringLiteral("--ids"), QStringLiteral("1,99")},
+        "token id 99 (token 1) is outside the vocabulary"));
+    QVERIFY(refused({QStringLiteral("--layer"), QStringLiteral("0"), QStringLiteral("--ids"),
+                     QStringLiteral("1"), QStringLiteral("--heads"), QStringLiteral("0,5")},
+                    "head 5 is out of range"));
+    QVERIFY(refused(
+        {QStringLiteral("--layer"), QStringLiteral("0"), QStringLiteral("--text"), QStringLiteral("hi")},
+        "no tokenizer"));
+    QVERIFY(refused(
+        {QStringLiteral("--layer"), QStringLiteral("x"), QStringLiteral("--ids"), QStringLiteral("1")},
+        "bad --layer 'x'"));
+    QVERIFY(refused({QStringLiteral("--layer"), QStringLiteral("0")}, "either --text TEXT or --ids"));
+    QVERIFY(refused({QStringLiteral("--layer"), QStringLiteral("0"), QStringLiteral("--ids"),
+                     QStringLiteral("1"), QStringLiteral("--precision"), QStringLiteral("half")},
+                    "bad --precision 'half'"));
+    QFile::remove(model.filePath(QStringLiteral("model.safetensors")));
+    QVERIFY(refused(
+        {QStringLiteral("--layer"), QStringLiteral("0"), QStringLiteral("--ids"), QStringLiteral("1")},
+        "model.safetensors"));
 }
 
 QTEST_GUILESS_MAIN(TestCli)

@@ -1,0 +1,388 @@
+#include "ModelSession.h"
+
+#include "AttentionEngine.h"
+#include "Error.h"
+#include "MatrixProduct.h"
+
+#include <cmath>
+#include <filesystem>
+
+namespace qkv {
+
+namespace {
+
+constexpr double pi = 3.14159265358979323846;
+
+std::string layerPrefix(const Model& model, Index layer)
+{
+    return model.config().family == ModelFamily::Gpt2 ? "h." + std::to_string(layer) + "."
+                                                      : "model.layers." + std::to_string(layer) + ".";
+}
+
+/// Checks that the checkpoint has `name` with exactly `shape`, naming both when it does not.
+void requireTensor(const Model& model, const std::string& name, const std::vector<std::uint64_t>& shape)
+{
+    const std::string full = model.tensorName(name);
+    if (!model.checkpoint().has(full))
+        throw Error(model.folder() + ": the checkpoint has no tensor \"" + full + "\"");
+    const std::vector<std::uint64_t>& found = model.checkpoint().info(full).shape;
+    if (found != shape) {
+        const auto text = [](const std::vector<std::uint64_t>& s) {
+            std::string out = "[";
+            for (std::size_t i = 0; i < s.size(); ++i)
+                out += (i ? ", " : "") + std::to_string(s[i]);
+            return out + "]";
+        };
+        throw Error(model.folder() + ": tensor \"" + full + "\" has shape " + text(found) +
+                    ", the config says " + text(shape));
+    }
+}
+
+bool hasTensor(const Model& model, const std::string& name)
+{
+    return model.checkpoint().has(model.tensorName(name));
+}
+
+Matrix readMatrix(const Model& model, const std::string& name)
+{
+    return model.checkpoint().readMatrix(model.tensorName(name));
+}
+
+RowVector readVector(const Model& model, const std::string& name)
+{
+    return model.checkpoint().readVector(model.tensorName(name));
+}
+
+/// c = a · b (or a · bᵀ) through the engine's product routine.
+Matrix product(const Matrix& a, const Matrix& b, Operand form = Operand::AsIs)
+{
+    Matrix c(a.rows(), form == Operand::AsIs ? b.cols() : b.rows());
+    multiply<double>(a, b, c, form);
+    return c;
+}
+
+Matrix layerNorm(const Matrix& x, const RowVector& gain, const RowVector& bias, double epsilon)
+{
+    Matrix out(x.rows(), x.cols());
+    for (Index i = 0; i < x.rows(); ++i) {
+        const double mean = x.row(i).mean();
+        const double variance = (x.row(i).array() - mean).square().mean();
+        out.row(i) =
+            ((x.row(i).array() - mean) / std::sqrt(variance + epsilon)).matrix().cwiseProduct(gain) + bias;
+    }
+    return out;
+}
+
+Matrix rmsNorm(const Matrix& x, const RowVector& gain, double epsilon)
+{
+    Matrix out(x.rows(), x.cols());
+    for (Index i = 0; i < x.rows(); ++i)
+        out.row(i) =
+            (x.row(i) / std::sqrt(x.row(i).squaredNorm() / double(x.cols()) + epsilon)).cwiseProduct(gain);
+    return out;
+}
+
+/// GELU in its tanh form (GPT-2's gelu_new, PyTorch's approximate="tanh").
+double geluTanh(double x)
+{
+    return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / pi) * (x + 0.044715 * x * x * x)));
+}
+
+double silu(double x)
+{
+    return x / (1.0 + std::exp(-x));
+}
+
+/// RoPE for the LLaMA family: rope_theta, dimension i paired with i + d_head/2.
+void useRope(Session& session, double theta)
+{
+    session.positions.type = PositionType::Rope;
+    session.positions.base = theta;
+    session.positions.pairing = RopePairing::Half;
+}
+
+/// The attention input of `layer`: the normalized residual stream.
+Matrix normalizedForAttention(const Model& model, const Matrix& residual, Index layer)
+{
+    const std::string prefix = layerPrefix(model, layer);
+    if (model.config().family == ModelFamily::Gpt2)
+        return layerNorm(residual, readVector(model, prefix + "ln_1.weight"),
+                         readVector(model, prefix + "ln_1.bias"), model.config().normEpsilon);
+    return rmsNorm(residual, readVector(model, prefix + "input_layernorm.weight"),
+                   model.config().normEpsilon);
+}
+
+/// The chosen query heads' projections from the layer's weights, each tensor read once: W_Q, W_K, W_V as
+/// d_model × d_head, biases when the checkpoint has them. GPT-2's c_attn is d × 3d with columns q | k | v;
+/// the LLaMA family's q/k/v_proj are torch Linear weights (out × in), so a head's W is its rows, transposed.
+std::vector<Head> headsOf(const Model& model, Index layer, const std::vector<Index>& queryHeads)
+{
+    const ModelConfig& c = model.config();
+    const std::string prefix = layerPrefix(model, layer);
+    const Index d = c.headDim;
+    std::vector<Head> heads(queryHeads.size());
+    if (c.family == ModelFamily::Gpt2) {
+        const Matrix wide = readMatrix(model, prefix + "attn.c_attn.weight");
+        const bool biased = hasTensor(model, prefix + "attn.c_attn.bias");
+        const RowVector bias = biased ? readVector(model, prefix + "attn.c_attn.bias") : RowVector();
+        for (std::size_t k = 0; k < heads.size(); ++k) {
+            const Index q = queryHeads[k] * d, kk = c.hiddenSize + q, v = 2 * c.hiddenSize + q;
+            heads[k].W_Q = wide.middleCols(q, d);
+            heads[k].W_K = wide.middleCols(kk, d);
+            heads[k].W_V = wide.middleCols(v, d);
+            if (biased) {
+                heads[k].b_Q = bias.segment(q, d).transpose();
+                heads[k].b_K = bias.segment(kk, d).transpose();
+                heads[k].b_V = bias.segment(v, d).transpose();
+            }
+        }
+        return heads;
+    }
+    struct Projection {
+        Matrix weight;
+        RowVector bias; // empty: none
+    };
+    const auto projection = [&](const char* name) {
+        const std::string base = prefix + "self_attn." + name;
+        Projection p{readMatrix(model, base + ".weight"), RowVector()};
+        if (hasTensor(model, base + ".bias"))
+            p.bias = readVector(model, base + ".bias");
+        return p;
+    };
+    const Projection q = projection("q_proj"), k = projection("k_proj"), v = projection("v_proj");
+    const auto weightOf = [d](const Projection& p, Index head) -> Matrix {
+        return p.weight.middleRows(head * d, d).transpose();
+    };
+    const auto biasOf = [d](const Projection& p, Index head) -> Vector {
+        return p.bias.size() ? Vector(p.bias.segment(head * d, d).transpose()) : Vector();
+    };
+    for (std::size_t i = 0; i < heads.size(); ++i) {
+        const Index queryHead = queryHeads[i], kvHead = queryHeads[i] / c.groupSize();
+        heads[i].W_Q = weightOf(q, queryHead);
+        heads[i].W_K = weightOf(k, kvHead);
+        heads[i].W_V = weightOf(v, kvHead);
+        heads[i].b_Q = biasOf(q, queryHead);
+        heads[i].b_K = biasOf(k, kvHead);
+        heads[i].b_V = biasOf(v, kvHead);
+    }
+    return heads;
+}
+
+/// The output projection: rows of the chosen heads (d_head each, in their order) and its bias.
+void setOutputProjection(const Model& model, Index layer, const std::vector<Index>& heads, Session& session)
+{
+    const ModelConfig& c = model.config();
+    const std::string prefix = layerPrefix(model, layer);
+    const Matrix full = c.family == ModelFamily::Gpt2
+                            ? readMatrix(model, prefix + "attn.c_proj.weight")
+                            : readMatrix(model, prefix + "self_attn.o_proj.weight").transpose();
+    Matrix W_O(Index(heads.size()) * c.headDim, full.cols());
+    for (std::size_t k = 0; k < heads.size(); ++k)
+        W_O.middleRows(Index(k) * c.headDim, c.headDim) = full.middleRows(heads[k] * c.headDim, c.headDim);
+    session.W_O = std::move(W_O);
+    const std::string bias =
+        prefix + (c.family == ModelFamily::Gpt2 ? "attn.c_proj.bias" : "self_attn.o_proj.bias");
+    if (hasTensor(model, bias))
+        session.b_O = readVector(model, bias).transpose();
+}
+
+/// The layer's attention as a session over `x` (the normalized residual stream), for `heads`.
+Session layerSession(const Model& model, const Matrix& x, Index layer, const std::vector<Index>& heads,
+                     Precision precision)
+{
+    const ModelConfig& c = model.config();
+    Session session;
+    session.X = x;
+    session.tokens.resize(static_cast<std::size_t>(x.rows()));
+    for (std::size_t i = 0; i < session.tokens.size(); ++i)
+        session.tokens[i] = "#" + std::to_string(i);
+    session.pad.assign(session.tokens.size(), false);
+    session.heads = headsOf(model, layer, heads);
+    setOutputProjection(model, layer, heads, session);
+    session.score = ScoreFunction::Dot;
+    session.scale = Scale{Scale::Kind::SqrtDk, 1.0};
+    session.temperature = 1.0;
+    session.mask.type = MaskType::Causal;
+    session.normalizer = NormalizerSpec{NormalizerType::Softmax, 1.5};
+    session.precision = precision;
+    if (c.family == ModelFamily::Llama)
+        useRope(session, c.ropeTheta);
+    return session;
+}
+
+std::vector<Index> allHeads(const ModelConfig& c)
+{
+    std::vector<Index> heads;
+    for (Index h = 0; h < c.heads; ++h)
+        heads.push_back(h);
+    return heads;
+}
+
+Matrix mlp(const Model& model, const Matrix& x, Index layer)
+{
+    const ModelConfig& c = model.config();
+    const std::string prefix = layerPrefix(model, layer);
+    if (c.family == ModelFamily::Gpt2) {
+        const Matrix m = layerNorm(x, readVector(model, prefix + "ln_2.weight"),
+                                   readVector(model, prefix + "ln_2.bias"), c.normEpsilon);
+        Matrix hidden = product(m, readMatrix(model, prefix + "mlp.c_fc.weight"));
+        hidden.rowwise() += readVector(model, prefix + "mlp.c_fc.bias");
+        hidden = hidden.unaryExpr(&geluTanh);
+        Matrix out = product(hidden, readMatrix(model, prefix + "mlp.c_proj.weight"));
+        out.rowwise() += readVector(model, prefix + "mlp.c_proj.bias");
+        return out;
+    }
+    const Matrix m = rmsNorm(x, readVector(model, prefix + "post_attention_layernorm.weight"), c.normEpsilon);
+    const auto linear = [&](const Matrix& in, const char* name) {
+        Matrix out = product(in, readMatrix(model, prefix + "mlp." + name + ".weight"), Operand::Transposed);
+        const std::string bias = prefix + "mlp." + name + ".bias";
+        if (hasTensor(model, bias))
+            out.rowwise() += readVector(model, bias);
+        return out;
+    };
+    const Matrix gate = linear(m, "gate_proj").unaryExpr(&silu);
+    return linear(gate.cwiseProduct(linear(m, "up_proj")), "down_proj");
+}
+
+void checkIds(const Model& model, const std::vector<std::int64_t>& ids)
+{
+    const ModelConfig& c = model.config();
+    if (ids.empty())
+        throw Error("no tokens: give a text or at least one token id");
+    for (std::size_t i = 0; i < ids.size(); ++i)
+        if (ids[i] < 0 || ids[i] >= c.vocabSize)
+            throw Error("token id " + std::to_string(ids[i]) + " (token " + std::to_string(i) +
+                        ") is outside the vocabulary (0 to " + std::to_string(c.vocabSize - 1) + ")");
+    if (c.maxPositions > 0 && Index(ids.size()) > c.maxPositions)
+        throw Error(std::to_string(ids.size()) + " tokens are more than the model's " +
+                    std::to_string(c.maxPositions) + " positions");
+}
+
+} // namespace
+
+Model Model::open(const std::string& folder)
+{
+    Model model;
+    model.m_folder = folder;
+    model.m_config = loadModelConfig(folder);
+    model.m_checkpoint = std::make_shared<Checkpoint>(Checkpoint::open(folder));
+    const ModelConfig& c = model.m_config;
+    const auto d = std::uint64_t(c.hiddenSize);
+    if (c.family == ModelFamily::Gpt2) {
+        model.m_prefix = model.m_checkpoint->has("transformer.wte.weight") ? "transformer." : "";
+        requireTensor(model, "wte.weight", {std::uint64_t(c.vocabSize), d});
+        requireTensor(model, "wpe.weight", {std::uint64_t(c.maxPositions), d});
+    } else {
+        requireTensor(model, "model.embed_tokens.weight", {std::uint64_t(c.vocabSize), d});
+    }
+    const auto q = std::uint64_t(c.heads * c.headDim), kv = std::uint64_t(c.kvHeads * c.headDim),
+               inner = std::uint64_t(c.intermediateSize);
+    for (Index layer = 0; layer < c.layers; ++layer) {
+        const std::string p = layerPrefix(model, layer);
+        if (c.family == ModelFamily::Gpt2) {
+            for (const char* norm : {"ln_1", "ln_2"}) {
+                requireTensor(model, p + norm + ".weight", {d});
+                requireTensor(model, p + norm + ".bias", {d});
+            }
+            requireTensor(model, p + "attn.c_attn.weight", {d, 3 * d});
+            requireTensor(model, p + "attn.c_proj.weight", {d, d});
+            requireTensor(model, p + "mlp.c_fc.weight", {d, inner});
+            requireTensor(model, p + "mlp.c_fc.bias", {inner});
+            requireTensor(model, p + "mlp.c_proj.weight", {inner, d});
+            requireTensor(model, p + "mlp.c_proj.bias", {d});
+            if (hasTensor(model, p + "attn.c_attn.bias"))
+                requireTensor(model, p + "attn.c_attn.bias", {3 * d});
+            if (hasTensor(model, p + "attn.c_proj.bias"))
+                requireTensor(model, p + "attn.c_proj.bias", {d});
+        } else {
+            requireTensor(model, p + "input_layernorm.weight", {d});
+            requireTensor(model, p + "post_attention_layernorm.weight", {d});
+            requireTensor(model, p + "self_attn.q_proj.weight", {q, d});
+            requireTensor(model, p + "self_attn.k_proj.weight", {kv, d});
+            requireTensor(model, p + "self_attn.v_proj.weight", {kv, d});
+            requireTensor(model, p + "self_attn.o_proj.weight", {d, q});
+            for (const auto& [name, size] : {std::pair<const char*, std::uint64_t>{"q_proj", q},
+                                             {"k_proj", kv},
+                                             {"v_proj", kv},
+                                             {"o_proj", d}})
+                if (hasTensor(model, p + "self_attn." + name + ".bias"))
+                    requireTensor(model, p + "self_attn." + name + ".bias", {size});
+            requireTensor(model, p + "mlp.gate_proj.weight", {inner, d});
+            requireTensor(model, p + "mlp.up_proj.weight", {inner, d});
+            requireTensor(model, p + "mlp.down_proj.weight", {d, inner});
+        }
+    }
+    try {
+        model.m_tokenizer.emplace(BpeTokenizer::fromDirectory(folder));
+    } catch (const Error& e) {
+        model.m_tokenizerProblem = e.what(); // the model still opens: ids can be given directly
+    }
+    return model;
+}
+
+std::vector<std::string> tokenLabels(const Model& model, const std::vector<std::int64_t>& ids)
+{
+    std::vector<std::string> labels;
+    for (std::int64_t id : ids) {
+        const BpeTokenizer* tokenizer = model.tokenizer();
+        if (!tokenizer || tokenizer->tokenString(id).empty()) {
+            labels.push_back("#" + std::to_string(id));
+            continue;
+        }
+        std::string bytes = tokenizer->tokenBytes(id);
+        if (!isValidUtf8(bytes)) { // part of a character: its vocabulary entry says which bytes
+            labels.push_back(tokenizer->tokenString(id));
+            continue;
+        }
+        if (!bytes.empty() && bytes[0] == ' ')
+            bytes.replace(0, 1, "\u2423");
+        labels.push_back(bytes);
+    }
+    return labels;
+}
+
+Matrix residualBeforeLayer(const Model& model, const std::vector<std::int64_t>& ids, Index layer)
+{
+    const ModelConfig& c = model.config();
+    checkIds(model, ids);
+    if (layer < 0 || layer >= c.layers)
+        throw Error("layer " + std::to_string(layer) + " is out of range (the model has " +
+                    std::to_string(c.layers) + " layers, 0 to " + std::to_string(c.layers - 1) + ")");
+    const auto n = Index(ids.size());
+    Matrix residual(n, c.hiddenSize);
+    const Matrix embeddings =
+        readMatrix(model, c.family == ModelFamily::Gpt2 ? "wte.weight" : "model.embed_tokens.weight");
+    for (Index i = 0; i < n; ++i)
+        residual.row(i) = embeddings.row(ids[std::size_t(i)]);
+    if (c.family == ModelFamily::Gpt2)
+        residual += readMatrix(model, "wpe.weight").topRows(n);
+    for (Index l = 0; l < layer; ++l) {
+        const Session attention = layerSession(model, normalizedForAttention(model, residual, l), l,
+                                               allHeads(c), Precision::Float64);
+        residual += computeAttention(attention).output;
+        residual += mlp(model, residual, l);
+    }
+    return residual;
+}
+
+Session sessionFromModel(const Model& model, const ModelHeadRequest& request)
+{
+    const ModelConfig& c = model.config();
+    std::vector<Index> heads = request.heads.empty() ? allHeads(c) : request.heads;
+    for (Index h : heads)
+        if (h < 0 || h >= c.heads)
+            throw Error("head " + std::to_string(h) + " is out of range (layer " +
+                        std::to_string(request.layer) + " has " + std::to_string(c.heads) +
+                        " query heads, 0 to " + std::to_string(c.heads - 1) + ")");
+    const Matrix residual = residualBeforeLayer(model, request.ids, request.layer);
+    Session session = layerSession(model, normalizedForAttention(model, residual, request.layer),
+                                   request.layer, heads, request.precision);
+    session.tokens = tokenLabels(model, request.ids);
+    const std::string name = std::filesystem::path(model.folder()).filename().string();
+    session.title = c.modelType + " " + (name.empty() ? model.folder() : name) + ", layer " +
+                    std::to_string(request.layer) +
+                    (request.text.empty() ? std::string() : ": \"" + request.text + "\"");
+    return session;
+}
+
+} // namespace qkv

@@ -1,0 +1,106 @@
+#pragma once
+// Tiny GPT-2 and LLaMA-family model folders (config.json and model.safetensors with random weights), written
+// by tests of the model layer and of `qkvlab from-model`.
+
+#include "Safetensors.h"
+
+#include <QString>
+
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace qkv::test {
+
+struct Tiny {
+    bool llama = false;
+    int d = 16, heads = 2, kvHeads = 2, layers = 3, inner = 48, vocab = 40, positions = 24;
+    double epsilon = 1e-5, theta = 10000.0;
+    bool qkvBias = true;
+    std::string dtype = "F32";
+    int headDim() const { return d / heads; }
+};
+
+/// Writes config.json and model.safetensors for `tiny` with random weights into `folder`.
+inline void writeModel(const Tiny& tiny, const QString& folder, unsigned seed)
+{
+    std::mt19937 random(seed);
+    std::normal_distribution<double> normal(0.0, 0.35);
+    std::vector<SafetensorsTensor> tensors;
+    const auto add = [&](const std::string& name, std::vector<std::uint64_t> shape, double centre = 0.0) {
+        std::uint64_t count = 1;
+        for (std::uint64_t s : shape)
+            count *= s;
+        SafetensorsTensor t{name, tiny.dtype, shape, std::vector<double>(count)};
+        for (double& v : t.values)
+            v = centre + normal(random);
+        tensors.push_back(std::move(t));
+    };
+    const auto d = std::uint64_t(tiny.d), inner = std::uint64_t(tiny.inner);
+    const auto q = std::uint64_t(tiny.heads * tiny.headDim()),
+               kv = std::uint64_t(tiny.kvHeads * tiny.headDim());
+    if (!tiny.llama) {
+        add("wte.weight", {std::uint64_t(tiny.vocab), d});
+        add("wpe.weight", {std::uint64_t(tiny.positions), d});
+        for (int l = 0; l < tiny.layers; ++l) {
+            const std::string p = "h." + std::to_string(l) + ".";
+            add(p + "ln_1.weight", {d}, 1.0);
+            add(p + "ln_1.bias", {d});
+            add(p + "attn.c_attn.weight", {d, 3 * d});
+            add(p + "attn.c_attn.bias", {3 * d});
+            add(p + "attn.c_proj.weight", {d, d});
+            add(p + "attn.c_proj.bias", {d});
+            add(p + "ln_2.weight", {d}, 1.0);
+            add(p + "ln_2.bias", {d});
+            add(p + "mlp.c_fc.weight", {d, inner});
+            add(p + "mlp.c_fc.bias", {inner});
+            add(p + "mlp.c_proj.weight", {inner, d});
+            add(p + "mlp.c_proj.bias", {d});
+        }
+        add("ln_f.weight", {d}, 1.0);
+        add("ln_f.bias", {d});
+    } else {
+        add("model.embed_tokens.weight", {std::uint64_t(tiny.vocab), d});
+        for (int l = 0; l < tiny.layers; ++l) {
+            const std::string p = "model.layers." + std::to_string(l) + ".";
+            add(p + "input_layernorm.weight", {d}, 1.0);
+            add(p + "self_attn.q_proj.weight", {q, d});
+            add(p + "self_attn.k_proj.weight", {kv, d});
+            add(p + "self_attn.v_proj.weight", {kv, d});
+            if (tiny.qkvBias) {
+                add(p + "self_attn.q_proj.bias", {q});
+                add(p + "self_attn.k_proj.bias", {kv});
+                add(p + "self_attn.v_proj.bias", {kv});
+            }
+            add(p + "self_attn.o_proj.weight", {d, q});
+            add(p + "post_attention_layernorm.weight", {d}, 1.0);
+            add(p + "mlp.gate_proj.weight", {inner, d});
+            add(p + "mlp.up_proj.weight", {inner, d});
+            add(p + "mlp.down_proj.weight", {d, inner});
+        }
+        add("model.norm.weight", {d}, 1.0);
+    }
+    writeSafetensors((folder + QStringLiteral("/model.safetensors")).toStdString(), tensors);
+    std::string config;
+    if (!tiny.llama)
+        config = "{\"model_type\": \"gpt2\", \"n_embd\": " + std::to_string(tiny.d) +
+                 ", \"n_head\": " + std::to_string(tiny.heads) +
+                 ", \"n_layer\": " + std::to_string(tiny.layers) +
+                 ", \"n_inner\": " + std::to_string(tiny.inner) +
+                 ", \"n_positions\": " + std::to_string(tiny.positions) +
+                 ", \"vocab_size\": " + std::to_string(tiny.vocab) +
+                 ", \"layer_norm_epsilon\": 1e-05, \"activation_function\": \"gelu_new\"}";
+    else
+        config = "{\"model_type\": \"qwen2\", \"hidden_size\": " + std::to_string(tiny.d) +
+                 ", \"num_attention_heads\": " + std::to_string(tiny.heads) +
+                 ", \"num_key_value_heads\": " + std::to_string(tiny.kvHeads) +
+                 ", \"num_hidden_layers\": " + std::to_string(tiny.layers) +
+                 ", \"intermediate_size\": " + std::to_string(tiny.inner) +
+                 ", \"vocab_size\": " + std::to_string(tiny.vocab) +
+                 ", \"max_position_embeddings\": " + std::to_string(tiny.positions) +
+                 ", \"rms_norm_eps\": 1e-05, \"rope_theta\": 10000.0, \"hidden_act\": \"silu\"}";
+    std::ofstream(folder.toStdString() + "/config.json") << config;
+}
+
+} // namespace qkv::test
