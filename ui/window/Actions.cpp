@@ -44,6 +44,15 @@ Actions Actions::create(QWidget* parent, QUndoStack* undoStack)
     }
     a.open = makeAction(parent, QObject::tr("&Open…"), QKeySequence::Open, QObject::tr("Open a session file"),
                         QStringLiteral("document-open"));
+    a.openModel =
+        makeAction(parent, QObject::tr("Open &Model…"), QKeySequence(QObject::tr("Ctrl+Shift+O")),
+                   QObject::tr("Open a head of a GPT-2 or LLaMA-family model (a Hugging Face folder) "
+                               "on a text of yours"));
+    a.openModel->setObjectName(QStringLiteral("openModel"));
+    a.resetToModel = makeAction(parent, QObject::tr("Reset to &Model"), QKeySequence(),
+                                QObject::tr("Put the model's head back as it was loaded (one undo step)"));
+    a.resetToModel->setObjectName(QStringLiteral("resetToModel"));
+    a.resetToModel->setEnabled(false);
     a.recentFiles = new QMenu(QObject::tr("Open &Recent"), parent);
     a.save = makeAction(parent, QObject::tr("&Save"), QKeySequence::Save, QObject::tr("Save the session"),
                         QStringLiteral("document-save"));
@@ -111,6 +120,7 @@ void Actions::fillMenuBar(QMenuBar* menuBar, const QList<QAction*>& dockToggles)
     file->addAction(newEmpty);
     file->addMenu(newFromExample);
     file->addAction(open);
+    file->addAction(openModel);
     file->addMenu(recentFiles);
     file->addSeparator();
     file->addAction(save);
@@ -128,6 +138,7 @@ void Actions::fillMenuBar(QMenuBar* menuBar, const QList<QAction*>& dockToggles)
     edit->addSeparator();
     edit->addAction(stopComputation);
     edit->addAction(takeSnapshot);
+    edit->addAction(resetToModel);
     edit->addSeparator();
     edit->addAction(settings);
     QMenu* view = menuBar->addMenu(QObject::tr("&View"));

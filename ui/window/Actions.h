@@ -16,7 +16,9 @@ struct Actions {
     QAction* newEmpty;
     QMenu* newFromExample; ///< one action per built-in example, data() = its name
     QAction* open;
-    QMenu* recentFiles; ///< filled by the window
+    QAction* openModel;    ///< Ctrl+Shift+O: a head of a Hugging Face model (ModelLoading)
+    QAction* resetToModel; ///< the model's head as loaded, after edits; enabled once one is loaded
+    QMenu* recentFiles;    ///< filled by the window
     QAction* save;
     QAction* saveAs;
     QAction* importMatrix;

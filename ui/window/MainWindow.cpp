@@ -18,6 +18,7 @@
 #include "MathPanel.h"
 #include "MatrixEditor.h"
 #include "MatrixFile.h"
+#include "ModelLoading.h"
 #include "NormalizerComparisonView.h"
 #include "PipelineView.h"
 #include "PlotFigure.h"
@@ -103,7 +104,9 @@ QScrollArea* scrollable(QWidget* panel)
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent), m_document(new Document(this)), m_autosave(new Autosave(m_document, this)),
-      m_actions(Actions::create(this, m_document->undoStack())), m_matrices(m_document)
+      m_actions(Actions::create(this, m_document->undoStack())),
+      m_modelLoading(new ModelLoading(m_document, this, [this] { return maybeSave(); })),
+      m_matrices(m_document)
 {
     setObjectName(QStringLiteral("mainWindow"));
     setAcceptDrops(true);
@@ -302,6 +305,9 @@ void MainWindow::connectActions()
             openSession(QString::fromLatin1(examplePrefix) + action->data().toString());
     });
     connect(m_actions.open, &QAction::triggered, this, &MainWindow::openFileDialog);
+    connect(m_actions.openModel, &QAction::triggered, m_modelLoading, &ModelLoading::openDialog);
+    connect(m_actions.resetToModel, &QAction::triggered, m_modelLoading, &ModelLoading::resetToModel);
+    connect(m_modelLoading, &ModelLoading::modelSessionChanged, m_actions.resetToModel, &QAction::setEnabled);
     connect(m_actions.recentFiles, &QMenu::triggered, this, [this](QAction* action) {
         if (maybeSave())
             openSession(action->data().toString());

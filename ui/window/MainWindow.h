@@ -28,6 +28,7 @@ class MaskEditor;
 class MatrixEditor;
 class ResultViews;
 class UserGuide;
+class ModelLoading;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -61,6 +62,8 @@ public:
     /// Lessons ▸: the panel (starting lessons) and the player (the step on show).
     LessonPanel* lessonPanel() const { return m_lessonPanel; }
     LessonPlayer* lessonPlayer() const { return m_lessonPlayer; }
+    /// File ▸ Open Model… and Edit ▸ Reset to Model.
+    ModelLoading* modelLoading() const { return m_modelLoading; }
 
     /// View ▸ Presentation: full screen, plots' and tables' text ×1.5, the editor docks hidden (the result
     /// views stay); leaving it restores the docks, the text and the window as they were.
@@ -99,6 +102,7 @@ private:
     Document* m_document;
     Autosave* m_autosave;
     Actions m_actions;
+    ModelLoading* m_modelLoading;
     QList<QDockWidget*> m_docks;
     QByteArray m_defaultState;
     QTabWidget* m_weightTabs = nullptr;

@@ -1,0 +1,47 @@
+#pragma once
+// A head of a real model in the window: File ▸ Open Model… (the dialog, then the forward pass in the
+// background while a busy indicator shows) and Edit ▸ Reset to Model (the head as it was loaded, one undo
+// step, after any edits).
+
+#include "ModelSession.h"
+
+#include <QObject>
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+class QWidget;
+
+namespace qkv::ui {
+
+class Document;
+
+class ModelLoading : public QObject {
+    Q_OBJECT
+public:
+    /// `mayReplace` asks whether the open session may be replaced (it offers to save unsaved changes).
+    ModelLoading(Document* document, QWidget* window, std::function<bool()> mayReplace);
+
+    /// File ▸ Open Model…: the dialog, then open().
+    void openDialog();
+    /// Runs the forward pass for `request` on a worker thread (the window shows a busy indicator and waits)
+    /// and replaces the document's session with the head. False, with the message in `error` (and shown
+    /// when `showErrors`), when the model refuses.
+    bool open(const std::shared_ptr<const Model>& model, const ModelHeadRequest& request,
+              QString* error = nullptr, bool showErrors = true);
+    /// Edit ▸ Reset to Model: the session as loaded, as one undo step.
+    void resetToModel();
+    bool hasModelSession() const { return m_loaded.has_value(); }
+
+signals:
+    void modelSessionChanged(bool available);
+
+private:
+    Document* m_document;
+    QWidget* m_window;
+    std::function<bool()> m_mayReplace;
+    std::optional<Session> m_loaded;
+};
+
+} // namespace qkv::ui
