@@ -3,6 +3,7 @@
 // full disk reported by path and reason for every writer in core.
 
 #include "Error.h"
+#include "ErrorMessage.h"
 #include "Examples.h"
 #include "FileWriting.h"
 #include "FullDisk.h"
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 using namespace qkv;
+using qkv::test::errorOf;
 
 namespace {
 
@@ -49,16 +51,6 @@ QStringList entries(const QString& folder)
 {
     return QDir(folder).entryList(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot,
                                   QDir::Name);
-}
-
-QString messageOf(const std::function<void()>& action)
-{
-    try {
-        action();
-    } catch (const Error& e) {
-        return QString::fromStdString(e.what());
-    }
-    return QString();
 }
 
 void save(const QString& path, const QByteArray& bytes)
@@ -257,7 +249,7 @@ void TestFileWriting::linkLoopIsRefused()
     const QString a = dir.filePath(QStringLiteral("a.json"));
     QCOMPARE(::symlink("b.json", QFile::encodeName(a).constData()), 0);
     QCOMPARE(::symlink("a.json", QFile::encodeName(dir.filePath(QStringLiteral("b.json"))).constData()), 0);
-    const QString message = messageOf([&] { save(a, "x"); });
+    const QString message = errorOf([&] { save(a, "x"); });
     QVERIFY2(message.startsWith(a + QStringLiteral(": cannot follow the symbolic link")),
              qPrintable(message));
     QCOMPARE(entries(dir.path()), (QStringList{QStringLiteral("a.json"), QStringLiteral("b.json")}));
@@ -287,7 +279,7 @@ void TestFileWriting::notARegularFileIsRefused()
         QCOMPARE(::symlink(QFile::encodeName(dir.path()).constData(), QFile::encodeName(path).constData()),
                  0);
     const QStringList before = entries(dir.path());
-    const QString message = messageOf([&] { save(path, "x"); });
+    const QString message = errorOf([&] { save(path, "x"); });
     QVERIFY2(message.startsWith(path + expected), qPrintable(message));
     QCOMPARE(entries(dir.path()), before);
 }
@@ -407,7 +399,7 @@ void TestFileWriting::fullDiskKeepsTheOldFileAndLeavesNoTemporary()
     const std::string native = QFile::encodeName(path).toStdString();
     // Big enough that no file system keeps it inline in the inode.
     const Session session = blankSession(40, 16, 8, 8, InitializerSpec{});
-    const QString message = messageOf([&] {
+    const QString message = errorOf([&] {
         if (writer == QLatin1String("bytes"))
             save(path, QByteArray(20000, 'b'));
         else if (writer == QLatin1String("session"))

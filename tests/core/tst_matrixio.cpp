@@ -2,6 +2,7 @@
 
 #include "DelimitedText.h"
 #include "Error.h"
+#include "ErrorMessage.h"
 #include "MatrixFile.h"
 #include "NpyFile.h"
 
@@ -15,6 +16,7 @@
 #include <random>
 
 using namespace qkv;
+using qkv::test::errorOf;
 
 Q_DECLARE_METATYPE(qkv::Matrix)
 
@@ -86,17 +88,6 @@ QByteArray describe(const Matrix& m)
 std::string str(const QByteArray& bytes)
 {
     return bytes.toStdString();
-}
-
-/// The error message of `action`, or "(no error)".
-template <typename Action> QString errorOf(Action action)
-{
-    try {
-        action();
-    } catch (const Error& e) {
-        return QString::fromUtf8(e.what());
-    }
-    return QStringLiteral("(no error)");
 }
 
 // ---- .npy byte strings built by hand

@@ -4,6 +4,7 @@
 
 #include "AttentionEngine.h"
 #include "Error.h"
+#include "ErrorMessage.h"
 #include "ModelSession.h"
 #include "Safetensors.h"
 #include "TinyModels.h"
@@ -17,6 +18,7 @@
 #include <vector>
 
 using namespace qkv;
+using qkv::test::errorOf;
 using qkv::test::Tiny;
 using qkv::test::writeModel;
 
@@ -195,16 +197,6 @@ Reference referenceForward(const Tiny& tiny, const Checkpoint& checkpoint,
     return reference;
 }
 
-QString refusal(const std::function<void()>& action)
-{
-    try {
-        action();
-    } catch (const Error& error) {
-        return QString::fromStdString(error.what());
-    }
-    return QStringLiteral("(nothing refused)");
-}
-
 } // namespace
 
 class TestModelSession : public QObject {
@@ -303,23 +295,23 @@ void TestModelSession::refusals()
     ModelHeadRequest request;
     request.ids = {1, 2};
     request.layer = 3;
-    QVERIFY(refusal([&] {
+    QVERIFY(errorOf([&] {
                 sessionFromModel(model, request);
             }).contains(QStringLiteral("layer 3 is out of range")));
     request.layer = 0;
     request.heads = {2};
-    QVERIFY(refusal([&] {
+    QVERIFY(errorOf([&] {
                 sessionFromModel(model, request);
             }).contains(QStringLiteral("head 2 is out of range")));
     request.heads = {};
     request.ids = {1, 40};
-    QVERIFY(refusal([&] {
+    QVERIFY(errorOf([&] {
                 sessionFromModel(model, request);
             }).contains(QStringLiteral("token id 40 (token 1) is outside the vocabulary")));
     request.ids = {};
-    QVERIFY(refusal([&] { sessionFromModel(model, request); }).contains(QStringLiteral("no tokens")));
+    QVERIFY(errorOf([&] { sessionFromModel(model, request); }).contains(QStringLiteral("no tokens")));
     request.ids.assign(25, 1);
-    QVERIFY(refusal([&] {
+    QVERIFY(errorOf([&] {
                 sessionFromModel(model, request);
             }).contains(QStringLiteral("more than the model's 24 positions")));
     // A tensor of the wrong shape is named when the model is opened.
@@ -331,7 +323,7 @@ void TestModelSession::refusals()
             << "{\"model_type\": \"gpt2\", \"n_embd\": 16, \"n_head\": 2, \"n_layer\": 3, \"n_inner\": 50, "
                "\"n_positions\": 24, \"vocab_size\": 40, \"layer_norm_epsilon\": 1e-05}";
     }
-    QVERIFY(refusal([&] { Model::open(broken.path().toStdString()); })
+    QVERIFY(errorOf([&] { Model::open(broken.path().toStdString()); })
                 .contains(QStringLiteral(
                     "tensor \"h.0.mlp.c_fc.weight\" has shape [16, 48], the config says [16, 50]")));
     QVERIFY(model.tokenizer() == nullptr);

@@ -4,6 +4,7 @@
 
 #include "AttentionEngine.h"
 #include "Error.h"
+#include "ErrorMessage.h"
 #include "Examples.h"
 #include "Explain.h"
 #include "ExplanationText.h"
@@ -27,6 +28,7 @@
 #include <string>
 
 using namespace qkv;
+using qkv::test::errorOf;
 
 namespace {
 
@@ -83,16 +85,6 @@ Matrix softmaxRows(const Matrix& logits)
         out.row(i) /= total;
     }
     return out;
-}
-
-QString messageOf(const std::function<void()>& action)
-{
-    try {
-        action();
-    } catch (const Error& e) {
-        return QString::fromStdString(e.what());
-    }
-    return QString();
 }
 
 /// "I love AI" (n = 3, d_model = 4, d_v = 3, one head; d_k = 3 unless given) with `positions` set to the
@@ -646,7 +638,7 @@ void TestPositions::refusals()
 {
     QFETCH(QByteArray, positions);
     QFETCH(QString, message);
-    QCOMPARE(messageOf([&] { (void)parseSession(loveWithPositions(positions.toStdString())); }), message);
+    QCOMPARE(errorOf([&] { (void)parseSession(loveWithPositions(positions.toStdString())); }), message);
 }
 
 QTEST_APPLESS_MAIN(TestPositions)

@@ -2,6 +2,7 @@
 // checkpoints with their index, and Hugging Face config.json.
 
 #include "Error.h"
+#include "ErrorMessage.h"
 #include "ModelConfig.h"
 #include "Safetensors.h"
 
@@ -18,19 +19,9 @@
 #include <limits>
 
 using namespace qkv;
+using qkv::test::errorOf;
 
 namespace {
-
-/// The error message of `action`, or "(no error)".
-template <typename Action> QString errorOf(Action action)
-{
-    try {
-        action();
-    } catch (const Error& e) {
-        return QString::fromUtf8(e.what());
-    }
-    return QStringLiteral("(no error)");
-}
 
 std::string littleEndian(std::uint64_t value, int bytes)
 {

@@ -2,6 +2,7 @@
 // input, the seed example's values and the documented defaults.
 
 #include "Error.h"
+#include "ErrorMessage.h"
 #include "Examples.h"
 #include "MatrixFile.h"
 #include "ResourceLimits.h"
@@ -24,6 +25,7 @@
 #include <sys/stat.h>
 
 using namespace qkv;
+using qkv::test::errorOf;
 
 namespace {
 
@@ -128,16 +130,6 @@ std::string withHugeNumber(const QJsonObject& root, const char* number)
     const std::string marker = "\"@@BIG@@\"";
     text.replace(text.find(marker), marker.size(), number);
     return text;
-}
-
-QString messageOf(const std::function<void()>& action)
-{
-    try {
-        action();
-    } catch (const Error& e) {
-        return QString::fromStdString(e.what());
-    }
-    return QString();
 }
 
 QStringList entries(const QString& directory)
@@ -373,7 +365,7 @@ void TestSessionFile::saveIntoMissingDirectoryThrowsAndCreatesNothing()
     QVERIFY(dir.isValid());
     const QString missing = dir.filePath(QStringLiteral("no-such-directory"));
     const QString path = missing + QStringLiteral("/s.qkv.json");
-    const QString message = messageOf([&] { saveSession(loadExample("love"), path.toStdString()); });
+    const QString message = errorOf([&] { saveSession(loadExample("love"), path.toStdString()); });
     QVERIFY2(message.startsWith(path + QLatin1Char(':')), qPrintable(message));
     QVERIFY(!QFileInfo::exists(missing));
     QVERIFY(entries(dir.path()).isEmpty());
@@ -390,7 +382,7 @@ void TestSessionFile::saveOfInvalidSessionLeavesTheOldFile()
 
     Session broken = love;
     broken.temperature = 0.0;
-    const QString message = messageOf([&] { saveSession(broken, path.toStdString()); });
+    const QString message = errorOf([&] { saveSession(broken, path.toStdString()); });
     QVERIFY2(message.contains(QStringLiteral("temperature")), qPrintable(message));
     QCOMPARE(readFile(path), before);
     QCOMPARE(entries(dir.path()), QStringList{QStringLiteral("s.qkv.json")});
@@ -464,7 +456,7 @@ void TestSessionFile::dimensionNameMessagesAreExact()
 {
     QFETCH(QByteArray, text);
     QFETCH(QString, message);
-    QCOMPARE(messageOf([&] { (void)parseSession(text.toStdString()); }), message);
+    QCOMPARE(errorOf([&] { (void)parseSession(text.toStdString()); }), message);
 }
 
 void TestSessionFile::refusesBadInput_data()
@@ -687,7 +679,7 @@ void TestSessionFile::raggedHeadMessageIsExact()
 {
     const QJsonObject root =
         with(twoHeads(), QStringLiteral("heads.1.W_K"), rows({{0, 1, 0}, {1, 0, 1}, {0, 0, 1}}));
-    QCOMPARE(messageOf([&] { (void)parseSession(toText(root)); }),
+    QCOMPARE(errorOf([&] { (void)parseSession(toText(root)); }),
              QStringLiteral("heads[1].W_K: expected 4 rows, found 3"));
     // The same file with four rows is fine: the refusal is about the shape alone.
     QCOMPARE(parseSession(toText(twoHeads())).headCount(), 2);
@@ -773,13 +765,13 @@ void TestSessionFile::matrixMessagesAreExact()
 {
     QFETCH(QByteArray, text);
     QFETCH(QString, message);
-    QCOMPARE(messageOf([&] { (void)parseSession(text.toStdString()); }), message);
+    QCOMPARE(errorOf([&] { (void)parseSession(text.toStdString()); }), message);
     // The same from a file, read as it is parsed.
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     const QString path = dir.filePath(QStringLiteral("s.qkv.json"));
     QVERIFY(writeFile(path, text));
-    QCOMPARE(messageOf([&] { (void)loadSession(path.toStdString()); }), message);
+    QCOMPARE(errorOf([&] { (void)loadSession(path.toStdString()); }), message);
 }
 
 void TestSessionFile::matricesKeepEveryNumber()
@@ -853,7 +845,7 @@ void TestSessionFile::missingFileNamesThePath()
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     const QString path = dir.filePath(QStringLiteral("absent.qkv.json"));
-    const QString message = messageOf([&] { (void)loadSession(path.toStdString()); });
+    const QString message = errorOf([&] { (void)loadSession(path.toStdString()); });
     QVERIFY2(message.startsWith(path + QLatin1Char(':')), qPrintable(message));
     QVERIFY(!QFileInfo::exists(path));
 }
@@ -893,7 +885,7 @@ void TestSessionFile::nestingDeeperThanTheLimitIsRefused()
         QVERIFY(again == s);
         return;
     }
-    const QString error = messageOf([&] { (void)parseSession(text); });
+    const QString error = errorOf([&] { (void)parseSession(text); });
     QVERIFY2(error.contains(message), qPrintable(error));
     QVERIFY2(error.startsWith(where), qPrintable(error)); // names the key path
     QVERIFY2(error.size() < 200, qPrintable(error));      // a path cut short, not 80 000 steps
@@ -921,10 +913,10 @@ void TestSessionFile::onlyRegularFilesAreRead()
         QVERIFY(::mkfifo(QFile::encodeName(path).constData(), 0600) == 0);
     }
     // Returns at once: a FIFO with no writer would block a plain open() forever.
-    const QString error = messageOf([&] { (void)loadSession(path.toStdString()); });
+    const QString error = errorOf([&] { (void)loadSession(path.toStdString()); });
     QVERIFY2(error.startsWith(path + QStringLiteral(": cannot read: ")), qPrintable(error));
     QVERIFY2(error.contains(message), qPrintable(error));
-    const QString matrixError = messageOf([&] { (void)loadMatrixFile(path.toStdString()); });
+    const QString matrixError = errorOf([&] { (void)loadMatrixFile(path.toStdString()); });
     QVERIFY2(matrixError.contains(message), qPrintable(matrixError));
 }
 
@@ -936,7 +928,7 @@ void TestSessionFile::fileLargerThanTheCapIsRefusedUnread()
     QVERIFY(file.open(QIODevice::WriteOnly));
     QVERIFY(file.resize(2000)); // sparse: nothing to read if the cap is checked first
     file.close();
-    const QString error = messageOf([&] { (void)loadSession(path.toStdString(), 1000); });
+    const QString error = errorOf([&] { (void)loadSession(path.toStdString(), 1000); });
     QVERIFY2(error.startsWith(path + QStringLiteral(": too large: a session file may have at most 1.0 KB")),
              qPrintable(error));
     QVERIFY(sessionFileSizeLimit(defaultMemoryLimit()) >= std::uint64_t(64) << 20);
@@ -1118,7 +1110,7 @@ void TestSessionFile::biasMessagesAreExact()
 {
     QFETCH(QByteArray, text);
     QFETCH(QString, message);
-    QCOMPARE(messageOf([&] { (void)parseSession(text.toStdString()); }), message);
+    QCOMPARE(errorOf([&] { (void)parseSession(text.toStdString()); }), message);
 }
 
 QTEST_APPLESS_MAIN(TestSessionFile)

@@ -4,6 +4,7 @@
 
 #include "BpeTokenizer.h"
 #include "Error.h"
+#include "ErrorMessage.h"
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,7 @@
 #include <vector>
 
 using namespace qkv;
+using qkv::test::errorOf;
 
 namespace {
 
@@ -118,16 +120,6 @@ Ids referenceEncode(const BpeTokenizer& tokenizer, const std::string& text)
             ids.push_back(vocabulary.at(symbol).get<std::int64_t>());
     }
     return ids;
-}
-
-QString refusal(const std::function<void()>& action)
-{
-    try {
-        action();
-    } catch (const Error& error) {
-        return QString::fromStdString(error.what());
-    }
-    return QStringLiteral("(nothing refused)");
 }
 
 } // namespace
@@ -385,7 +377,7 @@ void TestTokenizer::refusals()
 {
     QFETCH(QString, json);
     QFETCH(QString, message);
-    const QString what = refusal([&] { BpeTokenizer::fromTokenizerJson(json.toStdString(), "tok"); });
+    const QString what = errorOf([&] { BpeTokenizer::fromTokenizerJson(json.toStdString(), "tok"); });
     QVERIFY2(what.contains(message), qPrintable(what));
 }
 
@@ -393,17 +385,17 @@ void TestTokenizer::refusesText()
 {
     const BpeTokenizer tokenizer =
         BpeTokenizer::fromTokenizerJson(tokenizerJson(gpt2PreTokenizer).dump(), "t");
-    QCOMPARE(refusal([&] { tokenizer.encode("ok \xC3\x28 no"); }),
+    QCOMPARE(errorOf([&] { tokenizer.encode("ok \xC3\x28 no"); }),
              QStringLiteral("the text is not valid UTF-8 (at byte 3)"));
-    QCOMPARE(refusal([&] { tokenizer.encode("\xED\xA0\x80"); }), // a surrogate
+    QCOMPARE(errorOf([&] { tokenizer.encode("\xED\xA0\x80"); }), // a surrogate
              QStringLiteral("the text is not valid UTF-8 (at byte 0)"));
     // A vocabulary without the byte "z" cannot spell it.
     Json vocabulary = testVocabulary();
     vocabulary.erase("z");
     const BpeTokenizer partial = BpeTokenizer::fromVocabAndMerges(vocabulary.dump(), mergesText(), "small/");
-    QCOMPARE(refusal([&] { partial.encode("zoo"); }),
+    QCOMPARE(errorOf([&] { partial.encode("zoo"); }),
              QStringLiteral("small/: the symbol \"z\" is not in the vocabulary"));
-    QVERIFY(refusal([&] {
+    QVERIFY(errorOf([&] {
                 BpeTokenizer::fromVocabAndMerges(testVocabulary().dump(), "#version: 0.2\na\n", "g/");
             }).contains(QStringLiteral("g/merges.txt line 2: expected two tokens separated by one space")));
 }
@@ -413,7 +405,7 @@ void TestTokenizer::directory()
     QTemporaryDir folder;
     QVERIFY(folder.isValid());
     const std::string path = folder.path().toStdString();
-    QVERIFY(refusal([&] { BpeTokenizer::fromDirectory(path); }).contains(QStringLiteral("no tokenizer")));
+    QVERIFY(errorOf([&] { BpeTokenizer::fromDirectory(path); }).contains(QStringLiteral("no tokenizer")));
     const auto write = [&](const char* name, const std::string& text) {
         QFile file(folder.filePath(QString::fromLatin1(name)));
         QVERIFY(file.open(QIODevice::WriteOnly));
@@ -425,7 +417,7 @@ void TestTokenizer::directory()
     write("tokenizer.json", tokenizerJson(gpt2PreTokenizer).dump());
     QCOMPARE(BpeTokenizer::fromDirectory(path).encode("the cat"), fromFiles); // tokenizer.json first
     write("tokenizer.json", "{ broken");
-    QVERIFY(refusal([&] {
+    QVERIFY(errorOf([&] {
                 BpeTokenizer::fromDirectory(path);
             }).contains(QStringLiteral("tokenizer.json: not valid JSON")));
 }
