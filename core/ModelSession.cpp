@@ -244,6 +244,12 @@ Matrix mlp(const Model& model, const Matrix& x, Index layer)
     return linear(gate.cwiseProduct(linear(m, "up_proj")), "down_proj");
 }
 
+Error layerOutOfRange(const ModelConfig& c, Index layer)
+{
+    return Error("layer " + std::to_string(layer) + " is out of range (the model has " +
+                 std::to_string(c.layers) + " layers, 0 to " + std::to_string(c.layers - 1) + ")");
+}
+
 void checkIds(const Model& model, const std::vector<std::int64_t>& ids)
 {
     const ModelConfig& c = model.config();
@@ -345,9 +351,8 @@ Matrix residualBeforeLayer(const Model& model, const std::vector<std::int64_t>& 
 {
     const ModelConfig& c = model.config();
     checkIds(model, ids);
-    if (layer < 0 || layer >= c.layers)
-        throw Error("layer " + std::to_string(layer) + " is out of range (the model has " +
-                    std::to_string(c.layers) + " layers, 0 to " + std::to_string(c.layers - 1) + ")");
+    if (layer < 0 || layer > c.layers)
+        throw layerOutOfRange(c, layer);
     const auto n = Index(ids.size());
     Matrix residual(n, c.hiddenSize);
     const Matrix embeddings =
@@ -374,6 +379,8 @@ Session sessionFromModel(const Model& model, const ModelHeadRequest& request)
             throw Error("head " + std::to_string(h) + " is out of range (layer " +
                         std::to_string(request.layer) + " has " + std::to_string(c.heads) +
                         " query heads, 0 to " + std::to_string(c.heads - 1) + ")");
+    if (request.layer < 0 || request.layer >= c.layers)
+        throw layerOutOfRange(c, request.layer);
     const Matrix residual = residualBeforeLayer(model, request.ids, request.layer);
     Session session = layerSession(model, normalizedForAttention(model, residual, request.layer),
                                    request.layer, heads, request.precision);

@@ -67,7 +67,8 @@ struct ModelHeadRequest {
 /// is part of a UTF-8 character shows its vocabulary entry instead; "#id" without a tokenizer.
 std::vector<std::string> tokenLabels(const Model& model, const std::vector<std::int64_t>& ids);
 
-/// The residual stream entering layer `layer` (n × d_model), before that layer's normalization.
+/// The residual stream entering layer `layer` (n × d_model), before that layer's normalization; `layer` =
+/// the number of layers gives the stream after the last one (before the final norm): the whole forward pass.
 Matrix residualBeforeLayer(const Model& model, const std::vector<std::int64_t>& ids, Index layer);
 
 /// The session for the request: X is the normalized residual stream entering the layer's attention, the

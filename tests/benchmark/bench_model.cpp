@@ -1,0 +1,155 @@
+// qkv_bench, the model layer (issue 12): a GPT-2-small-shaped checkpoint (124M parameters, random, F32,
+// written once to a temporary folder on first use and removed at exit):
+//   BM_ModelOpen             Model::open: config.json, the safetensors header, every tensor checked against
+//                            the config (target ≤ 0.5 s: the weights are memory-mapped, not read)
+//   BM_ModelForward/N        the whole forward pass for N tokens through all 12 layers (residualBeforeLayer
+//                            with layer = 12), reading and converting the weights it uses each time
+//   BM_ModelProducts/N       the same pass's matrix products alone, on operands made beforehand (target:
+//                            forward ≤ 2 × products)
+// N ∈ {64, 512}. Registered only when the filter names them (--benchmark_filter=Model): the checkpoint
+// takes 500 MB of disk and a few seconds to write.
+
+#include "MatrixProduct.h"
+#include "ModelSession.h"
+#include "Safetensors.h"
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace {
+
+using qkv::Index;
+using qkv::Matrix;
+
+constexpr Index dModel = 768, heads = 12, layers = 12, inner = 3072, vocab = 50257, positions = 1024;
+constexpr Index headDim = dModel / heads;
+
+/// Small pseudo-random weights (GPT-2's initial scale), fast enough for 124M of them.
+struct Weights {
+    std::uint64_t state = 0x9E3779B97F4A7C15ull;
+    double next()
+    {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return (double(state >> 11) * 0x1p-53 - 0.5) * 0.04;
+    }
+    qkv::SafetensorsTensor tensor(const std::string& name, std::vector<std::uint64_t> shape,
+                                  double centre = 0.0)
+    {
+        std::uint64_t count = 1;
+        for (std::uint64_t s : shape)
+            count *= s;
+        qkv::SafetensorsTensor t{name, "F32", std::move(shape), std::vector<double>(count)};
+        for (double& v : t.values)
+            v = centre + next();
+        return t;
+    }
+};
+
+const std::string& checkpointFolder()
+{
+    static const std::string folder = [] {
+        const std::filesystem::path path =
+            std::filesystem::temp_directory_path() / ("qkv_bench_gpt2_" + std::to_string(::getpid()));
+        std::filesystem::create_directories(path);
+        std::atexit([] { std::filesystem::remove_all(checkpointFolder()); });
+        Weights w;
+        const auto d = std::uint64_t(dModel), i = std::uint64_t(inner);
+        std::vector<qkv::SafetensorsTensor> tensors;
+        tensors.push_back(w.tensor("wte.weight", {std::uint64_t(vocab), d}));
+        tensors.push_back(w.tensor("wpe.weight", {std::uint64_t(positions), d}));
+        for (Index l = 0; l < layers; ++l) {
+            const std::string p = "h." + std::to_string(l) + ".";
+            tensors.push_back(w.tensor(p + "ln_1.weight", {d}, 1.0));
+            tensors.push_back(w.tensor(p + "ln_1.bias", {d}));
+            tensors.push_back(w.tensor(p + "attn.c_attn.weight", {d, 3 * d}));
+            tensors.push_back(w.tensor(p + "attn.c_attn.bias", {3 * d}));
+            tensors.push_back(w.tensor(p + "attn.c_proj.weight", {d, d}));
+            tensors.push_back(w.tensor(p + "attn.c_proj.bias", {d}));
+            tensors.push_back(w.tensor(p + "ln_2.weight", {d}, 1.0));
+            tensors.push_back(w.tensor(p + "ln_2.bias", {d}));
+            tensors.push_back(w.tensor(p + "mlp.c_fc.weight", {d, i}));
+            tensors.push_back(w.tensor(p + "mlp.c_fc.bias", {i}));
+            tensors.push_back(w.tensor(p + "mlp.c_proj.weight", {i, d}));
+            tensors.push_back(w.tensor(p + "mlp.c_proj.bias", {d}));
+        }
+        qkv::writeSafetensors((path / "model.safetensors").string(), tensors);
+        std::ofstream(path / "config.json") << "{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_head\": 12, "
+                                               "\"n_layer\": 12, \"n_positions\": 1024,"
+                                               " \"vocab_size\": 50257, \"layer_norm_epsilon\": 1e-05, "
+                                               "\"activation_function\": \"gelu_new\"}";
+        return path.string();
+    }();
+    return folder;
+}
+
+std::vector<std::int64_t> someIds(Index n)
+{
+    std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
+    for (std::size_t k = 0; k < ids.size(); ++k)
+        ids[k] = std::int64_t((k * 7919) % std::size_t(vocab));
+    return ids;
+}
+
+void BM_ModelOpen(benchmark::State& state)
+{
+    const std::string& folder = checkpointFolder();
+    for (auto _ : state)
+        benchmark::DoNotOptimize(qkv::Model::open(folder));
+}
+
+void BM_ModelForward(benchmark::State& state)
+{
+    const qkv::Model model = qkv::Model::open(checkpointFolder());
+    const std::vector<std::int64_t> ids = someIds(state.range(0));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(qkv::residualBeforeLayer(model, ids, layers));
+}
+
+void BM_ModelProducts(benchmark::State& state)
+{
+    const Index n = state.range(0);
+    const Matrix x = Matrix::Random(n, dModel), wAttn = Matrix::Random(dModel, 3 * dModel),
+                 wProj = Matrix::Random(dModel, dModel), wFc = Matrix::Random(dModel, inner),
+                 wOut = Matrix::Random(inner, dModel), q = Matrix::Random(n, headDim),
+                 k = Matrix::Random(n, headDim), hidden = Matrix::Random(n, inner);
+    Matrix qkvOut(n, 3 * dModel), scores(n, n), head(n, headDim), proj(n, dModel), fc(n, inner),
+        out(n, dModel);
+    for (auto _ : state) {
+        for (Index l = 0; l < layers; ++l) {
+            qkv::multiply<double>(x, wAttn, qkvOut);
+            for (Index h = 0; h < heads; ++h) {
+                qkv::multiply<double>(q, k, scores, qkv::Operand::Transposed);
+                qkv::multiply<double>(scores, k, head);
+            }
+            qkv::multiply<double>(x, wProj, proj);
+            qkv::multiply<double>(x, wFc, fc);
+            qkv::multiply<double>(hidden, wOut, out);
+        }
+        benchmark::DoNotOptimize(out.data());
+    }
+}
+
+} // namespace
+
+void registerModelBenchmarks()
+{
+    benchmark::RegisterBenchmark("BM_ModelOpen", BM_ModelOpen)->Unit(benchmark::kMillisecond)->UseRealTime();
+    benchmark::RegisterBenchmark("BM_ModelForward", BM_ModelForward)
+        ->Arg(64)
+        ->Arg(512)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark("BM_ModelProducts", BM_ModelProducts)
+        ->Arg(64)
+        ->Arg(512)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+}
