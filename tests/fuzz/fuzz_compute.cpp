@@ -155,10 +155,12 @@ void checkRow(const Session& s, const HeadResult& h, int head, Index i, const st
     }
     for (std::size_t k = 0; k < expected.size(); ++k) {
         const double got = h.weights(i, keys[k]);
-        // float32 weights are float32 values (softmax works in float32 itself): a few units in float32's last
-        // place of the exact weight, or float32's smallest subnormal step for the tiniest.
+        // float32 weights are float32 values, and softmax works in float32 itself: z = (s − max)/τ rounded to
+        // float32 is off by up to |z|·ε, which exp turns into a relative error of |z|·ε; plus a few units in
+        // the last place, or float32's smallest subnormal step for the tiniest weights.
+        const long double epsilon = FLT_EPSILON;
         const long double allowed = s.precision == Precision::Float32
-                                        ? 8 * static_cast<long double>(FLT_EPSILON) * expected[k] + 3e-45L
+                                        ? 2 * (std::abs(z[k]) + 8) * epsilon * expected[k] + 3e-45L
                                         : tolerance;
         if (!(std::abs(static_cast<long double>(got) - expected[k]) <= allowed))
             fail(where(head, "weights", i, keys[k]) + " is " + number(got) + ", expected " +
