@@ -43,41 +43,76 @@ QKV_INLINE double total(const double (&lane)[lanes])
     return sum;
 }
 
+// GCC's vector types, for loops its vectoriser leaves scalar (a select feeding a sum, a division in a
+// second pass): eight doubles, one AVX-512 vector, two AVX2 ones, four SSE ones; the same operations in the
+// same order in every version.
+#if defined(__GNUC__)                    // GCC and Clang
+#pragma GCC diagnostic ignored "-Wpsabi" // vectors passed between always-inlined helpers: no ABI is involved
+#endif
+typedef double Doubles __attribute__((vector_size(64)));
+typedef std::int64_t Longs __attribute__((vector_size(64)));
+constexpr int doubleWidth = 8;
+
+QKV_INLINE Doubles splat(double x)
+{
+    Doubles v;
+    for (int l = 0; l < doubleWidth; ++l)
+        v[l] = x;
+    return v;
+}
+
+QKV_INLINE Longs splat(std::int64_t x)
+{
+    Longs v;
+    for (int l = 0; l < doubleWidth; ++l)
+        v[l] = x;
+    return v;
+}
+
 /// exp(z) for z ≤ 0: z = k·ln 2 + r with |r| ≤ ln2/2 (Cody–Waite, so r is exact), e^r by its Taylor series
-/// to r¹³ (truncation below 5e-18), 2^k built in the exponent bits. Below −700, 2^(k+60) is built and the
-/// product scaled by 2^−60, so that subnormal results come out right. No branches: it vectorises.
-QKV_INLINE double expNonPositiveInline(double z)
+/// to r¹³ (truncation below 5e-18, summed by Estrin's scheme), 2^k built in the exponent bits. Below −700,
+/// 2^(k+60) is built and the product scaled by 2^−60, so that subnormal results come out right. No branches.
+QKV_INLINE Doubles expNonPositive(Doubles z)
 {
     constexpr double log2e = 1.4426950408889634;
     constexpr double shifter = 6755399441055744.0;   // 1.5·2^52: adding it rounds to an integer
     constexpr double ln2High = 0x1.62e42fee00000p-1; // trailing zeros: k·ln2High is exact for |k| < 2^11
     constexpr double ln2Low = 0x1.a39ef35793c76p-33;
-    z = z > -746.0 ? z : -746.0;
-    const double t = z * log2e + shifter;
-    const double k = t - shifter;
-    const double r = (z - k * ln2High) - k * ln2Low;
-    double p = 1.0 / 6227020800.0; // 1/13!
-    p = p * r + 1.0 / 479001600.0;
-    p = p * r + 1.0 / 39916800.0;
-    p = p * r + 1.0 / 3628800.0;
-    p = p * r + 1.0 / 362880.0;
-    p = p * r + 1.0 / 40320.0;
-    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;
-    const bool subnormal = z < -700.0;
-    std::uint64_t bits;
+    z = z > -746.0 ? z : splat(-746.0);
+    const Doubles t = z * log2e + shifter;
+    const Doubles k = t - shifter;
+    const Doubles r = (z - k * ln2High) - k * ln2Low;
+    // Estrin's scheme: the terms in pairs, then pairs of pairs: four dependent steps where Horner's rule
+    // takes thirteen, so the vector units are not left waiting on one long chain.
+    const Doubles r2 = r * r;
+    const Doubles r4 = r2 * r2;
+    const Doubles r8 = r4 * r4;
+    const Doubles a0 = 1.0 + r;
+    const Doubles a1 = 1.0 / 2.0 + r * (1.0 / 6.0);
+    const Doubles a2 = 1.0 / 24.0 + r * (1.0 / 120.0);
+    const Doubles a3 = 1.0 / 720.0 + r * (1.0 / 5040.0);
+    const Doubles a4 = 1.0 / 40320.0 + r * (1.0 / 362880.0);
+    const Doubles a5 = 1.0 / 3628800.0 + r * (1.0 / 39916800.0);
+    const Doubles a6 = 1.0 / 479001600.0 + r * (1.0 / 6227020800.0);
+    const Doubles b0 = a0 + r2 * a1;
+    const Doubles b1 = a2 + r2 * a3;
+    const Doubles b2 = a4 + r2 * a5;
+    const Doubles d0 = b0 + r4 * b1;
+    const Doubles d1 = b2 + r4 * a6;
+    const Doubles p = d0 + r8 * d1;
+    const Longs subnormal = z < -700.0;
+    Longs bits;
     std::memcpy(&bits, &t, sizeof bits); // low bits: k, offset by the shifter
-    bits = (bits + (subnormal ? 1023 + 60 : 1023)) << 52;
-    double twoToK;
+    bits = (bits + (subnormal ? splat(std::int64_t{1023 + 60}) : splat(std::int64_t{1023}))) << 52;
+    Doubles twoToK;
     std::memcpy(&twoToK, &bits, sizeof twoToK);
-    const double e = p * twoToK * (subnormal ? 0x1p-60 : 1.0);
-    return z > -745.5 ? e : 0.0;
+    const Doubles e = p * twoToK * (subnormal ? splat(0x1p-60) : splat(1.0));
+    return z > -745.5 ? e : splat(0.0);
+}
+
+QKV_INLINE double expNonPositiveInline(double z)
+{
+    return expNonPositive(splat(z))[0];
 }
 
 /// exp(z) in float32 for smallestFloatExpArgument ≤ z ≤ 0, where the result is a normal number: Cody–Waite
@@ -171,32 +206,72 @@ QKV_ROW_KERNEL RangeF allowedRange(const float* x, const std::uint8_t* allowed, 
     return range;
 }
 
-/// z_j = max((x_j − max)/τ, −746) for allowed j (also for x_j = −∞), 0 for masked j.
-QKV_INLINE double clampedLogit(double x, bool allowed, double max, double temperature)
+namespace {
+
+/// One vector of shiftedExp: z = max((x − max)/τ, −746) where allowed, else 0; e = exp(z) where allowed,
+/// else 0; the sums gain e and e·z, and `check` gains (x − max)·0, NaN when an allowed x is not finite.
+template <bool divideByTemperature>
+QKV_INLINE Doubles shiftedExpVector(Doubles x, Longs allowed, double max, double temperature, Doubles& sum,
+                                    Doubles& weighted, Doubles& check)
 {
-    const double z = (x - max) / temperature;
-    return allowed ? (z > -746.0 ? z : -746.0) : 0.0;
+    const Doubles zero = splat(0.0);
+    const Doubles shifted = x - max;
+    Doubles z = divideByTemperature ? shifted / temperature : shifted;
+    z = z > -746.0 ? z : splat(-746.0);
+    z = allowed != 0 ? z : zero;
+    const Doubles e = allowed != 0 ? expNonPositive(z) : zero;
+    check += allowed != 0 ? shifted * 0.0 : zero;
+    sum += e;
+    weighted += e * z;
+    return e;
 }
+
+template <bool divideByTemperature>
+QKV_INLINE ExpSums shiftedExpRow(const double* x, const std::uint8_t* allowed, double max, double temperature,
+                                 double* e, Index m)
+{
+    Doubles sum{}, weighted{}, check{};
+    Index j = 0;
+    for (; j + doubleWidth <= m; j += doubleWidth) {
+        Doubles xs;
+        Longs a;
+        std::memcpy(&xs, x + j, sizeof xs);
+        for (int l = 0; l < doubleWidth; ++l)
+            a[l] = allowed[j + l];
+        const Doubles es =
+            shiftedExpVector<divideByTemperature>(xs, a, max, temperature, sum, weighted, check);
+        std::memcpy(e + j, &es, sizeof es);
+    }
+    if (j < m) { // the tail, padded with masked entries, which add nothing
+        Doubles xs{};
+        Longs a{};
+        for (int l = 0; j + l < m; ++l) {
+            xs[l] = x[j + l];
+            a[l] = allowed[j + l];
+        }
+        const Doubles es =
+            shiftedExpVector<divideByTemperature>(xs, a, max, temperature, sum, weighted, check);
+        for (int l = 0; j + l < m; ++l)
+            e[j + l] = es[l];
+    }
+    double sumTotal = 0.0, weightedTotal = 0.0, checkTotal = 0.0;
+    for (int l = 0; l < doubleWidth; ++l) {
+        sumTotal += sum[l];
+        weightedTotal += weighted[l];
+        checkTotal += check[l];
+    }
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    return {checkTotal == 0.0 ? sumTotal : nan, weightedTotal};
+}
+
+} // namespace
 
 QKV_ROW_KERNEL ExpSums shiftedExp(const double* x, const std::uint8_t* allowed, double max,
                                   double temperature, double* e, Index m)
 {
-    // Two passes: a plain loop vectorises the exp; the sums keep their eight lanes. Everything is computed
-    // for every entry and then selected: a computation under a condition does not vectorise without masks.
-    for (Index j = 0; j < m; ++j) {
-        const bool a = allowed[j] != 0;
-        const double ez = expNonPositiveInline(clampedLogit(x[j], a, max, temperature));
-        e[j] = a ? ez : 0.0;
-    }
-    double sum[lanes] = {}, weighted[lanes] = {}, check[lanes] = {};
-    forEachLane(m, [&](Index j, int l) QKV_INLINE_LAMBDA {
-        const bool a = allowed[j] != 0;
-        check[l] += a ? (x[j] - max) * 0.0 : 0.0; // NaN when a score is NaN or infinite
-        sum[l] += e[j];
-        weighted[l] += e[j] * clampedLogit(x[j], a, max, temperature);
-    });
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    return {total(check) == 0.0 ? total(sum) : nan, total(weighted)};
+    // x / 1 is x, bit for bit: the common τ = 1 skips the division.
+    return temperature == 1.0 ? shiftedExpRow<false>(x, allowed, max, temperature, e, m)
+                              : shiftedExpRow<true>(x, allowed, max, temperature, e, m);
 }
 
 QKV_ROW_KERNEL ExpSums shiftedExp(const float* x, const std::uint8_t* allowed, float max, float temperature,
