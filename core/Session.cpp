@@ -365,4 +365,19 @@ std::string validate(const Session& s)
     return {};
 }
 
+std::vector<int> headsSharingKeysAndValues(const Session& session, int head)
+{
+    std::vector<int> sharing;
+    if (head < 0 || head >= session.headCount())
+        return sharing;
+    const Head& own = session.heads[static_cast<std::size_t>(head)];
+    for (int other = 0; other < session.headCount(); ++other) {
+        const Head& h = session.heads[static_cast<std::size_t>(other)];
+        if (other != head && sameMatrix(h.W_K, own.W_K) && sameMatrix(h.W_V, own.W_V) &&
+            sameMatrix(h.b_K, own.b_K) && sameMatrix(h.b_V, own.b_V))
+            sharing.push_back(other);
+    }
+    return sharing;
+}
+
 } // namespace qkv

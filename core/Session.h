@@ -229,6 +229,11 @@ std::optional<Precision> precisionFromString(const std::string& name);
 std::optional<PositionType> positionTypeFromString(const std::string& name);
 std::optional<RopePairing> ropePairingFromString(const std::string& name);
 
+/// The other heads (counted from 0) whose keys and values are the same as `head`'s: equal W_K, W_V, b_K and
+/// b_V, as grouped-query attention gives every query head of a group (a model head's session copies its
+/// group's K and V weights into each of them).
+std::vector<int> headsSharingKeysAndValues(const Session& session, int head);
+
 /// Checks every shape, option and limit. Returns the first problem as "key.path: what is wrong",
 /// or an empty string when the session is valid.
 std::string validate(const Session& session);

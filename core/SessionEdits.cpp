@@ -468,6 +468,35 @@ void setOutputProjection(Session& session, bool on, const InitializerSpec& init,
     }
     const Index rows = static_cast<Index>(session.headCount()) * session.dV();
     session.W_O = initializeMatrix(init, rows, dOut > 0 ? dOut : session.dModel());
+    if (hasBiases(session))
+        session.b_O = Vector::Zero(session.W_O->cols());
+}
+
+bool hasBiases(const Session& session)
+{
+    return session.b_O.size() > 0 ||
+           std::any_of(session.heads.begin(), session.heads.end(), [](const Head& h) {
+               return h.b_Q.size() > 0 || h.b_K.size() > 0 || h.b_V.size() > 0;
+           });
+}
+
+void setBiases(Session& session, bool on)
+{
+    const auto zeroUnlessSet = [on](Vector& bias, Index size) {
+        if (!on)
+            bias.resize(0);
+        else if (bias.size() == 0)
+            bias = Vector::Zero(size);
+    };
+    for (Head& head : session.heads) {
+        zeroUnlessSet(head.b_Q, head.W_Q.cols());
+        zeroUnlessSet(head.b_K, head.W_K.cols());
+        zeroUnlessSet(head.b_V, head.W_V.cols());
+    }
+    if (session.W_O)
+        zeroUnlessSet(session.b_O, session.W_O->cols());
+    else
+        session.b_O.resize(0);
 }
 
 void resizeDOut(Session& session, Index dOut, const InitializerSpec& init)

@@ -59,8 +59,16 @@ void setMaskType(Session& session, MaskType type);
 /// Allows or forbids one cell: a mask of another type first becomes the custom mask of its own pattern.
 void setMaskCell(Session& session, Index query, Index key, bool allow);
 
-/// Adds W_O ((H·d_v) × d_out from `init`, d_out = d_model unless `dOut` > 0) or removes it.
+/// Adds W_O ((H·d_v) × d_out from `init`, d_out = d_model unless `dOut` > 0) or removes it; an added W_O
+/// gets a zero b_O when the heads have biases.
 void setOutputProjection(Session& session, bool on, const InitializerSpec& init, Index dOut = 0);
+
+/// Whether the session has biases (any of b_Q, b_K, b_V, b_O).
+bool hasBiases(const Session& session);
+
+/// Gives every head zero biases b_Q, b_K, b_V where it has none, and b_O beside W_O (on), or removes every
+/// bias (off).
+void setBiases(Session& session, bool on);
 
 /// Gives W_O `dOut` columns, keeping its left block; new columns come from `init`. No W_O: nothing.
 void resizeDOut(Session& session, Index dOut, const InitializerSpec& init);

@@ -284,6 +284,10 @@ void TestModelSession::chosenHeadsAndOutput()
     QVERIFY(sameMatrix(b.heads[0].weights, a.heads[3].weights));
     QVERIFY(sameMatrix(b.heads[1].weights, a.heads[1].weights));
     QVERIFY(chosen.title.find("layer 1") != std::string::npos);
+    // The window names the query heads of a group: 0 with 1, 2 with 3.
+    QCOMPARE(headsSharingKeysAndValues(whole, 0), std::vector<int>{1});
+    QCOMPARE(headsSharingKeysAndValues(whole, 3), std::vector<int>{2});
+    QCOMPARE(headsSharingKeysAndValues(chosen, 0), std::vector<int>{}); // heads 3 and 1: other groups
 }
 
 void TestModelSession::refusals()

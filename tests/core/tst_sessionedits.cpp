@@ -1,5 +1,6 @@
 // Structural edits of a session (core/SessionEdits): every matrix follows the edit and stays consistent.
 
+#include "AttentionEngine.h"
 #include "Error.h"
 #include "Examples.h"
 #include "Initializers.h"
@@ -242,6 +243,7 @@ private slots:
     void resize_data();
     void resize();
     void biasesFollowTheirDimensions();
+    void biasesOnAndOff();
     void setHeadCount_data();
     void setHeadCount();
     void crossAttention_data();
@@ -854,6 +856,36 @@ void TestSessionEdits::biasesFollowTheirDimensions()
     VERIFY_VALID(s);
     setOutputProjection(s, false, xavier); // b_O is W_O's bias: it goes with it
     QCOMPARE(s.b_O.size(), Index(0));
+    VERIFY_VALID(s);
+}
+
+void TestSessionEdits::biasesOnAndOff()
+{
+    Session s = loadExample("multihead"); // two heads and W_O
+    QVERIFY(s.W_O && s.headCount() == 2);
+    QVERIFY(!hasBiases(s));
+    s.heads[1].b_K = Vector::Constant(s.dK(), 0.5); // one bias already set: kept
+    QVERIFY(hasBiases(s));
+    setBiases(s, true);
+    for (const Head& head : s.heads) {
+        QCOMPARE(head.b_Q.size(), s.dK());
+        QCOMPARE(head.b_V.size(), s.dV());
+    }
+    QCOMPARE(s.heads[0].b_K, Vector::Zero(s.dK()).eval());
+    QCOMPARE(s.heads[1].b_K, Vector::Constant(s.dK(), 0.5).eval());
+    QCOMPARE(s.b_O, Vector::Zero(s.W_O->cols()).eval());
+    VERIFY_VALID(s);
+    // Zero biases change nothing the engine computes.
+    const Session without = loadExample("multihead");
+    Session zero = without;
+    setBiases(zero, true);
+    QVERIFY(sameMatrix(computeAttention(zero).output, computeAttention(without).output));
+
+    setOutputProjection(s, false, xavier);
+    setOutputProjection(s, true, xavier); // a new W_O beside biased heads gets its b_O
+    QCOMPARE(s.b_O, Vector::Zero(s.W_O->cols()).eval());
+    setBiases(s, false);
+    QVERIFY(!hasBiases(s));
     VERIFY_VALID(s);
 }
 

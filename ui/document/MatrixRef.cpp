@@ -4,11 +4,6 @@ namespace qkv::ui {
 
 namespace {
 
-Head& headOf(Session& s, const MatrixRef& ref)
-{
-    return s.heads[static_cast<std::size_t>(ref.head)];
-}
-
 const Matrix& storedMatrix(const Session& s, const MatrixRef& ref)
 {
     switch (ref.kind) {
@@ -38,11 +33,35 @@ const Matrix& storedMatrix(const Session& s, const MatrixRef& ref)
     }
 }
 
+/// v_a or a bias; requires ref.isVector().
+const Vector& storedVector(const Session& s, const MatrixRef& ref)
+{
+    if (ref.kind == MatrixKind::b_O)
+        return s.b_O;
+    const Head& head = s.heads[static_cast<std::size_t>(ref.head)];
+    switch (ref.kind) {
+    case MatrixKind::b_Q:
+        return head.b_Q;
+    case MatrixKind::b_K:
+        return head.b_K;
+    case MatrixKind::b_V:
+        return head.b_V;
+    default:
+        return head.v_a;
+    }
+}
+
+Vector& storedVector(Session& s, const MatrixRef& ref)
+{
+    return const_cast<Vector&>(storedVector(static_cast<const Session&>(s), ref));
+}
+
 } // namespace
 
 QString matrixName(MatrixKind kind)
 {
-    static const char* const names[] = {"X", "Z", "W_Q", "W_K", "W_V", "W_O", "W_S", "W_a", "U_a", "v_a"};
+    static const char* const names[] = {"X",   "Z",   "W_Q", "W_K", "W_V", "W_O", "W_S",
+                                        "W_a", "U_a", "v_a", "b_Q", "b_K", "b_V", "b_O"};
     return QLatin1String(names[static_cast<int>(kind)]);
 }
 
@@ -61,11 +80,15 @@ bool exists(const Session& s, const MatrixRef& ref)
         return s.context.has_value();
     case MatrixKind::W_O:
         return s.W_O.has_value();
+    case MatrixKind::b_O:
+        return s.b_O.size() > 0;
     default:
         break;
     }
     if (ref.head < 0 || ref.head >= s.headCount())
         return false;
+    if (ref.isVector())
+        return storedVector(s, ref).size() > 0;
     const Head& head = s.heads[static_cast<std::size_t>(ref.head)];
     switch (ref.kind) {
     case MatrixKind::W_S:
@@ -74,8 +97,6 @@ bool exists(const Session& s, const MatrixRef& ref)
         return head.W_a.size() > 0;
     case MatrixKind::U_a:
         return head.U_a.size() > 0;
-    case MatrixKind::v_a:
-        return head.v_a.size() > 0;
     default:
         return true;
     }
@@ -83,40 +104,39 @@ bool exists(const Session& s, const MatrixRef& ref)
 
 Matrix matrixValue(const Session& s, const MatrixRef& ref)
 {
-    if (ref.kind == MatrixKind::v_a)
-        return s.heads[static_cast<std::size_t>(ref.head)].v_a.transpose();
+    if (ref.isVector())
+        return storedVector(s, ref).transpose();
     return storedMatrix(s, ref);
 }
 
 Index rowCount(const Session& s, const MatrixRef& ref)
 {
-    return ref.kind == MatrixKind::v_a ? 1 : storedMatrix(s, ref).rows();
+    return ref.isVector() ? 1 : storedMatrix(s, ref).rows();
 }
 
 Index columnCount(const Session& s, const MatrixRef& ref)
 {
-    return ref.kind == MatrixKind::v_a ? s.heads[static_cast<std::size_t>(ref.head)].v_a.size()
-                                       : storedMatrix(s, ref).cols();
+    return ref.isVector() ? storedVector(s, ref).size() : storedMatrix(s, ref).cols();
 }
 
 double& cell(Session& s, const MatrixRef& ref, Index row, Index column)
 {
-    if (ref.kind == MatrixKind::v_a)
-        return headOf(s, ref).v_a(column);
+    if (ref.isVector())
+        return storedVector(s, ref)(column);
     return const_cast<Matrix&>(storedMatrix(s, ref))(row, column);
 }
 
 double cellValue(const Session& s, const MatrixRef& ref, Index row, Index column)
 {
-    if (ref.kind == MatrixKind::v_a)
-        return s.heads[static_cast<std::size_t>(ref.head)].v_a(column);
+    if (ref.isVector())
+        return storedVector(s, ref)(column);
     return storedMatrix(s, ref)(row, column);
 }
 
 void setMatrix(Session& s, const MatrixRef& ref, const Matrix& value)
 {
-    if (ref.kind == MatrixKind::v_a)
-        headOf(s, ref).v_a = value.row(0).transpose();
+    if (ref.isVector())
+        storedVector(s, ref) = value.row(0).transpose();
     else
         const_cast<Matrix&>(storedMatrix(s, ref)) = value;
 }

@@ -11,7 +11,8 @@
 
 namespace qkv::ui {
 
-enum class MatrixKind { X, Z, W_Q, W_K, W_V, W_O, W_S, W_a, U_a, v_a };
+// v_a and the biases are vectors, edited as one row.
+enum class MatrixKind { X, Z, W_Q, W_K, W_V, W_O, W_S, W_a, U_a, v_a, b_Q, b_K, b_V, b_O };
 
 struct MatrixRef {
     MatrixKind kind = MatrixKind::X;
@@ -19,8 +20,10 @@ struct MatrixRef {
 
     bool isPerHead() const
     {
-        return kind != MatrixKind::X && kind != MatrixKind::Z && kind != MatrixKind::W_O;
+        return kind != MatrixKind::X && kind != MatrixKind::Z && kind != MatrixKind::W_O &&
+               kind != MatrixKind::b_O;
     }
+    bool isVector() const { return kind >= MatrixKind::v_a; }
     friend bool operator==(const MatrixRef& a, const MatrixRef& b)
     {
         return a.kind == b.kind && (!a.isPerHead() || a.head == b.head);
@@ -37,7 +40,7 @@ QString displayName(const MatrixRef& ref);
 /// when set, the head in range).
 bool exists(const Session& session, const MatrixRef& ref);
 
-/// The matrix as a value (v_a as a 1 × d_a row). Requires exists().
+/// The matrix as a value (a vector as one row). Requires exists().
 Matrix matrixValue(const Session& session, const MatrixRef& ref);
 Index rowCount(const Session& session, const MatrixRef& ref);
 Index columnCount(const Session& session, const MatrixRef& ref);

@@ -8,6 +8,7 @@
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QLocale>
 #include <QSignalBlocker>
 #include <QSlider>
@@ -92,7 +93,7 @@ ControlsPanel::ControlsPanel(Document* document, QWidget* parent)
       m_scaleValue(new CompactDoubleSpinBox(this)), m_temperatureSlider(new QSlider(Qt::Horizontal, this)),
       m_temperatureSpin(new CompactDoubleSpinBox(this)), m_normalizer(new QComboBox(this)),
       m_alpha(new QDoubleSpinBox(this)), m_precision(new QComboBox(this)), m_maskType(new QComboBox(this)),
-      m_maskParameter(new QSpinBox(this)), m_head(new QSpinBox(this))
+      m_maskParameter(new QSpinBox(this)), m_head(new QSpinBox(this)), m_sharedHeads(new QLabel(this))
 {
     setObjectName(QStringLiteral("controlsPanel"));
 
@@ -198,6 +199,13 @@ ControlsPanel::ControlsPanel(Document* document, QWidget* parent)
     m_head->setToolTip(
         tr("Which attention head the views show (a view setting, not part of the undo history)"));
 
+    m_sharedHeads->setObjectName(QStringLiteral("sharedHeads"));
+    m_sharedHeads->setWordWrap(true);
+    m_sharedHeads->setToolTip(
+        tr("Heads with the same W_K, W_V (and biases) compute the same keys and values: "
+           "grouped-query attention (LLaMA, Qwen2, Mistral) gives each group of query "
+           "heads one key/value head. An edit of W_K or W_V changes this head only."));
+
     auto* form = new QFormLayout(this);
     form->setContentsMargins(4, 4, 4, 4);
     form->setVerticalSpacing(4);
@@ -219,6 +227,7 @@ ControlsPanel::ControlsPanel(Document* document, QWidget* parent)
     form->addRow(tr("&Precision"), m_precision); // Alt+P: the label's mnemonic focuses the box
     form->addRow(tr("Mask"), pair(m_maskType, m_maskParameter, 1));
     form->addRow(tr("Head"), m_head);
+    form->addRow(QString(), m_sharedHeads);
 
     // User edits: one command each.
     connect(m_attentionKind, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
@@ -348,6 +357,14 @@ void ControlsPanel::syncHead()
     m_head->setSuffix(tr(" of %1").arg(heads));
     m_head->setValue(m_document->currentHead() + 1);
     m_head->setEnabled(m_document->session().headCount() > 1);
+
+    QStringList sharing;
+    for (int head : headsSharingKeysAndValues(m_document->session(), m_document->currentHead()))
+        sharing << QString::number(head + 1);
+    m_sharedHeads->setText(sharing.isEmpty() ? QString()
+                                             : tr("K and V shared with head(s) %1 (grouped-query attention)")
+                                                   .arg(sharing.join(QStringLiteral(", "))));
+    m_sharedHeads->setVisible(!sharing.isEmpty());
 }
 
 } // namespace qkv::ui

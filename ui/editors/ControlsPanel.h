@@ -7,6 +7,7 @@
 class QComboBox;
 class QDoubleSpinBox;
 class QSlider;
+class QLabel;
 class QSpinBox;
 
 namespace qkv::ui {
@@ -41,6 +42,7 @@ private:
     QComboBox* m_maskType;
     QSpinBox* m_maskParameter;
     QSpinBox* m_head;
+    QLabel* m_sharedHeads;     ///< which heads share this one's K and V (grouped-query attention)
     int m_temperatureDrag = 0; // counts slider presses
 };
 

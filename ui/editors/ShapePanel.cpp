@@ -53,6 +53,7 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
                   tr("The number of attention heads (1 to 64). New heads get weights from the initializer; "
                      "their outputs are concatenated."))),
       m_outputProjection(new QCheckBox(tr("Output projection W_O"), this)),
+      m_biases(new QCheckBox(tr("Biases b_Q, b_K, b_V, b_O"), this)),
       m_dOut(sizeBox(this, "dOut", static_cast<int>(Limits::maxDimension),
                      tr("d_out: the width of the final output (columns of W_O, whose rows are the H·d_v "
                         "columns of the concatenated heads). d_model when W_O is switched on; changing it "
@@ -70,6 +71,11 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
            "(H·d_v)×d_out matrix W_O from the initializer, d_out = d_model at first. Off: the final "
            "output is the concatenation itself."));
     m_dOut->setPrefix(QStringLiteral("d_out = "));
+    m_biases->setObjectName(QStringLiteral("biases"));
+    m_biases->setToolTip(tr("On: every head adds biases, Q = X·W_Q + b_Q, K = X·W_K + b_K, V = X·W_V + b_V, "
+                            "and the final output concat·W_O + b_O (with W_O), as GPT-2 and Qwen2 do. New "
+                            "biases start at 0 (nothing changes until you edit them, in the Weights dock's "
+                            "b_Q, b_K, b_V and b_O tabs). Off: every bias is removed."));
 
     m_initializer->setObjectName(QStringLiteral("initializer"));
     m_initializer->addItem(tr("Xavier normal"), static_cast<int>(Initializer::XavierNormal));
@@ -117,6 +123,7 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
     form->addRow(tr("d_v"), m_dV);
     form->addRow(tr("Heads"), m_heads);
     form->addRow(m_outputProjection, m_dOut);
+    form->addRow(m_biases);
     auto* initRow = new QWidget(this);
     auto* initLayout = new QHBoxLayout(initRow);
     initLayout->setContentsMargins(0, 0, 0, 0);
@@ -155,6 +162,12 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
         const InitializerSpec init = m_document->initializer();
         pushEdit(m_document, on ? tr("Add output projection W_O") : tr("Remove output projection W_O"),
                  Document::Shape, [on, init](Session& s) { setOutputProjection(s, on, init); });
+    });
+    connect(m_biases, &QCheckBox::toggled, this, [this](bool on) {
+        if (on == hasBiases(m_document->session()))
+            return;
+        pushEdit(m_document, on ? tr("Add biases") : tr("Remove biases"), Document::Shape,
+                 [on](Session& s) { setBiases(s, on); });
     });
     connect(m_dOut, qOverload<int>(&QSpinBox::valueChanged), this, [this](int value) {
         const Session& s = m_document->session();
@@ -215,12 +228,14 @@ void ShapePanel::syncFromSession()
                                        QSignalBlocker(m_dV),
                                        QSignalBlocker(m_heads),
                                        QSignalBlocker(m_outputProjection),
+                                       QSignalBlocker(m_biases),
                                        QSignalBlocker(m_dOut)};
     m_dModel->setValue(static_cast<int>(s.dModel()));
     m_dK->setValue(static_cast<int>(s.dK()));
     m_dV->setValue(static_cast<int>(s.dV()));
     m_heads->setValue(s.headCount());
     m_outputProjection->setChecked(s.W_O.has_value());
+    m_biases->setChecked(hasBiases(s));
     // Without W_O the box shows the d_out it would start at.
     m_dOut->setValue(static_cast<int>(s.W_O ? s.W_O->cols() : s.dModel()));
     m_dOut->setEnabled(s.W_O.has_value());

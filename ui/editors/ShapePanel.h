@@ -32,6 +32,7 @@ private:
     QSpinBox* m_dV;
     QSpinBox* m_heads;
     QCheckBox* m_outputProjection;
+    QCheckBox* m_biases;
     QSpinBox* m_dOut;
     QComboBox* m_initializer;
     QDoubleSpinBox* m_initScale;

@@ -46,8 +46,9 @@ std::vector<std::pair<QString, std::function<Matrix()>>> MatrixCatalog::sources(
     const Session& session = m_document->session();
     const int head = m_document->currentHead();
     for (MatrixKind kind :
-         {MatrixKind::X, MatrixKind::Z, MatrixKind::W_Q, MatrixKind::W_K, MatrixKind::W_V, MatrixKind::W_S,
-          MatrixKind::W_a, MatrixKind::U_a, MatrixKind::v_a, MatrixKind::W_O})
+         {MatrixKind::X, MatrixKind::Z, MatrixKind::W_Q, MatrixKind::W_K, MatrixKind::W_V, MatrixKind::b_Q,
+          MatrixKind::b_K, MatrixKind::b_V, MatrixKind::W_S, MatrixKind::W_a, MatrixKind::U_a,
+          MatrixKind::v_a, MatrixKind::W_O, MatrixKind::b_O})
         if (const MatrixRef ref{kind, head}; exists(session, ref))
             sources.emplace_back(displayName(ref), [&session, ref] { return matrixValue(session, ref); });
     const std::shared_ptr<const AttentionResult> result = m_document->result();

@@ -84,9 +84,8 @@ void MatrixModel::setFollowsCurrentHead(bool follow)
 QString MatrixModel::cellName(int row, int column) const
 {
     const QString name = matrixName(m_ref.kind);
-    QString text = m_ref.kind == MatrixKind::v_a
-                       ? QStringLiteral("%1[%2]").arg(name).arg(column)
-                       : QStringLiteral("%1[%2][%3]").arg(name).arg(row).arg(column);
+    QString text = m_ref.isVector() ? QStringLiteral("%1[%2]").arg(name).arg(column)
+                                    : QStringLiteral("%1[%2][%3]").arg(name).arg(row).arg(column);
     if (m_ref.isPerHead())
         text += tr(" of head %1").arg(m_ref.head + 1);
     return text;

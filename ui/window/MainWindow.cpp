@@ -190,6 +190,7 @@ void MainWindow::createDocks()
     m_weightTabs = new QTabWidget(this);
     m_weightTabs->setObjectName(QStringLiteral("weightTabs"));
     for (MatrixKind kind : {MatrixKind::W_Q, MatrixKind::W_K, MatrixKind::W_V, MatrixKind::W_O,
+                            MatrixKind::b_Q, MatrixKind::b_K, MatrixKind::b_V, MatrixKind::b_O,
                             MatrixKind::W_S, MatrixKind::W_a, MatrixKind::U_a, MatrixKind::v_a}) {
         const MatrixRef ref{kind, 0};
         m_weightTabs->addTab(addEditor(ref), matrixName(kind));

@@ -97,6 +97,7 @@ private slots:
     void enabledOnlyWhenMeaningful();
     void scoreCreatesParametersAndResetsScale();
     void headIsViewState();
+    void sharedKeysAndValuesAreNamed();
     void precisionFromTheKeyboard();
     void everyControlHasATooltip();
 
@@ -234,6 +235,8 @@ void TestControls::everyControlIsOneUndoableEdit_data()
                            << "" << QVariant(2) << true;
     QTest::newRow("output projection") << "outputProjection"
                                        << "" << QVariant(true) << true;
+    QTest::newRow("biases") << "biases"
+                            << "" << QVariant(true) << false; // zero biases: the same result
     QTest::newRow("re-initialise") << "reinitializeAll"
                                    << "" << QVariant() << true;
 }
@@ -471,6 +474,27 @@ void TestControls::headIsViewState()
     QCOMPARE(m_document->currentHead(), 0);
     QCOMPARE(head->value(), 1);
     QCOMPARE(head->maximum(), 1);
+}
+
+// Heads with the same W_K and W_V (grouped-query attention) are named under the head box, for the head shown.
+void TestControls::sharedKeysAndValuesAreNamed()
+{
+    auto* label = find<QLabel>("sharedHeads");
+    QVERIFY(label->isHidden()); // one head
+    find<QSpinBox>("heads")->setValue(3);
+    QVERIFY(label->isHidden()); // three heads, each its own weights
+    pushEdit(m_document.get(), QStringLiteral("group"), Document::Values, [](Session& s) {
+        s.heads[2].W_K = s.heads[0].W_K;
+        s.heads[2].W_V = s.heads[0].W_V;
+    });
+    QVERIFY(!label->isHidden());
+    QVERIFY2(label->text().contains(QStringLiteral("head(s) 3 ")), qPrintable(label->text()));
+    find<QSpinBox>("head")->setValue(2);
+    QVERIFY(label->isHidden());
+    find<QSpinBox>("head")->setValue(3);
+    QVERIFY2(label->text().contains(QStringLiteral("head(s) 1 ")), qPrintable(label->text()));
+    m_document->undoStack()->undo();
+    QVERIFY(label->isHidden());
 }
 
 void TestControls::precisionFromTheKeyboard()

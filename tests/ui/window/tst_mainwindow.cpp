@@ -27,6 +27,7 @@
 #include <qcustomplot.h>
 
 #include <QAction>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
@@ -65,6 +66,7 @@ private slots:
     void exportAndImportMatrices_data();
     void exportAndImportMatrices();
     void importRefusesAWrongShape();
+    void biasesAreEditedBesideTheirMatrices();
     void saveCloseReopen();
     void stopButtonAndEscapeStopAComputation();
     void settingsDialogSetsTheMemoryLimit();
@@ -227,6 +229,41 @@ void TestMainWindow::importRefusesAWrongShape()
     QCOMPARE(window.document()->session(), loadExample("love"));
     QVERIFY(!window.importMatrix(dir.filePath(QStringLiteral("missing.npy")), &error));
     QVERIFY(error.contains(QStringLiteral("missing.npy")));
+}
+
+// The Dimensions panel's Biases box adds zero biases (one undo step); their tabs appear in the Weights dock,
+// and an edit of b_Q moves Q by exactly that amount.
+void TestMainWindow::biasesAreEditedBesideTheirMatrices()
+{
+    MainWindow window;
+    auto* tabs = window.findChild<QTabWidget*>(QStringLiteral("weightTabs"));
+    QVERIFY(tabs);
+    const auto tabShown = [tabs](const QString& name) {
+        for (int tab = 0; tab < tabs->count(); ++tab)
+            if (tabs->tabText(tab) == name)
+                return tabs->isTabVisible(tab);
+        return false;
+    };
+    QVERIFY(!tabShown(QStringLiteral("b_Q")));
+    auto* biases = window.findChild<QCheckBox*>(QStringLiteral("biases"));
+    QVERIFY(biases);
+    const Matrix qBefore = window.document()->result()->heads[0].Q;
+    biases->setChecked(true);
+    QVERIFY(tabShown(QStringLiteral("b_Q")) && tabShown(QStringLiteral("b_K")) &&
+            tabShown(QStringLiteral("b_V")));
+    QVERIFY(!tabShown(QStringLiteral("b_O"))); // no W_O in this example
+    QVERIFY(window.exportableMatrices().contains(QStringLiteral("b_Q (head 1)")));
+
+    window.document()->push(makeCellCommand(window.document(), {MatrixKind::b_Q, 0}, 0, 1, 0.25));
+    window.document()->waitForResult();
+    Matrix expected = qBefore;
+    expected.col(1).array() += 0.25;
+    QVERIFY(window.document()->result()->heads[0].Q.isApprox(expected, 1e-15));
+    window.document()->undoStack()->undo();
+    window.document()->undoStack()->undo();
+    QVERIFY(!biases->isChecked());
+    QVERIFY(!tabShown(QStringLiteral("b_Q")));
+    QCOMPARE(window.document()->session(), loadExample("love"));
 }
 
 void TestMainWindow::saveCloseReopen()
