@@ -233,10 +233,22 @@ void PipelineView::rebuild() const
         m_stages.push_back(stage);
         return m_stages.back();
     };
+    // Sinusoidal and learned positions are added to the embeddings before the projections: a stage of their
+    // own, which the projections then read.
+    const QString positionType = QLatin1String(toString(session.positions.type));
+    const bool positionedX = m_result->positionedX.rows() == n;
+    const bool positionedZ = cross && m_result->positionedZ.rows() == m;
     if (m_X.size() > 0)
         add(QStringLiteral("X"), QStringLiteral("X"), m_X, cross ? Indices::QueryRows : Indices::Tokens);
+    if (positionedX)
+        add(QStringLiteral("X+PE"), QStringLiteral("X+PE"), m_result->positionedX,
+            cross ? Indices::QueryRows : Indices::Tokens, QStringLiteral("+ PE"), positionType);
     if (m_Z.size() > 0)
         add(QStringLiteral("Z"), QStringLiteral("Z"), m_Z, Indices::KeyRows);
+    if (positionedZ)
+        add(QStringLiteral("Z+PE"), QStringLiteral("Z+PE"), m_result->positionedZ, Indices::KeyRows,
+            QStringLiteral("+ PE"), positionType);
+    const bool rope = session.positions.type == PositionType::Rope;
     const struct {
         const char* weight;
         const Matrix* parameters;
@@ -244,15 +256,31 @@ void PipelineView::rebuild() const
         const Matrix* values;
         Indices indices;
         QString input;
-    } projections[] = {{"W_Q", &m_WQ, "Q", &r.Q, Indices::QueryRows, QStringLiteral("X")},
-                       {"W_K", &m_WK, "K", &r.K, Indices::KeyRows, keySide},
-                       {"W_V", &m_WV, "V", &r.V, Indices::KeyRows, keySide}};
+        const Vector* bias;
+        bool rotated;
+    } projections[] = {
+        {"W_Q", &m_WQ, "Q", &r.Q, Indices::QueryRows,
+         positionedX ? QStringLiteral("(X+PE)") : QStringLiteral("X"),
+         parameters ? &parameters->b_Q : nullptr, rope},
+        {"W_K", &m_WK, "K", &r.K, Indices::KeyRows,
+         (cross ? positionedZ : positionedX) ? QStringLiteral("(%1+PE)").arg(keySide) : keySide,
+         parameters ? &parameters->b_K : nullptr, rope},
+        {"W_V", &m_WV, "V", &r.V, Indices::KeyRows,
+         (cross ? positionedZ : positionedX) ? QStringLiteral("(%1+PE)").arg(keySide) : keySide,
+         parameters ? &parameters->b_V : nullptr, false}};
     for (const auto& projection : projections) {
         const QString weight = QLatin1String(projection.weight);
+        const QString output = QLatin1String(projection.output);
         if (projection.parameters->size() > 0)
             add(weight, weight, *projection.parameters, Indices::Parameters);
-        add(QLatin1String(projection.output), QLatin1String(projection.output), *projection.values,
-            projection.indices, projection.input + QStringLiteral("·") + weight);
+        // Below the arrow, what follows the product: the bias, then RoPE's rotation (Q and K only).
+        QStringList after;
+        if (projection.bias && projection.bias->size() > 0)
+            after << QStringLiteral("+ b_") + output;
+        if (projection.rotated)
+            after << QStringLiteral("RoPE");
+        add(output, output, *projection.values, projection.indices,
+            projection.input + QStringLiteral("·") + weight, after.join(QStringLiteral(", ")));
     }
 
     QString score;
@@ -276,8 +304,11 @@ void PipelineView::rebuild() const
     const QString by = session.scale.kind == Scale::Kind::SqrtDk ? QStringLiteral("÷ √d_k")
                        : session.scale.kind == Scale::Kind::None ? QStringLiteral("÷ 1")
                                                                  : QStringLiteral("÷ c");
-    add(QStringLiteral("scaled"), tr("scaled"), r.scaled, Indices::QueryKey, by,
-        session.scale.kind == Scale::Kind::None ? QString() : QStringLiteral("= %1").arg(divisor, 0, 'g', 4));
+    QString scaledBottom =
+        session.scale.kind == Scale::Kind::None ? QString() : QStringLiteral("= %1").arg(divisor, 0, 'g', 4);
+    if (session.positions.type == PositionType::Alibi) // ALiBi's −m·|i − j| is in the scaled scores
+        scaledBottom += (scaledBottom.isEmpty() ? QString() : QStringLiteral(", ")) + QStringLiteral("ALiBi");
+    add(QStringLiteral("scaled"), tr("scaled"), r.scaled, Indices::QueryKey, by, scaledBottom);
     QString mask = QLatin1String(toString(session.mask.type));
     if (session.mask.type == MaskType::Prefix)
         mask += QStringLiteral(" %1").arg(session.mask.prefixLength);
@@ -307,7 +338,7 @@ void PipelineView::rebuild() const
     if (outputProjection) {
         add(QStringLiteral("W_O"), QStringLiteral("W_O"), m_WO, Indices::Parameters);
         add(QStringLiteral("final"), tr("final"), m_result->output, Indices::QueryRows,
-            QStringLiteral("· W_O"));
+            QStringLiteral("· W_O"), session.b_O.size() > 0 ? QStringLiteral("+ b_O") : QString());
     }
 
     // Colour ranges and images: one pass over each matrix (every k-th cell of a very large one).
@@ -1121,9 +1152,9 @@ QString PipelineView::cellDescription(const QString& name, Index row, Index colu
         return {};
     QStringList rows = rowLabelsOf(stage), columns = columnLabelsOf(stage);
     // The d_model axis: X's and Z's columns, the rows of the projections.
-    if (name == QLatin1String("X"))
+    if (name == QLatin1String("X") || name == QLatin1String("X+PE"))
         columns = m_queryDims;
-    else if (name == QLatin1String("Z"))
+    else if (name == QLatin1String("Z") || name == QLatin1String("Z+PE"))
         columns = m_keyDims;
     else if (name == QLatin1String("W_Q"))
         rows = m_queryDims;

@@ -51,8 +51,9 @@ public:
     bool isUpToDate() const { return !m_dirty; }
 
     // What is shown (built from the newest result, on demand while hidden), for tests and export.
-    /// The stages in formula order: "X", "Z", "W_Q", "Q", "W_K", "K", "W_V", "V", "scores", "scaled",
-    /// "masked", "weights", "output", "concat", "W_O", "final" (those that exist); empty without a result.
+    /// The stages in formula order: "X", "X+PE" (sinusoidal or learned positions), "Z", "Z+PE", "W_Q", "Q",
+    /// "W_K", "K", "W_V", "V", "scores", "scaled", "masked", "weights", "output", "concat", "W_O", "final"
+    /// (those that exist); empty without a result.
     QStringList stageNames() const;
     /// The stage's caption: its title and shape ("Q  3×3").
     QString stageCaption(const QString& stage) const;

@@ -3,6 +3,7 @@
 // same painting exported to PNG, SVG and PDF.
 
 #include "Document.h"
+#include "Examples.h"
 #include "FigureExport.h"
 #include "FigureFileChecks.h"
 #include "FuzzyCompare.h"
@@ -80,7 +81,9 @@ const Matrix* documentMatrix(const Document& document, const QString& stage)
     const HeadResult& r = result.heads[head];
     const std::map<QString, const Matrix*> matrices{
         {QStringLiteral("X"), &session.X},
+        {QStringLiteral("X+PE"), &result.positionedX},
         {QStringLiteral("Z"), session.context ? &session.context->Z : nullptr},
+        {QStringLiteral("Z+PE"), &result.positionedZ},
         {QStringLiteral("W_Q"), &session.heads[head].W_Q},
         {QStringLiteral("W_K"), &session.heads[head].W_K},
         {QStringLiteral("W_V"), &session.heads[head].W_V},
@@ -124,6 +127,7 @@ private slots:
     void valuesAsWritten_data();
     void valuesAsWritten();
     void operatorsOnTheArrows();
+    void positionsAndBiasesOnTheCanvas();
     void selectionFollowsTheDocument();
     void clickingACellSelectsIt();
     void everyValueReadableAtThreeTokens_data();
@@ -259,6 +263,45 @@ void TestPipelineView::operatorsOnTheArrows()
     PipelineView crossView(cross.get());
     QCOMPARE(crossView.stageOperator(QStringLiteral("K")), QStringLiteral("Z·W_K"));
     QCOMPARE(crossView.stageOperator(QStringLiteral("final")), QStringLiteral("· W_O"));
+}
+
+// Sinusoidal or learned positions are a stage of their own (X + PE, what the projections read); a bias and
+// RoPE's rotation are written under the projection's arrow, ALiBi under the scaling's, b_O under W_O's.
+void TestPipelineView::positionsAndBiasesOnTheCanvas()
+{
+    Session session = loadExample("love");
+    session.positions.type = PositionType::Sinusoidal;
+    session.heads[0].b_Q = Vector::Constant(session.dK(), 0.5);
+    session.W_O = Matrix::Identity(session.dV(), session.dV());
+    session.b_O = Vector::Constant(session.dV(), 0.25);
+    Document document;
+    document.reset(session);
+    document.waitForResult();
+    PipelineView view(&document);
+    const QStringList stages = view.stageNames();
+    QCOMPARE(stages.mid(0, 3), names({"X", "X+PE", "W_Q"}));
+    QCOMPARE(view.stageValues(QStringLiteral("X+PE")), document.result()->positionedX);
+    QVERIFY(!sameMatrix(document.result()->positionedX, session.X));
+    QCOMPARE(view.stageOperator(QStringLiteral("X+PE")), QStringLiteral("+ PE\nsinusoidal"));
+    QCOMPARE(view.stageOperator(QStringLiteral("Q")), QStringLiteral("(X+PE)·W_Q\n+ b_Q"));
+    QCOMPARE(view.stageOperator(QStringLiteral("K")), QStringLiteral("(X+PE)·W_K"));
+    QCOMPARE(view.stageOperator(QStringLiteral("final")), QStringLiteral("· W_O\n+ b_O"));
+    QVERIFY(view.cellDescription(QStringLiteral("X+PE"), 0, 0).startsWith(QStringLiteral("X+PE [")));
+
+    session.positions.type = PositionType::Rope;
+    resizeDK(session, 2, InitializerSpec{}); // RoPE turns pairs of dimensions
+    document.reset(session);
+    QVERIFY2(document.resultError().isEmpty(), qPrintable(document.resultError()));
+    document.waitForResult();
+    QVERIFY(!view.stageNames().contains(QStringLiteral("X+PE"))); // RoPE turns Q and K, not X
+    QCOMPARE(view.stageOperator(QStringLiteral("Q")), QStringLiteral("X·W_Q\n+ b_Q, RoPE"));
+    QCOMPARE(view.stageOperator(QStringLiteral("K")), QStringLiteral("X·W_K\nRoPE"));
+    QCOMPARE(view.stageOperator(QStringLiteral("V")), QStringLiteral("X·W_V"));
+
+    session.positions.type = PositionType::Alibi;
+    document.reset(session);
+    document.waitForResult();
+    QVERIFY(view.stageOperator(QStringLiteral("scaled")).endsWith(QStringLiteral(", ALiBi")));
 }
 
 void TestPipelineView::selectionFollowsTheDocument()
