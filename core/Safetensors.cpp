@@ -345,27 +345,28 @@ const SafetensorsTensorInfo& SafetensorsFile::info(const std::string& name) cons
     return *it;
 }
 
-void SafetensorsFile::convert(const SafetensorsTensorInfo& tensor, double* out) const
+void SafetensorsFile::convert(const SafetensorsTensorInfo& tensor, std::uint64_t first, std::uint64_t count,
+                              double* out) const
 {
     const std::string label = path_ + ": " + tensorLabel(tensor.name);
     if (!isReadableSafetensorsDtype(tensor.dtype))
         throw Error(label + ": dtype " + tensor.dtype + " cannot be read (only F64, F32, F16 and BF16)");
     const unsigned char* in = bytes_->data + dataStart_ + tensor.dataBegin;
-    const std::uint64_t count = tensor.elementCount();
     if (tensor.dtype == "F64")
-        convertElements<double>(in, count, out, [](double x) { return x; });
+        convertElements<double>(in + first * sizeof(double), count, out, [](double x) { return x; });
     else if (tensor.dtype == "F32")
-        convertElements<float>(in, count, out, [](float x) { return static_cast<double>(x); });
+        convertElements<float>(in + first * sizeof(float), count, out,
+                               [](float x) { return static_cast<double>(x); });
     else if (tensor.dtype == "F16")
-        convertElements<std::uint16_t>(in, count, out, halfToDouble);
+        convertElements<std::uint16_t>(in + first * 2, count, out, halfToDouble);
     else
-        convertElements<std::uint16_t>(in, count, out, bfloat16ToDouble);
+        convertElements<std::uint16_t>(in + first * 2, count, out, bfloat16ToDouble);
     const Eigen::Map<const Eigen::ArrayXd> values(out, static_cast<Index>(count));
     if (!isAllFinite(values)) {
         std::uint64_t i = 0;
         while (std::isfinite(out[i]))
             ++i;
-        throw Error(label + ": element " + elementIndex(i, tensor.shape) + " is " +
+        throw Error(label + ": element " + elementIndex(first + i, tensor.shape) + " is " +
                     (std::isnan(out[i]) ? "NaN" : "infinite") + " (weights must be finite numbers)");
     }
 }
@@ -392,7 +393,7 @@ Matrix SafetensorsFile::readMatrix(const std::string& name) const
     } catch (const std::bad_alloc&) {
         throw Error(path_ + ": " + tensorLabel(name) + ": not enough memory to read it");
     }
-    convert(tensor, m.data());
+    convert(tensor, 0, tensor.elementCount(), m.data());
     return m;
 }
 
@@ -409,8 +410,28 @@ RowVector SafetensorsFile::readVector(const std::string& name) const
     } catch (const std::bad_alloc&) {
         throw Error(path_ + ": " + tensorLabel(name) + ": not enough memory to read it");
     }
-    convert(tensor, v.data());
+    convert(tensor, 0, tensor.elementCount(), v.data());
     return v;
+}
+
+Matrix SafetensorsFile::readRows(const std::string& name, const std::vector<Index>& rows) const
+{
+    const SafetensorsTensorInfo& tensor = info(name);
+    if (tensor.shape.size() != 2)
+        throw Error(path_ + ": " + tensorLabel(name) + " has shape " + shapeText(tensor.shape) + " (" +
+                    std::to_string(tensor.shape.size()) + "-D); expected a matrix (2-D)");
+    const std::uint64_t columns = tensor.shape[1];
+    if (columns > 0 && rows.size() > defaultMemoryLimit() / sizeof(double) / columns)
+        throw Error(path_ + ": " + tensorLabel(name) + ": " + std::to_string(rows.size()) +
+                    " rows need more than the memory limit of " + formatBytes(defaultMemoryLimit()));
+    Matrix m(static_cast<Index>(rows.size()), static_cast<Index>(columns));
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+        if (rows[k] < 0 || static_cast<std::uint64_t>(rows[k]) >= tensor.shape[0])
+            throw Error(path_ + ": " + tensorLabel(name) + ": row " + std::to_string(rows[k]) +
+                        " is outside its " + std::to_string(tensor.shape[0]) + " rows");
+        convert(tensor, static_cast<std::uint64_t>(rows[k]) * columns, columns, m.row(Index(k)).data());
+    }
+    return m;
 }
 
 // Writing ------------------------------------------------------------------------------------------------
@@ -627,6 +648,11 @@ Matrix Checkpoint::readMatrix(const std::string& name) const
 RowVector Checkpoint::readVector(const std::string& name) const
 {
     return fileOf(name).readVector(name);
+}
+
+Matrix Checkpoint::readRows(const std::string& name, const std::vector<Index>& rows) const
+{
+    return fileOf(name).readRows(name, rows);
 }
 
 } // namespace qkv

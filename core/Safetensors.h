@@ -81,12 +81,17 @@ public:
     Matrix readMatrix(const std::string& name) const;
     /// A 1-D tensor as a row of doubles, refused as readMatrix refuses.
     RowVector readVector(const std::string& name) const;
+    /// Rows `rows` of a 2-D tensor as doubles, in the order given (an embedding table's rows for a few
+    /// tokens, without converting the rest): refused as readMatrix refuses, and a row past the tensor's.
+    Matrix readRows(const std::string& name, const std::vector<Index>& rows) const;
 
 private:
     struct Bytes;
     SafetensorsFile(std::unique_ptr<const Bytes> bytes, std::string path);
     void checkMemoryFor(const SafetensorsTensorInfo& tensor) const;
-    void convert(const SafetensorsTensorInfo& tensor, double* out) const;
+    /// Elements [first, first + count) of the tensor (row-major) into out.
+    void convert(const SafetensorsTensorInfo& tensor, std::uint64_t first, std::uint64_t count,
+                 double* out) const;
 
     std::unique_ptr<const Bytes> bytes_;
     std::string path_;
@@ -135,6 +140,7 @@ public:
     /// As SafetensorsFile's, from the shard holding the tensor.
     Matrix readMatrix(const std::string& name) const;
     RowVector readVector(const std::string& name) const;
+    Matrix readRows(const std::string& name, const std::vector<Index>& rows) const;
     /// The open files (one, or each shard once).
     const std::vector<SafetensorsFile>& files() const { return files_; }
 

@@ -229,6 +229,11 @@ void TestSafetensors::roundTrip()
         QCOMPARE(m.rows(), Index(2));
         QCOMPARE(m.cols(), Index(count / 2));
         QVERIFY2(sameBits(m.data(), values), qPrintable(describe(m.data(), count)));
+        // Rows alone, in any order and repeated, are the same bits as the whole matrix's.
+        const Matrix rows = file.readRows("layer.weight", {1, 0, 1});
+        QCOMPARE(rows.rows(), Index(3));
+        QVERIFY(sameMatrix(rows.row(0), m.row(1)) && sameMatrix(rows.row(1), m.row(0)) &&
+                sameMatrix(rows.row(2), m.row(1)));
     } else {
         const RowVector v = file.readVector("layer.weight");
         QCOMPARE(v.size(), Index(count));
@@ -579,6 +584,11 @@ void TestSafetensors::nonFiniteElementsRefused()
     const QString error = errorOf([&] { file.readMatrix("h.0.w"); });
     QVERIFY2(error.startsWith(QStringLiteral("weights: tensor \"h.0.w\": element [1, 0] is ") + expected),
              qPrintable(error));
+    // Reading rows checks only those rows, and names the element as in the whole tensor.
+    QCOMPARE(file.readRows("h.0.w", {0}).rows(), Index(1));
+    const QString rowError = errorOf([&] { file.readRows("h.0.w", {0, 1}); });
+    QVERIFY2(rowError.startsWith(QStringLiteral("weights: tensor \"h.0.w\": element [1, 0] is ") + expected),
+             qPrintable(rowError));
 }
 
 void TestSafetensors::wrongRankOrNameRefused()
@@ -591,6 +601,10 @@ void TestSafetensors::wrongRankOrNameRefused()
     error = errorOf([&] { file.readVector("weight"); });
     QVERIFY2(error.contains(QStringLiteral("shape [1, 2] (2-D); expected a vector (1-D)")),
              qPrintable(error));
+    error = errorOf([&] { file.readRows("weight", {1}); });
+    QVERIFY2(error == QStringLiteral("f: tensor \"weight\": row 1 is outside its 1 rows"), qPrintable(error));
+    error = errorOf([&] { file.readRows("bias", {0}); });
+    QVERIFY2(error.contains(QStringLiteral("expected a matrix (2-D)")), qPrintable(error));
     error = errorOf([&] { file.readMatrix("wte"); });
     QVERIFY2(error == QStringLiteral("f: no tensor \"wte\""), qPrintable(error));
 }
