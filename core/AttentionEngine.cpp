@@ -289,9 +289,9 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
     Q.resize(n, head.W_Q.cols());
     K.resize(m, head.W_K.cols());
     V.resize(m, dV);
-    multiply<Scalar>(X, *InPrecision<Scalar>(head.W_Q, path + "W_Q"), Q);
-    multiply<Scalar>(keySide, *InPrecision<Scalar>(head.W_K, path + "W_K"), K);
-    multiply<Scalar>(keySide, *InPrecision<Scalar>(head.W_V, path + "W_V"), V);
+    const InPrecision<Scalar> W_Q(head.W_Q, path + "W_Q"), W_K(head.W_K, path + "W_K"),
+        W_V(head.W_V, path + "W_V");
+    multiplyAll<Scalar>({{X, *W_Q, Q}, {keySide, *W_K, K}, {keySide, *W_V, V}});
     addBias(Q, head.b_Q, path + "b_Q");
     addBias(K, head.b_K, path + "b_K");
     addBias(V, head.b_V, path + "b_V");

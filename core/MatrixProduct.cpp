@@ -125,42 +125,78 @@ void multiplyHere(const ConstRows<Scalar>& a, const ConstRows<Scalar>& b, Rows<S
     gemm(transB, "N", &m, &n, &k, &one, b.data(), &ldb, a.data(), &lda, &zero, c.data(), &ldc);
 }
 
+/// A part of one product: rows (or columns) [begin, end) of its c.
+struct Chunk {
+    std::size_t product;
+    Index begin, end;
+    bool byColumns;
+};
+
+/// The chunks of one product. Chunks of at least 128 rows: each chunk packs all of b again, which pays only
+/// for tall chunks. Short and wide products (the projections of a short sentence, X · W with d = 512) are
+/// split by columns instead, each chunk packing its own part of b and all of the short a. The chunks depend
+/// on the shape alone, never on how many threads are free, so the result is the same bits either way.
+template <typename Scalar>
+void addChunks(const Product<Scalar>& p, std::size_t index, std::vector<Chunk>& chunks)
+{
+    constexpr Index minimumChunk = 128;
+    const bool byColumns = p.c.rows() < 2 * minimumChunk && p.c.cols() >= 2 * minimumChunk;
+    const Index count = byColumns ? p.c.cols() : p.c.rows();
+    const Index grain = std::max(minimumChunk, (count + 3) / 4);
+    for (Index begin = 0; begin < count; begin += grain)
+        chunks.push_back({index, begin, std::min(count, begin + grain), byColumns});
+}
+
+template <typename Scalar> void multiplyChunk(const Product<Scalar>& p, const Chunk& chunk)
+{
+    const Index size = chunk.end - chunk.begin;
+    Rows<Scalar> c = p.c; // a writable view of the product's c
+    if (!chunk.byColumns) {
+        Rows<Scalar> part = c.middleRows(chunk.begin, size);
+        multiplyHere<Scalar>(p.a.middleRows(chunk.begin, size), p.b, part, p.bForm);
+        return;
+    }
+    Rows<Scalar> part = c.middleCols(chunk.begin, size);
+    if (p.bForm == Operand::AsIs)
+        multiplyHere<Scalar>(p.a, p.b.middleCols(chunk.begin, size), part, p.bForm);
+    else
+        multiplyHere<Scalar>(p.a, p.b.middleRows(chunk.begin, size), part, p.bForm);
+}
+
 } // namespace
+
+template <typename Scalar> void multiplyAll(const std::vector<Product<Scalar>>& products)
+{
+    std::vector<Chunk> chunks;
+    for (std::size_t i = 0; i < products.size(); ++i) {
+        const Product<Scalar>& p = products[i];
+        if (p.c.size() == 0)
+            continue;
+        if (p.a.cols() == 0) {
+            Rows<Scalar> c = p.c;
+            c.setZero();
+            continue;
+        }
+        addChunks(p, i, chunks);
+    }
+    parallelFor(static_cast<Index>(chunks.size()), 1, [&](Index begin, Index end) {
+        for (Index k = begin; k < end; ++k) {
+            const Chunk& chunk = chunks[static_cast<std::size_t>(k)];
+            multiplyChunk(products[chunk.product], chunk);
+        }
+    });
+}
 
 template <typename Scalar>
 void multiply(const ConstRows<Scalar>& a, const ConstRows<Scalar>& b, Rows<Scalar> c, Operand bForm)
 {
-    if (c.size() == 0)
-        return;
-    if (a.cols() == 0) {
-        c.setZero();
-        return;
-    }
-    // Chunks of at least 128 rows: each chunk packs all of b again, which pays only for tall chunks.
-    constexpr Index minimumChunk = 128;
-    if (c.rows() < 2 * minimumChunk && c.cols() >= 2 * minimumChunk) {
-        // Short and wide (the projections of a short sentence, X · W with d = 512): split the columns
-        // instead, each chunk packing its own part of b and all of the short a. The chunks depend on the
-        // shape alone, never on how many threads are free, so the result is the same bits either way.
-        const Index chunkColumns = std::max(minimumChunk, (c.cols() + 3) / 4);
-        parallelFor(c.cols(), chunkColumns, [&](Index begin, Index end) {
-            Rows<Scalar> part = c.middleCols(begin, end - begin);
-            if (bForm == Operand::AsIs)
-                multiplyHere<Scalar>(a, b.middleCols(begin, end - begin), part, bForm);
-            else
-                multiplyHere<Scalar>(a, b.middleRows(begin, end - begin), part, bForm);
-        });
-        return;
-    }
-    const Index chunkRows = std::max(minimumChunk, (c.rows() + 3) / 4);
-    parallelFor(c.rows(), chunkRows, [&](Index begin, Index end) {
-        Rows<Scalar> part = c.middleRows(begin, end - begin);
-        multiplyHere<Scalar>(a.middleRows(begin, end - begin), b, part, bForm);
-    });
+    multiplyAll<Scalar>({Product<Scalar>{a, b, c, bForm}});
 }
 
 template void multiply<double>(const ConstRows<double>&, const ConstRows<double>&, Rows<double>, Operand);
 template void multiply<float>(const ConstRows<float>&, const ConstRows<float>&, Rows<float>, Operand);
+template void multiplyAll<double>(const std::vector<Product<double>>&);
+template void multiplyAll<float>(const std::vector<Product<float>>&);
 
 std::string productLibrary()
 {

@@ -16,6 +16,7 @@
 #include "EigenTypes.h"
 
 #include <string>
+#include <vector>
 
 namespace qkv {
 
@@ -35,6 +36,19 @@ enum class Operand { AsIs, Transposed };
 template <typename Scalar>
 void multiply(const ConstRows<Scalar>& a, const ConstRows<Scalar>& b, Rows<Scalar> c,
               Operand bForm = Operand::AsIs);
+
+/// One product for multiplyAll: c = a · op(b), as multiply takes it.
+template <typename Scalar> struct Product {
+    ConstRows<Scalar> a;
+    ConstRows<Scalar> b;
+    Rows<Scalar> c;
+    Operand bForm = Operand::AsIs;
+};
+
+/// Several independent products at once (a head's three projections): each is cut into the chunks multiply
+/// would cut it into (so the results are the same bits), and all the chunks are shared out over the engine's
+/// threads in one go, so that the threads meet once instead of once per product.
+template <typename Scalar> void multiplyAll(const std::vector<Product<Scalar>>& products);
 
 /// What does the products, for the About box and the benchmark: "OpenBLAS 0.3.21, SkylakeX kernels" or
 /// "Eigen (OpenBLAS not found)".
