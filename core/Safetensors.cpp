@@ -4,6 +4,7 @@
 #include "FileReading.h"
 #include "FileWriting.h"
 #include "JsonText.h"
+#include "Parallel.h"
 #include "QuotedExcerpt.h"
 #include "ResourceLimits.h"
 
@@ -352,15 +353,23 @@ void SafetensorsFile::convert(const SafetensorsTensorInfo& tensor, std::uint64_t
     if (!isReadableSafetensorsDtype(tensor.dtype))
         throw Error(label + ": dtype " + tensor.dtype + " cannot be read (only F64, F32, F16 and BF16)");
     const unsigned char* in = bytes_->data + dataStart_ + tensor.dataBegin;
-    if (tensor.dtype == "F64")
-        convertElements<double>(in + first * sizeof(double), count, out, [](double x) { return x; });
-    else if (tensor.dtype == "F32")
-        convertElements<float>(in + first * sizeof(float), count, out,
-                               [](float x) { return static_cast<double>(x); });
-    else if (tensor.dtype == "F16")
-        convertElements<std::uint16_t>(in + first * 2, count, out, halfToDouble);
-    else
-        convertElements<std::uint16_t>(in + first * 2, count, out, bfloat16ToDouble);
+    const std::size_t size = tensor.dtype == "F64" ? 8 : tensor.dtype == "F32" ? 4 : 2;
+    // A layer's weights are millions of elements: the engine's threads convert them in chunks (the pages
+    // of a memory-mapped file are read in parallel too).
+    constexpr Index grain = Index{1} << 18;
+    parallelFor(static_cast<Index>(count), grain, [&](Index begin, Index end) {
+        const unsigned char* from = in + (first + static_cast<std::uint64_t>(begin)) * size;
+        const auto length = static_cast<std::uint64_t>(end - begin);
+        double* to = out + begin;
+        if (tensor.dtype == "F64")
+            convertElements<double>(from, length, to, [](double x) { return x; });
+        else if (tensor.dtype == "F32")
+            convertElements<float>(from, length, to, [](float x) { return static_cast<double>(x); });
+        else if (tensor.dtype == "F16")
+            convertElements<std::uint16_t>(from, length, to, halfToDouble);
+        else
+            convertElements<std::uint16_t>(from, length, to, bfloat16ToDouble);
+    });
     const Eigen::Map<const Eigen::ArrayXd> values(out, static_cast<Index>(count));
     if (!isAllFinite(values)) {
         std::uint64_t i = 0;
