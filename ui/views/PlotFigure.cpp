@@ -4,6 +4,9 @@
 
 #include <qcustomplot.h>
 
+#include <algorithm>
+
+#include <QFontMetricsF>
 #include <QPaintEngine>
 #include <QPalette>
 #include <QWidget>
@@ -182,8 +185,41 @@ bool beginFigure(QPainter& painter, QPaintDevice* device, const QSize& size)
     return true;
 }
 
+namespace {
+
+/// Fewer ticks on an axis too short for QCustomPlot's five: a vertical axis keeps two label heights between
+/// ticks, a horizontal one six (labels such as "-0.25" are wider than tall). Text tickers (the heatmaps')
+/// place their own labels. Checked after each layout; a change takes effect in one more (queued) replot.
+void keepTickLabelsApart(QCustomPlot* plot)
+{
+    QObject::connect(plot, &QCustomPlot::afterLayout, plot, [plot] {
+        bool changed = false;
+        for (QCPAxisRect* rect : plot->axisRects()) {
+            for (QCPAxis* axis : rect->axes()) {
+                const QSharedPointer<QCPAxisTicker> ticker = axis->ticker();
+                if (!ticker || ticker.dynamicCast<QCPAxisTickerText>())
+                    continue;
+                const bool vertical = axis->orientation() == Qt::Vertical;
+                const double room = vertical ? rect->height() : rect->width();
+                const double labelHeight = QFontMetricsF(axis->tickLabelFont()).height();
+                const double spacing = labelHeight * (vertical ? 2.0 : 6.0);
+                const int count = std::clamp(static_cast<int>(room / std::max(spacing, 1.0)), 2, 5);
+                if (ticker->tickCount() != count) {
+                    ticker->setTickCount(count);
+                    changed = true;
+                }
+            }
+        }
+        if (changed)
+            plot->replot(QCustomPlot::rpQueuedReplot);
+    });
+}
+
+} // namespace
+
 QCPTextElement* setUpPlot(QCustomPlot* plot, const QSize& minimumSize)
 {
+    keepTickLabelsApart(plot);
     plot->setMinimumSize(minimumSize);
     plot->setMouseTracking(true);
     plot->setInteractions(QCP::Interactions());

@@ -9,10 +9,14 @@
 #include "ValueSpaceView.h"
 
 #include "FuzzyCompare.h"
+
+#include <QApplication>
 #include <QComboBox>
+#include <QFontMetricsF>
 #include <QImage>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <qcustomplot.h>
 
 #include <QtTest>
 
@@ -103,6 +107,7 @@ private slots:
     void renderFigure_data();
     void renderFigure();
     void largeProjectionsRunInTheBackground();
+    void shortPlotKeepsTickLabelsApart();
 };
 
 void TestSpaceViews::lineFromIThickestToLove()
@@ -362,6 +367,38 @@ void TestSpaceViews::largeProjectionsRunInTheBackground()
     QTRY_VERIFY_WITH_TIMEOUT(values.message().isEmpty(), 60000);
     QCOMPARE(values.outputPoints().size(), 400);
     QVERIFY(view.xAxisLabel().startsWith(QStringLiteral("PC1")));
+}
+
+// A plot squeezed to a strip (the Q/K plane at a scale factor of 2 on 1920 × 1080) draws fewer ticks, never
+// two tick labels on top of each other; a tall one keeps QCustomPlot's five.
+void TestSpaceViews::shortPlotKeepsTickLabelsApart()
+{
+    Document document;
+    QueryKeySpaceView view(&document);
+    auto* plot = view.findChild<QCustomPlot*>();
+    QVERIFY(plot);
+    const auto labelsApart = [plot](QCPAxis* axis) {
+        QVector<double> pixels;
+        for (double tick : axis->tickVector())
+            if (axis->range().contains(tick))
+                pixels << axis->coordToPixel(tick);
+        std::sort(pixels.begin(), pixels.end());
+        const double height = QFontMetricsF(axis->tickLabelFont()).height();
+        for (int k = 1; k < pixels.size(); ++k)
+            if (pixels[k] - pixels[k - 1] < height)
+                return false;
+        return true;
+    };
+    for (const int height : {150, 600}) {
+        view.resize(700, height);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        plot->replot();
+        QApplication::processEvents(); // the queued replot with the new tick count
+        QVERIFY2(labelsApart(plot->yAxis), qPrintable(QString::number(height)));
+        if (height == 600)
+            QCOMPARE(plot->yAxis->ticker()->tickCount(), 5);
+    }
 }
 
 QTEST_MAIN(TestSpaceViews)
