@@ -69,6 +69,15 @@ QKV_INLINE Longs splat(std::int64_t x)
     return v;
 }
 
+/// Entries [j, j + lanes) of a row and of its mask, as vectors of the same number of lanes.
+template <typename Values, typename Mask, typename Scalar>
+QKV_INLINE void loadLanes(const Scalar* x, const std::uint8_t* allowed, Index j, Values& values, Mask& mask)
+{
+    std::memcpy(&values, x + j, sizeof values);
+    for (int l = 0; l < static_cast<int>(sizeof(Values) / sizeof(Scalar)); ++l)
+        mask[l] = allowed[j + l];
+}
+
 /// exp(z) for z ≤ 0: z = k·ln 2 + r with |r| ≤ ln2/2 (Cody–Waite, so r is exact), e^r by its Taylor series
 /// to r¹³ (truncation below 5e-18, summed by Estrin's scheme), 2^k built in the exponent bits. Below −700,
 /// 2^(k+60) is built and the product scaled by 2^−60, so that subnormal results come out right. No branches.
@@ -184,9 +193,7 @@ QKV_ROW_KERNEL RangeF allowedRange(const float* x, const std::uint8_t* allowed, 
     for (; j + width <= m; j += width) {
         Floats v;
         Ints a;
-        std::memcpy(&v, x + j, sizeof v);
-        for (int l = 0; l < width; ++l)
-            a[l] = allowed[j + l];
+        loadLanes(x, allowed, j, v, a);
         const Floats forLow = a != 0 ? v : infinityF;
         const Floats forHigh = a != 0 ? v : -infinityF;
         low = forLow < low ? forLow : low;
@@ -235,9 +242,7 @@ QKV_INLINE ExpSums shiftedExpRow(const double* x, const std::uint8_t* allowed, d
     for (; j + doubleWidth <= m; j += doubleWidth) {
         Doubles xs;
         Longs a;
-        std::memcpy(&xs, x + j, sizeof xs);
-        for (int l = 0; l < doubleWidth; ++l)
-            a[l] = allowed[j + l];
+        loadLanes(x, allowed, j, xs, a);
         const Doubles es =
             shiftedExpVector<divideByTemperature>(xs, a, max, temperature, sum, weighted, check);
         std::memcpy(e + j, &es, sizeof es);
