@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <optional>
 
 namespace qkv {
 
@@ -326,6 +328,12 @@ Model Model::open(const std::string& folder)
     return model;
 }
 
+std::string modelName(const Model& model)
+{
+    const std::string name = std::filesystem::path(model.folder()).filename().string();
+    return model.config().modelType + " " + (name.empty() ? model.folder() : name);
+}
+
 std::vector<std::string> tokenLabels(const Model& model, const std::vector<std::int64_t>& ids)
 {
     std::vector<std::string> labels;
@@ -347,12 +355,22 @@ std::vector<std::string> tokenLabels(const Model& model, const std::vector<std::
     return labels;
 }
 
-Matrix residualBeforeLayer(const Model& model, const std::vector<std::int64_t>& ids, Index layer)
+namespace {
+
+/// Called once per layer of the forward pass with the layer's attention session (float64, every head) and
+/// its result; false stops the pass.
+using LayerVisitor =
+    std::function<bool(Index layer, const Session& attention, const AttentionResult& result)>;
+
+/// The forward pass, the one loop every caller goes through: the residual stream after `layers` layers.
+/// With `lastMlp` false, the last layer stops after its attention (its MLP is not needed by the caller).
+Matrix forwardPass(const Model& model, const std::vector<std::int64_t>& ids, Index layers, bool lastMlp,
+                   const LayerVisitor& visit)
 {
     const ModelConfig& c = model.config();
     checkIds(model, ids);
-    if (layer < 0 || layer > c.layers)
-        throw layerOutOfRange(c, layer);
+    if (layers < 0 || layers > c.layers)
+        throw layerOutOfRange(c, layers);
     const auto n = Index(ids.size());
     Matrix residual(n, c.hiddenSize);
     const Matrix embeddings =
@@ -361,13 +379,54 @@ Matrix residualBeforeLayer(const Model& model, const std::vector<std::int64_t>& 
         residual.row(i) = embeddings.row(ids[std::size_t(i)]);
     if (c.family == ModelFamily::Gpt2)
         residual += readMatrix(model, "wpe.weight").topRows(n);
-    for (Index l = 0; l < layer; ++l) {
+    for (Index l = 0; l < layers; ++l) {
         const Session attention = layerSession(model, normalizedForAttention(model, residual, l), l,
                                                allHeads(c), Precision::Float64);
-        residual += computeAttention(attention).output;
-        residual += mlp(model, residual, l);
+        const AttentionResult result = computeAttention(attention);
+        if (visit && !visit(l, attention, result))
+            break;
+        residual += result.output;
+        if (lastMlp || l + 1 < layers)
+            residual += mlp(model, residual, l);
     }
     return residual;
+}
+
+} // namespace
+
+Matrix residualBeforeLayer(const Model& model, const std::vector<std::int64_t>& ids, Index layer)
+{
+    return forwardPass(model, ids, layer, true, {});
+}
+
+std::vector<std::vector<Matrix>> attentionOfEveryLayer(const Model& model,
+                                                       const std::vector<std::int64_t>& ids,
+                                                       Precision precision, const LayerProgress& progress,
+                                                       Index layers)
+{
+    const ModelConfig& c = model.config();
+    if (layers < 0)
+        layers = c.layers;
+    std::vector<std::vector<Matrix>> weights;
+    forwardPass(model, ids, layers, false,
+                [&](Index, const Session& attention, const AttentionResult& result) {
+                    // The residual stream always advances in float64 (as sessionFromModel's does); a float32
+                    // session's weights are its own computation over the same input.
+                    std::optional<AttentionResult> single;
+                    if (precision != Precision::Float64) {
+                        Session session = attention;
+                        session.precision = precision;
+                        single = computeAttention(session);
+                    }
+                    const AttentionResult& shown = single ? *single : result;
+                    std::vector<Matrix> layer;
+                    layer.reserve(shown.heads.size());
+                    for (const HeadResult& head : shown.heads)
+                        layer.push_back(head.weights);
+                    weights.push_back(std::move(layer));
+                    return !progress || progress(Index(weights.size()), layers);
+                });
+    return weights;
 }
 
 Session sessionFromModel(const Model& model, const ModelHeadRequest& request)
@@ -385,9 +444,7 @@ Session sessionFromModel(const Model& model, const ModelHeadRequest& request)
     Session session = layerSession(model, normalizedForAttention(model, residual, request.layer),
                                    request.layer, heads, request.precision);
     session.tokens = tokenLabels(model, request.ids);
-    const std::string name = std::filesystem::path(model.folder()).filename().string();
-    session.title = c.modelType + " " + (name.empty() ? model.folder() : name) + ", layer " +
-                    std::to_string(request.layer) +
+    session.title = modelName(model) + ", layer " + std::to_string(request.layer) +
                     (request.text.empty() ? std::string() : ": \"" + request.text + "\"");
     return session;
 }

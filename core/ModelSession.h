@@ -22,6 +22,7 @@
 #include "Session.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,6 +64,9 @@ struct ModelHeadRequest {
     std::string text; ///< for the title, when the ids came from a text
 };
 
+/// The model as titles name it: its model_type and its folder's name ("gpt2 gpt2-medium").
+std::string modelName(const Model& model);
+
 /// The tokens' labels: the bytes each token stands for, a leading space shown as "␣" (U+2423); a token that
 /// is part of a UTF-8 character shows its vocabulary entry instead; "#id" without a tokenizer.
 std::vector<std::string> tokenLabels(const Model& model, const std::vector<std::int64_t>& ids);
@@ -70,6 +74,20 @@ std::vector<std::string> tokenLabels(const Model& model, const std::vector<std::
 /// The residual stream entering layer `layer` (n × d_model), before that layer's normalization; `layer` =
 /// the number of layers gives the stream after the last one (before the final norm): the whole forward pass.
 Matrix residualBeforeLayer(const Model& model, const std::vector<std::int64_t>& ids, Index layer);
+
+/// Told after each layer of attentionOfEveryLayer: (layers done, layers to do). Returning false cancels:
+/// the pass stops after that layer. Called on the thread that runs the pass.
+using LayerProgress = std::function<bool(Index done, Index layers)>;
+
+/// Every layer's attention weights for every query head, from one forward pass (the one residualBeforeLayer
+/// and sessionFromModel go through): result[layer][head] is n × n and equals the weights the engine
+/// computes for sessionFromModel({layer, {head}, ids, precision}). `layers` stops the pass after that many
+/// layers (-1: all of them). When `progress` cancels, the layers done so far are returned. Throws qkv::Error
+/// as residualBeforeLayer does.
+std::vector<std::vector<Matrix>> attentionOfEveryLayer(const Model& model,
+                                                       const std::vector<std::int64_t>& ids,
+                                                       Precision precision,
+                                                       const LayerProgress& progress = {}, Index layers = -1);
 
 /// The session for the request: X is the normalized residual stream entering the layer's attention, the
 /// heads carry that layer's W_Q, W_K, W_V and biases (a grouped key/value head copied into each query head

@@ -5,6 +5,7 @@
 #include "AttentionEngine.h"
 #include "Error.h"
 #include "ErrorMessage.h"
+#include "FuzzyCompare.h"
 #include "ModelSession.h"
 #include "Safetensors.h"
 #include "TinyModels.h"
@@ -205,6 +206,9 @@ private slots:
     void everyLayerAndHeadMatchesTheReference_data();
     void everyLayerAndHeadMatchesTheReference();
     void chosenHeadsAndOutput();
+    void everyLayerInOnePass_data();
+    void everyLayerInOnePass();
+    void onePassCancels();
     void refusals();
 };
 
@@ -288,6 +292,80 @@ void TestModelSession::chosenHeadsAndOutput()
     QCOMPARE(headsSharingKeysAndValues(whole, 0), std::vector<int>{1});
     QCOMPARE(headsSharingKeysAndValues(whole, 3), std::vector<int>{2});
     QCOMPARE(headsSharingKeysAndValues(chosen, 0), std::vector<int>{}); // heads 3 and 1: other groups
+}
+
+void TestModelSession::everyLayerInOnePass_data()
+{
+    QTest::addColumn<bool>("llama");
+    QTest::addColumn<int>("precision");
+    QTest::newRow("gpt2 float64") << false << int(Precision::Float64);
+    QTest::newRow("gpt2 float32") << false << int(Precision::Float32);
+    QTest::newRow("qwen2 GQA float64") << true << int(Precision::Float64);
+    QTest::newRow("qwen2 GQA float32") << true << int(Precision::Float32);
+}
+
+// The model view's one forward pass gives, for every layer and head, the weights of the session that
+// opening that head makes, computed by the engine: the same pass, so bit for bit.
+void TestModelSession::everyLayerInOnePass()
+{
+    QFETCH(bool, llama);
+    QFETCH(int, precision);
+    Tiny tiny;
+    tiny.llama = llama;
+    if (llama)
+        tiny.heads = 4, tiny.kvHeads = 2;
+    QTemporaryDir folder;
+    QVERIFY(folder.isValid());
+    writeModel(tiny, folder.path(), llama ? 13 : 17);
+    const Model model = Model::open(folder.path().toStdString());
+    const std::vector<std::int64_t> ids{3, 1, 4, 1, 5, 9, 2, 6};
+    std::vector<std::pair<Index, Index>> calls;
+    const std::vector<std::vector<Matrix>> weights =
+        attentionOfEveryLayer(model, ids, Precision(precision), [&](Index done, Index layers) {
+            calls.emplace_back(done, layers);
+            return true;
+        });
+    QCOMPARE(weights.size(), std::size_t(tiny.layers));
+    QCOMPARE(calls.size(), std::size_t(tiny.layers));
+    for (int layer = 0; layer < tiny.layers; ++layer) {
+        QCOMPARE(calls[std::size_t(layer)], std::make_pair(Index(layer + 1), Index(tiny.layers)));
+        QCOMPARE(weights[std::size_t(layer)].size(), std::size_t(tiny.heads));
+        for (int head = 0; head < tiny.heads; ++head) {
+            ModelHeadRequest request;
+            request.layer = layer;
+            request.heads = {head};
+            request.ids = ids;
+            request.precision = Precision(precision);
+            const AttentionResult expected = computeAttention(sessionFromModel(model, request));
+            const Matrix& actual = weights[std::size_t(layer)][std::size_t(head)];
+            QKV_COMPARE_NEAR(actual, expected.heads[0].weights, 0.0);
+        }
+    }
+    // Stopping after a layer: only the layers up to it.
+    const std::vector<std::vector<Matrix>> first =
+        attentionOfEveryLayer(model, ids, Precision(precision), {}, 1);
+    QCOMPARE(first.size(), std::size_t(1));
+    QKV_COMPARE_NEAR(first[0][1], weights[0][1], 0.0);
+}
+
+void TestModelSession::onePassCancels()
+{
+    Tiny tiny;
+    tiny.layers = 4;
+    QTemporaryDir folder;
+    writeModel(tiny, folder.path(), 19);
+    const Model model = Model::open(folder.path().toStdString());
+    int calls = 0;
+    const std::vector<std::vector<Matrix>> weights =
+        attentionOfEveryLayer(model, {1, 2, 3}, Precision::Float64, [&](Index done, Index) {
+            ++calls;
+            return done < 2; // cancel once two layers are done
+        });
+    QCOMPARE(calls, 2);
+    QCOMPARE(weights.size(), std::size_t(2));
+    QVERIFY(errorOf([&] {
+                attentionOfEveryLayer(model, {1, 40}, Precision::Float64);
+            }).contains(QStringLiteral("token id 40 (token 1) is outside the vocabulary")));
 }
 
 void TestModelSession::refusals()
