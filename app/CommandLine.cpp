@@ -52,6 +52,15 @@ constexpr const char* exportUsageText =
     "  --width W     the figure's size in pixels of 1/96 inch, each from 16 to 20000\n"
     "  --height H    (default: each view's own size)\n"
     "  --scale S     PNG pixels per figure pixel, from 0.25 to 8 (default 1; 2: sharper, same layout)\n"
+    "\n"
+    "Usage: qkvlab export --model MODEL (--text TEXT | --ids I,J,...) --view model --out PATH [options]\n"
+    "Draws every layer and head of a model's attention for the text (the window's Model tab), from one\n"
+    "forward pass; no session is given. MODEL is a Hugging Face GPT-2 or LLaMA-family folder.\n"
+    "  --model MODEL      the model folder (config.json, safetensors, tokenizer files for --text)\n"
+    "  --text TEXT        the text, tokenized by the model's tokenizer\n"
+    "  --ids I,J,...      or its token ids\n"
+    "  --precision P      float64 (default) or float32\n"
+    "  --format, --width, --height, --scale as above.\n"
     "Prints the paths written. Exits 2 with a message when an argument, the session or a file is refused.\n";
 
 using ui::maximumFigureScale;
@@ -129,6 +138,45 @@ bool isFigureFormat(const std::string& name)
     return name == "png" || name == "svg" || name == "pdf";
 }
 
+bool parseIndexList(const std::string& text, std::vector<std::int64_t>& values);
+
+constexpr const char* modelViewName = "model";
+
+/// `export --model MODEL (--text TEXT | --ids I,J,...) [--precision P]`: the model opened and every layer's
+/// attention computed into `request`; "" when done, else what is wrong.
+std::string loadModelAttention(std::map<std::string, std::string>& options, ExportRequest& request)
+{
+    if (options.count("text") == options.count("ids"))
+        return "--model needs either --text TEXT or --ids I,J,...";
+    std::vector<std::int64_t> ids;
+    if (options.count("ids") && !parseIndexList(options["ids"], ids))
+        return "bad --ids '" + options["ids"] + "': expected token ids separated by commas (5,17,3)";
+    Precision precision = Precision::Float64;
+    if (options.count("precision")) {
+        if (options["precision"] == "float32")
+            precision = Precision::Float32;
+        else if (options["precision"] != "float64")
+            return "bad --precision '" + options["precision"] + "': expected float64 or float32";
+    }
+    try {
+        const Model model = Model::open(options["model"]);
+        const std::string text = options.count("text") ? options["text"] : std::string();
+        if (options.count("text")) {
+            if (!model.tokenizer())
+                return model.tokenizerProblem();
+            ids = model.tokenizer()->encode(text);
+        }
+        request.modelWeights = attentionOfEveryLayer(model, ids, precision);
+        request.modelTitle = modelInputTitle(model, text, ids.size());
+        request.model = true;
+    } catch (const Error& e) {
+        return e.what();
+    } catch (const std::bad_alloc&) {
+        return "not enough memory for every layer's attention of this text";
+    }
+    return std::string();
+}
+
 // `export SOURCE --view NAME ...`: everything that can be checked without the views themselves. The view name
 // is checked by the export command, which knows the views.
 CommandLineOutcome parseExport(const std::vector<std::string>& args, std::istream& in, std::ostream& err)
@@ -157,7 +205,8 @@ CommandLineOutcome parseExport(const std::vector<std::string>& args, std::istrea
             const std::string name =
                 arg.substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
             if (name != "view" && name != "out" && name != "head" && name != "format" && name != "width" &&
-                name != "height" && name != "scale")
+                name != "height" && name != "scale" && name != "model" && name != "text" && name != "ids" &&
+                name != "precision")
                 return fail("unknown option --" + name + hint);
             if (options.count(name))
                 return fail("--" + name + " is given twice");
@@ -176,7 +225,15 @@ CommandLineOutcome parseExport(const std::vector<std::string>& args, std::istrea
             return fail("expected one session, found " + source + " and " + arg);
         source = arg;
     }
-    if (source.empty())
+    const bool model = options.count("model") != 0;
+    if (model && !source.empty())
+        return fail("--model draws the model itself: give no session (found " + source + ")");
+    if (!model) {
+        for (const char* name : {"text", "ids", "precision"})
+            if (options.count(name))
+                return fail("--" + std::string(name) + " is for --model" + hint);
+    }
+    if (source.empty() && !model)
         return fail("expected a session: a file, - for standard input, or example:NAME" + hint);
     if (!options.count("view"))
         return fail("--view is required: a view name or all" + hint);
@@ -222,6 +279,24 @@ CommandLineOutcome parseExport(const std::vector<std::string>& args, std::istrea
         if (!scale || *scale < minimumFigureScale || *scale > maximumFigureScale)
             return fail("bad scale '" + options["scale"] + "': expected a number from 0.25 to 8");
         request.scale = *scale;
+    }
+
+    if (model || request.view == modelViewName) {
+        if (!model)
+            return fail(
+                "--view model draws a model's layers and heads: give --model MODEL and --text TEXT or "
+                "--ids I,J,... instead of a session" +
+                hint);
+        if (request.view != modelViewName)
+            return fail("--model draws --view model only, not '" + request.view + "'");
+        if (options.count("head"))
+            return fail("--head is for a session's views: --view model draws every head");
+        const std::string error = loadModelAttention(options, request);
+        if (!error.empty())
+            return fail(error);
+        outcome.handled = false;
+        outcome.exportRequest = std::move(request);
+        return outcome;
     }
 
     try {

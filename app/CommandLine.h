@@ -22,6 +22,11 @@ struct ExportRequest {
     int height = 0;
     double scale = 1.0;     ///< PNG pixels per figure pixel
     bool listViews = false; ///< `qkvlab export --help`: print the usage and the view names, nothing else
+    /// `--view model --model DIR`: every layer's and head's attention weights ([layer][head]) of the model
+    /// for the text or ids, and the figure's title; the session is then unused.
+    bool model = false;
+    std::vector<std::vector<Matrix>> modelWeights;
+    std::string modelTitle;
 };
 
 /// What main() should do after looking at the arguments.

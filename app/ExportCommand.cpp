@@ -5,6 +5,7 @@
 #include "Figure.h"
 #include "FigureCatalog.h"
 #include "FigureExport.h"
+#include "ModelView.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -28,12 +29,17 @@ int runExport(const ExportRequest& request, std::ostream& out, std::ostream& err
         out << exportUsage() << "\nViews:\n";
         for (const QString& name : names)
             out << "  " << name.toStdString() << "\n";
+        out << "\nViews of a model (with --model MODEL and --text TEXT or --ids I,J,...; no session):\n  "
+            << catalog.modelView()->figureName().toStdString() << "\n";
         return 0;
     }
 
     const QString view = QString::fromStdString(request.view);
     QList<const ui::Figure*> figures;
-    if (view == QLatin1String("all")) {
+    if (request.model) {
+        catalog.modelView()->setAttention(request.modelWeights, QString::fromStdString(request.modelTitle));
+        figures.append(catalog.modelView());
+    } else if (view == QLatin1String("all")) {
         figures = catalog.figures();
     } else if (const ui::Figure* figure = catalog.figure(view)) {
         figures.append(figure);
@@ -43,13 +49,16 @@ int runExport(const ExportRequest& request, std::ostream& out, std::ostream& err
         return 2;
     }
 
-    document.reset(request.session);
-    document.waitForResult();
-    if (!document.result()) {
-        err << "qkvlab export: cannot compute attention: " << document.resultError().toStdString() << "\n";
-        return 2;
+    if (!request.model) {
+        document.reset(request.session);
+        document.waitForResult();
+        if (!document.result()) {
+            err << "qkvlab export: cannot compute attention: " << document.resultError().toStdString()
+                << "\n";
+            return 2;
+        }
+        document.setCurrentHead(request.head);
     }
-    document.setCurrentHead(request.head);
 
     const std::optional<ui::FigureFormat> format =
         ui::figureFormatFromName(QString::fromStdString(request.format));

@@ -334,6 +334,13 @@ std::string modelName(const Model& model)
     return model.config().modelType + " " + (name.empty() ? model.folder() : name);
 }
 
+std::string modelInputTitle(const Model& model, const std::string& text, std::size_t tokens)
+{
+    return modelName(model) + (text.empty()
+                                   ? ", " + std::to_string(tokens) + (tokens == 1 ? " token" : " tokens")
+                                   : ": \"" + text + "\"");
+}
+
 std::vector<std::string> tokenLabels(const Model& model, const std::vector<std::int64_t>& ids)
 {
     std::vector<std::string> labels;

@@ -67,6 +67,10 @@ struct ModelHeadRequest {
 /// The model as titles name it: its model_type and its folder's name ("gpt2 gpt2-medium").
 std::string modelName(const Model& model);
 
+/// The model and its input as the model view titles them: `gpt2 NAME: "text"`, or `gpt2 NAME, 5 tokens`
+/// when the ids were given directly (`text` empty).
+std::string modelInputTitle(const Model& model, const std::string& text, std::size_t tokens);
+
 /// The tokens' labels: the bytes each token stands for, a leading space shown as "␣" (U+2423); a token that
 /// is part of a UTF-8 character shows its vocabulary entry instead; "#id" without a tokenizer.
 std::vector<std::string> tokenLabels(const Model& model, const std::vector<std::int64_t>& ids);

@@ -230,6 +230,9 @@ private slots:
     void exportBadArgumentsExitTwo();
     void tokenize();
     void fromModel();
+    void exportModelView_data();
+    void exportModelView();
+    void exportModelViewRefusals();
 };
 
 void TestCli::computeLoveExample()
@@ -927,6 +930,88 @@ void TestCli::fromModel()
     QVERIFY(refused(
         {QStringLiteral("--layer"), QStringLiteral("0"), QStringLiteral("--ids"), QStringLiteral("1")},
         "model.safetensors"));
+}
+
+// `qkvlab export --model MODEL --ids ... --view model`: every layer and head of a model as one figure.
+void TestCli::exportModelView_data()
+{
+    QTest::addColumn<QString>("format");
+    for (const QString& format : figureFormats)
+        QTest::newRow(qPrintable(format)) << format;
+}
+
+void TestCli::exportModelView()
+{
+    QFETCH(QString, format);
+    QTemporaryDir model;
+    QVERIFY(model.isValid());
+    qkv::test::writeModel(qkv::test::Tiny{}, model.path(), 3); // 3 layers, 2 heads
+    const QString path = model.filePath(QStringLiteral("model.") + format);
+    const Run run =
+        runHeadless({QStringLiteral("export"), QStringLiteral("--model"), model.path(),
+                     QStringLiteral("--ids"), QStringLiteral("4,8,15,16,23"), QStringLiteral("--view"),
+                     QStringLiteral("model"), QStringLiteral("--out"), path, QStringLiteral("--width"),
+                     QStringLiteral("500"), QStringLiteral("--height"), QStringLiteral("600")});
+    QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 0);
+    QCOMPARE(QString::fromUtf8(run.out).trimmed(), QDir::toNativeSeparators(path));
+    // The layers and heads are labelled, and the title names the input.
+    const QString problem = format == QLatin1String("svg")
+                                ? test::checkSvg(path, {QStringLiteral("L0"), QStringLiteral("L2"),
+                                                        QStringLiteral("H0"), QStringLiteral("H1")})
+                                : checkExported(QStringLiteral("model"), format, path, QSize(500, 600));
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+    if (format == QLatin1String("png")) {
+        // The thumbnails are drawn: the figure holds the colour of a full weight (row 0 attends only to
+        // itself under the causal mask).
+        const QImage image(path);
+        const QRgb full = qRgb(0xfd, 0xe7, 0x25); // viridis at 1, the weights heatmap's top colour
+        bool found = false;
+        for (int y = 0; y < image.height() && !found; ++y)
+            for (int x = 0; x < image.width() && !found; ++x)
+                found = image.pixel(x, y) == full;
+        QVERIFY(found);
+    }
+}
+
+void TestCli::exportModelViewRefusals()
+{
+    QTemporaryDir model;
+    QVERIFY(model.isValid());
+    qkv::test::writeModel(qkv::test::Tiny{}, model.path(), 3);
+    const QString out = model.filePath(QStringLiteral("model.png"));
+    const auto refused = [&](const QStringList& arguments, const char* message) {
+        QStringList all{QStringLiteral("export")};
+        all << arguments;
+        const Run r = runHeadless(all);
+        const QStringList messages = exportMessages(r.err);
+        return r.exitCode == 2 && !QFile::exists(out) && messages.size() == 1 &&
+               messages.front().contains(QLatin1String(message));
+    };
+    const QString view = QStringLiteral("--view"), modelView = QStringLiteral("model"),
+                  outOption = QStringLiteral("--out"), modelOption = QStringLiteral("--model"),
+                  ids = QStringLiteral("--ids");
+    QVERIFY(refused({QStringLiteral("example:love"), view, modelView, outOption, out}, "give --model MODEL"));
+    QVERIFY(
+        refused({modelOption, model.path(), view, modelView, outOption, out}, "either --text TEXT or --ids"));
+    QVERIFY(refused({modelOption, model.path(), ids, QStringLiteral("1,99"), view, modelView, outOption, out},
+                    "token id 99 (token 1) is outside the vocabulary"));
+    QVERIFY(refused({modelOption, model.path(), QStringLiteral("--text"), QStringLiteral("hi"), view,
+                     modelView, outOption, out},
+                    "no tokenizer"));
+    QVERIFY(refused({modelOption, model.path(), ids, QStringLiteral("1"), view, QStringLiteral("weights"),
+                     outOption, out},
+                    "--model draws --view model only"));
+    QVERIFY(refused({QStringLiteral("example:love"), modelOption, model.path(), ids, QStringLiteral("1"),
+                     view, modelView, outOption, out},
+                    "give no session"));
+    QVERIFY(refused({QStringLiteral("example:love"), ids, QStringLiteral("1"), view,
+                     QStringLiteral("weights"), outOption, out},
+                    "--ids is for --model"));
+    // export --help names it apart from the session's views.
+    const Run help = runHeadless({QStringLiteral("export"), QStringLiteral("--help")});
+    QVERIFY(help.out.contains("--model MODEL"));
+    QVERIFY(help.out.contains("Views of a model"));
+    QVERIFY(!exportedViews().contains(modelView));
 }
 
 QTEST_GUILESS_MAIN(TestCli)

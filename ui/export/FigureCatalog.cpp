@@ -5,6 +5,7 @@
 #include "HeadOverview.h"
 #include "Heatmap.h"
 #include "MathPanel.h"
+#include "ModelView.h"
 #include "NormalizerComparisonView.h"
 #include "PipelineView.h"
 #include "QueryKeySpaceView.h"
@@ -54,6 +55,7 @@ void FigureCatalog::registerViews()
     add(own(new ScalingView(m_document)));
     add(own(new SnapshotDiffView(m_document)));
     add(results->pipeline());
+    m_modelView = own(new ModelView);
 }
 
 template <typename View> View* FigureCatalog::own(View* view)

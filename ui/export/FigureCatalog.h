@@ -16,6 +16,7 @@ namespace qkv::ui {
 
 class Document;
 class Figure;
+class ModelView;
 
 /// Creates one instance of every exportable view, bound to `document` and never shown, and lists their
 /// figures by name. The views follow the document like the window's do (current head, result); a view
@@ -31,6 +32,9 @@ public:
     /// The figure named `name` (exact match); null when there is none.
     const Figure* figure(const QString& name) const;
     QStringList names() const;
+    /// The model view ("model"): drawn from a model's attention, not from the document, so it is not among
+    /// figures() (nor in "all"); whoever has the model gives it its thumbnails (`qkvlab export --model`).
+    ModelView* modelView() const { return m_modelView; }
 
 private:
     void registerViews();
@@ -40,6 +44,7 @@ private:
     Document* m_document;
     std::vector<std::unique_ptr<QWidget>> m_views; // top-level and hidden: no QObject parent can own them
     QList<const Figure*> m_figures;
+    ModelView* m_modelView = nullptr;
 };
 
 } // namespace qkv::ui

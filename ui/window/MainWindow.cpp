@@ -19,6 +19,8 @@
 #include "MatrixEditor.h"
 #include "MatrixFile.h"
 #include "ModelLoading.h"
+#include "ModelOverview.h"
+#include "ModelView.h"
 #include "NormalizerComparisonView.h"
 #include "PipelineView.h"
 #include "PlotFigure.h"
@@ -234,8 +236,9 @@ void MainWindow::createDocks()
     auto* saturation = new SaturationView(m_document, this);
     auto* scaling = new ScalingView(m_document, this);
     auto* snapshots = new SnapshotDiffView(m_document, this);
+    auto* model = new ModelOverview(m_modelLoading, m_document, this);
     m_figures << queryKey << values << math << heads << normalizers << sweeps << spaces << variance
-              << saturation << scaling << snapshots;
+              << saturation << scaling << snapshots << model->view();
     // The articles' experiments share one dock of their own tabs, so the bottom tab bar stays readable at
     // 1280 px and at a scale factor of 2.
     auto* experiments = new QTabWidget(this);
@@ -254,6 +257,7 @@ void MainWindow::createDocks()
           std::tuple{tr("Q, K, V"), "dockThreeSpaces", static_cast<QWidget*>(spaces)},
           std::tuple{tr("Values"), "dockValueSpace", static_cast<QWidget*>(values)},
           std::tuple{tr("Heads"), "dockHeads", static_cast<QWidget*>(heads)},
+          std::tuple{tr("Model"), "dockModel", static_cast<QWidget*>(model)},
           std::tuple{tr("Normalizers"), "dockNormalizers", static_cast<QWidget*>(normalizers)},
           std::tuple{tr("Experiments"), "dockExperiments", static_cast<QWidget*>(experiments)}}) {
         QDockWidget* dock = addDock(title, QLatin1String(name), widget, Qt::BottomDockWidgetArea);
@@ -264,6 +268,12 @@ void MainWindow::createDocks()
         previous = dock;
     }
     findChild<QDockWidget*>(QStringLiteral("dockQueryKeySpace"))->raise();
+    // A model just opened: its layers and heads come forward while they are computed.
+    connect(model, &ModelOverview::modelChanged, this, [this] {
+        QDockWidget* dock = findChild<QDockWidget*>(QStringLiteral("dockModel"));
+        dock->show();
+        dock->raise();
+    });
 }
 
 // Lessons ▸ and the panel they play in (right, beside the controls; hidden until a lesson starts). Built

@@ -66,8 +66,21 @@ bool ModelLoading::open(const std::shared_ptr<const Model>& model, const ModelHe
     }
     m_loaded = std::get<Session>(outcome);
     m_document->reset(*m_loaded);
+    m_model = model;
+    m_request = request;
     emit modelSessionChanged(true);
+    emit modelOpened();
     return true;
+}
+
+bool ModelLoading::openHead(Index layer, Index head)
+{
+    if (!m_model || !m_mayReplace())
+        return false;
+    ModelHeadRequest request = m_request;
+    request.layer = layer;
+    request.heads = {head};
+    return open(m_model, request);
 }
 
 void ModelLoading::resetToModel()

@@ -30,18 +30,29 @@ public:
     /// when `showErrors`), when the model refuses.
     bool open(const std::shared_ptr<const Model>& model, const ModelHeadRequest& request,
               QString* error = nullptr, bool showErrors = true);
+    /// Opens layer `layer`, query head `head` of the model opened last, for the same tokens and precision,
+    /// as open() does, after asking whether the session may be replaced. False when there is no model, the
+    /// person keeps the session, or the model refuses.
+    bool openHead(Index layer, Index head);
+    /// The model opened last and what was asked of it (null before any model was opened).
+    std::shared_ptr<const Model> model() const { return m_model; }
+    const ModelHeadRequest& request() const { return m_request; }
     /// Edit ▸ Reset to Model: the session as loaded, as one undo step.
     void resetToModel();
     bool hasModelSession() const { return m_loaded.has_value(); }
 
 signals:
     void modelSessionChanged(bool available);
+    /// A head of a model was opened: model() and request() say which.
+    void modelOpened();
 
 private:
     Document* m_document;
     QWidget* m_window;
     std::function<bool()> m_mayReplace;
     std::optional<Session> m_loaded;
+    std::shared_ptr<const Model> m_model;
+    ModelHeadRequest m_request;
 };
 
 } // namespace qkv::ui

@@ -127,6 +127,16 @@ const QHash<QString, QString>& texts()
                  tr("<h3>Heads</h3><p>Every head's attention weights side by side, each titled with its mean "
                     "entropy and mean support; the current head is framed. Click a head to make it current, "
                     "a cell to select it.</p>"));
+        t.insert(QStringLiteral("modelView"),
+                 tr("<h3>Model</h3><p>Every layer and head of the model opened with File ▸ Open Model…, "
+                    "for its text, as BertViz's model view draws them: one row per layer (L0 at the top), "
+                    "one column per query head (H0 at the left), each thumbnail that head's attention "
+                    "weights (rows are queries, columns keys; 0 to 1 on the weights heatmap's colours, "
+                    "masked cells grey). All of them come from one forward pass, computed in the "
+                    "background when the model is opened; the bar above shows how many layers are done. "
+                    "<b>Click a thumbnail</b> to open that layer and head as the session (one step, as "
+                    "opening a model is); the open head is outlined. Matrices longer than 128 tokens are "
+                    "shown averaged over blocks of cells.</p>"));
         t.insert(
             QStringLiteral("normalizerComparison"),
             tr("<h3>Normalizers</h3><p>The selected query row's weights under softmax, sparsemax, "

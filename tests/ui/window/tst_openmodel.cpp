@@ -2,17 +2,24 @@
 // the session (exactly the model layer's), edits work on it, and Reset to Model brings it back as one undo
 // step.
 
+#include "AttentionEngine.h"
+#include "ColorScale.h"
 #include "Document.h"
 #include "DocumentCommands.h"
+#include "FuzzyCompare.h"
 #include "MainWindow.h"
 #include "ModelDialog.h"
 #include "ModelLoading.h"
+#include "ModelOverview.h"
+#include "ModelView.h"
 #include "TinyModels.h"
 
 #include <QAction>
 #include <QDialogButtonBox>
+#include <QDockWidget>
 #include <QLabel>
 #include <QLineEdit>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QtTest>
@@ -27,6 +34,8 @@ private slots:
     void dialogChecksItsForm();
     void openEditAndReset();
     void refusedModelChangesNothing();
+    void modelViewShowsEveryHead();
+    void modelViewNewestTextWins();
 
 private:
     QTemporaryDir m_folder;
@@ -120,6 +129,91 @@ void TestOpenModel::refusedModelChangesNothing()
     QVERIFY(error.contains(QStringLiteral("layer 7 is out of range")));
     QVERIFY(window.document()->session() == before);
     QVERIFY(!window.findChild<QAction*>(QStringLiteral("resetToModel"))->isEnabled());
+}
+
+// The Model tab: every layer × head as thumbnails from one forward pass, computed in the background once a
+// model is open; a click opens that layer and head as the session.
+void TestOpenModel::modelViewShowsEveryHead()
+{
+    MainWindow window;
+    auto* view = window.findChild<ModelView*>(QStringLiteral("modelView"));
+    auto* overview = window.findChild<ModelOverview*>(QStringLiteral("modelOverview"));
+    QVERIFY(view && overview);
+    QCOMPARE(view->thumbnailCount(), 0); // no model, nothing computed
+    QVERIFY(!overview->isBusy());
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+
+    auto model = std::make_shared<const Model>(Model::open(m_folder.path().toStdString()));
+    ModelHeadRequest request;
+    request.layer = 0;
+    request.ids = {4, 8, 15, 16, 23};
+    QString error;
+    QVERIFY2(window.modelLoading()->open(model, request, &error, false), qPrintable(error));
+    QVERIFY(window.findChild<QDockWidget*>(QStringLiteral("dockModel"))->isVisible());
+    QTRY_VERIFY(!overview->isBusy());
+    QCOMPARE(view->layerCount(), 3);
+    QCOMPARE(view->headCount(), 2);
+    QCOMPARE(view->thumbnailCount(), 3 * 2);
+    QVERIFY(window.findChild<QProgressBar*>(QStringLiteral("modelViewProgress"))->isHidden());
+    QCOMPARE(view->selectedLayer(), 0);
+    QCOMPARE(view->selectedHead(), 0);
+    QVERIFY(view->figureTitle().contains(QStringLiteral("5 tokens")));
+
+    // Each thumbnail is its head's weights on the weights heatmap's colours, masked cells grey.
+    ModelHeadRequest layer1 = request;
+    layer1.layer = 1;
+    layer1.heads = {1};
+    const Matrix weights = computeAttention(sessionFromModel(*model, layer1)).heads[0].weights;
+    const QImage image = view->thumbnail(1, 1);
+    QCOMPARE(image.size(), QSize(5, 5));
+    for (int i = 0; i < 5; ++i)
+        for (int j = 0; j < 5; ++j)
+            QCOMPARE(image.pixel(j, i),
+                     j > i ? maskedCellColor().rgb() : paletteColor(Palette::Viridis, weights(i, j)));
+
+    // A click opens that layer and head: the session is exactly the one the model layer makes.
+    const QRect thumbnail = view->thumbnailRect(2, 1);
+    QVERIFY(!thumbnail.isEmpty());
+    QTest::mouseClick(view, Qt::LeftButton, {}, thumbnail.center());
+    ModelHeadRequest clicked = request;
+    clicked.layer = 2;
+    clicked.heads = {1};
+    const Session expected = sessionFromModel(*model, clicked);
+    QTRY_VERIFY(window.document()->session() == expected);
+    window.document()->waitForResult();
+    QKV_COMPARE_NEAR(window.document()->result()->heads[0].weights,
+                     computeAttention(expected).heads[0].weights, 0.0);
+    QCOMPARE(view->selectedLayer(), 2);
+    QCOMPARE(view->selectedHead(), 1);
+    QVERIFY(!overview->isBusy()); // same text: the thumbnails stay
+    QCOMPARE(view->thumbnailCount(), 6);
+    // Edit ▸ Reset to Model now brings back the head that was clicked.
+    pushEdit(window.document(), QStringLiteral("hotter"), Document::Options,
+             [](Session& s) { s.temperature = 2.0; });
+    window.findChild<QAction*>(QStringLiteral("resetToModel"))->trigger();
+    QVERIFY(window.document()->session() == expected);
+}
+
+void TestOpenModel::modelViewNewestTextWins()
+{
+    MainWindow window;
+    auto* view = window.findChild<ModelView*>(QStringLiteral("modelView"));
+    auto* overview = window.findChild<ModelOverview*>(QStringLiteral("modelOverview"));
+    auto model = std::make_shared<const Model>(Model::open(m_folder.path().toStdString()));
+    ModelHeadRequest first;
+    first.ids = {1, 2, 3, 4, 5, 6, 7};
+    ModelHeadRequest second;
+    second.layer = 1;
+    second.ids = {9, 8, 7};
+    QVERIFY(window.modelLoading()->open(model, first, nullptr, false));
+    QVERIFY(window.modelLoading()->open(model, second, nullptr, false));
+    QTRY_VERIFY(!overview->isBusy());
+    QCOMPARE(view->thumbnailCount(), 6);
+    QCOMPARE(view->thumbnail(0, 0).size(), QSize(3, 3));
+    QCOMPARE(view->selectedLayer(), 1);
+    const Matrix weights = attentionOfEveryLayer(*model, second.ids, Precision::Float64)[2][0];
+    QCOMPARE(view->thumbnail(2, 0).pixel(0, 2), paletteColor(Palette::Viridis, weights(2, 0)));
 }
 
 QTEST_MAIN(TestOpenModel)
