@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <numeric>
 #include <optional>
 
 namespace qkv {
@@ -379,13 +380,15 @@ Matrix forwardPass(const Model& model, const std::vector<std::int64_t>& ids, Ind
     if (layers < 0 || layers > c.layers)
         throw layerOutOfRange(c, layers);
     const auto n = Index(ids.size());
-    Matrix residual(n, c.hiddenSize);
-    const Matrix embeddings =
-        readMatrix(model, c.family == ModelFamily::Gpt2 ? "wte.weight" : "model.embed_tokens.weight");
-    for (Index i = 0; i < n; ++i)
-        residual.row(i) = embeddings.row(ids[std::size_t(i)]);
-    if (c.family == ModelFamily::Gpt2)
-        residual += readMatrix(model, "wpe.weight").topRows(n);
+    // Only the rows of the tokens and positions used are read (GPT-2's table has 50257 rows).
+    const std::vector<Index> rows(ids.begin(), ids.end());
+    Matrix residual = model.checkpoint().readRows(
+        model.tensorName(c.family == ModelFamily::Gpt2 ? "wte.weight" : "model.embed_tokens.weight"), rows);
+    if (c.family == ModelFamily::Gpt2) {
+        std::vector<Index> positions(static_cast<std::size_t>(n));
+        std::iota(positions.begin(), positions.end(), Index{0});
+        residual += model.checkpoint().readRows(model.tensorName("wpe.weight"), positions);
+    }
     for (Index l = 0; l < layers; ++l) {
         const Session attention = layerSession(model, normalizedForAttention(model, residual, l), l,
                                                allHeads(c), Precision::Float64);
