@@ -1,5 +1,6 @@
 #pragma once
-// Every head's attention weights side by side (BertViz's model view), with a per-head summary.
+// Every head of the session side by side, with a per-head summary (the Model tab shows every layer of a
+// model).
 
 #include "Figure.h"
 
