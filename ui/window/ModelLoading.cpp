@@ -32,8 +32,17 @@ void ModelLoading::openDialog()
 bool ModelLoading::open(const std::shared_ptr<const Model>& model, const ModelHeadRequest& request,
                         QString* error, bool showErrors)
 {
+    if (m_opening) { // reached from the waiting below (a timer, a queued call): one forward pass at a time
+        const QString message = tr("a model is still opening; wait for it to finish");
+        if (error)
+            *error = message;
+        return false;
+    }
     // The forward pass reads and multiplies every earlier layer's weights: seconds for a large model, so it
-    // runs on a worker thread while the window waits behind a busy indicator.
+    // runs on a worker thread while the window waits behind a busy indicator. Clicks and keys wait too (they
+    // are handled afterwards): an edit or a second open meanwhile would race the session being replaced.
+    m_opening = true;
+    emit openingChanged(true);
     using Outcome = std::variant<Session, QString>;
     QFutureWatcher<Outcome> watcher;
     QEventLoop loop;
@@ -54,8 +63,10 @@ bool ModelLoading::open(const std::shared_ptr<const Model>& model, const ModelHe
     progress.setWindowModality(Qt::WindowModal);
     progress.setMinimumDuration(300);
     if (!watcher.isFinished())
-        loop.exec();
+        loop.exec(QEventLoop::ExcludeUserInputEvents);
     progress.reset();
+    m_opening = false;
+    emit openingChanged(false);
     const Outcome outcome = watcher.result();
     if (const QString* message = std::get_if<QString>(&outcome)) {
         if (error)

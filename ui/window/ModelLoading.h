@@ -25,9 +25,10 @@ public:
 
     /// File ▸ Open Model…: the dialog, then open().
     void openDialog();
-    /// Runs the forward pass for `request` on a worker thread (the window shows a busy indicator and waits)
-    /// and replaces the document's session with the head. False, with the message in `error` (and shown
-    /// when `showErrors`), when the model refuses.
+    /// Runs the forward pass for `request` on a worker thread (the window shows a busy indicator and waits,
+    /// taking no clicks or keys meanwhile) and replaces the document's session with the head. False, with the
+    /// message in `error` (and shown when `showErrors`), when the model refuses or another open is still
+    /// running.
     bool open(const std::shared_ptr<const Model>& model, const ModelHeadRequest& request,
               QString* error = nullptr, bool showErrors = true);
     /// Opens layer `layer`, query head `head` of the model opened last, for the same tokens and precision,
@@ -40,11 +41,15 @@ public:
     /// Edit ▸ Reset to Model: the session as loaded, as one undo step.
     void resetToModel();
     bool hasModelSession() const { return m_loaded.has_value(); }
+    /// True while open() waits for a forward pass.
+    bool isOpening() const { return m_opening; }
 
 signals:
     void modelSessionChanged(bool available);
     /// A head of a model was opened: model() and request() say which.
     void modelOpened();
+    /// open() started (true) or finished (false) waiting for a forward pass.
+    void openingChanged(bool opening);
 
 private:
     Document* m_document;
@@ -53,6 +58,7 @@ private:
     std::optional<Session> m_loaded;
     std::shared_ptr<const Model> m_model;
     ModelHeadRequest m_request;
+    bool m_opening = false;
 };
 
 } // namespace qkv::ui

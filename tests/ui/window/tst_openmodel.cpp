@@ -34,6 +34,7 @@ private slots:
     void dialogChecksItsForm();
     void openEditAndReset();
     void refusedModelChangesNothing();
+    void oneOpenAtATime();
     void modelViewShowsEveryHead();
     void modelViewNewestTextWins();
 
@@ -114,6 +115,34 @@ void TestOpenModel::openEditAndReset()
     window.document()->undoStack()->undo();
     QCOMPARE(window.document()->session().temperature, 3.0);
     QCOMPARE(window.document()->session().normalizer.type, NormalizerType::Sparsemax);
+}
+
+// While a forward pass runs, a second open (a timer, a queued click) is refused with a message and the
+// first one completes; the session is the first request's.
+void TestOpenModel::oneOpenAtATime()
+{
+    MainWindow window;
+    auto model = std::make_shared<const Model>(Model::open(m_folder.path().toStdString()));
+    ModelHeadRequest first, second;
+    first.layer = 1;
+    first.ids = {4, 8, 15};
+    second.layer = 2;
+    second.ids = {16, 23};
+    ModelLoading* loading = window.modelLoading();
+    QString secondError;
+    bool secondOpened = true;
+    int reentered = 0;
+    connect(loading, &ModelLoading::openingChanged, &window, [&](bool opening) {
+        QCOMPARE(loading->isOpening(), opening);
+        if (opening && reentered++ == 0)
+            secondOpened = loading->open(model, second, &secondError, false);
+    });
+    QString error;
+    QVERIFY2(loading->open(model, first, &error, false), qPrintable(error));
+    QVERIFY(!secondOpened);
+    QVERIFY2(secondError.contains(QStringLiteral("still opening")), qPrintable(secondError));
+    QVERIFY(!loading->isOpening());
+    QVERIFY(window.document()->session() == sessionFromModel(*model, first));
 }
 
 void TestOpenModel::refusedModelChangesNothing()
