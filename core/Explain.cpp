@@ -141,6 +141,23 @@ CellExplanation explainCell(const Session& session, const AttentionResult& resul
     e.keyToken = tokenAt(session.keyTokens(), j);
     e.q = r.Q.row(i);
     e.k = r.K.row(j);
+    e.positions = session.positions.type;
+    e.queryBias = parameters.b_Q.size() > 0;
+    e.keyBias = parameters.b_K.size() > 0;
+    e.crossAttention = session.context.has_value();
+    const Matrix& positionedKeys = session.context ? result.positionedZ : result.positionedX;
+    if (result.positionedX.rows() == n && positionedKeys.rows() == m) {
+        e.queryInput = result.positionedX.row(i);
+        e.keyInput = positionedKeys.row(j);
+    }
+    if (e.positions == PositionType::Rope) { // the products again, in float64, before the turn
+        e.qBeforeRope = session.X.row(i) * parameters.W_Q;
+        e.kBeforeRope = session.keySide().row(j) * parameters.W_K;
+        if (e.queryBias)
+            e.qBeforeRope += parameters.b_Q.transpose();
+        if (e.keyBias)
+            e.kBeforeRope += parameters.b_K.transpose();
+    }
 
     e.scoreFunction = session.score;
     switch (session.score) {

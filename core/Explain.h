@@ -42,6 +42,16 @@ struct CellExplanation {
     RowVector q; ///< q_i
     RowVector k; ///< k_j
 
+    // Where q_i and k_j come from when positions or biases take part (empty or false otherwise).
+    PositionType positions = PositionType::None;
+    RowVector queryInput;        ///< sinusoidal, learned: x_i + PE_i, what W_Q multiplies
+    RowVector keyInput;          ///< sinusoidal, learned: z_j + PE_j (x_j + PE_j in self-attention)
+    RowVector qBeforeRope;       ///< RoPE: x_i W_Q (+ b_Q), before it is turned by position i (in float64)
+    RowVector kBeforeRope;       ///< RoPE: z_j W_K (+ b_K), before it is turned by position j (in float64)
+    bool queryBias = false;      ///< the head has b_Q
+    bool keyBias = false;        ///< the head has b_K
+    bool crossAttention = false; ///< keys come from Z (else from X)
+
     // Score. The last step of every score function is a term-by-term sum Σ_t left_t · right_t:
     // dot: q · k; general: (q W_S) · k; additive: v_a · tanh(q W_a + k U_a); cosine: q · k, then divided.
     ScoreFunction scoreFunction = ScoreFunction::Dot;

@@ -586,11 +586,41 @@ void outputLines(const CellExplanation& e, Lines& out)
                     vectorOf(e.output, true));
 }
 
+/// Where q_i and k_j come from, when positions or biases take part: nothing for a plain session.
+void projectionLines(const CellExplanation& e, Lines& out)
+{
+    const bool added = e.queryInput.size() > 0;
+    const bool rope = e.qBeforeRope.size() > 0;
+    if (!added && !rope && !e.queryBias && !e.keyBias)
+        return;
+    const std::string type = toString(e.positions);
+    const std::string key = e.crossAttention ? "z_j" : "x_j";
+    if (added) {
+        out.formula("Positions (" + type + "): ", "x_i + PE_i &= ",
+                    lit("x_i + PE_i = ", "") + vectorOf(e.queryInput, true));
+        out.formula("  ", key + " + PE_j &= ", lit(key + " + PE_j = ", "") + vectorOf(e.keyInput, true));
+    }
+    const std::string x = added ? "(x_i + PE_i)" : "x_i";
+    const std::string z = added ? "(" + key + " + PE_j)" : key;
+    const std::string q = x + " W_Q" + (e.queryBias ? " + b_Q" : "");
+    const std::string k = z + " W_K" + (e.keyBias ? " + b_K" : "");
+    if (rope) {
+        out.formula("RoPE: ", q + " &= ", lit(q + " = ", "") + vectorOf(e.qBeforeRope, true));
+        out.formula("  ", k + " &= ", lit(k + " = ", "") + vectorOf(e.kBeforeRope, true));
+        out.words("  ", text("q_i and k_j below are these turned by positions ") + indexIs("i", e.query) +
+                            text(" and ") + indexIs("j", e.key) +
+                            text(" (each pair of dimensions rotated by the position times its frequency)"));
+    } else {
+        out.words("", inlineMath("q_i = " + q + ", k_j = " + k, "q_i = " + q + ", \\quad k_j = " + k));
+    }
+}
+
 std::vector<Line> buildLines(const CellExplanation& e)
 {
     Lines out;
     out.words("", text("Head " + std::to_string(e.head + 1) + ", query ") + indexIs("i", e.query) + " " +
                       token(e.queryToken) + text(", key ") + indexIs("j", e.key) + " " + token(e.keyToken));
+    projectionLines(e, out);
     out.formula("", "q_i &= ", lit("q_i = ", "") + vectorOf(e.q, false));
     out.formula("", "k_j &= ", lit("k_j = ", "") + vectorOf(e.k, false));
     scoreLines(e, out);

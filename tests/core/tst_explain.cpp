@@ -8,6 +8,7 @@
 #include "Geometry.h"
 #include "Initializers.h"
 #include "Normalizers.h"
+#include "Positions.h"
 #include "Projection.h"
 
 #include "FuzzyCompare.h"
@@ -130,6 +131,7 @@ private slots:
     void loveEveryCell();
     void latexRendering();
     void latexEscapesTokens();
+    void positionsAndBiasesExplained();
     void maskedCells_data();
     void maskedCells();
     void emptyRow();
@@ -259,6 +261,44 @@ void TestExplain::latexRendering()
     QVERIFY(!contains(latex, "√"));
     QCOMPARE(std::count(latex.begin(), latex.end(), '*'), 2); // only in align*: products use \cdot
     QVERIFY2(bracesBalance(latex), latex.c_str());
+}
+
+// With positions or biases, the explanation first says where q_i and k_j come from: x_i + PE_i (the row the
+// engine projected), the biases, and for RoPE the products before their turn, which turned by position
+// give q_i and k_j. A plain session gets none of these lines.
+void TestExplain::positionsAndBiasesExplained()
+{
+    Session s = loadExample("love"); // d_model = 4, d_k = 3
+    QVERIFY(!contains(toPlainText(explainCell(s, computeAttention(s), 0, 1, 2)), "W_Q"));
+
+    s.positions.type = PositionType::Sinusoidal;
+    s.heads[0].b_Q = Vector::Constant(s.dK(), 0.5);
+    AttentionResult r = computeAttention(s);
+    CellExplanation e = explainCell(s, r, 0, 1, 2);
+    QVERIFY(sameMatrix(e.queryInput, r.positionedX.row(1)));
+    QVERIFY(sameMatrix(e.keyInput, r.positionedX.row(2)));
+    std::string text = toPlainText(e);
+    VERIFY_CONTAINS(text, "Positions (sinusoidal): x_i + PE_i = [");
+    VERIFY_CONTAINS(text, "q_i = (x_i + PE_i) W_Q + b_Q, k_j = (x_j + PE_j) W_K");
+    QVERIFY2(bracesBalance(toLatex(e)), toLatex(e).c_str());
+
+    s.positions.type = PositionType::Rope;
+    s.heads[0].W_Q = Matrix::Random(4, 2); // RoPE turns pairs: an even d_k
+    s.heads[0].W_K = Matrix::Random(4, 2);
+    s.heads[0].b_Q = Vector::Constant(2, 0.5);
+    r = computeAttention(s);
+    e = explainCell(s, r, 0, 2, 1);
+    Matrix turned = e.qBeforeRope;
+    applyRope(turned, s.positions.base, s.positions.pairing, 2);
+    QKV_COMPARE_NEAR(turned, Matrix(e.q), 1e-12);
+    turned = e.kBeforeRope;
+    applyRope(turned, s.positions.base, s.positions.pairing, 1);
+    QKV_COMPARE_NEAR(turned, Matrix(e.k), 1e-12);
+    QVERIFY(!sameMatrix(e.qBeforeRope, e.q)); // position 2 turns it
+    text = toPlainText(e);
+    VERIFY_CONTAINS(text, "RoPE: x_i W_Q + b_Q = [");
+    VERIFY_CONTAINS(text, "  x_j W_K = [");
+    QVERIFY2(bracesBalance(toLatex(e)), toLatex(e).c_str());
 }
 
 void TestExplain::latexEscapesTokens()
