@@ -412,11 +412,19 @@ Matrix residualBeforeLayer(const Model& model, const std::vector<std::int64_t>& 
 std::vector<std::vector<Matrix>> attentionOfEveryLayer(const Model& model,
                                                        const std::vector<std::int64_t>& ids,
                                                        Precision precision, const LayerProgress& progress,
-                                                       Index layers)
+                                                       Index layers, std::uint64_t memoryLimit)
 {
     const ModelConfig& c = model.config();
     if (layers < 0)
         layers = c.layers;
+    // Checked before the pass: at 2048 tokens a 24-layer, 14-head model's weights alone take 11 GB.
+    const double n = static_cast<double>(ids.size());
+    const double bytes = static_cast<double>(std::min(layers, c.layers)) * static_cast<double>(c.heads) * n *
+                         n * static_cast<double>(sizeof(double));
+    if (memoryLimit > 0 && bytes > double(memoryLimit))
+        throw Error("every layer's and head's attention for " + std::to_string(ids.size()) +
+                    " tokens needs about " + formatBytes(static_cast<std::uint64_t>(bytes)) +
+                    ", more than the memory limit of " + formatBytes(memoryLimit) + "; use a shorter text");
     std::vector<std::vector<Matrix>> weights;
     forwardPass(model, ids, layers, false,
                 [&](Index, const Session& attention, const AttentionResult& result) {

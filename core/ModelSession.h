@@ -18,6 +18,7 @@
 
 #include "BpeTokenizer.h"
 #include "ModelConfig.h"
+#include "ResourceLimits.h"
 #include "Safetensors.h"
 #include "Session.h"
 
@@ -87,11 +88,13 @@ using LayerProgress = std::function<bool(Index done, Index layers)>;
 /// and sessionFromModel go through): result[layer][head] is n × n and equals the weights the engine
 /// computes for sessionFromModel({layer, {head}, ids, precision}). `layers` stops the pass after that many
 /// layers (-1: all of them). When `progress` cancels, the layers done so far are returned. Throws qkv::Error
-/// as residualBeforeLayer does.
+/// as residualBeforeLayer does, and before anything is computed when the layers × heads × n² weights would
+/// take more than `memoryLimit` bytes.
 std::vector<std::vector<Matrix>> attentionOfEveryLayer(const Model& model,
                                                        const std::vector<std::int64_t>& ids,
                                                        Precision precision,
-                                                       const LayerProgress& progress = {}, Index layers = -1);
+                                                       const LayerProgress& progress = {}, Index layers = -1,
+                                                       std::uint64_t memoryLimit = defaultMemoryLimit());
 
 /// The session for the request: X is the normalized residual stream entering the layer's attention, the
 /// heads carry that layer's W_Q, W_K, W_V and biases (a grouped key/value head copied into each query head

@@ -366,6 +366,17 @@ void TestModelSession::onePassCancels()
     QVERIFY(errorOf([&] {
                 attentionOfEveryLayer(model, {1, 40}, Precision::Float64);
             }).contains(QStringLiteral("token id 40 (token 1) is outside the vocabulary")));
+    // 4 layers × 2 heads × 3² weights × 8 bytes = 576 bytes: refused under a 500-byte limit, before any
+    // layer.
+    calls = 0;
+    const QString error = errorOf([&] {
+        attentionOfEveryLayer(
+            model, {1, 2, 3}, Precision::Float64, [&](Index, Index) { return ++calls > 0; }, -1, 500);
+    });
+    QVERIFY2(error.contains(QStringLiteral("needs about 576 bytes, more than the memory limit of 500 bytes")),
+             qPrintable(error));
+    QCOMPARE(calls, 0);
+    QCOMPARE(attentionOfEveryLayer(model, {1, 2, 3}, Precision::Float64, {}, -1, 576).size(), std::size_t(4));
 }
 
 void TestModelSession::refusals()
