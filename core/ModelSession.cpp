@@ -206,6 +206,10 @@ Session layerSession(const Model& model, const Matrix& x, Index layer, const std
     session.scale = Scale{Scale::Kind::SqrtDk, 1.0};
     session.temperature = 1.0;
     session.mask.type = MaskType::Causal;
+    if (c.slidingWindow > 0 && session.n() > c.slidingWindow) { // Mistral: query i sees keys i − w + 1 … i
+        session.mask.type = MaskType::Sliding;
+        session.mask.window = c.slidingWindow;
+    }
     session.normalizer = NormalizerSpec{NormalizerType::Softmax, 1.5};
     session.precision = precision;
     if (c.family == ModelFamily::Llama)

@@ -18,6 +18,7 @@ struct Tiny {
     int d = 16, heads = 2, kvHeads = 2, layers = 3, inner = 48, vocab = 40, positions = 24;
     double epsilon = 1e-5, theta = 10000.0;
     bool qkvBias = true;
+    int slidingWindow = 0; ///< LLaMA-shaped only: > 0 writes a Mistral config with this sliding_window
     std::string dtype = "F32";
     int headDim() const { return d / heads; }
 };
@@ -92,14 +93,17 @@ inline void writeModel(const Tiny& tiny, const QString& folder, unsigned seed)
                  ", \"vocab_size\": " + std::to_string(tiny.vocab) +
                  ", \"layer_norm_epsilon\": 1e-05, \"activation_function\": \"gelu_new\"}";
     else
-        config = "{\"model_type\": \"qwen2\", \"hidden_size\": " + std::to_string(tiny.d) +
-                 ", \"num_attention_heads\": " + std::to_string(tiny.heads) +
-                 ", \"num_key_value_heads\": " + std::to_string(tiny.kvHeads) +
-                 ", \"num_hidden_layers\": " + std::to_string(tiny.layers) +
-                 ", \"intermediate_size\": " + std::to_string(tiny.inner) +
-                 ", \"vocab_size\": " + std::to_string(tiny.vocab) +
-                 ", \"max_position_embeddings\": " + std::to_string(tiny.positions) +
-                 ", \"rms_norm_eps\": 1e-05, \"rope_theta\": 10000.0, \"hidden_act\": \"silu\"}";
+        config =
+            std::string("{\"model_type\": ") + (tiny.slidingWindow > 0 ? "\"mistral\"" : "\"qwen2\"") +
+            (tiny.slidingWindow > 0 ? ", \"sliding_window\": " + std::to_string(tiny.slidingWindow) : "") +
+            ", \"hidden_size\": " + std::to_string(tiny.d) +
+            ", \"num_attention_heads\": " + std::to_string(tiny.heads) +
+            ", \"num_key_value_heads\": " + std::to_string(tiny.kvHeads) +
+            ", \"num_hidden_layers\": " + std::to_string(tiny.layers) +
+            ", \"intermediate_size\": " + std::to_string(tiny.inner) +
+            ", \"vocab_size\": " + std::to_string(tiny.vocab) +
+            ", \"max_position_embeddings\": " + std::to_string(tiny.positions) +
+            ", \"rms_norm_eps\": 1e-05, \"rope_theta\": 10000.0, \"hidden_act\": \"silu\"}";
     std::ofstream(folder.toStdString() + "/config.json") << config;
 }
 

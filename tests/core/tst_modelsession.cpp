@@ -143,9 +143,12 @@ Reference referenceForward(const Tiny& tiny, const Checkpoint& checkpoint,
             const std::size_t ks = std::size_t(head / (tiny.heads / tiny.kvHeads)) * hd;
             Table prob(n, std::vector<double>(n, 0.0));
             for (std::size_t i = 0; i < n; ++i) {
+                // Causal; Mistral's window keeps keys i − w + 1 … i.
+                const auto w = std::size_t(tiny.slidingWindow);
+                const std::size_t first = w > 0 && i + 1 > w ? i + 1 - w : 0;
                 double max = -INFINITY;
                 std::vector<double> s(i + 1);
-                for (std::size_t j = 0; j <= i; ++j) {
+                for (std::size_t j = first; j <= i; ++j) {
                     double dot = 0.0;
                     for (std::size_t c = 0; c < hd; ++c)
                         dot += q[i][qs + c] * k[j][ks + c];
@@ -153,12 +156,12 @@ Reference referenceForward(const Tiny& tiny, const Checkpoint& checkpoint,
                     max = std::max(max, s[j]);
                 }
                 double sum = 0.0;
-                for (std::size_t j = 0; j <= i; ++j)
+                for (std::size_t j = first; j <= i; ++j)
                     sum += std::exp(s[j] - max);
-                for (std::size_t j = 0; j <= i; ++j)
+                for (std::size_t j = first; j <= i; ++j)
                     prob[i][j] = std::exp(s[j] - max) / sum;
                 for (std::size_t c = 0; c < hd; ++c)
-                    for (std::size_t j = 0; j <= i; ++j)
+                    for (std::size_t j = first; j <= i; ++j)
                         concat[i][qs + c] += prob[i][j] * v[j][ks + c];
             }
             reference.probabilities.back().push_back(prob);
@@ -216,19 +219,24 @@ void TestModelSession::everyLayerAndHeadMatchesTheReference_data()
 {
     QTest::addColumn<bool>("llama");
     QTest::addColumn<QString>("dtype");
-    QTest::newRow("gpt2 F32") << false << QStringLiteral("F32");
-    QTest::newRow("gpt2 F64") << false << QStringLiteral("F64");
-    QTest::newRow("qwen2 GQA biases BF16") << true << QStringLiteral("BF16");
-    QTest::newRow("qwen2 GQA biases F32") << true << QStringLiteral("F32");
+    QTest::addColumn<int>("slidingWindow");
+    QTest::newRow("gpt2 F32") << false << QStringLiteral("F32") << 0;
+    QTest::newRow("gpt2 F64") << false << QStringLiteral("F64") << 0;
+    QTest::newRow("qwen2 GQA biases BF16") << true << QStringLiteral("BF16") << 0;
+    QTest::newRow("qwen2 GQA biases F32") << true << QStringLiteral("F32") << 0;
+    QTest::newRow("mistral GQA sliding window 3") << true << QStringLiteral("F32") << 3;
 }
 
 void TestModelSession::everyLayerAndHeadMatchesTheReference()
 {
     QFETCH(bool, llama);
     QFETCH(QString, dtype);
+    QFETCH(int, slidingWindow);
     Tiny tiny;
     tiny.llama = llama;
     tiny.dtype = dtype.toStdString();
+    tiny.slidingWindow = slidingWindow;
+    tiny.qkvBias = slidingWindow == 0; // Mistral's projections have no biases
     if (llama)
         tiny.heads = 4, tiny.kvHeads = 2; // two query heads per key/value head
     QTemporaryDir folder;
@@ -243,7 +251,9 @@ void TestModelSession::everyLayerAndHeadMatchesTheReference()
         request.ids = ids;
         const Session session = sessionFromModel(model, request);
         QCOMPARE(session.heads.size(), std::size_t(tiny.heads));
-        QCOMPARE(session.mask.type, MaskType::Causal);
+        QCOMPARE(session.mask.type, slidingWindow > 0 ? MaskType::Sliding : MaskType::Causal);
+        if (slidingWindow > 0)
+            QCOMPARE(session.mask.window, Index(slidingWindow));
         const Table& x = reference.attentionInput[std::size_t(layer)];
         for (std::size_t i = 0; i < ids.size(); ++i)
             for (std::size_t c = 0; c < std::size_t(tiny.d); ++c)
