@@ -6,6 +6,7 @@
 #include "Initializers.h"
 #include "ResourceLimits.h"
 
+#include "RandomSessions.h"
 #include "TestMatrices.h"
 
 #include "FuzzyCompare.h"
@@ -20,31 +21,7 @@ using namespace qkv;
 namespace {
 
 using test::fromRows;
-
-Session randomSession(Index n, Index m, Index dModel, Index dK, Index dV, int heads, std::uint64_t seed)
-{
-    Session s;
-    s.title = "random";
-    s.X = initializeMatrix({Initializer::Normal, 1.0, seed}, n, dModel);
-    s.tokens.assign(static_cast<std::size_t>(n), "t");
-    s.pad.assign(static_cast<std::size_t>(n), false);
-    if (m != n) {
-        Context c;
-        c.Z = initializeMatrix({Initializer::Normal, 1.0, seed + 1}, m, dModel);
-        c.tokens.assign(static_cast<std::size_t>(m), "z");
-        c.pad.assign(static_cast<std::size_t>(m), false);
-        s.context = c;
-    }
-    for (int h = 0; h < heads; ++h) {
-        const std::uint64_t base = seed + 10 * static_cast<std::uint64_t>(h + 1);
-        Head head;
-        head.W_Q = initializeMatrix({Initializer::XavierNormal, 1.0, base}, dModel, dK);
-        head.W_K = initializeMatrix({Initializer::XavierNormal, 1.0, base + 1}, dModel, dK);
-        head.W_V = initializeMatrix({Initializer::XavierNormal, 1.0, base + 2}, dModel, dV);
-        s.heads.push_back(head);
-    }
-    return s;
-}
+using test::randomSession;
 
 /// `input` · `weights` + `bias` by plain loops (the bias skipped when empty).
 Matrix affineByLoops(const Matrix& input, const Matrix& weights, const Vector& bias)
@@ -206,7 +183,7 @@ void TestEngine::crossAttentionShapes()
 
 void TestEngine::multiHeadConcatAndOutputProjection()
 {
-    Session s = randomSession(4, 4, 6, 3, 2, 3, 11);
+    Session s = randomSession(4, 0, 6, 3, 2, 3, 11);
     s.W_O = initializeMatrix({Initializer::XavierUniform, 1.0, 99}, 6, 5);
     const AttentionResult r = computeAttention(s);
     QCOMPARE(r.concat.rows(), Index(4));
@@ -372,7 +349,7 @@ void TestEngine::noNaNUnderExtremes()
     QFETCH(double, magnitude);
     QFETCH(double, temperature);
     // |X| = 1e150 with unit weights gives scores near ±1e300, the spec's extreme.
-    Session s = randomSession(5, 5, 2, 2, 2, 1, 3);
+    Session s = randomSession(5, 0, 2, 2, 2, 1, 3);
     s.X *= magnitude;
     s.heads[0].W_Q.setIdentity();
     s.heads[0].W_K.setIdentity();
@@ -462,14 +439,14 @@ void TestEngine::invalidSessionsAreRefused()
 
 void TestEngine::reusedBuffersGiveTheSameResult()
 {
-    Session s = randomSession(8, 8, 6, 4, 3, 2, 5);
-    AttentionResult reused = computeAttention(randomSession(8, 8, 6, 4, 3, 2, 6));
+    Session s = randomSession(8, 0, 6, 4, 3, 2, 5);
+    AttentionResult reused = computeAttention(randomSession(8, 0, 6, 4, 3, 2, 6));
     computeAttention(s, reused);
     const AttentionResult fresh = computeAttention(s);
     QCOMPARE(reused.output, fresh.output);
     QCOMPARE(reused.heads[1].weights, fresh.heads[1].weights);
     // A smaller session into the same buffers.
-    const Session small = randomSession(3, 3, 6, 4, 3, 1, 9);
+    const Session small = randomSession(3, 0, 6, 4, 3, 1, 9);
     computeAttention(small, reused);
     QCOMPARE(reused.heads.size(), std::size_t(1));
     QCOMPARE(reused.output, computeAttention(small).output);
@@ -577,7 +554,7 @@ void TestEngine::identicalTokensShareHardmaxEqually()
         const Index n = 5 + static_cast<Index>(random() % 20);
         const Index dModel = 3 + static_cast<Index>(random() % 30);
         const Index dK = 2 + static_cast<Index>(random() % 30);
-        Session s = randomSession(n, n, dModel, dK, 3, 1, random());
+        Session s = randomSession(n, 0, dModel, dK, 3, 1, random());
         const Index repeated = static_cast<Index>(random() % static_cast<std::uint64_t>(n));
         std::vector<Index> copies = {repeated};
         for (Index k = 0; k < 3; ++k) {
@@ -657,13 +634,13 @@ void TestEngine::cancelledComputationStops()
 
 void TestEngine::biasesAreAddedAfterTheProducts_data()
 {
-    QTest::addColumn<int>("m"); // m ≠ n: cross-attention
+    QTest::addColumn<int>("m"); // 0: self-attention
     QTest::addColumn<bool>("float32");
     QTest::addColumn<double>("tolerance");
-    QTest::newRow("self, float64") << 5 << false << 1e-12;
+    QTest::newRow("self, float64") << 0 << false << 1e-12;
     QTest::newRow("cross, float64") << 3 << false << 1e-12;
     // float32: products and bias add in float32 (relative error ~ d · 2⁻²⁴ on entries of order 1).
-    QTest::newRow("self, float32") << 5 << true << 2e-5;
+    QTest::newRow("self, float32") << 0 << true << 2e-5;
     QTest::newRow("cross, float32") << 3 << true << 2e-5;
 }
 
@@ -695,7 +672,7 @@ void TestEngine::zeroBiasesChangeNothing()
 {
     // x + 0 is x: zero biases give the result without biases, bit for bit, in both precisions.
     for (const Precision precision : {Precision::Float64, Precision::Float32}) {
-        Session plain = randomSession(6, 6, 5, 4, 3, 2, 5);
+        Session plain = randomSession(6, 0, 5, 4, 3, 2, 5);
         plain.W_O = initializeMatrix({Initializer::XavierUniform, 1.0, 7}, 6, 4);
         plain.precision = precision;
         Session zeros = plain;
@@ -730,7 +707,7 @@ void TestEngine::biasMessagesNameTheKey()
 {
     QFETCH(int, variant);
     QFETCH(QString, message);
-    Session s = randomSession(3, 3, 6, 4, 3, 2, 8);
+    Session s = randomSession(3, 0, 6, 4, 3, 2, 8);
     s.W_O = initializeMatrix({Initializer::XavierUniform, 1.0, 9}, 6, 5);
     addBiases(s, 40);
     switch (variant) {

@@ -420,7 +420,6 @@ void TestModelSession::refusals()
     // A tensor of the wrong shape is named when the model is opened.
     QTemporaryDir broken;
     writeModel(tiny, broken.path(), 5);
-    tiny.inner = 50;
     {
         std::ofstream(broken.path().toStdString() + "/config.json")
             << "{\"model_type\": \"gpt2\", \"n_embd\": 16, \"n_head\": 2, \"n_layer\": 3, \"n_inner\": 50, "

@@ -13,6 +13,7 @@
 #include "SessionEdits.h"
 #include "SessionFile.h"
 
+#include "RandomSessions.h"
 #include "TestMatrices.h"
 
 #include "FuzzyCompare.h"
@@ -33,31 +34,7 @@ using qkv::test::errorOf;
 namespace {
 
 using test::fromRows;
-
-Session randomSession(Index n, Index m, Index dModel, Index dK, Index dV, int heads, std::uint64_t seed)
-{
-    Session s;
-    s.title = "random";
-    s.X = initializeMatrix({Initializer::Normal, 1.0, seed}, n, dModel);
-    s.tokens.assign(static_cast<std::size_t>(n), "t");
-    s.pad.assign(static_cast<std::size_t>(n), false);
-    if (m > 0) {
-        Context c;
-        c.Z = initializeMatrix({Initializer::Normal, 1.0, seed + 1}, m, dModel);
-        c.tokens.assign(static_cast<std::size_t>(m), "z");
-        c.pad.assign(static_cast<std::size_t>(m), false);
-        s.context = c;
-    }
-    for (int h = 0; h < heads; ++h) {
-        const std::uint64_t base = seed + 10 * static_cast<std::uint64_t>(h + 1);
-        Head head;
-        head.W_Q = initializeMatrix({Initializer::XavierNormal, 1.0, base}, dModel, dK);
-        head.W_K = initializeMatrix({Initializer::XavierNormal, 1.0, base + 1}, dModel, dK);
-        head.W_V = initializeMatrix({Initializer::XavierNormal, 1.0, base + 2}, dModel, dV);
-        s.heads.push_back(head);
-    }
-    return s;
-}
+using test::randomSession;
 
 /// RoPE written out for one row from the definition: pair r of d/2 turned by position · base^(−2r/d).
 RowVector ropeByDefinition(const RowVector& x, Index position, double base, bool half)
