@@ -52,6 +52,41 @@ QKV_INLINE double total(const double (&lane)[lanes])
 typedef double Doubles __attribute__((vector_size(64)));
 typedef std::int64_t Longs __attribute__((vector_size(64)));
 constexpr int doubleWidth = 8;
+// Eight floats: the float32 kernels work on as many floats as a Doubles holds doubles, so that their sums,
+// kept in double, have the same eight lanes in the same order as the float64 kernels'.
+typedef float Floats __attribute__((vector_size(32)));
+typedef std::int32_t Ints __attribute__((vector_size(32)));
+typedef std::uint32_t Unsigneds __attribute__((vector_size(32)));
+
+QKV_INLINE Doubles widen(Floats x)
+{
+    return __builtin_convertvector(x, Doubles);
+}
+
+QKV_INLINE Longs widen(Ints x)
+{
+    return __builtin_convertvector(x, Longs);
+}
+
+template <typename Vector> QKV_INLINE Vector load(const void* from)
+{
+    Vector v;
+    std::memcpy(&v, from, sizeof v);
+    return v;
+}
+
+template <typename Vector> QKV_INLINE void store(void* to, const Vector& v)
+{
+    std::memcpy(to, &v, sizeof v);
+}
+
+QKV_INLINE double total(Doubles lane)
+{
+    double sum = 0.0;
+    for (int l = 0; l < doubleWidth; ++l)
+        sum += lane[l];
+    return sum;
+}
 
 QKV_INLINE Doubles splat(double x)
 {
@@ -127,51 +162,60 @@ QKV_INLINE double expNonPositiveInline(double z)
 /// exp(z) in float32 for smallestFloatExpArgument ≤ z ≤ 0, where the result is a normal number: Cody–Waite
 /// reduction z = k·ln 2 + r as above, e^r by Cephes' expf polynomial (degree 7, within 1 ulp), 2^k in the
 /// exponent bits. No branches: it vectorises, sixteen floats to an AVX-512 vector.
-QKV_INLINE float expNonPositiveFloatInline(float z)
+template <typename Float, typename Bits> QKV_INLINE Float expNonPositiveFloats(Float z)
 {
     constexpr float log2e = 1.44269504088896341f;
     constexpr float shifter = 12582912.0f;  // 1.5·2^23: adding it rounds to an integer
     constexpr float ln2High = 0.693359375f; // 9 significant bits: k·ln2High is exact for |k| < 2^15
     constexpr float ln2Low = -2.12194440e-4f;
-    const float t = z * log2e + shifter;
-    const float k = t - shifter;
-    const float r = (z - k * ln2High) - k * ln2Low;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
+    const Float t = z * log2e + shifter;
+    const Float k = t - shifter;
+    const Float r = (z - k * ln2High) - k * ln2Low;
+    Float p = r * 1.9875691500e-4f + 1.3981999507e-3f;
     p = p * r + 8.3334519073e-3f;
     p = p * r + 4.1665795894e-2f;
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
-    const float er = (p * r) * r + r + 1.0f;
-    std::uint32_t bits;
+    const Float er = (p * r) * r + r + 1.0f;
+    Bits bits;
     std::memcpy(&bits, &t, sizeof bits); // low bits: k, offset by the shifter
     bits = (bits + 127) << 23;
-    float twoToK;
+    Float twoToK;
     std::memcpy(&twoToK, &bits, sizeof twoToK);
     return er * twoToK;
+}
+
+QKV_INLINE float expNonPositiveFloatInline(float z)
+{
+    return expNonPositiveFloats<float, std::uint32_t>(z);
 }
 
 } // namespace
 
 QKV_ROW_KERNEL Range allowedRange(const double* x, const std::uint8_t* allowed, Index m)
 {
-    double low[lanes], high[lanes];
-    for (int l = 0; l < lanes; ++l) {
-        low[l] = infinity;
-        high[l] = -infinity;
+    Doubles low = splat(infinity), high = splat(-infinity);
+    Index j = 0;
+    for (; j + doubleWidth <= m; j += doubleWidth) {
+        Doubles v;
+        Longs a;
+        loadLanes(x, allowed, j, v, a);
+        // Selects, then compares: a NaN compares false and is passed over, as a masked entry is.
+        const Doubles forLow = a != 0 ? v : splat(infinity);
+        const Doubles forHigh = a != 0 ? v : splat(-infinity);
+        low = forLow < low ? forLow : low;
+        high = forHigh > high ? forHigh : high;
     }
-    forEachLane(m, [&](Index j, int l) QKV_INLINE_LAMBDA {
-        // Selects, then compares: a condition joined by && does not vectorise.
-        const bool a = allowed[j] != 0;
-        const double forLow = a ? x[j] : infinity;
-        const double forHigh = a ? x[j] : -infinity;
-        low[l] = forLow < low[l] ? forLow : low[l];
-        high[l] = forHigh > high[l] ? forHigh : high[l];
-    });
     Range range{infinity, -infinity};
-    for (int l = 0; l < lanes; ++l) {
+    for (int l = 0; l < doubleWidth; ++l) {
         range.min = low[l] < range.min ? low[l] : range.min;
         range.max = high[l] > range.max ? high[l] : range.max;
+    }
+    for (; j < m; ++j) {
+        if (allowed[j] != 0) {
+            range.min = x[j] < range.min ? x[j] : range.min;
+            range.max = x[j] > range.max ? x[j] : range.max;
+        }
     }
     return range;
 }
@@ -282,18 +326,32 @@ QKV_ROW_KERNEL ExpSums shiftedExp(const double* x, const std::uint8_t* allowed, 
 QKV_ROW_KERNEL ExpSums shiftedExp(const float* x, const std::uint8_t* allowed, float max, float temperature,
                                   float* e, Index m)
 {
-    const auto logit = [&](Index j) QKV_INLINE_LAMBDA {
-        const float z = (x[j] - max) / temperature;
-        return allowed[j] != 0 ? z : 0.0f;
+    // One pass, eight entries at a time; the tail goes to lane 0, as forEachLane would put it.
+    Doubles sum{}, weighted{}, check{};
+    const auto add = [&](Doubles shifted, Doubles exponential, Doubles logit, Longs isAllowed) QKV_INLINE_LAMBDA {
+        check += isAllowed != 0 ? shifted * 0.0 : splat(0.0); // NaN when a score is NaN or infinite
+        sum += exponential;
+        weighted += exponential * logit;
     };
-    for (Index j = 0; j < m; ++j)
-        e[j] = allowed[j] != 0 ? expNonPositiveFloatInline(logit(j)) : 0.0f;
-    double sum[lanes] = {}, weighted[lanes] = {}, check[lanes] = {};
-    forEachLane(m, [&](Index j, int l) QKV_INLINE_LAMBDA {
-        check[l] += allowed[j] != 0 ? double(x[j] - max) * 0.0 : 0.0; // NaN when a score is NaN or infinite
-        sum[l] += double(e[j]);
-        weighted[l] += double(e[j]) * double(logit(j));
-    });
+    Index j = 0;
+    for (; j + doubleWidth <= m; j += doubleWidth) {
+        Floats xs;
+        Ints a;
+        loadLanes(x, allowed, j, xs, a);
+        const Floats shifted = xs - max;
+        const Floats logit = a != 0 ? shifted / temperature : Floats{};
+        const Floats exponential = a != 0 ? expNonPositiveFloats<Floats, Unsigneds>(logit) : Floats{};
+        store(e + j, exponential);
+        add(widen(shifted), widen(exponential), widen(logit), widen(a));
+    }
+    for (; j < m; ++j) {
+        const bool isAllowed = allowed[j] != 0;
+        const float logit = isAllowed ? (x[j] - max) / temperature : 0.0f;
+        e[j] = isAllowed ? expNonPositiveFloatInline(logit) : 0.0f;
+        check[0] += isAllowed ? double(x[j] - max) * 0.0 : 0.0;
+        sum[0] += double(e[j]);
+        weighted[0] += double(e[j]) * double(logit);
+    }
     const double nan = std::numeric_limits<double>::quiet_NaN();
     return {total(check) == 0.0 ? total(sum) : nan, total(weighted)};
 }
@@ -322,13 +380,23 @@ QKV_ROW_KERNEL bool divide(const double* scores, double divisor, double* scaled,
 
 QKV_ROW_KERNEL bool divide(float* scores, float divisor, double* scoresOut, double* scaled, Index m)
 {
-    double check[lanes] = {};
-    forEachLane(m, [&](Index j, int l) QKV_INLINE_LAMBDA {
+    Doubles check{};
+    Index j = 0;
+    for (; j + doubleWidth <= m; j += doubleWidth) {
+        const Floats s = load<Floats>(scores + j);
+        store(scoresOut + j, widen(s));
+        const Floats quotient = s / divisor;
+        store(scores + j, quotient);
+        const Doubles wide = widen(quotient);
+        store(scaled + j, wide);
+        check += wide * 0.0; // inf·0 and NaN·0 are NaN
+    }
+    for (; j < m; ++j) {
         scoresOut[j] = static_cast<double>(scores[j]);
         scores[j] /= divisor;
         scaled[j] = static_cast<double>(scores[j]);
-        check[l] += scaled[j] * 0.0;
-    });
+        check[0] += scaled[j] * 0.0;
+    }
     return total(check) == 0.0;
 }
 
@@ -373,8 +441,26 @@ enum class WeightsIn { Double, DoubleToRound, Float };
 
 template <WeightsIn source> QKV_INLINE WeightSums sumWeights(double* w, float* rounded, Index m)
 {
-    double sum[lanes] = {}, count[lanes] = {}, high[lanes] = {};
-    forEachLane(m, [&](Index j, int l) QKV_INLINE_LAMBDA {
+    Doubles sum{}, count{}, high{};
+    Index j = 0;
+    for (; j + doubleWidth <= m; j += doubleWidth) {
+        Doubles v;
+        if constexpr (source == WeightsIn::Double) {
+            v = load<Doubles>(w + j);
+        } else if constexpr (source == WeightsIn::DoubleToRound) {
+            const Floats f = __builtin_convertvector(load<Doubles>(w + j), Floats);
+            store(rounded + j, f);
+            v = widen(f);
+            store(w + j, v);
+        } else {
+            v = widen(load<Floats>(rounded + j));
+            store(w + j, v);
+        }
+        sum += v;
+        count += v > 0.0 ? splat(1.0) : splat(0.0);
+        high = v > high ? v : high;
+    }
+    for (; j < m; ++j) { // the tail in lane 0
         double v;
         if constexpr (source == WeightsIn::Double) {
             v = w[j];
@@ -386,13 +472,13 @@ template <WeightsIn source> QKV_INLINE WeightSums sumWeights(double* w, float* r
             v = static_cast<double>(rounded[j]);
             w[j] = v;
         }
-        sum[l] += v;
-        count[l] += v > 0.0 ? 1.0 : 0.0;
-        high[l] = v > high[l] ? v : high[l];
-    });
+        sum[0] += v;
+        count[0] += v > 0.0 ? 1.0 : 0.0;
+        high[0] = v > high[0] ? v : high[0];
+    }
     WeightSums sums{total(sum), static_cast<Index>(total(count)), 0.0};
-    for (double h : high)
-        sums.max = h > sums.max ? h : sums.max;
+    for (int l = 0; l < doubleWidth; ++l)
+        sums.max = high[l] > sums.max ? high[l] : sums.max;
     return sums;
 }
 
