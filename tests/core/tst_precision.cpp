@@ -436,6 +436,52 @@ void TestPrecision::rowKernelsMatchPlainLoops()
             x[std::size_t(m / 2)] = -std::numeric_limits<double>::infinity();
             QVERIFY(!rows::allFinite(x.data(), m));
         }
+
+        // The float32 kernels, vectorised eight entries at a time, against the same steps one entry at a time.
+        std::vector<float> x32(size), e32(size), divided(size), wide32(size);
+        for (Index j = 0; j < m; ++j)
+            x32[std::size_t(j)] = static_cast<float>(std::isfinite(x[std::size_t(j)]) ? x[std::size_t(j)] : 1.0);
+        const rows::RangeF range32 = rows::allowedRange(x32.data(), allowed.data(), m);
+        const float temperature = 0.7f;
+        const rows::ExpSums expSums = rows::shiftedExp(x32.data(), allowed.data(), range32.max, temperature,
+                                                       e32.data(), m);
+        double expSum = 0.0, weighted = 0.0;
+        for (Index j = 0; j < m; ++j) {
+            const std::size_t k = std::size_t(j);
+            const float z = allowed[k] ? (x32[k] - range32.max) / temperature : 0.0f;
+            const float e = allowed[k] ? rows::expOfNonPositive(z) : 0.0f;
+            QCOMPARE(e32[k], e);
+            expSum += e;
+            weighted += double(e) * double(z);
+        }
+        QKV_COMPARE_NEAR(expSums.sum, expSum, 1e-12 * (1 + expSum));
+        QKV_COMPARE_NEAR(expSums.weightedLogits, weighted, 1e-12 * (1 + std::abs(weighted)));
+
+        std::vector<double> scoresOut(size), scaledOut(size);
+        divided = x32;
+        QVERIFY(rows::divide(divided.data(), 3.0f, scoresOut.data(), scaledOut.data(), m));
+        for (Index j = 0; j < m; ++j) {
+            const std::size_t k = std::size_t(j);
+            QCOMPARE(divided[k], x32[k] / 3.0f);
+            QCOMPARE(scoresOut[k], double(x32[k]));
+            QCOMPARE(scaledOut[k], double(divided[k]));
+        }
+        std::vector<double> widened(size);
+        const rows::WeightSums sums32 = rows::widenAndSum(e32.data(), widened.data(), m);
+        std::vector<double> rounded = w;
+        const rows::WeightSums roundedSums = rows::roundToFloatAndSum(rounded.data(), wide32.data(), m);
+        double wideSum = 0.0, roundedSum = 0.0;
+        for (Index j = 0; j < m; ++j) {
+            const std::size_t k = std::size_t(j);
+            QCOMPARE(widened[k], double(e32[k]));
+            QCOMPARE(wide32[k], static_cast<float>(w[k]));
+            QCOMPARE(rounded[k], double(wide32[k]));
+            wideSum += widened[k];
+            roundedSum += rounded[k];
+        }
+        QKV_COMPARE_NEAR(sums32.sum, wideSum, 1e-12 * (1 + wideSum));
+        QKV_COMPARE_NEAR(roundedSums.sum, roundedSum, 1e-12 * (1 + roundedSum));
+        QCOMPARE(roundedSums.support, support);
     }
 }
 
