@@ -235,8 +235,10 @@ template <typename Scalar> struct ScoreOperands {
     }
 };
 
-/// Query rows per block: all of them when the head is too small for threads to pay, else blocks of 16 to 256
-/// rows (at least four blocks), by the sizes alone.
+/// Query rows per block: all of them when the head is too small for threads to pay, else blocks of 16 to 512
+/// rows (at least two blocks), by the sizes alone. Each block packs all of K and V again for its products, so
+/// fewer, taller blocks are faster (n = 2048: 3–5 % against blocks of 256), and two blocks are still never
+/// slower than one thread beside a spinning process (qkv_bench --qkv_competing_load, 2026-11-24).
 Index blockRows(Index n, Index m, Index dK, Index dV)
 {
     // Below this a second thread saves less than it costs when the other core is busy (measured: n = 64,
@@ -244,7 +246,7 @@ Index blockRows(Index n, Index m, Index dK, Index dV)
     constexpr double smallestParallelFlops = 64e6;
     if (2.0 * double(n) * double(m) * double(dK + dV) < smallestParallelFlops)
         return n;
-    return std::clamp<Index>((n + 3) / 4, 16, 256);
+    return std::clamp<Index>((n + 1) / 2, 16, 512);
 }
 
 /// Row statistics from the weights' sums; the entropy is the one given (≥ 0) or summed here.

@@ -132,8 +132,8 @@ struct Chunk {
     bool byColumns;
 };
 
-/// The chunks of one product. Chunks of at least 128 rows: each chunk packs all of b again, which pays only
-/// for tall chunks. Short and wide products (the projections of a short sentence, X · W with d = 512) are
+/// The chunks of one product: two halves, or chunks of 128 rows when that is more. Each chunk packs all of b
+/// again, which pays only for tall chunks (a 1024³ product: 3–8 % faster in halves than in quarters). Short and wide products (the projections of a short sentence, X · W with d = 512) are
 /// split by columns instead, each chunk packing its own part of b and all of the short a. The chunks depend
 /// on the shape alone, never on how many threads are free, so the result is the same bits either way.
 template <typename Scalar>
@@ -142,7 +142,7 @@ void addChunks(const Product<Scalar>& p, std::size_t index, std::vector<Chunk>& 
     constexpr Index minimumChunk = 128;
     const bool byColumns = p.c.rows() < 2 * minimumChunk && p.c.cols() >= 2 * minimumChunk;
     const Index count = byColumns ? p.c.cols() : p.c.rows();
-    const Index grain = std::max(minimumChunk, (count + 3) / 4);
+    const Index grain = std::max(minimumChunk, (count + 1) / 2);
     for (Index begin = 0; begin < count; begin += grain)
         chunks.push_back({index, begin, std::min(count, begin + grain), byColumns});
 }
