@@ -161,7 +161,7 @@ QKV_INLINE double expNonPositiveInline(double z)
 
 /// exp(z) in float32 for smallestFloatExpArgument ≤ z ≤ 0, where the result is a normal number: Cody–Waite
 /// reduction z = k·ln 2 + r as above, e^r by Cephes' expf polynomial (degree 7, within 1 ulp), 2^k in the
-/// exponent bits. No branches: it vectorises, sixteen floats to an AVX-512 vector.
+/// exponent bits. No branches: the same steps serve one float and a vector of eight.
 template <typename Float, typename Bits> QKV_INLINE Float expNonPositiveFloats(Float z)
 {
     constexpr float log2e = 1.44269504088896341f;
