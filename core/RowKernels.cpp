@@ -328,11 +328,6 @@ QKV_ROW_KERNEL ExpSums shiftedExp(const float* x, const std::uint8_t* allowed, f
 {
     // One pass, eight entries at a time; the tail goes to lane 0, as forEachLane would put it.
     Doubles sum{}, weighted{}, check{};
-    const auto add = [&](Doubles shifted, Doubles exponential, Doubles logit, Longs isAllowed) QKV_INLINE_LAMBDA {
-        check += isAllowed != 0 ? shifted * 0.0 : splat(0.0); // NaN when a score is NaN or infinite
-        sum += exponential;
-        weighted += exponential * logit;
-    };
     Index j = 0;
     for (; j + doubleWidth <= m; j += doubleWidth) {
         Floats xs;
@@ -342,7 +337,10 @@ QKV_ROW_KERNEL ExpSums shiftedExp(const float* x, const std::uint8_t* allowed, f
         const Floats logit = a != 0 ? shifted / temperature : Floats{};
         const Floats exponential = a != 0 ? expNonPositiveFloats<Floats, Unsigneds>(logit) : Floats{};
         store(e + j, exponential);
-        add(widen(shifted), widen(exponential), widen(logit), widen(a));
+        const Doubles wideExponential = widen(exponential);
+        check += widen(a) != 0 ? widen(shifted) * 0.0 : splat(0.0); // NaN when a score is NaN or infinite
+        sum += wideExponential;
+        weighted += wideExponential * widen(logit);
     }
     for (; j < m; ++j) {
         const bool isAllowed = allowed[j] != 0;

@@ -437,14 +437,16 @@ void TestPrecision::rowKernelsMatchPlainLoops()
             QVERIFY(!rows::allFinite(x.data(), m));
         }
 
-        // The float32 kernels, vectorised eight entries at a time, against the same steps one entry at a time.
+        // The float32 kernels, vectorised eight entries at a time, against the same steps one entry at a
+        // time.
         std::vector<float> x32(size), e32(size), divided(size), wide32(size);
         for (Index j = 0; j < m; ++j)
-            x32[std::size_t(j)] = static_cast<float>(std::isfinite(x[std::size_t(j)]) ? x[std::size_t(j)] : 1.0);
+            x32[std::size_t(j)] =
+                static_cast<float>(std::isfinite(x[std::size_t(j)]) ? x[std::size_t(j)] : 1.0);
         const rows::RangeF range32 = rows::allowedRange(x32.data(), allowed.data(), m);
         const float temperature = 0.7f;
-        const rows::ExpSums expSums = rows::shiftedExp(x32.data(), allowed.data(), range32.max, temperature,
-                                                       e32.data(), m);
+        const rows::ExpSums expSums =
+            rows::shiftedExp(x32.data(), allowed.data(), range32.max, temperature, e32.data(), m);
         double expSum = 0.0, weighted = 0.0;
         for (Index j = 0; j < m; ++j) {
             const std::size_t k = std::size_t(j);
