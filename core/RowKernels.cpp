@@ -5,10 +5,14 @@
 #include <cstring>
 #include <limits>
 
-// GCC compiles each QKV_ROW_KERNEL function three times and picks one when the program starts. Clang's
-// target_clones and the sanitizers' run-time do not mix well with it, so those builds get one plain version.
+// GCC compiles each QKV_ROW_KERNEL function three times and picks one when the program starts: plain x86-64,
+// x86-64-v3 (AVX2) and x86-64-v4 (AVX-512 F, DQ, BW, VL). A bare "avx512f" version ran the float64 exp at
+// 2 ns an entry: without AVX512DQ, GCC 12 turns each select on a vector comparison into eight scalar
+// compares and branches. Clang's target_clones and the sanitizers' run-time do not mix well with it, so
+// those builds get one plain version. No version contracts a·b + c into one rounding (-ffp-contract=off,
+// CMakeLists.txt), so all three give the same bits.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define QKV_ROW_KERNEL __attribute__((target_clones("default", "avx2", "avx512f")))
+#define QKV_ROW_KERNEL __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
 #else
 #define QKV_ROW_KERNEL
 #endif
@@ -57,6 +61,9 @@ constexpr int doubleWidth = 8;
 typedef float Floats __attribute__((vector_size(32)));
 typedef std::int32_t Ints __attribute__((vector_size(32)));
 typedef std::uint32_t Unsigneds __attribute__((vector_size(32)));
+// Sixteen floats, for the float32 range, which keeps no sums in double.
+typedef float SixteenFloats __attribute__((vector_size(64)));
+typedef std::int32_t SixteenInts __attribute__((vector_size(64)));
 
 QKV_INLINE Doubles widen(Floats x)
 {
@@ -104,13 +111,51 @@ QKV_INLINE Longs splat(std::int64_t x)
     return v;
 }
 
+/// v where `keep` is true (all ones), else +0: the same as `keep ? v : 0`, written as a bitwise and because
+/// GCC 12 compiles some such selects lane by lane, with a scalar compare and branch for each of the eight.
+QKV_INLINE Doubles keepWhere(Longs keep, Doubles v)
+{
+    Longs bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    bits &= keep;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+/// Mask entries [j, j + lanes) as a vector of `lanes` integers, lane l holding byte l in its place (so
+/// nonzero exactly when the entry is): one broadcast and an and. GCC 12 widens bytes to longs one lane at a
+/// time.
+QKV_INLINE void loadMask(const std::uint8_t* allowed, Longs& mask)
+{
+    const Longs bytes = {0xFF,        0xFF << 8,   0xFFL << 16, 0xFFL << 24,
+                         0xFFL << 32, 0xFFL << 40, 0xFFL << 48, std::int64_t(0xFFUL << 56)};
+    std::int64_t word;
+    std::memcpy(&word, allowed, sizeof word);
+    mask = (Longs{} + word) & bytes; // vector + scalar: the scalar in every lane
+}
+
+QKV_INLINE void loadMask(const std::uint8_t* allowed, Ints& mask)
+{
+    Longs wide;
+    loadMask(allowed, wide);
+    mask = __builtin_convertvector(wide != 0, Ints); // all ones or zero: narrowing keeps it
+}
+
+QKV_INLINE void loadMask(const std::uint8_t* allowed, SixteenInts& mask)
+{
+    Ints low, high;
+    loadMask(allowed, low);
+    loadMask(allowed + 8, high);
+    mask = __builtin_shufflevector(low, high, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+
 /// Entries [j, j + lanes) of a row and of its mask, as vectors of the same number of lanes.
 template <typename Values, typename Mask, typename Scalar>
 QKV_INLINE void loadLanes(const Scalar* x, const std::uint8_t* allowed, Index j, Values& values, Mask& mask)
 {
+    static_assert(sizeof(Values) / sizeof(Scalar) == sizeof(Mask) / sizeof(mask[0]));
     std::memcpy(&values, x + j, sizeof values);
-    for (int l = 0; l < static_cast<int>(sizeof(Values) / sizeof(Scalar)); ++l)
-        mask[l] = allowed[j + l];
+    loadMask(allowed + j, mask);
 }
 
 /// exp(z) for z ≤ 0: z = k·ln 2 + r with |r| ≤ ln2/2 (Cody–Waite, so r is exact), e^r by its Taylor series
@@ -151,7 +196,7 @@ QKV_INLINE Doubles expNonPositive(Doubles z)
     Doubles twoToK;
     std::memcpy(&twoToK, &bits, sizeof twoToK);
     const Doubles e = p * twoToK * (subnormal ? splat(0x1p-60) : splat(1.0));
-    return z > -745.5 ? e : splat(0.0);
+    return keepWhere(z > -745.5, e);
 }
 
 QKV_INLINE double expNonPositiveInline(double z)
@@ -224,22 +269,20 @@ QKV_ROW_KERNEL RangeF allowedRange(const float* x, const std::uint8_t* allowed, 
 {
     // GCC's vectoriser leaves a float min/max with a mask scalar (it does for double), so this one is
     // written with GCC's vector types: sixteen lanes, one AVX-512 vector, two AVX2 ones, four SSE ones.
-    typedef float Floats __attribute__((vector_size(64)));
-    typedef std::int32_t Ints __attribute__((vector_size(64)));
     constexpr int width = 16;
     constexpr float infinityF = std::numeric_limits<float>::infinity();
-    Floats low, high;
+    SixteenFloats low, high;
     for (int l = 0; l < width; ++l) {
         low[l] = infinityF;
         high[l] = -infinityF;
     }
     Index j = 0;
     for (; j + width <= m; j += width) {
-        Floats v;
-        Ints a;
+        SixteenFloats v;
+        SixteenInts a;
         loadLanes(x, allowed, j, v, a);
-        const Floats forLow = a != 0 ? v : infinityF;
-        const Floats forHigh = a != 0 ? v : -infinityF;
+        const SixteenFloats forLow = a != 0 ? v : infinityF;
+        const SixteenFloats forHigh = a != 0 ? v : -infinityF;
         low = forLow < low ? forLow : low;
         high = forHigh > high ? forHigh : high;
     }

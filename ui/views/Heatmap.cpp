@@ -209,8 +209,8 @@ void Heatmap::createContextMenu()
 {
     m_menu = new QMenu(this);
     m_menu->setObjectName(QStringLiteral("heatmapMenu"));
-    const auto add = [this](QMenu* menu, QActionGroup* group, const QString& text, const char* name,
-                            const QString& tip) {
+    const auto add = [](QMenu* menu, QActionGroup* group, const QString& text, const char* name,
+                        const QString& tip) {
         QAction* action = menu->addAction(text);
         action->setObjectName(QLatin1String(name));
         action->setStatusTip(tip);
