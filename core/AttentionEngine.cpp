@@ -241,9 +241,10 @@ template <typename Scalar> struct ScoreOperands {
 /// slower than one thread beside a spinning process (qkv_bench --qkv_competing_load, 2026-11-24).
 Index blockRows(Index n, Index m, Index dK, Index dV)
 {
-    // Below this a second thread saves less than it costs when the other core is busy (measured: n = 64,
-    // d = 512 ran 1.3× slower on two threads than on one beside a spinning process).
-    constexpr double smallestParallelFlops = 64e6;
+    // Below this a second thread saves less than it costs. n = 64, d = 512 (8.4 MFLOP) pays since the pool's
+    // workers watch briefly for the next job (Parallel.cpp): 10–15 % faster on free cores, and beside a
+    // spinning process no slower than one thread (qkv_bench --qkv_competing_load, 2026-11-24).
+    constexpr double smallestParallelFlops = 4e6;
     if (2.0 * double(n) * double(m) * double(dK + dV) < smallestParallelFlops)
         return n;
     return std::clamp<Index>((n + 1) / 2, 16, 512);
