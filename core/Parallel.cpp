@@ -28,17 +28,14 @@ Clock::duration watchTime(Clock::duration worked)
     return std::min<Clock::duration>(worked / 8, std::chrono::microseconds(50));
 }
 
-/// Spins until `changed()` or the deadline; true when it changed.
-template <typename Changed> bool watchUntil(Clock::time_point deadline, Changed changed)
+/// Spins until `changed()` or the deadline, whichever comes first.
+template <typename Changed> void watchUntil(Clock::time_point deadline, Changed changed)
 {
-    while (!changed()) {
-        if (Clock::now() >= deadline)
-            return false;
+    while (!changed() && Clock::now() < deadline) {
 #if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
+        __builtin_ia32_pause(); // lets the other hyper-thread run, and saves power
 #endif
     }
-    return true;
 }
 
 /// One job at a time; workers sleep until a job is posted and return to sleep when its chunks are claimed.

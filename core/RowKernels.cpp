@@ -10,7 +10,7 @@
 // 2 ns an entry: without AVX512DQ, GCC 12 turns each select on a vector comparison into eight scalar
 // compares and branches. Clang's target_clones and the sanitizers' run-time do not mix well with it, so
 // those builds get one plain version. No version contracts a·b + c into one rounding (-ffp-contract=off,
-// CMakeLists.txt), so all three give the same bits.
+// core/CMakeLists.txt), so all three give the same bits.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
 #define QKV_ROW_KERNEL __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
 #else
@@ -129,6 +129,7 @@ QKV_INLINE void loadMask(const std::uint8_t* allowed, Longs& mask)
 {
     const Longs bytes = {0xFF,        0xFF << 8,   0xFFL << 16, 0xFFL << 24,
                          0xFFL << 32, 0xFFL << 40, 0xFFL << 48, std::int64_t(0xFFUL << 56)};
+    static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "byte l of the word must be mask entry l");
     std::int64_t word;
     std::memcpy(&word, allowed, sizeof word);
     mask = (Longs{} + word) & bytes; // vector + scalar: the scalar in every lane
