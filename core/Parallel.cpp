@@ -66,7 +66,6 @@ public:
             m_error = nullptr;
             m_open = true;
             ++m_job;
-            m_postedJob.store(m_job, std::memory_order_release);
         }
         m_wake.notify_all();
         const Clock::time_point start = Clock::now();
@@ -78,7 +77,7 @@ public:
         if (m_busyWorkers > 0) {
             lock.unlock();
             watchUntil(claimed + watchTime(claimed - start),
-                       [this] { return m_busy.load(std::memory_order_acquire) == 0; });
+                       [this] { return m_busyWorkers.load(std::memory_order_acquire) == 0; });
             lock.lock();
         }
         m_idle.wait(lock, [this] { return m_busyWorkers == 0; });
@@ -98,7 +97,7 @@ private:
             if (watch > Clock::duration::zero()) {
                 lock.unlock();
                 watchUntil(Clock::now() + watch,
-                           [&] { return m_postedJob.load(std::memory_order_acquire) != seenJob; });
+                           [&] { return m_job.load(std::memory_order_acquire) != seenJob; });
                 lock.lock();
             }
             m_wake.wait(lock, [&] { return m_job != seenJob; });
@@ -107,28 +106,23 @@ private:
             if (!m_open)
                 continue;
             ++m_busyWorkers;
-            m_busy.fetch_add(1, std::memory_order_relaxed);
             lock.unlock();
             const Clock::time_point start = Clock::now();
-            const bool worked = claimChunks();
-            watch = worked ? watchTime(Clock::now() - start) : Clock::duration::zero();
+            claimChunks();
+            watch = watchTime(Clock::now() - start); // about zero when the others had claimed every chunk
             lock.lock();
-            m_busy.fetch_sub(1, std::memory_order_release);
             if (--m_busyWorkers == 0)
                 m_idle.notify_all();
         }
     }
 
-    /// True when this thread ran at least one chunk.
-    bool claimChunks()
+    void claimChunks()
     {
-        bool worked = false;
         insideChunk = true;
         for (;;) {
             const Index begin = m_next.fetch_add(m_grain, std::memory_order_relaxed);
             if (begin >= m_count || m_failed.load(std::memory_order_relaxed))
                 break;
-            worked = true;
             try {
                 (*m_body)(begin, std::min(m_count, begin + m_grain));
             } catch (...) {
@@ -139,7 +133,6 @@ private:
             }
         }
         insideChunk = false;
-        return worked;
     }
 
     std::vector<std::thread> m_workers;
@@ -147,11 +140,10 @@ private:
     std::mutex m_mutex;       // everything below except the atomics
     std::condition_variable m_wake;
     std::condition_variable m_idle;
-    std::uint64_t m_job = 0;
-    std::atomic<std::uint64_t> m_postedJob{0}; // m_job, for workers that watch without the mutex
-    std::atomic<int> m_busy{0};                // m_busyWorkers, for a caller that watches without it
+    // Changed under m_mutex only; atomic so that a watching thread may read them without it.
+    std::atomic<std::uint64_t> m_job{0};
+    std::atomic<int> m_busyWorkers{0};
     bool m_open = false;
-    int m_busyWorkers = 0;
     const std::function<void(Index, Index)>* m_body = nullptr;
     Index m_count = 0;
     Index m_grain = 1;

@@ -347,14 +347,8 @@ QKV_INLINE ExpSums shiftedExpRow(const double* x, const std::uint8_t* allowed, d
         for (int l = 0; j + l < m; ++l)
             e[j + l] = es[l];
     }
-    double sumTotal = 0.0, weightedTotal = 0.0, checkTotal = 0.0;
-    for (int l = 0; l < doubleWidth; ++l) {
-        sumTotal += sum[l];
-        weightedTotal += weighted[l];
-        checkTotal += check[l];
-    }
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    return {checkTotal == 0.0 ? sumTotal : nan, weightedTotal};
+    return {total(check) == 0.0 ? total(sum) : nan, total(weighted)};
 }
 
 } // namespace
