@@ -1,13 +1,30 @@
 #pragma once
 /// @file
 /// Internal to core: the loops the engine runs over every entry of an n × m row block (scaling, softmax,
-/// finiteness, statistics), compiled for AVX-512, for AVX2 and for plain x86-64, and chosen at run time for
-/// the CPU (GCC's target_clones). Every version does the same operations in the same order (sums keep eight
-/// running totals, one per lane of the widest vector), so results are bit for bit the same on any CPU.
+/// finiteness, statistics), compiled for AVX-512 (x86-64-v4), for AVX2 (x86-64-v3) and for the baseline
+/// (SSE2 on x86-64), each over vectors of its CPU's own width, and chosen once at run time for the CPU.
+/// Every version does the same operations in the same order (sums keep eight running totals, one per lane
+/// of eight), so results are bit for bit the same on any CPU.
 
-#include "EigenTypes.h"
+#include <cstddef>
+#include <cstdint>
 
 namespace qkv::rows {
+
+using Index = std::ptrdiff_t; // Eigen::Index: the kernels' files include no Eigen (RowKernelLevel.h says why)
+
+/// The instruction-set levels the kernels are compiled for.
+enum class KernelLevel { Baseline, X86_64_V3, X86_64_V4 };
+/// "x86-64" (or "baseline" off x86-64), "x86-64-v3", "x86-64-v4".
+const char* kernelLevelName(KernelLevel level);
+/// The level in use: the best this CPU has, or the one QKV_ROW_KERNELS names (an x86-64-v* name above) when
+/// the CPU has it.
+KernelLevel kernelLevel();
+/// True when the level is compiled in and this CPU can run it.
+bool kernelLevelAvailable(KernelLevel level);
+/// Makes `level` the one in use, for tests and benchmarks that compare levels (not while kernels run on other
+/// threads); false, and nothing changed, when it is not available.
+bool useKernelLevel(KernelLevel level);
 
 /// Smallest and largest allowed entry (allowed[j] ≠ 0); max < min when nothing is allowed.
 struct Range {

@@ -689,7 +689,8 @@ std::string environmentValue(const char* name)
 
 } // namespace
 
-void registerModelBenchmarks(); // bench_model.cpp
+void registerModelBenchmarks();     // bench_model.cpp
+void registerRowKernelBenchmarks(); // bench_rowkernels.cpp
 
 int main(int argc, char** argv)
 {
@@ -719,6 +720,7 @@ int main(int argc, char** argv)
         return 1;
     }
     registerBenchmarks();
+    registerRowKernelBenchmarks();
     if (modelWanted)
         registerModelBenchmarks();
 

@@ -7,11 +7,14 @@
 #include "Initializers.h"
 #include "Normalizers.h"
 #include "Parallel.h"
+#include "ResultJson.h"
 #include "RowKernels.h"
 #include "SessionEdits.h"
 #include "SessionFile.h"
 
 #include "FuzzyCompare.h"
+
+#include <sstream>
 
 #include <QtTest>
 
@@ -91,6 +94,7 @@ private slots:
     void precisionRoundTripsAndIsValidated();
     void rowKernelExpIsAccurate();
     void rowKernelsMatchPlainLoops();
+    void rowKernelLevelsGiveTheSameBits();
     void float32ExpIsAccurate();
     void float32SoftmaxRow();
     void roundToFloatAndRowHash();
@@ -485,6 +489,154 @@ void TestPrecision::rowKernelsMatchPlainLoops()
         QKV_COMPARE_NEAR(roundedSums.sum, roundedSum, 1e-12 * (1 + roundedSum));
         QCOMPARE(roundedSums.support, support);
     }
+}
+
+namespace {
+
+/// Every row kernel's outputs on rows of length m (sums, ranges and flags as their bits), written to text.
+std::string everyKernelOn(const std::vector<double>& x, const std::vector<std::uint8_t>& allowed)
+{
+    const Index m = Index(x.size());
+    const auto size = x.size();
+    std::ostringstream out;
+    out.precision(17);
+    const auto put = [&out](auto... values) { ((out << values << ' '), ...); };
+    const auto putDoubles = [&put](const std::vector<double>& v) {
+        for (double d : v)
+            put(std::signbit(d), d);
+    };
+    const auto putFloats = [&put](const std::vector<float>& v) {
+        for (float f : v)
+            put(std::signbit(f), f);
+    };
+    std::vector<float> x32(size), e32(size), rounded32(size);
+    std::vector<double> e(size), scaled(size), wide(size), widened(size), weights(size);
+    const rows::Range range = rows::allowedRange(x.data(), allowed.data(), m);
+    put(range.min, range.max);
+    for (double temperature : {1.0, 0.3}) {
+        const rows::ExpSums sums =
+            rows::shiftedExp(x.data(), allowed.data(), range.max, temperature, e.data(), m);
+        put(sums.sum, sums.weightedLogits);
+        putDoubles(e);
+    }
+    put(rows::divide(x.data(), 3.0, scaled.data(), m), rows::allFinite(x.data(), m),
+        rows::roundToFloat(x.data(), x32.data(), m), rows::rowHash(x.data(), m));
+    putDoubles(scaled);
+    putFloats(x32);
+    for (std::size_t j = 0; j < size; ++j)
+        if (!std::isfinite(x32[j]))
+            x32[j] = 0.5f; // the float32 kernels take finite scores
+    const rows::RangeF range32 = rows::allowedRange(x32.data(), allowed.data(), m);
+    put(range32.min, range32.max);
+    bool floatExpDefined = true; // the float32 exp serves logits down to smallestFloatExpArgument
+    for (std::size_t j = 0; j < size; ++j)
+        floatExpDefined &= !allowed[j] || (x32[j] - range32.max) / 0.7f >= rows::smallestFloatExpArgument;
+    if (floatExpDefined) {
+        const rows::ExpSums sums32 =
+            rows::shiftedExp(x32.data(), allowed.data(), range32.max, 0.7f, e32.data(), m);
+        put(sums32.sum, sums32.weightedLogits);
+        putFloats(e32);
+    }
+    put(rows::divide(x32.data(), 3.0f, wide.data(), scaled.data(), m));
+    putFloats(x32);
+    putDoubles(wide);
+    putDoubles(scaled);
+    std::vector<float> product(size);
+    rows::multiply(x32.data(), 1.5f, product.data(), m);
+    putFloats(product);
+    for (std::size_t j = 0; j < size; ++j)
+        weights[j] = std::abs(std::isfinite(x[j]) ? x[j] : 1.0) / 7.0;
+    for (const rows::WeightSums& sums :
+         {rows::weightSums(weights.data(), m), rows::widenAndSum(product.data(), widened.data(), m),
+          rows::roundToFloatAndSum(weights.data(), rounded32.data(), m)})
+        put(sums.sum, sums.support, sums.max);
+    putDoubles(widened);
+    putDoubles(weights);
+    putFloats(rounded32);
+    rows::multiply(weights.data(), 0.25, m);
+    putDoubles(weights);
+    return out.str();
+}
+
+} // namespace
+
+void TestPrecision::rowKernelLevelsGiveTheSameBits()
+{
+    // Each level this CPU has (AVX-512, AVX2, the baseline) against the baseline, kernel by kernel on rows
+    // with tails, masks, subnormal exps and non-finite entries, then the whole engine on random sessions.
+    const rows::KernelLevel inUse = rows::kernelLevel();
+    std::vector<rows::KernelLevel> levels;
+    for (rows::KernelLevel level :
+         {rows::KernelLevel::Baseline, rows::KernelLevel::X86_64_V3, rows::KernelLevel::X86_64_V4})
+        if (rows::kernelLevelAvailable(level))
+            levels.push_back(level);
+    QVERIFY(!levels.empty() && levels.front() == rows::KernelLevel::Baseline);
+    QVERIFY(rows::kernelLevelAvailable(inUse));
+    if (levels.size() == 1)
+        qInfo("only the baseline row kernels run on this CPU: each level is compared with itself");
+
+    std::mt19937_64 random(11);
+    std::normal_distribution<double> normal(0.0, 4.0);
+    std::vector<std::pair<std::vector<double>, std::vector<std::uint8_t>>> cases;
+    for (Index m : {0, 1, 5, 8, 9, 15, 16, 17, 31, 63, 100, 1000}) {
+        std::vector<double> x(static_cast<std::size_t>(m));
+        std::vector<std::uint8_t> allowed(x.size());
+        for (std::size_t j = 0; j < x.size(); ++j) {
+            x[j] = normal(random);
+            allowed[j] = random() % 5 != 0;
+        }
+        cases.emplace_back(x, allowed);
+        if (m >= 9) {
+            x[3] = -900.0; // below exp's subnormal range, and into it
+            x[5] = -706.25;
+            x[7] = -0.0;
+            cases.emplace_back(x, allowed);
+            x[m - 1] = std::numeric_limits<double>::quiet_NaN(); // in the tail, then in a full pack
+            cases.emplace_back(x, allowed);
+            x[m - 1] = 1.0;
+            x[2] = -std::numeric_limits<double>::infinity();
+            cases.emplace_back(x, allowed);
+        }
+    }
+
+    std::vector<Session> sessions;
+    for (int normalizer = 0; normalizer <= int(NormalizerType::Hardmax); ++normalizer)
+        for (Precision precision : {Precision::Float64, Precision::Float32})
+            for (MaskType mask : {MaskType::None, MaskType::Causal, MaskType::Sliding}) {
+                Session s = randomSession(19, normalizer % 2 ? 13 : 19, ScoreFunction::Dot, mask,
+                                          {NormalizerType(normalizer), 1.5}, std::uint64_t(normalizer));
+                s.precision = precision;
+                sessions.push_back(s);
+            }
+
+    const auto everything = [&] {
+        std::string text;
+        for (const auto& [x, allowed] : cases)
+            text += everyKernelOn(x, allowed) + '\n';
+        for (const Session& s : sessions) {
+            std::ostringstream json;
+            writeResultJson(computeAttention(s), json);
+            text += json.str();
+        }
+        return text;
+    };
+    QVERIFY(rows::useKernelLevel(rows::KernelLevel::Baseline));
+    const std::string expected = everything();
+    for (rows::KernelLevel level : levels) {
+        QVERIFY(rows::useKernelLevel(level));
+        QCOMPARE(rows::kernelLevel(), level);
+        const std::string actual = everything();
+        if (actual != expected) {
+            const auto at =
+                std::mismatch(actual.begin(), actual.end(), expected.begin(), expected.end()).first - actual.begin();
+            QFAIL(qPrintable(QStringLiteral("%1 differs from the baseline at character %2: …%3… vs …%4…")
+                                 .arg(QLatin1String(rows::kernelLevelName(level)))
+                                 .arg(at)
+                                 .arg(QString::fromStdString(actual.substr(std::size_t(std::max<long>(0, at - 40)), 80)))
+                                 .arg(QString::fromStdString(expected.substr(std::size_t(std::max<long>(0, at - 40)), 80)))));
+        }
+    }
+    QVERIFY(rows::useKernelLevel(inUse));
 }
 
 void TestPrecision::parallelForRunsEveryChunkOnce()
