@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Internal to core: the loops the engine runs over every entry of an n × m row block (scaling, softmax,
+/// The loops the engine runs over every entry of an n × m row block (scaling, softmax,
 /// finiteness, statistics), compiled for AVX-512 (x86-64-v4), for AVX2 (x86-64-v3) and for the baseline
 /// (SSE2 on x86-64), each over vectors of its CPU's own width, and chosen once at run time for the CPU.
 /// Every version does the same operations in the same order (sums keep eight running totals, one per lane

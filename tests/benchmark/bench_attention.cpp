@@ -35,6 +35,7 @@
 #include "Initializers.h"
 #include "MatrixProduct.h"
 #include "Parallel.h"
+#include "RowKernels.h"
 #include "Session.h"
 
 #include <benchmark/benchmark.h>
@@ -734,6 +735,8 @@ int main(int argc, char** argv)
     // What the numbers depend on, in the context block of every output format.
     benchmark::AddCustomContext("qkv_product_library", qkv::productLibrary());
     benchmark::AddCustomContext("qkv_engine_threads", std::to_string(qkv::engineThreads()));
+    benchmark::AddCustomContext("qkv_row_kernels", qkv::rows::kernelLevelName(qkv::rows::kernelLevel()));
+    benchmark::AddCustomContext("QKV_ROW_KERNELS", environmentValue("QKV_ROW_KERNELS"));
     benchmark::AddCustomContext("QKV_THREADS", environmentValue("QKV_THREADS"));
     benchmark::AddCustomContext("OPENBLAS_CORETYPE", environmentValue("OPENBLAS_CORETYPE"));
     benchmark::AddCustomContext("qkv_competing_load", competingLoad ? "one spinning process" : "none");

@@ -2,6 +2,7 @@
 
 #include "MatrixProduct.h"
 #include "Parallel.h"
+#include "RowKernels.h"
 #include "PlotFigure.h"
 
 #include <QCoreApplication>
@@ -27,11 +28,13 @@ QString aboutText()
                                   .arg(NLOHMANN_JSON_VERSION_MINOR)
                                   .arg(NLOHMANN_JSON_VERSION_PATCH);
     return tr("<b>QKV Lab %1</b><p>Take scaled dot-product attention apart: edit every matrix and option "
-              "and watch each step update.</p><p>Built with %2. Matrix products: %3, on %4 threads.</p>"
+              "and watch each step update.</p><p>Built with %2. Matrix products: %3, on %4 threads; row "
+              "kernels for %5.</p>"
               "<p>Help ▸ User Guide (F1) explains the views; Help ▸ What's This? (Shift+F1) then a click "
               "explains any one of them.</p>")
         .arg(version, libraries, QString::fromStdString(qkv::productLibrary()).toHtmlEscaped())
-        .arg(qkv::engineThreads());
+        .arg(qkv::engineThreads())
+        .arg(QLatin1String(qkv::rows::kernelLevelName(qkv::rows::kernelLevel())));
 }
 
 } // namespace qkv::ui

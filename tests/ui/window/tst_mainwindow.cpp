@@ -1,6 +1,7 @@
 // The assembled window: opening sessions, title, status bar, import/export, save and reopen.
 
 #include "AboutText.h"
+#include "RowKernels.h"
 #include "Document.h"
 #include "DocumentCommands.h"
 #include "Examples.h"
@@ -710,6 +711,10 @@ void TestMainWindow::aboutNamesTheVersionAndLibraries()
     QCoreApplication::setApplicationVersion(before);
     for (const char* part : {"QKV Lab 9.8.7", "Qt ", "Eigen 3.", "QCustomPlot 2.", "nlohmann/json 3."})
         QVERIFY2(text.contains(QLatin1String(part)), qPrintable(text));
+    // The instruction set the row kernels run with (x86-64, x86-64-v3 or x86-64-v4 on a PC).
+    QVERIFY2(text.contains(QLatin1String("row kernels for ") +
+                           QLatin1String(qkv::rows::kernelLevelName(qkv::rows::kernelLevel()))),
+             qPrintable(text));
 }
 
 QTEST_MAIN(TestMainWindow)
