@@ -513,11 +513,13 @@ ExpSums shiftedExp(const double* x, const std::uint8_t* allowed, double max, dou
                               : shiftedExpRow<true>(x, allowed, max, temperature, e, m);
 }
 
-ExpSums shiftedExpFloat(const float* x, const std::uint8_t* allowed, float max, float temperature, float* e,
-                        Index m)
+template <bool divideByTemperature>
+QKV_INLINE ExpSums shiftedExpFloatRow(const float* x, const std::uint8_t* allowed, float max, float temperature,
+                                      float* e, Index m)
 {
     // One pass, eight entries at a time; the tail goes to lane 0, as forEachLane would put it.
-    Doubles sum{}, weighted{}, check{};
+    Doubles sum{}, weighted{};
+    Floats check{}; // gains (x − max)·0: NaN when an allowed score is NaN or infinite; only that is read
     Index j = 0;
     for (; j + lanes <= m; j += lanes) {
         Floats xs;
@@ -525,24 +527,35 @@ ExpSums shiftedExpFloat(const float* x, const std::uint8_t* allowed, float max, 
         loadLanes(x, allowed, j, xs, a);
         const Ints isAllowed = a != 0;
         const Floats shifted = xs - max;
-        const Floats logit = select(isAllowed, shifted / temperature, Floats{});
+        const Floats logit = select(isAllowed, divideByTemperature ? shifted / temperature : shifted, Floats{});
         const Floats exponential = select(isAllowed, expNonPositiveFloats<Floats, Unsigneds>(logit), Floats{});
         exponential.store(e + j);
         const Doubles wideExponential = convert<Doubles>(exponential);
-        // NaN when a score is NaN or infinite
-        check += select(convert<Longs>(a) != 0, convert<Doubles>(shifted) * 0.0, Doubles{});
+        check += select(isAllowed, shifted * 0.0f, Floats{});
         sum += wideExponential;
         weighted += wideExponential * convert<Doubles>(logit);
     }
+    bool finite = true;
+    for (int l = 0; l < lanes; ++l)
+        finite &= check[l] == 0.0f;
     for (; j < m; ++j) {
         const bool isAllowed = allowed[j] != 0;
-        const float logit = isAllowed ? (x[j] - max) / temperature : 0.0f;
+        const float shifted = x[j] - max;
+        const float logit = isAllowed ? (divideByTemperature ? shifted / temperature : shifted) : 0.0f;
         e[j] = isAllowed ? expNonPositiveFloats<float, std::uint32_t>(logit) : 0.0f;
-        check.set(0, check[0] + (isAllowed ? double(x[j] - max) * 0.0 : 0.0));
+        finite &= !isAllowed || shifted * 0.0f == 0.0f;
         sum.set(0, sum[0] + double(e[j]));
         weighted.set(0, weighted[0] + double(e[j]) * double(logit));
     }
-    return {total(check) == 0.0 ? total(sum) : __builtin_nan(""), total(weighted)};
+    return {finite ? total(sum) : __builtin_nan(""), total(weighted)};
+}
+
+ExpSums shiftedExpFloat(const float* x, const std::uint8_t* allowed, float max, float temperature, float* e,
+                        Index m)
+{
+    // x / 1 is x, bit for bit: the common τ = 1 skips the division.
+    return temperature == 1.0f ? shiftedExpFloatRow<false>(x, allowed, max, temperature, e, m)
+                               : shiftedExpFloatRow<true>(x, allowed, max, temperature, e, m);
 }
 
 void multiplyFloat(const float* x, float factor, float* product, Index m)

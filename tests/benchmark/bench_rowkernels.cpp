@@ -85,6 +85,11 @@ void registerRowKernelBenchmarks()
         {"shiftedExp/f32",
          [](Rows& r) {
              benchmark::DoNotOptimize(
+                 rows::shiftedExp(r.x32.data(), r.allowed.data(), 8.0f, 1.0f, r.e32.data(), rowLength));
+         }},
+        {"shiftedExp/f32/temperature",
+         [](Rows& r) {
+             benchmark::DoNotOptimize(
                  rows::shiftedExp(r.x32.data(), r.allowed.data(), 8.0f, 0.7f, r.e32.data(), rowLength));
          }},
         {"divide/f32",

@@ -462,6 +462,27 @@ void TestPrecision::rowKernelsMatchPlainLoops()
         }
         QKV_COMPARE_NEAR(expSums.sum, expSum, 1e-12 * (1 + expSum));
         QKV_COMPARE_NEAR(expSums.weightedLogits, weighted, 1e-12 * (1 + std::abs(weighted)));
+        // A NaN or infinite score makes the sum NaN where it is allowed (in a full pack or in the tail), and
+        // changes nothing where it is masked; τ = 1 (no division) gives the same numerators.
+        for (Index at : {Index(0), m - 1}) {
+            if (m == 0)
+                break;
+            std::vector<float> bad = x32, scratch(size);
+            bad[std::size_t(at)] = at == 0 ? std::numeric_limits<float>::quiet_NaN() : -INFINITY;
+            const bool isAllowed = allowed[std::size_t(at)] != 0;
+            const rows::ExpSums badSums =
+                rows::shiftedExp(bad.data(), allowed.data(), range32.max, temperature, scratch.data(), m);
+            QCOMPARE(std::isnan(badSums.sum), isAllowed);
+        }
+        std::vector<float> atOne(size);
+        const rows::ExpSums unitSums =
+            rows::shiftedExp(x32.data(), allowed.data(), range32.max, 1.0f, atOne.data(), m);
+        for (Index j = 0; j < m; ++j) {
+            const std::size_t k = std::size_t(j);
+            const float z = allowed[k] ? x32[k] - range32.max : 0.0f;
+            QCOMPARE(atOne[k], allowed[k] ? rows::expOfNonPositive(z) : 0.0f);
+        }
+        QVERIFY(std::isfinite(unitSums.sum));
 
         std::vector<double> scoresOut(size), scaledOut(size);
         divided = x32;
