@@ -418,6 +418,15 @@ def run_qkv_bench(bench, arguments, qkv_threads=None):
     return times, report.get("context", {})
 
 
+def fastest(earlier, latest):
+    """Times by name: the smaller of each name's earlier and latest time."""
+    merged = dict(earlier)
+    for name, seconds in latest.items():
+        if seconds is not None and (merged.get(name) is None or seconds < merged[name]):
+            merged[name] = seconds
+    return merged
+
+
 def kernel_family(product_library):
     """The OpenBLAS kernel family in qkv_bench's description of its products ("..., SkylakeX kernels"), or None
     when Eigen does them."""
@@ -543,10 +552,12 @@ def print_report(arguments, qkv, qkv_context, qkv_one_thread, peers, others_load
     if qkv_one_thread is not None:
         header += ["QKV f64, 1 thread", "QKV f32, 1 thread"]
     header += ["numpy f64", "torch f32", "torch f64", "QKV ÷ best peer f64", "QKV ÷ best peer f32"]
+    rounds = max(1, arguments.rounds)
     print("\nTime per call (QKV Lab and every peer alike: the fastest of %d repetitions, each a mean over at "
-          "least %g s (peers: and %d calls) after warm-up; GF/s = the products' FLOPs / time). "
+          "least %g s (peers: and %d calls) after warm-up%s; GF/s = the products' FLOPs / time). "
           "QKV ÷ best peer below 1: QKV Lab is faster.\n"
-          % (QKV_REPETITIONS, arguments.min_time, arguments.min_runs))
+          % (QKV_REPETITIONS * rounds, arguments.min_time, arguments.min_runs,
+             "" if rounds == 1 else ", in %d rounds that took turns (QKV Lab, then each peer)" % rounds))
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     rows = [(case.label, case.flops(), case.label, case.bench_name) for case in cases]
@@ -578,6 +589,10 @@ def main():
     parser.add_argument("--min-time", type=float, default=0.5,
                         help="seconds each timing runs at least, peers and qkv_bench alike (default 0.5)")
     parser.add_argument("--min-runs", type=int, default=5, help="peers: timed calls at least (default 5)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="measure QKV Lab and every peer this many times in turn and keep each one's "
+                             "fastest round (default 1): a machine whose speed drifts over minutes then "
+                             "favours no one")
     parser.add_argument("--competing-load", action="store_true",
                         help="keep one core busy with a spinning process for the whole run")
     parser.add_argument("--one-thread-too", action="store_true",
@@ -612,23 +627,33 @@ def main():
         meter = OthersLoad()
         meter.start()
         result = run(*run_arguments, **keywords)
-        others_load[name] = meter.stop()
+        others_load[name] = max(others_load.get(name, 0.0), meter.stop())  # the worst round's
         return result
 
     try:
         qkv, qkv_context, qkv_one_thread = {}, {}, None
-        if not arguments.smoke:
-            qkv, qkv_context = measured("QKV Lab", run_qkv_bench, arguments.bench, arguments)
-            if arguments.one_thread_too:
-                qkv_one_thread, _ = measured("QKV Lab 1 thread", run_qkv_bench, arguments.bench, arguments,
-                                             qkv_threads=1)
         peers, failures = {}, []
-        for peer in wanted:
-            try:
-                peers[peer] = measured(peer, run_peer, peer, arguments)
-            except PeerFailed as failure:
-                print("error: %s" % failure, file=sys.stderr)
-                peers[peer], failures = None, failures + [peer]
+        for _ in range(max(1, arguments.rounds)):
+            if not arguments.smoke:
+                times, qkv_context = measured("QKV Lab", run_qkv_bench, arguments.bench, arguments)
+                qkv = fastest(qkv, times)
+                if arguments.one_thread_too:
+                    times, _ = measured("QKV Lab 1 thread", run_qkv_bench, arguments.bench, arguments,
+                                        qkv_threads=1)
+                    qkv_one_thread = fastest(qkv_one_thread or {}, times)
+            for peer in wanted:
+                if peer in failures:
+                    continue
+                try:
+                    report = measured(peer, run_peer, peer, arguments)
+                except PeerFailed as failure:
+                    print("error: %s" % failure, file=sys.stderr)
+                    peers[peer], failures = None, failures + [peer]
+                    continue
+                if peers.get(peer):
+                    report["times"] = fastest(peers[peer]["times"], report["times"])
+                    report["best_calls"] = fastest(peers[peer]["best_calls"], report["best_calls"])
+                peers[peer] = report
     finally:
         if load:
             load.kill()
