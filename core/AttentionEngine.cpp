@@ -303,8 +303,8 @@ enum class Problem { None, Score, Scaled, PositionBias, Weight, Output };
 template <typename Scalar>
 void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const MatrixOf<Scalar>& keySide,
                  const std::vector<std::pair<Index, Index>>& identicalKeys, const MaskMatrix& allowed,
-                 const std::vector<Index>& emptyRows, HeadResult& out, const std::vector<Matrix*>& concatenated,
-                 const ComputeOptions& options)
+                 const std::vector<Index>& emptyRows, HeadResult& out,
+                 const std::vector<Matrix*>& concatenated, const ComputeOptions& options)
 {
     const Head& head = session.heads[static_cast<std::size_t>(h)];
     const std::string path = "heads[" + std::to_string(h) + "].";

@@ -149,7 +149,10 @@ template <typename T, int N> struct Pack {
             r.part[i] = a.part[i] << bits;
         return r;
     }
-    QKV_INLINE Pack& operator+=(const Pack& b) { return *this = *this + b; }
+    QKV_INLINE Pack& operator+=(const Pack& b)
+    {
+        return *this = *this + b;
+    }
 };
 
 /// `where ? a : b` lane by lane.
@@ -273,8 +276,9 @@ QKV_INLINE double total(const Doubles& lane)
 /// entry is): one broadcast and an and, where widening byte by byte takes a step per lane.
 QKV_INLINE void loadMask(const std::uint8_t* allowed, Longs& mask)
 {
-    static constexpr std::int64_t bytes[lanes] = {0xFF,        0xFF << 8,   0xFFL << 16, 0xFFL << 24,
-                                                  0xFFL << 32, 0xFFL << 40, 0xFFL << 48, std::int64_t(0xFFUL << 56)};
+    static constexpr std::int64_t bytes[lanes] = {
+        0xFF,        0xFF << 8,   0xFFL << 16, 0xFFL << 24,
+        0xFFL << 32, 0xFFL << 40, 0xFFL << 48, std::int64_t(0xFFUL << 56)};
     static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "byte l of the word must be mask entry l");
     std::int64_t word;
     std::memcpy(&word, allowed, sizeof word);
@@ -320,8 +324,8 @@ QKV_INLINE void loadLanes(const Scalar* x, const std::uint8_t* allowed, Index j,
 /// exp(z) for z ≤ 0: z = k·ln 2 + r with |r| ≤ ln2/2 (Cody–Waite, so r is exact), e^r by its Taylor series
 /// to r¹³ (truncation below 5e-18, summed by Estrin's scheme), 2^k built in the exponent bits. Below −700,
 /// 2^(k+60) is built and the product scaled by 2^−60, so that subnormal results come out right. No branches.
-/// On one of the CPU's vectors at a time: done on a whole pack at once, the polynomial's terms for two or four
-/// vectors would not fit in AVX2's or SSE2's sixteen registers.
+/// On one of the CPU's vectors at a time: done on a whole pack at once, the polynomial's terms for two or
+/// four vectors would not fit in AVX2's or SSE2's sixteen registers.
 template <typename Vector> QKV_INLINE Vector expNonPositive(Vector z)
 {
     typedef std::int64_t Bits __attribute__((vector_size(sizeof(Vector))));
@@ -501,8 +505,8 @@ ExpSums shiftedExp(const double* x, const std::uint8_t* allowed, double max, dou
 }
 
 template <bool divideByTemperature>
-QKV_INLINE ExpSums shiftedExpFloatRow(const float* x, const std::uint8_t* allowed, float max, float temperature,
-                                      float* e, Index m)
+QKV_INLINE ExpSums shiftedExpFloatRow(const float* x, const std::uint8_t* allowed, float max,
+                                      float temperature, float* e, Index m)
 {
     // One pass, eight entries at a time; the tail goes to lane 0, as forEachLane would put it.
     Doubles sum{}, weighted{};
@@ -514,8 +518,10 @@ QKV_INLINE ExpSums shiftedExpFloatRow(const float* x, const std::uint8_t* allowe
         loadLanes(x, allowed, j, xs, a);
         const Ints isAllowed = a != 0;
         const Floats shifted = xs - max;
-        const Floats logit = select(isAllowed, divideByTemperature ? shifted / temperature : shifted, Floats{});
-        const Floats exponential = select(isAllowed, expNonPositiveFloats<Floats, Unsigneds>(logit), Floats{});
+        const Floats logit =
+            select(isAllowed, divideByTemperature ? shifted / temperature : shifted, Floats{});
+        const Floats exponential =
+            select(isAllowed, expNonPositiveFloats<Floats, Unsigneds>(logit), Floats{});
         exponential.store(e + j);
         const Doubles wideExponential = convert<Doubles>(exponential);
         check += select(isAllowed, shifted * 0.0f, Floats{});
@@ -708,21 +714,10 @@ float expOfNonPositiveFloat(float z)
 
 } // namespace
 
-extern const KernelTable kernels = {allowedRange,
-                                    allowedRangeFloat,
-                                    shiftedExp,
-                                    shiftedExpFloat,
-                                    multiply,
-                                    multiplyFloat,
-                                    divide,
-                                    divideFloat,
-                                    allFinite,
-                                    roundToFloat,
-                                    rowHash,
-                                    weightSums,
-                                    roundToFloatAndSum,
-                                    widenAndSum,
-                                    expOfNonPositive,
-                                    expOfNonPositiveFloat};
+extern const KernelTable kernels = {
+    allowedRange,       allowedRangeFloat, shiftedExp,       shiftedExpFloat,
+    multiply,           multiplyFloat,     divide,           divideFloat,
+    allFinite,          roundToFloat,      rowHash,          weightSums,
+    roundToFloatAndSum, widenAndSum,       expOfNonPositive, expOfNonPositiveFloat};
 
 } // namespace qkv::rows::QKV_ROW_LEVEL

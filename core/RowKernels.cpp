@@ -19,8 +19,8 @@ const KernelTable* tableOf(KernelLevel level)
     case KernelLevel::X86_64_V3:
         __builtin_cpu_init();
 #if defined(__clang__) // Clang 14 knows the features, not the level names
-        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
-            __builtin_cpu_supports("bmi2"))
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+            __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2"))
 #else
         if (__builtin_cpu_supports("x86-64-v3"))
 #endif

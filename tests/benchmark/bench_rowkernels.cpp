@@ -48,8 +48,9 @@ void runKernel(benchmark::State& state, const std::function<void(Rows&)>& kernel
         benchmark::ClobberMemory();
     }
     // Inverted, a rate of entries per second is seconds per entry: count them in billions for nanoseconds.
-    state.counters["ns_per_entry"] = benchmark::Counter(
-        double(rowLength) * 1e-9, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+    state.counters["ns_per_entry"] =
+        benchmark::Counter(double(rowLength) * 1e-9,
+                           benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 } // namespace
@@ -59,36 +60,46 @@ void registerRowKernelBenchmarks()
     namespace rows = qkv::rows;
     std::vector<std::pair<std::string, std::function<void(Rows&)>>> kernels = {
         {"allowedRange/f64",
-         [](Rows& r) { benchmark::DoNotOptimize(rows::allowedRange(r.x.data(), r.allowed.data(), rowLength)); }},
+         [](Rows& r) {
+             benchmark::DoNotOptimize(rows::allowedRange(r.x.data(), r.allowed.data(), rowLength));
+         }},
         {"divide/f64",
-         [](Rows& r) { benchmark::DoNotOptimize(rows::divide(r.x.data(), 3.0, r.scaled.data(), rowLength)); }},
+         [](Rows& r) {
+             benchmark::DoNotOptimize(rows::divide(r.x.data(), 3.0, r.scaled.data(), rowLength));
+         }},
         {"weightSums/f64",
          [](Rows& r) { benchmark::DoNotOptimize(rows::weightSums(r.weights.data(), rowLength)); }},
         {"allFinite/f64", [](Rows& r) { benchmark::DoNotOptimize(rows::allFinite(r.x.data(), rowLength)); }},
         {"rowHash/f64", [](Rows& r) { benchmark::DoNotOptimize(rows::rowHash(r.x.data(), rowLength)); }},
         {"roundToFloat/f64",
-         [](Rows& r) { benchmark::DoNotOptimize(rows::roundToFloat(r.x.data(), r.scratch32.data(), rowLength)); }},
+         [](Rows& r) {
+             benchmark::DoNotOptimize(rows::roundToFloat(r.x.data(), r.scratch32.data(), rowLength));
+         }},
         {"allowedRange/f32",
          [](Rows& r) {
              benchmark::DoNotOptimize(rows::allowedRange(r.x32.data(), r.allowed.data(), rowLength));
          }},
         {"divide/f32",
          [](Rows& r) { // divides in place: by 1, so the row stays the same from call to call
-             benchmark::DoNotOptimize(rows::divide(r.x32.data(), 1.0f, r.wide.data(), r.scaled.data(), rowLength));
+             benchmark::DoNotOptimize(
+                 rows::divide(r.x32.data(), 1.0f, r.wide.data(), r.scaled.data(), rowLength));
          }},
         {"roundToFloatAndSum/f64",
          [](Rows& r) {
-             benchmark::DoNotOptimize(rows::roundToFloatAndSum(r.weights.data(), r.scratch32.data(), rowLength));
+             benchmark::DoNotOptimize(
+                 rows::roundToFloatAndSum(r.weights.data(), r.scratch32.data(), rowLength));
          }},
         {"widenAndSum/f32",
-         [](Rows& r) { benchmark::DoNotOptimize(rows::widenAndSum(r.e32.data(), r.wide.data(), rowLength)); }},
+         [](Rows& r) {
+             benchmark::DoNotOptimize(rows::widenAndSum(r.e32.data(), r.wide.data(), rowLength));
+         }},
     };
     // The softmax numerators at τ = 1, which skips a division, and at another temperature.
     for (const float temperature : {1.0f, 0.7f}) {
         const std::string suffix = temperature == 1.0f ? "" : "/temperature";
         kernels.emplace_back("shiftedExp/f64" + suffix, [temperature](Rows& r) {
-            benchmark::DoNotOptimize(
-                rows::shiftedExp(r.x.data(), r.allowed.data(), 8.0, double(temperature), r.e.data(), rowLength));
+            benchmark::DoNotOptimize(rows::shiftedExp(r.x.data(), r.allowed.data(), 8.0, double(temperature),
+                                                      r.e.data(), rowLength));
         });
         kernels.emplace_back("shiftedExp/f32" + suffix, [temperature](Rows& r) {
             benchmark::DoNotOptimize(
@@ -96,8 +107,9 @@ void registerRowKernelBenchmarks()
         });
     }
     for (const auto& [name, kernel] : kernels) {
-        benchmark::RegisterBenchmark(("BM_RowKernels/" + name).c_str(),
-                                     [kernel = kernel](benchmark::State& state) { runKernel(state, kernel); })
-            ->Unit(benchmark::kNanosecond);
+        benchmark::RegisterBenchmark(("BM_RowKernels/" + name).c_str(), [kernel = kernel](
+                                                                            benchmark::State& state) {
+            runKernel(state, kernel);
+        })->Unit(benchmark::kNanosecond);
     }
 }

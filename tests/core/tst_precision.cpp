@@ -649,12 +649,15 @@ void TestPrecision::rowKernelLevelsGiveTheSameBits()
         const std::string actual = everything();
         if (actual != expected) {
             const auto at =
-                std::mismatch(actual.begin(), actual.end(), expected.begin(), expected.end()).first - actual.begin();
-            QFAIL(qPrintable(QStringLiteral("%1 differs from the baseline at character %2: …%3… vs …%4…")
-                                 .arg(QLatin1String(rows::kernelLevelName(level)))
-                                 .arg(at)
-                                 .arg(QString::fromStdString(actual.substr(std::size_t(std::max<long>(0, at - 40)), 80)))
-                                 .arg(QString::fromStdString(expected.substr(std::size_t(std::max<long>(0, at - 40)), 80)))));
+                std::mismatch(actual.begin(), actual.end(), expected.begin(), expected.end()).first -
+                actual.begin();
+            QFAIL(qPrintable(
+                QStringLiteral("%1 differs from the baseline at character %2: …%3… vs …%4…")
+                    .arg(QLatin1String(rows::kernelLevelName(level)))
+                    .arg(at)
+                    .arg(QString::fromStdString(actual.substr(std::size_t(std::max<long>(0, at - 40)), 80)))
+                    .arg(QString::fromStdString(
+                        expected.substr(std::size_t(std::max<long>(0, at - 40)), 80)))));
         }
     }
     QVERIFY(rows::useKernelLevel(inUse));

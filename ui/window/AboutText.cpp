@@ -2,8 +2,8 @@
 
 #include "MatrixProduct.h"
 #include "Parallel.h"
-#include "RowKernels.h"
 #include "PlotFigure.h"
+#include "RowKernels.h"
 
 #include <QCoreApplication>
 

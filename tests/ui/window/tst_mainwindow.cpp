@@ -1,7 +1,6 @@
 // The assembled window: opening sessions, title, status bar, import/export, save and reopen.
 
 #include "AboutText.h"
-#include "RowKernels.h"
 #include "Document.h"
 #include "DocumentCommands.h"
 #include "Examples.h"
@@ -15,6 +14,7 @@
 #include "Preferences.h"
 #include "ResourceLimits.h"
 #include "ResultViews.h"
+#include "RowKernels.h"
 #include "SessionEdits.h"
 #include "SessionFile.h"
 #include "SettingsDialog.h"
