@@ -93,54 +93,39 @@ template <typename T, int N> struct Pack {
     QKV_INLINE T operator[](int lane) const { return part[lane / partLanes][lane % partLanes]; }
     QKV_INLINE void set(int lane, T value) { part[lane / partLanes][lane % partLanes] = value; }
 
-#define QKV_PACK_OPERATOR(op)                                                                                \
-    friend QKV_INLINE Pack operator op(const Pack& a, const Pack& b)                                         \
+// Lane by lane, on a pack and a pack, a pack and a scalar, a scalar and a pack: arithmetic gives a Pack,
+// comparisons a Mask.
+#define QKV_PACK_OPERATOR(op, Result)                                                                        \
+    friend QKV_INLINE Result operator op(const Pack& a, const Pack& b)                                       \
     {                                                                                                        \
-        Pack r;                                                                                              \
+        Result r;                                                                                            \
         QKV_FOR_EACH_PART (int i = 0; i < parts; ++i)                                                        \
             r.part[i] = a.part[i] op b.part[i];                                                              \
         return r;                                                                                            \
     }                                                                                                        \
-    friend QKV_INLINE Pack operator op(const Pack& a, T b)                                                   \
+    friend QKV_INLINE Result operator op(const Pack& a, T b)                                                 \
     {                                                                                                        \
-        Pack r;                                                                                              \
+        Result r;                                                                                            \
         QKV_FOR_EACH_PART (int i = 0; i < parts; ++i)                                                        \
             r.part[i] = a.part[i] op b;                                                                      \
         return r;                                                                                            \
     }                                                                                                        \
-    friend QKV_INLINE Pack operator op(T a, const Pack& b)                                                   \
+    friend QKV_INLINE Result operator op(T a, const Pack& b)                                                 \
     {                                                                                                        \
-        Pack r;                                                                                              \
+        Result r;                                                                                            \
         QKV_FOR_EACH_PART (int i = 0; i < parts; ++i)                                                        \
             r.part[i] = a op b.part[i];                                                                      \
         return r;                                                                                            \
     }
-    QKV_PACK_OPERATOR(+)
-    QKV_PACK_OPERATOR(-)
-    QKV_PACK_OPERATOR(*)
-    QKV_PACK_OPERATOR(/)
-    QKV_PACK_OPERATOR(&)
+    QKV_PACK_OPERATOR(+, Pack)
+    QKV_PACK_OPERATOR(-, Pack)
+    QKV_PACK_OPERATOR(*, Pack)
+    QKV_PACK_OPERATOR(/, Pack)
+    QKV_PACK_OPERATOR(&, Pack)
+    QKV_PACK_OPERATOR(<, Mask)
+    QKV_PACK_OPERATOR(>, Mask)
+    QKV_PACK_OPERATOR(!=, Mask)
 #undef QKV_PACK_OPERATOR
-
-#define QKV_PACK_COMPARISON(op)                                                                              \
-    friend QKV_INLINE Mask operator op(const Pack& a, const Pack& b)                                         \
-    {                                                                                                        \
-        Mask r;                                                                                              \
-        QKV_FOR_EACH_PART (int i = 0; i < parts; ++i)                                                        \
-            r.part[i] = a.part[i] op b.part[i];                                                              \
-        return r;                                                                                            \
-    }                                                                                                        \
-    friend QKV_INLINE Mask operator op(const Pack& a, T b)                                                   \
-    {                                                                                                        \
-        Mask r;                                                                                              \
-        QKV_FOR_EACH_PART (int i = 0; i < parts; ++i)                                                        \
-            r.part[i] = a.part[i] op b;                                                                      \
-        return r;                                                                                            \
-    }
-    QKV_PACK_COMPARISON(<)
-    QKV_PACK_COMPARISON(>)
-    QKV_PACK_COMPARISON(!=)
-#undef QKV_PACK_COMPARISON
 
     friend QKV_INLINE Pack operator<<(const Pack& a, int bits)
     {
