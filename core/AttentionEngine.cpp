@@ -162,7 +162,7 @@ std::array<bool, count> checkAndStore(const std::array<const MatrixOf<Scalar>*, 
     parallelFor(Index(chunks.size()), 1, [&](Index begin, Index end) {
         for (Index c = begin; c < end; ++c) {
             const Chunk& chunk = chunks[std::size_t(c)];
-            const auto rows = work[chunk.matrix]->middleRows(chunk.first, chunk.rows);
+            const ConstRows<Scalar> rows = work[chunk.matrix]->middleRows(chunk.first, chunk.rows); // a view
             if (!isAllFinite(rows))
                 finite[chunk.matrix].store(false, std::memory_order_relaxed);
             if constexpr (!isDouble<Scalar>)
