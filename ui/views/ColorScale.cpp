@@ -96,8 +96,7 @@ const QList<QRgb>& paletteTable(Palette palette, int size)
 QRgb paletteColor(Palette palette, double t)
 {
     const QList<QRgb>& table = paletteTable(palette);
-    const double clamped = std::isfinite(t) ? std::clamp(t, 0.0, 1.0) : 0.0;
-    return table.at(static_cast<int>(std::lround(clamped * static_cast<double>(table.size() - 1))));
+    return table.at(std::isfinite(t) ? paletteIndex(t, static_cast<int>(table.size())) : 0);
 }
 
 QColor maskedCellColor()

@@ -20,7 +20,15 @@ QGradientStops paletteStops(Palette palette);
 /// last at 1). Computed once per palette and size.
 const QList<QRgb>& paletteTable(Palette palette, int size = 256);
 
-/// The colour at position `t` (clamped to 0 to 1) of the palette, from its 256-entry table.
+/// The entry of a `size`-entry palette table nearest to position `t`, clamped to 0 to 1 (NaN: entry 0).
+/// Inline, and no library call: the pipeline canvas looks up millions of cells per edit.
+inline int paletteIndex(double t, int size)
+{
+    const double clamped = t > 0.0 ? (t < 1.0 ? t : 1.0) : 0.0;
+    return static_cast<int>(clamped * static_cast<double>(size - 1) + 0.5);
+}
+
+/// The colour at position `t` (clamped to 0 to 1; ±∞ and NaN: 0) of the palette, from its 256-entry table.
 QRgb paletteColor(Palette palette, double t);
 
 /// The grey of masked cells: distinct from every palette's colours.

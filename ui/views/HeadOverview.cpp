@@ -154,6 +154,7 @@ void HeadOverview::rebuildGrid(int heads)
         connect(map, &Heatmap::cellClicked, this,
                 [this](int row, int column) { m_document->setSelection(row, column); });
     }
+    applyPlotStyle(m_gridHost, windowPlotStyle()); // light or dark, as the window's other plots
     m_columns = 0;
 }
 

@@ -144,6 +144,8 @@ PlotStyle plotStyle(const QCustomPlot* plot)
 void applyPlotStyle(QCustomPlot* plot, const PlotStyle& style)
 {
     const bool first = !plot->property(styleProperty).isValid();
+    if (!first && plotStyle(plot) == style)
+        return;
     plot->setProperty(styleProperty,
                       QVariantList{style.background, style.foreground, style.grid, style.fontScale});
     if (first)
@@ -152,8 +154,22 @@ void applyPlotStyle(QCustomPlot* plot, const PlotStyle& style)
     plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
+namespace {
+PlotStyle& currentWindowPlotStyle()
+{
+    static PlotStyle style; // the GUI thread's only
+    return style;
+}
+} // namespace
+
+PlotStyle windowPlotStyle()
+{
+    return currentWindowPlotStyle();
+}
+
 void applyPlotStyle(const QWidget* root, const PlotStyle& style)
 {
+    currentWindowPlotStyle() = style;
     for (QCustomPlot* plot : root->findChildren<QCustomPlot*>())
         applyPlotStyle(plot, style);
     for (PipelineView* canvas : root->findChildren<PipelineView*>()) // painted by hand, not a plot

@@ -41,12 +41,24 @@ struct PlotStyle {
 
     /// Base and Text of `palette`, the grid between them.
     static PlotStyle fromPalette(const QPalette& palette, double fontScale = 1.0);
+
+    friend bool operator==(const PlotStyle& a, const PlotStyle& b)
+    {
+        return a.background == b.background && a.foreground == b.foreground && a.grid == b.grid &&
+               a.fontScale == b.fontScale;
+    }
+    friend bool operator!=(const PlotStyle& a, const PlotStyle& b) { return !(a == b); }
 };
 
 /// Gives `plot` `style`, now and on every later replot (so axes and titles a view adds later follow it).
+/// Nothing happens when `plot` has that style already: no restyle and no replot.
 void applyPlotStyle(QCustomPlot* plot, const PlotStyle& style);
-/// applyPlotStyle() on every plot inside `root`, and the style to every pipeline canvas there.
+/// applyPlotStyle() on every plot inside `root`, and the style to every pipeline canvas there; `style`
+/// becomes the windowPlotStyle() that plots made later take.
 void applyPlotStyle(const QWidget* root, const PlotStyle& style);
+/// The style the main window last gave its plots (the default style before): for views that build plots
+/// later (one per head), so that the window need not look for new plots on every edit.
+PlotStyle windowPlotStyle();
 /// The style `plot` was last given (the default style when none).
 PlotStyle plotStyle(const QCustomPlot* plot);
 

@@ -341,9 +341,6 @@ void MainWindow::connectActions()
         ShortcutsDialog dialog(menuBar(), this);
         dialog.exec();
     });
-    // Views that build plots later (one per head) get the style when the session changes.
-    connect(m_document, &Document::sessionChanged, this,
-            [this] { QTimer::singleShot(0, this, &MainWindow::applyPlotStyle); });
     connect(m_actions.userGuide, &QAction::triggered, this, [this] {
         if (!m_userGuide)
             m_userGuide = new UserGuide(this);

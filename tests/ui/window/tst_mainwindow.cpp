@@ -503,6 +503,15 @@ void TestMainWindow::darkThemeMakesPlotsDark()
                      qPrintable(plot->parentWidget()->objectName()));
             QVERIFY(plot->xAxis->tickLabelColor().lightness() > 160);
         }
+        // Plots built after the window was styled (one per head) are dark too: the window styles its plots
+        // when the theme changes, not on every edit (which replotted every hidden plot each time).
+        QVERIFY(window.openSession(QStringLiteral("example:multihead")));
+        QTRY_VERIFY(window.findChild<Heatmap*>(QStringLiteral("headHeatmap_1")));
+        auto* headMap = window.findChild<Heatmap*>(QStringLiteral("headHeatmap_1"));
+        QVERIFY(headMap);
+        auto* headPlot = headMap->findChild<QCustomPlot*>();
+        QVERIFY(headPlot);
+        QVERIFY(QColor(headPlot->toPixmap(300, 200).toImage().pixel(1, 1)).lightness() < 80);
     }
     SettingsDialog dialog;
     auto* theme = dialog.findChild<QComboBox*>(QStringLiteral("theme"));
