@@ -16,6 +16,41 @@ enum QueryKeyKind { QueryPoint, KeyPoint };
 
 } // namespace
 
+/// The lines from the selected query to the keys, painted in one pass on the lines layer: an item each
+/// (QCPItemLine, a QObject with anchors) took most of an edit's GUI time at 1024 keys to make and destroy.
+class QueryKeySpaceView::WeightLines : public QCPLayerable {
+public:
+    struct Line {
+        QPointF from, to; // plot coordinates
+        QPen pen;
+    };
+
+    WeightLines(QCustomPlot* plot, const QString& layer) : QCPLayerable(plot, layer) {}
+    void setLines(QList<Line> lines) { m_lines = std::move(lines); }
+
+protected:
+    void applyDefaultAntialiasingHint(QCPPainter* painter) const override
+    {
+        applyAntialiasingHint(painter, true, QCP::aeItems);
+    }
+    QRect clipRect() const override { return mParentPlot->axisRect()->rect(); }
+    void draw(QCPPainter* painter) override
+    {
+        const QCPAxis* x = mParentPlot->xAxis;
+        const QCPAxis* y = mParentPlot->yAxis;
+        const auto pixel = [x, y](QPointF point) {
+            return QPointF(x->coordToPixel(point.x()), y->coordToPixel(point.y()));
+        };
+        for (const Line& line : std::as_const(m_lines)) {
+            painter->setPen(line.pen);
+            painter->drawLine(pixel(line.from), pixel(line.to));
+        }
+    }
+
+private:
+    QList<Line> m_lines;
+};
+
 QueryKeySpaceView::QueryKeySpaceView(Document* document, QWidget* parent)
     : SpaceView(document, QStringLiteral("d_k"), parent)
 {
@@ -26,6 +61,7 @@ QueryKeySpaceView::QueryKeySpaceView(Document* document, QWidget* parent)
     m_keyRing = addRing(plot(), keyColor);
     keepOutOfLegend(m_queryRing);
     keepOutOfLegend(m_keyRing);
+    m_weightLines = new WeightLines(plot(), linesLayer()); // the plot owns it
     recompute();
 }
 
@@ -56,6 +92,7 @@ void QueryKeySpaceView::redraw()
     m_queryPoints.clear();
     m_keyPoints.clear();
     m_lineWidths.clear();
+    m_weightLines->setLines({});
     m_emphasisedQuery = m_emphasisedKey = -1;
     if (!head || !m_hasPlane || m_plane.queries.rows() != head->Q.rows() ||
         m_plane.keys.rows() != head->K.rows()) {
@@ -81,6 +118,7 @@ void QueryKeySpaceView::redraw()
     if (hasQuery) {
         m_emphasisedQuery = query;
         const QPointF from = m_queryPoints.at(static_cast<int>(query));
+        QList<WeightLines::Line> lines;
         for (Index j = 0; j < m; ++j) {
             const double weight = head->weights(query, j);
             // An exact zero (masked, or cut by sparsemax) draws nothing.
@@ -92,16 +130,12 @@ void QueryKeySpaceView::redraw()
             const double width = 0.5 + 6.0 * a;
             QColor color = queryColor;
             color.setAlphaF(static_cast<float>(0.15 + 0.75 * a));
-            auto* line = new QCPItemLine(plot());
-            line->setLayer(linesLayer());
-            line->setSelectable(false);
-            line->start->setCoords(from);
-            line->end->setCoords(m_keyPoints.at(static_cast<int>(j)));
             QPen pen(color, width);
             pen.setCapStyle(Qt::RoundCap);
-            line->setPen(pen);
+            lines.append({from, m_keyPoints.at(static_cast<int>(j)), pen});
             m_lineWidths.append(width);
         }
+        m_weightLines->setLines(std::move(lines));
     }
     if (key >= 0 && key < m)
         m_emphasisedKey = key;

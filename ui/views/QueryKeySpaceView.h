@@ -42,10 +42,12 @@ protected:
     QString describe(const Pickable& point) const override;
 
 private:
+    class WeightLines;
     QCPGraph* m_queries;
     QCPGraph* m_keys;
     QCPGraph* m_queryRing;
     QCPGraph* m_keyRing;
+    WeightLines* m_weightLines;
     QueryKeyPlane m_plane;
     bool m_hasPlane = false;
     mutable LatestJob<std::optional<QueryKeyPlane>> m_projection{this};
