@@ -16,7 +16,7 @@ struct Projection2D {
     Matrix axes; ///< d × 2; the columns are the two directions (a zero column when d = 1)
 };
 
-/// Whether pcaProjection of `rows` × `width` takes long enough (ten milliseconds and more: the scatter
+/// Whether pcaProjection of `rows` × `width` takes long enough (a few milliseconds and more: the scatter
 /// matrix it forms costs rows · width · min(rows, width)) to be run off the GUI thread.
 bool isLargePcaProblem(Index rows, Index width);
 

@@ -258,13 +258,24 @@ void Document::startBackground()
     m_backgroundPending = false;
     m_jobHandled = false;
     m_cancelJob = std::make_shared<std::atomic<bool>>(false);
-    const Session snapshot = m_session;
     const quint64 generation = m_generation;
     const std::uint64_t memoryLimit = m_memoryLimit;
     const std::shared_ptr<std::atomic<bool>> cancel = m_cancelJob;
-    m_watcher.setFuture(QtConcurrent::run([snapshot, generation, memoryLimit, cancel, buffer = takeBuffer()] {
-        return computeOutcome(snapshot, generation, ComputeOptions{cancel.get(), memoryLimit}, buffer);
-    }));
+    m_watcher.setFuture(
+        QtConcurrent::run([snapshot = takeSnapshot(), generation, memoryLimit, cancel, buffer = takeBuffer()] {
+            return computeOutcome(*snapshot, generation, ComputeOptions{cancel.get(), memoryLimit}, buffer);
+        }));
+}
+
+std::shared_ptr<const Session> Document::takeSnapshot()
+{
+    if (m_snapshot && m_snapshot.use_count() == 1) {
+        std::atomic_thread_fence(std::memory_order_acquire); // the job's last reads came before its release
+        *m_snapshot = m_session;
+    } else {
+        m_snapshot = std::make_shared<Session>(m_session);
+    }
+    return m_snapshot;
 }
 
 void Document::onBackgroundFinished()

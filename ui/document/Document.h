@@ -127,6 +127,10 @@ private:
     /// matrices are reused: no large allocation, no page faults, no freeing on the GUI thread), else new.
     std::shared_ptr<AttentionResult> takeBuffer();
     void recycle(std::shared_ptr<AttentionResult> buffer);
+    /// The session for a background job: a copy of m_session, into the last job's copy when no job holds
+    /// that any more (same shapes: no allocation; fresh copies cost the GUI thread more in page faults than
+    /// in copying at d_model = 512).
+    std::shared_ptr<const Session> takeSnapshot();
 
     Session m_session;
     QUndoStack* m_undoStack;
@@ -139,6 +143,7 @@ private:
     std::shared_ptr<const AttentionResult> m_result;
     std::shared_ptr<AttentionResult> m_resultBuffer; // m_result, writable once nothing else holds it
     std::shared_ptr<AttentionResult> m_spareBuffer;  // the result before it, for the next computation
+    std::shared_ptr<Session> m_snapshot;             // the session the last background job computed
     QString m_resultError;
     double m_lastMilliseconds = 0;
     quint64 m_generation = 0;          // of the newest edit
