@@ -261,8 +261,8 @@ void Document::startBackground()
     const quint64 generation = m_generation;
     const std::uint64_t memoryLimit = m_memoryLimit;
     const std::shared_ptr<std::atomic<bool>> cancel = m_cancelJob;
-    m_watcher.setFuture(
-        QtConcurrent::run([snapshot = takeSnapshot(), generation, memoryLimit, cancel, buffer = takeBuffer()] {
+    m_watcher.setFuture(QtConcurrent::run(
+        [snapshot = takeSnapshot(), generation, memoryLimit, cancel, buffer = takeBuffer()] {
             return computeOutcome(*snapshot, generation, ComputeOptions{cancel.get(), memoryLimit}, buffer);
         }));
 }
