@@ -341,8 +341,13 @@ void ControlsPanel::syncFromSession()
     selectData(m_maskType, dataOf(s.mask.type));
     const bool prefix = s.mask.type == MaskType::Prefix, sliding = s.mask.type == MaskType::Sliding;
     m_maskParameter->setEnabled(prefix || sliding);
-    m_maskParameter->setMinimum(sliding ? 1 : 0);
-    m_maskParameter->setPrefix(prefix ? tr("p = ") : sliding ? tr("w = ") : QString());
+    // A spin box's range, prefix or suffix set again lays the window out again even when unchanged: only
+    // changes are set (every edit syncs this panel).
+    if (m_maskParameter->minimum() != (sliding ? 1 : 0))
+        m_maskParameter->setMinimum(sliding ? 1 : 0);
+    const QString prefixText = prefix ? tr("p = ") : sliding ? tr("w = ") : QString();
+    if (m_maskParameter->prefix() != prefixText)
+        m_maskParameter->setPrefix(prefixText);
     const Index parameter = sliding ? s.mask.window : s.mask.prefixLength;
     if (m_maskParameter->value() != parameter)
         m_maskParameter->setValue(static_cast<int>(parameter));
@@ -353,8 +358,11 @@ void ControlsPanel::syncHead()
 {
     const QSignalBlocker blocker(m_head);
     const int heads = std::max(1, m_document->session().headCount());
-    m_head->setRange(1, heads);
-    m_head->setSuffix(tr(" of %1").arg(heads));
+    if (m_head->minimum() != 1 || m_head->maximum() != heads)
+        m_head->setRange(1, heads);
+    const QString suffix = tr(" of %1").arg(heads);
+    if (m_head->suffix() != suffix)
+        m_head->setSuffix(suffix);
     m_head->setValue(m_document->currentHead() + 1);
     m_head->setEnabled(m_document->session().headCount() > 1);
 

@@ -225,8 +225,11 @@ void HeadOverview::refresh()
 void HeadOverview::updateHighlight()
 {
     m_highlighted = m_maps.isEmpty() ? -1 : std::clamp(m_document->currentHead(), 0, headCount() - 1);
-    for (int h = 0; h < m_frames.size(); ++h)
-        m_frames.at(h)->setStyleSheet(frameStyle(m_frames.at(h)->objectName(), h == m_highlighted));
+    for (int h = 0; h < m_frames.size(); ++h) {
+        const QString style = frameStyle(m_frames.at(h)->objectName(), h == m_highlighted);
+        if (m_frames.at(h)->styleSheet() != style) // a style sheet set again polishes the frame again
+            m_frames.at(h)->setStyleSheet(style);
+    }
 }
 
 void HeadOverview::updateSelection()

@@ -268,8 +268,9 @@ void SpaceView::updateControls()
     const Index d = planeDimension();
     const int last = static_cast<int>(std::max<Index>(0, d - 1));
     m_mode->setCurrentIndex(m_mode->findData(static_cast<int>(m_options.mode)));
-    m_first->setRange(0, last);
-    m_second->setRange(0, last);
+    for (QSpinBox* box : {m_first, m_second})
+        if (box->maximum() != last) // setRange lays the window out again even when nothing changes
+            box->setRange(0, last);
     m_first->setValue(static_cast<int>(m_options.first));
     m_second->setValue(static_cast<int>(m_options.second));
     const bool picking = m_options.mode == PlaneMode::PickedDimensions && d > 0;

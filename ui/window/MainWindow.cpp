@@ -144,6 +144,20 @@ MainWindow::MainWindow(QWidget* parent)
     m_stopButton->setObjectName(QStringLiteral("stopButton"));
     m_stopButton->setDefaultAction(m_actions.stopComputation);
     m_stopButton->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    // The status bar's size stays the same on an edit: a label of changing width, or a widget shown for each
+    // background computation, laid out the whole window again (every dock) twice per edit. So the time
+    // label is as wide as its widest text, and the busy widgets have a fixed size and keep their place while
+    // hidden.
+    m_timeLabel->setFixedSize(m_timeLabel->fontMetrics().horizontalAdvance(
+                                  tr("computed in float32 in %1 ms").arg(99999.99, 0, 'f', 2)) +
+                                  m_timeLabel->fontMetrics().averageCharWidth(),
+                              m_timeLabel->sizeHint().height());
+    for (QWidget* busy : {static_cast<QWidget*>(m_progress), static_cast<QWidget*>(m_stopButton)}) {
+        busy->setFixedSize(busy->sizeHint().boundedTo(busy->maximumSize())); // its text is set on each enable
+        QSizePolicy policy = busy->sizePolicy();
+        policy.setRetainSizeWhenHidden(true);
+        busy->setSizePolicy(policy);
+    }
     statusBar()->addPermanentWidget(m_shapeLabel);
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_stopButton);
@@ -691,8 +705,9 @@ void MainWindow::updateWeightTabs()
     const Session& session = m_document->session();
     for (int tab = 0; tab < m_weightTabs->count(); ++tab) {
         auto* editor = static_cast<MatrixEditor*>(m_weightTabs->widget(tab));
-        m_weightTabs->setTabVisible(tab,
-                                    exists(session, {editor->matrixRef().kind, m_document->currentHead()}));
+        const bool shown = exists(session, {editor->matrixRef().kind, m_document->currentHead()});
+        if (m_weightTabs->isTabVisible(tab) != shown) // setting it lays the tabs out again, changed or not
+            m_weightTabs->setTabVisible(tab, shown);
     }
     m_contextDock->setEnabled(session.context.has_value());
 }
