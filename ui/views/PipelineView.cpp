@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace qkv::ui {
@@ -348,7 +349,28 @@ void PipelineView::rebuild() const
     }
 
     // Colour ranges and images: one pass over each matrix (every k-th cell of a very large one).
+    const auto forbidsSome = [](const MaskMatrix* allowed) {
+        return allowed && allowed->size() > 0 &&
+               std::memchr(allowed->data(), 0, static_cast<std::size_t>(allowed->size())) != nullptr;
+    };
+    const Stage* previous = nullptr;
+    const MaskMatrix* previousForbidden = nullptr;
     for (Stage& stage : m_stages) {
+        // A mask that forbids nothing colours nothing grey (`forbidden` is then null); the masked stage then
+        // shows the scaled stage's values in its colours, and shares its image (one n × n image fewer per
+        // edit).
+        const MaskMatrix* forbidden = forbidsSome(stage.allowed) ? stage.allowed : nullptr;
+        const bool sameAsPrevious = previous && previous->values == stage.values &&
+                                    previous->palette == stage.palette && !previousForbidden && !forbidden;
+        previousForbidden = forbidden;
+        if (sameAsPrevious) {
+            stage.lower = previous->lower;
+            stage.upper = previous->upper;
+            stage.image = previous->image; // implicitly shared
+            previous = &stage;
+            continue;
+        }
+        previous = &stage;
         const Matrix& values = *stage.values;
         const Index rows = values.rows(), columns = values.cols();
         const Index rowStep = std::max<Index>(1, (rows + imageLimit - 1) / imageLimit);
@@ -357,7 +379,7 @@ void PipelineView::rebuild() const
             stage.lower = 0.0;
             stage.upper = 1.0;
         } else {
-            std::tie(stage.lower, stage.upper) = divergingRange(values, stage.allowed, rowStep, columnStep);
+            std::tie(stage.lower, stage.upper) = divergingRange(values, forbidden, rowStep, columnStep);
         }
         const int width = static_cast<int>((columns + columnStep - 1) / columnStep);
         const int height = static_cast<int>((rows + rowStep - 1) / rowStep);
@@ -367,7 +389,6 @@ void PipelineView::rebuild() const
         const double lower = stage.lower;
         const double span = stage.upper - stage.lower;
         const QRgb grey = maskedCellColor().rgb();
-        const MaskMatrix* allowed = stage.allowed;
         uchar* const pixels = stage.image.bits(); // detached here, once, not by each thread
         const qsizetype lineBytes = stage.image.bytesPerLine();
         // Lines on the engine's threads (up to 4 n × n stages of a million cells each at n = 1024).
@@ -375,12 +396,16 @@ void PipelineView::rebuild() const
             for (Index y = firstLine; y < endLine; ++y) {
                 auto* line = reinterpret_cast<QRgb*>(pixels + y * lineBytes);
                 const double* row = values.row(y * rowStep).data();
-                const std::uint8_t* allowedRow = allowed ? allowed->row(y * rowStep).data() : nullptr;
+                if (!forbidden) {
+                    for (Index x = 0; x < width; ++x)
+                        line[x] = table[paletteIndex((row[x * columnStep] - lower) / span, tableSize)];
+                    continue;
+                }
+                const std::uint8_t* allowedRow = forbidden->row(y * rowStep).data();
                 for (Index x = 0; x < width; ++x) {
                     const Index j = x * columnStep;
-                    line[x] = allowedRow && allowedRow[j] == 0
-                                  ? grey
-                                  : table[paletteIndex((row[j] - lower) / span, tableSize)];
+                    line[x] =
+                        allowedRow[j] == 0 ? grey : table[paletteIndex((row[j] - lower) / span, tableSize)];
                 }
             }
         });

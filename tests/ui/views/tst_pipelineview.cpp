@@ -135,6 +135,7 @@ private slots:
     void labelsNeverOverlap_data();
     void labelsNeverOverlap();
     void colourOnlyAtLargeSizes();
+    void maskedStageGreyExactlyWhereMasked();
     void hiddenCanvasBuildsWhenShown();
     void exportsAValidFigure_data();
     void exportsAValidFigure();
@@ -457,6 +458,42 @@ void TestPipelineView::colourOnlyAtLargeSizes()
         for (int x = weights.left(); x < weights.right(); x += 3)
             colours.insert(image.pixel(x, y));
     QVERIFY2(colours.size() > 3, qPrintable(QString::number(colours.size())));
+}
+
+// The masked stage shares the scaled stage's image when the mask forbids nothing; with a causal mask its
+// cells above the diagonal are grey and the scaled stage's are not.
+void TestPipelineView::maskedStageGreyExactlyWhereMasked()
+{
+    const auto document = openDocument(QStringLiteral("n=256"));
+    PipelineView view(document.get());
+    view.resize(1280, 720);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    const auto colourAt = [&view](const QImage& image, const QString& stage, double across, double down) {
+        const QRectF rect = view.stageRect(stage).adjusted(2, 2, -2, -2);
+        return image.pixel(
+            QPointF(rect.left() + across * rect.width(), rect.top() + down * rect.height()).toPoint());
+    };
+    const QRgb grey = maskedCellColor().rgb();
+    const QList<std::pair<double, double>> places = {{0.9, 0.1}, {0.6, 0.3}, {0.1, 0.9}, {0.5, 0.5}};
+    QImage image = view.grab().toImage();
+    for (const auto& [across, down] : places) {
+        QCOMPARE(colourAt(image, QStringLiteral("masked"), across, down),
+                 colourAt(image, QStringLiteral("scaled"), across, down));
+        QVERIFY(colourAt(image, QStringLiteral("masked"), across, down) != grey);
+    }
+
+    Session causal = document->session();
+    causal.mask.type = MaskType::Causal;
+    document->reset(causal);
+    document->waitForResult();
+    QCoreApplication::processEvents();
+    image = view.grab().toImage();
+    for (const auto& [across, down] : places) {
+        const bool above = across > down + 0.05; // a key after the query: masked
+        QCOMPARE(colourAt(image, QStringLiteral("masked"), across, down) == grey, above);
+        QVERIFY(colourAt(image, QStringLiteral("scaled"), across, down) != grey);
+    }
 }
 
 void TestPipelineView::hiddenCanvasBuildsWhenShown()
