@@ -154,7 +154,8 @@ void HeadOverview::rebuildGrid(int heads)
         connect(map, &Heatmap::cellClicked, this,
                 [this](int row, int column) { m_document->setSelection(row, column); });
     }
-    applyPlotStyle(m_gridHost, windowPlotStyle()); // light or dark, as the window's other plots
+    if (const std::optional<PlotStyle> style = windowPlotStyle()) // light or dark, as the window's plots
+        applyPlotStyle(m_gridHost, *style);
     m_columns = 0;
 }
 

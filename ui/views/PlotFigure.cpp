@@ -155,14 +155,14 @@ void applyPlotStyle(QCustomPlot* plot, const PlotStyle& style)
 }
 
 namespace {
-PlotStyle& currentWindowPlotStyle()
+std::optional<PlotStyle>& currentWindowPlotStyle()
 {
-    static PlotStyle style; // the GUI thread's only
+    static std::optional<PlotStyle> style; // the GUI thread's only
     return style;
 }
 } // namespace
 
-PlotStyle windowPlotStyle()
+std::optional<PlotStyle> windowPlotStyle()
 {
     return currentWindowPlotStyle();
 }

@@ -5,6 +5,8 @@
 #include <QSize>
 #include <QString>
 
+#include <optional>
+
 class QCPTextElement;
 class QCustomPlot;
 class QPaintDevice;
@@ -56,9 +58,9 @@ void applyPlotStyle(QCustomPlot* plot, const PlotStyle& style);
 /// applyPlotStyle() on every plot inside `root`, and the style to every pipeline canvas there; `style`
 /// becomes the windowPlotStyle() that plots made later take.
 void applyPlotStyle(const QWidget* root, const PlotStyle& style);
-/// The style the main window last gave its plots (the default style before): for views that build plots
-/// later (one per head), so that the window need not look for new plots on every edit.
-PlotStyle windowPlotStyle();
+/// The style the main window last gave its plots (none before, and in command-line export): for views that
+/// build plots later (one per head), so that the window need not look for new plots on every edit.
+std::optional<PlotStyle> windowPlotStyle();
 /// The style `plot` was last given (the default style when none).
 PlotStyle plotStyle(const QCustomPlot* plot);
 
