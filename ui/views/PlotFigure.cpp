@@ -239,6 +239,9 @@ QCPTextElement* setUpPlot(QCustomPlot* plot, const QSize& minimumSize)
     plot->setMinimumSize(minimumSize);
     plot->setMouseTracking(true);
     plot->setInteractions(QCP::Interactions());
+    // QCustomPlot's default repaints the widget inside replot(), which paints every dirty widget of the
+    // window then and there; several plots replotting after one edit painted the window several times.
+    plot->setPlottingHint(QCP::phImmediateRefresh, false);
     QFont titleFont = plot->font();
     titleFont.setBold(true);
     plot->plotLayout()->insertRow(0);

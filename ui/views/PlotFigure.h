@@ -29,7 +29,8 @@ void renderPlot(QCustomPlot* plot, QPaintDevice* device, const QSize& size);
 /// device cannot be painted on.
 bool beginFigure(QPainter& painter, QPaintDevice* device, const QSize& size);
 
-/// The set-up every plot view shares: a minimum size, hover tracking, no dragging or zooming, and a bold
+/// The set-up every plot view shares: a minimum size, hover tracking, no dragging or zooming, replots that
+/// repaint with the rest of the window (not at once), and a bold
 /// title row above the axes. Returns the title element.
 QCPTextElement* setUpPlot(QCustomPlot* plot, const QSize& minimumSize);
 

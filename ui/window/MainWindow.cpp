@@ -5,6 +5,7 @@
 #include "ControlsPanel.h"
 #include "Document.h"
 #include "DocumentCommands.h"
+#include "ElidedLabel.h"
 #include "Error.h"
 #include "Examples.h"
 #include "ExportDialog.h"
@@ -130,7 +131,7 @@ MainWindow::MainWindow(QWidget* parent)
     toolBar->setObjectName(QStringLiteral("fileToolBar"));
     m_actions.fillToolBar(toolBar);
 
-    m_shapeLabel = new QLabel(this);
+    m_shapeLabel = new ElidedLabel(this);
     m_shapeLabel->setObjectName(QStringLiteral("shapeLabel"));
     m_timeLabel = new QLabel(this);
     m_timeLabel->setObjectName(QStringLiteral("computeTimeLabel"));
@@ -677,13 +678,13 @@ void MainWindow::updateTitle()
 void MainWindow::updateStatus()
 {
     const Session& s = m_document->session();
-    m_shapeLabel->setText(tr("n = %1   m = %2   d_model = %3   d_k = %4   d_v = %5   heads = %6")
-                              .arg(s.n())
-                              .arg(s.m())
-                              .arg(s.dModel())
-                              .arg(s.dK())
-                              .arg(s.dV())
-                              .arg(s.headCount()));
+    m_shapeLabel->setFullText(tr("n = %1   m = %2   d_model = %3   d_k = %4   d_v = %5   heads = %6")
+                                  .arg(s.n())
+                                  .arg(s.m())
+                                  .arg(s.dModel())
+                                  .arg(s.dK())
+                                  .arg(s.dV())
+                                  .arg(s.headCount()));
     const bool computing = m_document->isComputing();
     const std::shared_ptr<const AttentionResult> result = m_document->result();
     const bool float32 = result && result->precision == Precision::Float32;

@@ -21,6 +21,7 @@ namespace qkv::ui {
 
 class Autosave;
 class Document;
+class ElidedLabel;
 class Figure;
 class LessonPanel;
 class LessonPlayer;
@@ -117,7 +118,7 @@ private:
     LessonPlayer* m_lessonPlayer = nullptr;
     LessonPanel* m_lessonPanel = nullptr;
     QDockWidget* m_lessonDock = nullptr;
-    QLabel* m_shapeLabel = nullptr;
+    ElidedLabel* m_shapeLabel = nullptr;
     QLabel* m_timeLabel = nullptr;
     QProgressBar* m_progress = nullptr;
     QToolButton* m_stopButton = nullptr;

@@ -3,6 +3,7 @@
 #include "AboutText.h"
 #include "Document.h"
 #include "DocumentCommands.h"
+#include "ElidedLabel.h"
 #include "Examples.h"
 #include "Heatmap.h"
 #include "Initializers.h"
@@ -63,6 +64,7 @@ private slots:
     void badFileKeepsTheOpenSession();
     void titleShowsUnsavedChanges();
     void statusBarShowsShapes();
+    void shapeLabelElidesWhenNarrow();
     void docksCanBeClosedAndRestored();
     void exportAndImportMatrices_data();
     void exportAndImportMatrices();
@@ -145,6 +147,31 @@ void TestMainWindow::titleShowsUnsavedChanges()
     QVERIFY(window.windowTitle().contains(QStringLiteral("[*]")));
     window.document()->undoStack()->undo();
     QVERIFY(!window.isWindowModified());
+}
+
+void TestMainWindow::shapeLabelElidesWhenNarrow()
+{
+    const QString full =
+        QStringLiteral("n = 1024   m = 1024   d_model = 64   d_k = 32   d_v = 32   heads = 1");
+    ElidedLabel label;
+    label.setFullText(full);
+    QCOMPARE(label.text(), full); // not shown yet: no width to fit
+    label.resize(label.sizeHint());
+    label.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&label));
+    QCOMPARE(label.text(), full);
+    QVERIFY(label.toolTip().isEmpty());
+
+    label.resize(label.sizeHint().width() / 2, label.height());
+    QVERIFY2(label.text().endsWith(QChar(0x2026)) && label.text().size() < full.size(),
+             qPrintable(label.text()));
+    QVERIFY(full.startsWith(label.text().chopped(1)));
+    QCOMPARE(label.toolTip(), full);
+    QVERIFY(label.fontMetrics().horizontalAdvance(label.text()) <= label.contentsRect().width());
+
+    label.resize(label.sizeHint());
+    QCOMPARE(label.text(), full);
+    QVERIFY(label.toolTip().isEmpty());
 }
 
 void TestMainWindow::statusBarShowsShapes()
