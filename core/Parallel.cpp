@@ -190,4 +190,18 @@ void parallelFor(Index count, Index grain, const std::function<void(Index, Index
     }
 }
 
+bool allPiecesPass(Index count, const std::function<bool(Index first, Index size)>& test)
+{
+    constexpr Index piece = Index(1) << 16;
+    if (count <= piece)
+        return test(0, count);
+    std::atomic<bool> passed{true};
+    parallelFor((count + piece - 1) / piece, 1, [&](Index begin, Index end) {
+        for (Index p = begin; p < end; ++p)
+            if (!test(p * piece, std::min(piece, count - p * piece)))
+                passed.store(false, std::memory_order_relaxed);
+    });
+    return passed.load(std::memory_order_relaxed);
+}
+
 } // namespace qkv

@@ -28,4 +28,9 @@ int engineThreads();
 /// are skipped.
 void parallelFor(Index count, Index grain, const std::function<void(Index begin, Index end)>& body);
 
+/// True when test(first, size) is true for every piece [first, first + size) of [0, count), pieces of 2¹⁶
+/// (one piece on the calling thread when count is no larger), tested with parallelFor: for one pass over a
+/// large matrix (a finiteness scan, a rounding to float32).
+bool allPiecesPass(Index count, const std::function<bool(Index first, Index size)>& test);
+
 } // namespace qkv

@@ -4,7 +4,6 @@
 #include "RowKernels.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <sstream>
 
@@ -44,16 +43,8 @@ namespace {
 /// the pipeline's time at n = 64, d = 512.
 bool allFinite(const double* data, Index size)
 {
-    constexpr Index chunk = Index(1) << 16;
-    if (size <= chunk)
-        return rows::allFinite(data, size);
-    std::atomic<bool> finite{true};
-    parallelFor((size + chunk - 1) / chunk, 1, [&](Index begin, Index end) {
-        for (Index c = begin; c < end; ++c)
-            if (!rows::allFinite(data + c * chunk, std::min(chunk, size - c * chunk)))
-                finite.store(false, std::memory_order_relaxed);
-    });
-    return finite.load(std::memory_order_relaxed);
+    return allPiecesPass(size,
+                         [data](Index first, Index count) { return rows::allFinite(data + first, count); });
 }
 
 template <typename Enum, std::size_t N> const char* nameOf(Enum value, const char* const (&names)[N])

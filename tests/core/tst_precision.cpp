@@ -100,6 +100,7 @@ private slots:
     void roundToFloatAndRowHash();
     void parallelForRunsEveryChunkOnce();
     void parallelForCarriesTheFirstError();
+    void allPiecesPassTestsEveryEntryOnce();
     void parallelForFromManyThreads();
     void resultDoesNotDependOnBlocks();
 };
@@ -676,6 +677,29 @@ void TestPrecision::parallelForRunsEveryChunkOnce()
             for (const auto& v : visits)
                 QCOMPARE(v.load(), 1);
         }
+}
+
+void TestPrecision::allPiecesPassTestsEveryEntryOnce()
+{
+    constexpr Index piece = Index(1) << 16;
+    for (Index count : {Index(0), Index(5), piece, piece + 1, 3 * piece + 5}) {
+        std::vector<std::atomic<int>> visits(static_cast<std::size_t>(count));
+        const auto visit = [&visits](Index first, Index size) {
+            for (Index i = first; i < first + size; ++i)
+                visits[std::size_t(i)].fetch_add(1);
+            return true;
+        };
+        QVERIFY(allPiecesPass(count, visit));
+        for (const std::atomic<int>& v : visits)
+            QCOMPARE(v.load(), 1);
+        // One failing entry anywhere, the last one included, fails the whole.
+        for (Index bad : {Index(0), count / 2, count - 1}) {
+            if (count == 0)
+                continue;
+            QVERIFY(!allPiecesPass(
+                count, [bad](Index first, Index size) { return bad < first || bad >= first + size; }));
+        }
+    }
 }
 
 void TestPrecision::parallelForCarriesTheFirstError()

@@ -21,11 +21,12 @@ namespace qkv::ui {
 
 namespace {
 
-constexpr double margin = 10;       // around the canvas
-constexpr double lineGap = 10;      // between two lines of stages
-constexpr double plainGap = 12;     // between two stages with no operator between them
-constexpr double minimumArrow = 30; // the shortest arrow
-constexpr int imageLimit = 1024;    // stage images hold at most this many cells a side (every k-th beyond)
+constexpr double margin = 10;          // around the canvas
+constexpr double lineGap = 10;         // between two lines of stages
+constexpr double plainGap = 12;        // between two stages with no operator between them
+constexpr double minimumArrow = 30;    // the shortest arrow
+constexpr Index perRowColourRows = 32; // weights of more query rows are coloured per row
+constexpr int imageLimit = 1024;       // stage images hold at most this many cells a side (every k-th beyond)
 constexpr double minimumTextPixels = 9; // cell values smaller than this are not written
 constexpr double minimumMark = 9;       // the selected cell's outline is at least this many pixels across
 constexpr Index maximumLabelledTokens = 64;
@@ -337,6 +338,11 @@ void PipelineView::rebuild() const
                          QStringLiteral("÷ τ = %1").arg(session.temperature, 0, 'g', 4));
     weights.allowed = &r.allowed;
     weights.palette = Palette::Viridis;
+    // On one scale of 0 to 1, a causal map of a hundred tokens is one dark colour: row i's weights are
+    // near 1/i. Past a screenful of rows each row is coloured against its own largest weight, so where
+    // every query looks stays visible; a few rows keep the absolute scale their written values match.
+    const bool weightsPerRow = r.weights.rows() > perRowColourRows;
+    weights.perRow = weightsPerRow;
     add(QStringLiteral("output"), tr("output"), r.output, Indices::QueryRows, QStringLiteral("· V"));
     const bool outputProjection = m_WO.size() > 0;
     if (headCount > 1)
@@ -389,6 +395,7 @@ void PipelineView::rebuild() const
         const double lower = stage.lower;
         const double span = stage.upper - stage.lower;
         const QRgb grey = maskedCellColor().rgb();
+        const bool perRow = stage.perRow;
         uchar* const pixels = stage.image.bits(); // detached here, once, not by each thread
         const qsizetype lineBytes = stage.image.bytesPerLine();
         // Lines on the engine's threads (up to 4 n × n stages of a million cells each at n = 1024).
@@ -396,16 +403,23 @@ void PipelineView::rebuild() const
             for (Index y = firstLine; y < endLine; ++y) {
                 auto* line = reinterpret_cast<QRgb*>(pixels + y * lineBytes);
                 const double* row = values.row(y * rowStep).data();
+                double rowLower = lower, rowSpan = span;
+                if (perRow) { // weights: 0 to the row's largest (masked weights are 0)
+                    const double largest = values.row(y * rowStep).maxCoeff();
+                    rowLower = 0.0;
+                    rowSpan = largest > 0.0 ? largest : 1.0;
+                }
                 if (!forbidden) {
                     for (Index x = 0; x < width; ++x)
-                        line[x] = table[paletteIndex((row[x * columnStep] - lower) / span, tableSize)];
+                        line[x] = table[paletteIndex((row[x * columnStep] - rowLower) / rowSpan, tableSize)];
                     continue;
                 }
                 const std::uint8_t* allowedRow = forbidden->row(y * rowStep).data();
                 for (Index x = 0; x < width; ++x) {
                     const Index j = x * columnStep;
-                    line[x] =
-                        allowedRow[j] == 0 ? grey : table[paletteIndex((row[j] - lower) / span, tableSize)];
+                    line[x] = allowedRow[j] == 0
+                                  ? grey
+                                  : table[paletteIndex((row[j] - rowLower) / rowSpan, tableSize)];
                 }
             }
         });
@@ -416,6 +430,8 @@ void PipelineView::rebuild() const
         m_header += tr(" · head %1 of %2").arg(head + 1).arg(headCount);
     if (m_result->precision == Precision::Float32)
         m_header += tr(" · float32");
+    if (weightsPerRow)
+        m_header += tr(" · weights coloured per row");
 }
 
 QString PipelineView::figureTitle() const
@@ -464,6 +480,20 @@ QString PipelineView::stageOperator(const QString& name) const
     const Stage& stage = m_stages[static_cast<std::size_t>(s)];
     return stage.operatorBottom.isEmpty() ? stage.operatorTop
                                           : stage.operatorTop + QLatin1Char('\n') + stage.operatorBottom;
+}
+
+QColor PipelineView::stageColour(const QString& name, Index row, Index column) const
+{
+    const int s = stageIndex(name);
+    if (s < 0)
+        return QColor();
+    const Stage& stage = m_stages[static_cast<std::size_t>(s)];
+    const Index rows = stage.values->rows(), columns = stage.values->cols();
+    if (row < 0 || column < 0 || row >= rows || column >= columns)
+        return QColor();
+    const Index rowStep = std::max<Index>(1, (rows + imageLimit - 1) / imageLimit);
+    const Index columnStep = std::max<Index>(1, (columns + imageLimit - 1) / imageLimit);
+    return stage.image.pixelColor(static_cast<int>(column / columnStep), static_cast<int>(row / rowStep));
 }
 
 std::pair<Index, Index> PipelineView::stageShape(const QString& name) const

@@ -64,6 +64,10 @@ public:
     /// The numbers the stage shows (an empty matrix for an unknown stage).
     const Matrix& stageValues(const QString& stage) const;
     bool isMasked(const QString& stage, Index row, Index column) const;
+    /// The colour the stage gives a cell (beyond imageLimit cells a side, that of the cell sampled for it);
+    /// invalid for an unknown stage or cell. The weights of more than 32 query rows are coloured per row:
+    /// from 0 to the row's largest weight.
+    QColor stageColour(const QString& stage, Index row, Index column) const;
     Indices stageIndices(const QString& stage) const;
     /// The highlighted row and column of the stage (−1: none): the selected query and/or key in its terms.
     std::pair<int, int> stageHighlight(const QString& stage) const;
@@ -121,7 +125,8 @@ private:
         Palette palette = Palette::Diverging;
         double lower = -1.0;
         double upper = 1.0;
-        QImage image; // one pixel per cell (every k-th cell beyond imageLimit)
+        bool perRow = false; // each row coloured from 0 to its largest value (lower and upper unused)
+        QImage image;        // one pixel per cell (every k-th cell beyond imageLimit)
         bool hasArrow() const { return !operatorTop.isEmpty() || !operatorBottom.isEmpty(); }
     };
     struct Tile {

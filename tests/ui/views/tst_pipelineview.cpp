@@ -135,6 +135,7 @@ private slots:
     void labelsNeverOverlap_data();
     void labelsNeverOverlap();
     void colourOnlyAtLargeSizes();
+    void longWeightsColouredPerRow();
     void maskedStageGreyExactlyWhereMasked();
     void hiddenCanvasBuildsWhenShown();
     void exportsAValidFigure_data();
@@ -458,6 +459,38 @@ void TestPipelineView::colourOnlyAtLargeSizes()
         for (int x = weights.left(); x < weights.right(); x += 3)
             colours.insert(image.pixel(x, y));
     QVERIFY2(colours.size() > 3, qPrintable(QString::number(colours.size())));
+}
+
+// A causal map of 64 tokens on one scale of 0 to 1 is mostly one dark colour (a late row spreads its weight
+// over many keys): past 32 rows each row's largest weight gets the palette's brightest colour. Three rows
+// keep the absolute scale.
+void TestPipelineView::longWeightsColouredPerRow()
+{
+    const QColor brightest = QColor::fromRgb(paletteTable(Palette::Viridis).last());
+    const auto document = openDocument(QStringLiteral("n=64"));
+    Session causal = document->session();
+    causal.mask.type = MaskType::Causal;
+    document->reset(causal);
+    document->waitForResult();
+    PipelineView view(document.get());
+    const Matrix& weights = document->result()->heads[0].weights;
+    int flatRows = 0; // rows whose largest weight an absolute scale would not colour brightest
+    for (Index i = 0; i < weights.rows(); ++i) {
+        Index top = 0;
+        flatRows += weights.row(i).maxCoeff(&top) < 0.5 ? 1 : 0;
+        QCOMPARE(view.stageColour(QStringLiteral("weights"), i, top), brightest);
+    }
+    QVERIFY2(flatRows >= 10, qPrintable(QString::number(flatRows)));
+    QVERIFY(view.stageColour(QStringLiteral("weights"), 0, 1) == maskedCellColor()); // a later key
+
+    const auto love = openDocument(QStringLiteral("example:love"));
+    PipelineView small(love.get());
+    const Matrix& w = love->result()->heads[0].weights;
+    const QList<QRgb>& table = paletteTable(Palette::Viridis);
+    for (Index i = 0; i < w.rows(); ++i)
+        for (Index j = 0; j < w.cols(); ++j)
+            QCOMPARE(small.stageColour(QStringLiteral("weights"), i, j),
+                     QColor::fromRgb(table[paletteIndex(w(i, j), static_cast<int>(table.size()))]));
 }
 
 // The masked stage shares the scaled stage's image when the mask forbids nothing; with a causal mask its
