@@ -3,6 +3,7 @@
 #include "Geometry.h"
 #include "Projection.h"
 
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
@@ -43,6 +44,9 @@ PlaneMap fitPlane(const Matrix& rows, const PlaneOptions& options, const std::st
     const auto dimension = [&](Index k) { return prefix + " dimension " + std::to_string(k); };
     const std::string noSecond = "(" + prefix + " has one dimension)";
 
+    if (options.mode == PlaneMode::RopePair)
+        throw std::invalid_argument("RoPE pairs are a plane of queries and keys, not of " + prefix +
+                                    " alone");
     PlaneMap map;
     const bool pca = options.mode == PlaneMode::Pca || (options.mode == PlaneMode::Automatic && d > 2);
     if (pca) {
@@ -64,6 +68,52 @@ PlaneMap fitPlane(const Matrix& rows, const PlaneOptions& options, const std::st
     return map;
 }
 
+/// Rows turned back by −p · angle in the plane of their two columns (row p at position p).
+Matrix turnedBack(const Matrix& points, double angle)
+{
+    Matrix turned(points.rows(), 2);
+    for (Index p = 0; p < points.rows(); ++p) {
+        const double a = -static_cast<double>(p) * angle;
+        const double c = std::cos(a), s = std::sin(a);
+        turned(p, 0) = points(p, 0) * c - points(p, 1) * s;
+        turned(p, 1) = points(p, 0) * s + points(p, 1) * c;
+    }
+    return turned;
+}
+
+/// The RopePair plane: pair `options.first`'s two coordinates of the rotated Q and K, and before rotation.
+QueryKeyPlane ropePairPlane(const HeadResult& head, const PlaneOptions& options)
+{
+    const Index d = head.Q.cols();
+    const Index pairs = d / 2;
+    const Index pair = options.first;
+    if (pair < 0 || pair >= pairs)
+        throw std::out_of_range("RoPE pair " + std::to_string(pair) + " outside [0, " +
+                                std::to_string(pairs) + ") for d_k = " + std::to_string(d));
+    const bool half = options.pairing == RopePairing::Half;
+    const Index x = half ? pair : 2 * pair, y = half ? pair + pairs : 2 * pair + 1;
+    QueryKeyPlane plane;
+    // The engine's own frequency (Positions.cpp: applyRope).
+    plane.pairAngle = std::pow(options.ropeBase, -2.0 * static_cast<double>(pair) / static_cast<double>(d));
+    const auto columns = [x, y](const Matrix& rows) {
+        Matrix two(rows.rows(), 2);
+        two.col(0) = rows.col(x);
+        two.col(1) = rows.col(y);
+        return two;
+    };
+    plane.queries = columns(head.Q);
+    plane.keys = columns(head.K);
+    plane.unrotatedQueries = turnedBack(plane.queries, plane.pairAngle);
+    plane.unrotatedKeys = turnedBack(plane.keys, plane.pairAngle);
+    char angle[48];
+    std::snprintf(angle, sizeof angle, "%.4g", plane.pairAngle);
+    const std::string pairText =
+        " (RoPE pair " + std::to_string(pair) + ", turned " + angle + " rad a position)";
+    plane.xLabel = "q/k dimension " + std::to_string(x) + pairText;
+    plane.yLabel = "q/k dimension " + std::to_string(y);
+    return plane;
+}
+
 } // namespace
 
 QueryKeyPlane queryKeyPlane(const HeadResult& head, const PlaneOptions& options)
@@ -71,6 +121,8 @@ QueryKeyPlane queryKeyPlane(const HeadResult& head, const PlaneOptions& options)
     if (head.Q.cols() != head.K.cols())
         throw std::invalid_argument("queryKeyPlane: Q has " + std::to_string(head.Q.cols()) +
                                     " columns and K has " + std::to_string(head.K.cols()));
+    if (options.mode == PlaneMode::RopePair)
+        return ropePairPlane(head, options);
     // One map for both: fitted on Q ∪ K, so a query near a key in the plane is near it in d_k dimensions
     // as far as the projection can tell.
     const Matrix both = stackRows(head.Q, head.K);

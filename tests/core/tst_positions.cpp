@@ -12,6 +12,7 @@
 #include "Positions.h"
 #include "SessionEdits.h"
 #include "SessionFile.h"
+#include "SpaceLayout.h"
 
 #include "RandomSessions.h"
 #include "TestMatrices.h"
@@ -93,6 +94,8 @@ private slots:
     void ropeKeepsNormsAndDependsOnOffsetsOnly();
     void ropeInTheEngine_data();
     void ropeInTheEngine();
+    void ropePairPlane_data();
+    void ropePairPlane();
     void alibiSlopes_data();
     void alibiSlopes();
     void alibiBiasComesBeforeTheTemperature_data();
@@ -320,6 +323,64 @@ void TestPositions::ropeInTheEngine()
         QKV_COMPARE_NEAR(out.V, Matrix(s.keySide() * head.W_V), tolerance); // V is not turned
         QKV_COMPARE_NEAR(out.scores, Matrix(Q * K.transpose()), 4 * tolerance);
         QKV_COMPARE_NEAR(out.weights, softmaxRows(Q * K.transpose() / 2.0), 4 * tolerance);
+    }
+}
+
+void TestPositions::ropePairPlane_data()
+{
+    QTest::addColumn<bool>("half");
+    QTest::addColumn<int>("m");
+    QTest::newRow("half, self") << true << 0;
+    QTest::newRow("interleaved, self") << false << 0;
+    QTest::newRow("half, cross") << true << 5;
+}
+
+// The Q/K plane of one RoPE pair: the pair's two coordinates of Q and K as the engine turned them, and
+// turned back by position × θ_pair: what the same session computes without positions.
+void TestPositions::ropePairPlane()
+{
+    QFETCH(bool, half);
+    QFETCH(int, m);
+    Session s = randomSession(6, m, 5, 4, 3, 2, 23);
+    s.heads[0].b_Q = (Vector(4) << 0.5, -1, 2, 0.25).finished();
+    s.positions.type = PositionType::Rope;
+    s.positions.base = 50.0;
+    s.positions.pairing = half ? RopePairing::Half : RopePairing::Interleaved;
+    const AttentionResult turned = computeAttention(s);
+    Session plain = s;
+    plain.positions = PositionSpec{};
+    const AttentionResult unturned = computeAttention(plain);
+    for (int h = 0; h < 2; ++h) {
+        const HeadResult& head = turned.heads[std::size_t(h)];
+        const HeadResult& before = unturned.heads[std::size_t(h)];
+        for (Index pair = 0; pair < 2; ++pair) {
+            PlaneOptions options;
+            options.mode = PlaneMode::RopePair;
+            options.first = pair;
+            options.pairing = s.positions.pairing;
+            options.ropeBase = s.positions.base;
+            const QueryKeyPlane plane = queryKeyPlane(head, options);
+            const Index x = half ? pair : 2 * pair, y = half ? pair + 2 : 2 * pair + 1;
+            const auto columns = [x, y](const Matrix& rows) {
+                Matrix two(rows.rows(), 2);
+                two << rows.col(x), rows.col(y);
+                return two;
+            };
+            QVERIFY(plane.queries == columns(head.Q)); // the engine's numbers, unchanged
+            QVERIFY(plane.keys == columns(head.K));
+            QKV_COMPARE_NEAR(plane.unrotatedQueries, columns(before.Q), 1e-12);
+            QKV_COMPARE_NEAR(plane.unrotatedKeys, columns(before.K), 1e-12);
+            QCOMPARE(plane.pairAngle, std::pow(50.0, -2.0 * double(pair) / 4.0));
+            QVERIFY2(plane.xLabel.find("dimension " + std::to_string(x)) != std::string::npos &&
+                         plane.xLabel.find("RoPE pair " + std::to_string(pair)) != std::string::npos,
+                     plane.xLabel.c_str());
+            QCOMPARE(plane.yLabel, "q/k dimension " + std::to_string(y));
+        }
+        PlaneOptions outside;
+        outside.mode = PlaneMode::RopePair;
+        outside.first = 2; // d_k = 4: pairs 0 and 1
+        QVERIFY_THROWS_EXCEPTION(std::out_of_range, queryKeyPlane(head, outside));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, valuePlane(head, outside)); // V is not turned
     }
 }
 

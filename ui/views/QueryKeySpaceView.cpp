@@ -4,7 +4,11 @@
 
 #include <qcustomplot.h>
 
+#include <QComboBox>
+#include <QStandardItemModel>
+
 #include <algorithm>
+#include <cmath>
 #include <exception>
 
 namespace qkv::ui {
@@ -27,6 +31,7 @@ public:
 
     WeightLines(QCustomPlot* plot, const QString& layer) : QCPLayerable(plot, layer) {}
     void setLines(QList<Line> lines) { m_lines = std::move(lines); }
+    const QList<Line>& lines() const { return m_lines; }
 
 protected:
     void applyDefaultAntialiasingHint(QCPPainter* painter) const override
@@ -62,7 +67,23 @@ QueryKeySpaceView::QueryKeySpaceView(Document* document, QWidget* parent)
     keepOutOfLegend(m_queryRing);
     keepOutOfLegend(m_keyRing);
     m_weightLines = new WeightLines(plot(), linesLayer()); // the plot owns it
+    m_unrotated =
+        addScatter(plot(), tr("before RoPE"), QCPScatterStyle::ssCircle, QColor(0x70, 0x70, 0x70), 9);
+    m_unrotated->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(QColor(0x70, 0x70, 0x70), 1.5), Qt::NoBrush, 9));
+    m_unrotated->removeFromLegend();
+    QComboBox* modes = planeModeBox();
+    modes->addItem(tr("RoPE pair"), static_cast<int>(PlaneMode::RopePair));
+    modes->setToolTip(modes->toolTip() +
+                      tr(" RoPE pair (sessions with RoPE positions): the two coordinates that RoPE turns "
+                         "together, the rotated queries and keys, and the selected query and key before "
+                         "their turn of position × θ."));
     recompute();
+}
+
+bool QueryKeySpaceView::showsRope() const
+{
+    return document()->session().positions.type == PositionType::Rope && planeDimension() >= 2;
 }
 
 Index QueryKeySpaceView::planeDimension() const
@@ -73,7 +94,20 @@ Index QueryKeySpaceView::planeDimension() const
 
 void QueryKeySpaceView::recompute()
 {
-    const PlaneOptions options = syncControls();
+    // RoPE pairs only where RoPE turns the queries and keys; a session without it falls back to Automatic.
+    auto* modes = qobject_cast<QStandardItemModel*>(planeModeBox()->model());
+    QStandardItem* ropeItem = modes->item(planeModeBox()->findData(static_cast<int>(PlaneMode::RopePair)));
+    if (ropeItem->isEnabled() != showsRope())
+        ropeItem->setEnabled(showsRope());
+    if (planeOptions().mode == PlaneMode::RopePair && !showsRope()) {
+        PlaneOptions automatic = planeOptions();
+        automatic.mode = PlaneMode::Automatic;
+        setPlaneOptions(automatic); // recomputes
+        return;
+    }
+    PlaneOptions options = syncControls();
+    options.pairing = document()->session().positions.pairing;
+    options.ropeBase = document()->session().positions.base;
     const HeadResult* head = currentHead();
     const bool heavy = head && isHeavyProjection(options, head->Q.rows() + head->K.rows(), head->Q.cols());
     project<QueryKeyPlane>(
@@ -94,6 +128,9 @@ void QueryKeySpaceView::redraw()
     m_lineWidths.clear();
     m_weightLines->setLines({});
     m_emphasisedQuery = m_emphasisedKey = -1;
+    m_unrotatedPoints.clear();
+    m_unrotated->data()->clear();
+    m_unrotated->removeFromLegend();
     if (!head || !m_hasPlane || m_plane.queries.rows() != head->Q.rows() ||
         m_plane.keys.rows() != head->K.rows()) {
         m_queryLabels.clear();
@@ -139,10 +176,46 @@ void QueryKeySpaceView::redraw()
     }
     if (key >= 0 && key < m)
         m_emphasisedKey = key;
+    drawRopeTurns(query >= 0 && query < n ? query : -1, key >= 0 && key < m ? key : -1);
     finishDraw(
         {{m_queryPoints, m_queryLabels, queryColor.darker(140), m_queryRing, m_emphasisedQuery, QueryPoint,
           false},
          {m_keyPoints, m_keyLabels, keyColor.darker(140), m_keyRing, m_emphasisedKey, KeyPoint, false}});
+}
+
+void QueryKeySpaceView::drawRopeTurns(Index query, Index key)
+{
+    m_unrotated->data()->clear();
+    if (m_plane.unrotatedQueries.rows() != m_plane.queries.rows() ||
+        m_plane.unrotatedKeys.rows() != m_plane.keys.rows())
+        return; // not a RoPE pair plane
+    m_unrotated->addToLegend();
+    QList<QPointF> before;
+    QList<WeightLines::Line> arcs = m_weightLines->lines();
+    // An arc about the origin from where the point was to where RoPE turned it: position × θ, shown modulo
+    // one turn (the rotation is the same).
+    const auto turn = [&](const Matrix& unrotated, Index row, const QColor& color) {
+        const QPointF from(unrotated(row, 0), unrotated(row, 1));
+        before.append(from);
+        const double radius = std::hypot(from.x(), from.y());
+        const double start = std::atan2(from.y(), from.x());
+        const double sweep = std::fmod(static_cast<double>(row) * m_plane.pairAngle, 2.0 * M_PI);
+        const int steps = std::max(2, static_cast<int>(std::ceil(48.0 * sweep / (2.0 * M_PI))));
+        QPen pen(color, 1.5, Qt::DashLine);
+        for (int s = 0; s < steps && radius > 0.0; ++s) {
+            const double a0 = start + sweep * s / steps, a1 = start + sweep * (s + 1) / steps;
+            arcs.append({QPointF(radius * std::cos(a0), radius * std::sin(a0)),
+                         QPointF(radius * std::cos(a1), radius * std::sin(a1)), pen});
+        }
+    };
+    if (query >= 0)
+        turn(m_plane.unrotatedQueries, query, queryColor);
+    if (key >= 0)
+        turn(m_plane.unrotatedKeys, key, keyColor);
+    m_weightLines->setLines(std::move(arcs));
+    setPoints(m_unrotated, before);
+    keepInView(before);
+    m_unrotatedPoints = before;
 }
 
 void QueryKeySpaceView::picked(const Pickable& point)

@@ -32,6 +32,11 @@ public:
     /// A point's centre in this widget's coordinates (as of the last replot).
     QPoint queryPosition(Index i) const;
     QPoint keyPosition(Index j) const;
+    /// In the RoPE pair plane: the selected query and then the selected key before RoPE turned them (each
+    /// joined to its turned point by a dashed arc about the origin); empty in the other planes.
+    QList<QPointF> unrotatedPoints() const { return m_unrotatedPoints; }
+    /// Whether the RoPE pair plane is offered: the session turns Q and K with RoPE (d_k ≥ 2).
+    bool showsRope() const;
 
 protected:
     Index planeDimension() const override;
@@ -43,6 +48,9 @@ protected:
 
 private:
     class WeightLines;
+    /// The RoPE pair plane's arcs and points before the turn, for the selected query and key (−1: none).
+    void drawRopeTurns(Index query, Index key);
+
     QCPGraph* m_queries;
     QCPGraph* m_keys;
     QCPGraph* m_queryRing;
@@ -58,6 +66,8 @@ private:
     QList<double> m_lineWidths;
     Index m_emphasisedQuery = -1;
     Index m_emphasisedKey = -1;
+    QCPGraph* m_unrotated;
+    QList<QPointF> m_unrotatedPoints;
 };
 
 } // namespace qkv::ui

@@ -254,7 +254,7 @@ PlaneOptions SpaceView::syncControls()
 {
     const Index d = planeDimension();
     const int last = static_cast<int>(std::max<Index>(0, d - 1));
-    m_options.first = std::clamp<Index>(m_options.first, 0, last);
+    m_options.first = std::clamp<Index>(m_options.first, 0, firstLast());
     m_options.second = std::clamp<Index>(m_options.second, 0, last);
     updateControls();
     return m_options;
@@ -268,14 +268,24 @@ void SpaceView::updateControls()
     const Index d = planeDimension();
     const int last = static_cast<int>(std::max<Index>(0, d - 1));
     m_mode->setCurrentIndex(m_mode->findData(static_cast<int>(m_options.mode)));
-    for (QSpinBox* box : {m_first, m_second})
-        if (box->maximum() != last) // setRange lays the window out again even when nothing changes
-            box->setRange(0, last);
+    // setRange lays the window out again even when nothing changes
+    if (m_first->maximum() != firstLast())
+        m_first->setRange(0, static_cast<int>(firstLast()));
+    if (m_second->maximum() != last)
+        m_second->setRange(0, last);
     m_first->setValue(static_cast<int>(m_options.first));
     m_second->setValue(static_cast<int>(m_options.second));
     const bool picking = m_options.mode == PlaneMode::PickedDimensions && d > 0;
-    m_first->setEnabled(picking);
+    const bool pair = m_options.mode == PlaneMode::RopePair && d > 1;
+    m_first->setEnabled(picking || pair);
     m_second->setEnabled(picking && d > 1);
+    m_first->setPrefix(pair ? tr("pair ") : QString());
+}
+
+Index SpaceView::firstLast() const
+{
+    const Index d = planeDimension();
+    return std::max<Index>(0, (m_options.mode == PlaneMode::RopePair ? d / 2 : d) - 1);
 }
 
 void SpaceView::onModeChanged()
@@ -299,6 +309,7 @@ bool SpaceView::labelsFit(Index points)
 void SpaceView::beginDraw(const QString& title)
 {
     m_plot->clearItems();
+    m_alsoInView.clear();
     m_labelsBelow = false;
     m_message.clear();
     m_title = title;
@@ -307,7 +318,7 @@ void SpaceView::beginDraw(const QString& title)
 
 void SpaceView::endDraw(const QList<QPointF>& extent, const QList<Pickable>& pickables, int widestLabel)
 {
-    m_extent = extent;
+    m_extent = extent + m_alsoInView;
     m_pickables = pickables;
     m_widestLabel = widestLabel;
     m_plot->legend->setVisible(true);
@@ -445,7 +456,8 @@ void SpaceView::fitRanges(const QSize& viewport) const
 
 bool SpaceView::isHeavyProjection(const PlaneOptions& options, Index rows, Index width)
 {
-    return options.mode != PlaneMode::PickedDimensions && isLargePcaProblem(rows, width);
+    const bool pca = options.mode == PlaneMode::Pca || options.mode == PlaneMode::Automatic;
+    return pca && isLargePcaProblem(rows, width);
 }
 
 QString SpaceView::figureTitle() const

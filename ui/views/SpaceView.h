@@ -101,6 +101,11 @@ protected:
     /// The hover text of a point.
     virtual QString describe(const Pickable& point) const = 0;
 
+    /// The plane-mode control, for a view that offers a mode of its own.
+    QComboBox* planeModeBox() const { return m_mode; }
+    /// Points that are not clickable but must be in view too (from beginDraw to the next one).
+    void keepInView(const QList<QPointF>& points) { m_alsoInView += points; }
+
     /// Starts a redraw: removes the items of the last one and sets the title.
     void beginDraw(const QString& title);
     /// Ends a redraw: the points that must be in view, the clickable ones, the widest label (pixels).
@@ -155,6 +160,8 @@ private:
     void onModeChanged();
     void onDimensionChanged();
     void updateControls();
+    /// The largest value of the first control: a dimension, or a RoPE pair.
+    Index firstLast() const;
     void fitRanges(const QSize& viewport) const;
     const Pickable* pickableAt(const QPointF& pixel) const;
     void onMousePress(QMouseEvent* event);
@@ -172,6 +179,7 @@ private:
     QString m_title;
     QString m_message;
     QList<QPointF> m_extent;
+    QList<QPointF> m_alsoInView;
     QList<Pickable> m_pickables;
     int m_widestLabel = 0;
     bool m_labelsBelow = false;

@@ -111,7 +111,9 @@ const QHash<QString, QString>& texts()
                "one plane: the raw coordinates when d_k = 2, else the plane of the two largest principal "
                "components of Q and K together (or two dimensions you pick). From the selected query a "
                "line goes to each key it gives weight to, wider for larger weights. Click a point to "
-               "select it. Distances in a projection are approximate.</p>"));
+               "select it. Distances in a projection are approximate. With RoPE positions, the RoPE pair "
+               "plane shows the two coordinates RoPE turns together, and the selected query and key before "
+               "their turn (hollow circles, joined by a dashed arc of position × θ).</p>"));
         t.insert(QStringLiteral("vSpaceView"),
                  tr("<h3>Values</h3><p>The value rows of the current head in a plane fitted on V, their "
                     "convex hull, and each output o(token). A softmax output is a weighted mean of the "

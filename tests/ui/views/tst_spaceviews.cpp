@@ -1,6 +1,7 @@
 // The Q/K/V space views: lines from the selected query weighted by attention, linked selection by clicking,
 // sparsemax zeros, the plane controls, cross-attention and rendering as a figure.
 
+#include "AttentionEngine.h"
 #include "Document.h"
 #include "Examples.h"
 #include "Initializers.h"
@@ -16,6 +17,7 @@
 #include <QImage>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <qcustomplot.h>
 
 #include <QtTest>
@@ -102,6 +104,7 @@ private slots:
     void sparsemaxZerosDrawNoLine();
     void valuePlaneShowsHullAndOutputs();
     void planeModeControlsPickDimensions();
+    void ropePairPlaneShowsTheTurn();
     void crossAttention();
     void followsTheCurrentHead();
     void renderFigure_data();
@@ -256,6 +259,60 @@ void TestSpaceViews::planeModeControlsPickDimensions()
     mode->setCurrentIndex(mode->findData(static_cast<int>(PlaneMode::Pca)));
     QVERIFY(!first->isEnabled());
     QVERIFY(view.xAxisLabel().startsWith(QStringLiteral("PC1 (")));
+}
+
+// With RoPE positions the Q/K plane offers one pair's two coordinates: the turned queries and keys, and the
+// selected query and key before their turn; a session without RoPE does not offer it and falls back.
+void TestSpaceViews::ropePairPlaneShowsTheTurn()
+{
+    Document document;
+    QueryKeySpaceView view(&document);
+    auto* mode = view.findChild<QComboBox*>(QStringLiteral("planeMode"));
+    auto* first = view.findChild<QSpinBox*>(QStringLiteral("firstDimension"));
+    QVERIFY(mode && first);
+    const int ropeIndex = mode->findData(static_cast<int>(PlaneMode::RopePair));
+    QVERIFY(ropeIndex >= 0);
+    const auto offered = [mode, ropeIndex] {
+        return qobject_cast<QStandardItemModel*>(mode->model())->item(ropeIndex)->isEnabled();
+    };
+    QVERIFY(!view.showsRope() && !offered()); // the love example has no positions
+
+    Session session = blankSession(6, 8, 4, 4, InitializerSpec{});
+    session.positions.type = PositionType::Rope;
+    session.positions.base = 100.0;
+    document.reset(session);
+    document.waitForResult();
+    document.setSelection(4, 2);
+    QCoreApplication::processEvents();
+    QVERIFY(view.showsRope() && offered());
+    mode->setCurrentIndex(ropeIndex);
+    QVERIFY(first->isEnabled());
+    QCOMPARE(first->maximum(), 1); // d_k = 4: two pairs
+    first->setValue(1);
+    QCOMPARE(view.planeOptions().mode, PlaneMode::RopePair);
+    QVERIFY2(view.xAxisLabel().startsWith(QStringLiteral("q/k dimension 1 (RoPE pair 1")),
+             qPrintable(view.xAxisLabel()));
+    QCOMPARE(view.yAxisLabel(), QStringLiteral("q/k dimension 3"));
+    const Matrix& Q = document.result()->heads[0].Q;
+    QCOMPARE(view.queryPoints()[4], QPointF(Q(4, 1), Q(4, 3)));
+    // The selected query and key before RoPE: the same session computed without positions.
+    Session plain = session;
+    plain.positions = PositionSpec{};
+    const AttentionResult unturned = computeAttention(plain);
+    const QList<QPointF> before = view.unrotatedPoints();
+    QCOMPARE(before.size(), 2);
+    QVERIFY(std::abs(before[0].x() - unturned.heads[0].Q(4, 1)) < 1e-12);
+    QVERIFY(std::abs(before[0].y() - unturned.heads[0].Q(4, 3)) < 1e-12);
+    QVERIFY(std::abs(before[1].x() - unturned.heads[0].K(2, 1)) < 1e-12);
+    QVERIFY(std::abs(before[1].y() - unturned.heads[0].K(2, 3)) < 1e-12);
+
+    // Positions off: the pair plane is no longer offered, and the view is back on Automatic.
+    document.reset(plain);
+    document.waitForResult();
+    QCoreApplication::processEvents();
+    QVERIFY(!offered());
+    QCOMPARE(view.planeOptions().mode, PlaneMode::Automatic);
+    QVERIFY(view.unrotatedPoints().isEmpty());
 }
 
 void TestSpaceViews::crossAttention()
