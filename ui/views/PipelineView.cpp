@@ -338,9 +338,10 @@ void PipelineView::rebuild() const
                          QStringLiteral("÷ τ = %1").arg(session.temperature, 0, 'g', 4));
     weights.allowed = &r.allowed;
     weights.palette = Palette::Viridis;
-    // On one scale of 0 to 1, a causal map of a hundred tokens is one dark colour: row i's weights are
-    // near 1/i. Past a screenful of rows each row is coloured against its own largest weight, so where
-    // every query looks stays visible; a few rows keep the absolute scale their written values match.
+    // On one scale of 0 to 1, a causal map of a hundred tokens is mostly one dark colour: a late row
+    // spreads its weight over many keys. Past 32 rows each row is coloured against its own largest weight,
+    // so where every query looks stays visible; a few rows keep the absolute scale their written values
+    // match.
     const bool weightsPerRow = r.weights.rows() > perRowColourRows;
     weights.perRow = weightsPerRow;
     add(QStringLiteral("output"), tr("output"), r.output, Indices::QueryRows, QStringLiteral("· V"));
