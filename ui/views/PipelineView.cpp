@@ -31,6 +31,12 @@ constexpr double minimumTextPixels = 9; // cell values smaller than this are not
 constexpr double minimumMark = 9;       // the selected cell's outline is at least this many pixels across
 constexpr Index maximumLabelledTokens = 64;
 
+/// Every how many cells along a side of `count` a stage's image takes one (1 up to imageLimit).
+Index imageStep(Index count)
+{
+    return std::max<Index>(1, (count + imageLimit - 1) / imageLimit);
+}
+
 const QColor queryColor(255, 140, 0);
 const QColor keyColor(0, 150, 160);
 const QColor frameColor(120, 120, 120);
@@ -380,8 +386,8 @@ void PipelineView::rebuild() const
         previous = &stage;
         const Matrix& values = *stage.values;
         const Index rows = values.rows(), columns = values.cols();
-        const Index rowStep = std::max<Index>(1, (rows + imageLimit - 1) / imageLimit);
-        const Index columnStep = std::max<Index>(1, (columns + imageLimit - 1) / imageLimit);
+        const Index rowStep = imageStep(rows);
+        const Index columnStep = imageStep(columns);
         if (stage.palette == Palette::Viridis) {
             stage.lower = 0.0;
             stage.upper = 1.0;
@@ -492,9 +498,8 @@ QColor PipelineView::stageColour(const QString& name, Index row, Index column) c
     const Index rows = stage.values->rows(), columns = stage.values->cols();
     if (row < 0 || column < 0 || row >= rows || column >= columns)
         return QColor();
-    const Index rowStep = std::max<Index>(1, (rows + imageLimit - 1) / imageLimit);
-    const Index columnStep = std::max<Index>(1, (columns + imageLimit - 1) / imageLimit);
-    return stage.image.pixelColor(static_cast<int>(column / columnStep), static_cast<int>(row / rowStep));
+    return stage.image.pixelColor(static_cast<int>(column / imageStep(columns)),
+                                  static_cast<int>(row / imageStep(rows)));
 }
 
 std::pair<Index, Index> PipelineView::stageShape(const QString& name) const

@@ -12,8 +12,7 @@ class ElidedLabel : public QLabel {
 public:
     explicit ElidedLabel(QWidget* parent = nullptr);
 
-    /// The whole text (QLabel::text() is what is drawn).
-    QString fullText() const { return m_fullText; }
+    /// The whole text; QLabel::text() is what is drawn.
     void setFullText(const QString& text);
 
     QSize minimumSizeHint() const override;
