@@ -168,11 +168,16 @@ std::array<bool, count> checkAndStore(const std::array<const MatrixOf<Scalar>*, 
     parallelFor(Index(chunks.size()), 1, [&](Index begin, Index end) {
         for (Index c = begin; c < end; ++c) {
             const Chunk& chunk = chunks[std::size_t(c)];
-            const ConstRows<Scalar> rows = work[chunk.matrix]->middleRows(chunk.first, chunk.rows); // a view
-            if (!isAllFinite(rows))
+            const MatrixOf<Scalar>& from = *work[chunk.matrix];
+            const Index size = chunk.rows * from.cols(); // whole rows of a row-major matrix: contiguous
+            bool chunkFinite = true;
+            if constexpr (isDouble<Scalar>)
+                chunkFinite = rows::allFinite(from.row(chunk.first).data(), size);
+            else
+                chunkFinite =
+                    rows::widen(from.row(chunk.first).data(), results[chunk.matrix]->row(chunk.first).data(), size);
+            if (!chunkFinite)
                 finite[chunk.matrix].store(false, std::memory_order_relaxed);
-            if constexpr (!isDouble<Scalar>)
-                results[chunk.matrix]->middleRows(chunk.first, chunk.rows) = rows.template cast<double>();
         }
     });
     std::array<bool, count> flags;
@@ -439,15 +444,18 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
             out.rowStats[static_cast<std::size_t>(i)] = rowStatistics(sums, weightRow, m, trace.entropy);
         }
 
+        // Sigmoid rows need not sum to 1, so weights · V can exceed V's largest entry many times over.
+        double* outputRows = out.output.row(first).data(); // whole rows: contiguous
+        bool outputFinite = true;
         if constexpr (isDouble<Scalar>) {
             multiply<double>(out.weights.middleRows(first, count), V, out.output.middleRows(first, count));
+            outputFinite = rows::allFinite(outputRows, count * dV);
         } else {
             scratchOutput.resize(count, dV);
             multiply<float>(scratchScores, V, scratchOutput); // now the block's float32 weights
-            out.output.middleRows(first, count) = scratchOutput.template cast<double>();
+            outputFinite = rows::widen(scratchOutput.data(), outputRows, count * dV);
         }
-        // Sigmoid rows need not sum to 1, so weights · V can exceed V's largest entry many times over.
-        if (!isAllFinite(out.output.middleRows(first, count)))
+        if (!outputFinite)
             report(Problem::Output);
         for (Matrix* heads : concatenated) // this head's columns, while its rows are in cache
             heads->block(first, h * dV, count, dV) = out.output.middleRows(first, count);

@@ -609,6 +609,22 @@ bool roundToFloat(const double* x, float* y, Index m)
     return total(outside) == 0.0;
 }
 
+bool widen(const float* x, double* y, Index m)
+{
+    Doubles check{};
+    Index j = 0;
+    for (; j + lanes <= m; j += lanes) {
+        const Doubles wide = convert<Doubles>(Floats::load(x + j));
+        wide.store(y + j);
+        check += wide * 0.0; // inf·0 and NaN·0 are NaN
+    }
+    for (; j < m; ++j) {
+        y[j] = static_cast<double>(x[j]);
+        check.set(0, check[0] + y[j] * 0.0);
+    }
+    return total(check) == 0.0;
+}
+
 std::uint64_t rowHash(const double* x, Index m)
 {
     // FNV-1a over the entries' bits, one running hash per lane, then the lanes' hashes in turn.
@@ -702,7 +718,7 @@ float expOfNonPositiveFloat(float z)
 extern const KernelTable kernels = {
     allowedRange,       allowedRangeFloat, shiftedExp,       shiftedExpFloat,
     multiply,           multiplyFloat,     divide,           divideFloat,
-    allFinite,          roundToFloat,      rowHash,          weightSums,
+    allFinite,          roundToFloat,      widen,            rowHash,          weightSums,
     roundToFloatAndSum, widenAndSum,       expOfNonPositive, expOfNonPositiveFloat};
 
 } // namespace qkv::rows::QKV_ROW_LEVEL

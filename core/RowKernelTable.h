@@ -17,6 +17,7 @@ struct KernelTable {
     bool (*divideFloat)(float*, float, double*, double*, Index);
     bool (*allFinite)(const double*, Index);
     bool (*roundToFloat)(const double*, float*, Index);
+    bool (*widen)(const float*, double*, Index);
     std::uint64_t (*rowHash)(const double*, Index);
     WeightSums (*weightSums)(const double*, Index);
     WeightSums (*roundToFloatAndSum)(double*, float*, Index);

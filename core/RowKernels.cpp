@@ -164,6 +164,11 @@ bool roundToFloat(const double* x, float* y, Index m)
     return table().roundToFloat(x, y, m);
 }
 
+bool widen(const float* x, double* y, Index m)
+{
+    return table().widen(x, y, m);
+}
+
 std::uint64_t rowHash(const double* x, Index m)
 {
     return table().rowHash(x, m);

@@ -71,6 +71,9 @@ bool allFinite(const double* x, Index m);
 /// float32's range, where it would become infinite.
 bool roundToFloat(const double* x, float* y, Index m);
 
+/// y_j = double(x_j), exactly; true when every x_j is finite.
+bool widen(const float* x, double* y, Index m);
+
 /// A hash of the row's entries, equal for equal rows (−0 counts as +0), for finding duplicate tokens.
 std::uint64_t rowHash(const double* x, Index m);
 

@@ -448,6 +448,20 @@ void TestPrecision::rowKernelsMatchPlainLoops()
         for (Index j = 0; j < m; ++j)
             x32[std::size_t(j)] =
                 static_cast<float>(std::isfinite(x[std::size_t(j)]) ? x[std::size_t(j)] : 1.0);
+        std::vector<double> wideX(size, -1.0);
+        QVERIFY(rows::widen(x32.data(), wideX.data(), m));
+        for (std::size_t j = 0; j < size; ++j)
+            QCOMPARE(wideX[j], double(x32[j]));
+        for (Index at : {Index(0), m / 2, m - 1}) { // in a full pack and in the tail
+            if (m == 0)
+                break;
+            const float kept = x32[std::size_t(at)];
+            x32[std::size_t(at)] = std::numeric_limits<float>::infinity();
+            QVERIFY(!rows::widen(x32.data(), wideX.data(), m));
+            x32[std::size_t(at)] = std::numeric_limits<float>::quiet_NaN();
+            QVERIFY(!rows::widen(x32.data(), wideX.data(), m));
+            x32[std::size_t(at)] = kept;
+        }
         const rows::RangeF range32 = rows::allowedRange(x32.data(), allowed.data(), m);
         const float temperature = 0.7f;
         const rows::ExpSums expSums =
@@ -545,6 +559,8 @@ std::string everyKernelOn(const std::vector<double>& x, const std::vector<std::u
         rows::roundToFloat(x.data(), x32.data(), m), rows::rowHash(x.data(), m));
     putDoubles(scaled);
     putFloats(x32);
+    put(rows::widen(x32.data(), widened.data(), m));
+    putDoubles(widened);
     for (std::size_t j = 0; j < size; ++j)
         if (!std::isfinite(x32[j]))
             x32[j] = 0.5f; // the float32 kernels take finite scores
