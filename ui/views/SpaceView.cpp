@@ -114,7 +114,8 @@ QString SpaceView::linesLayer()
 
 SpaceView::SpaceView(Document* document, const QString& dimension, QWidget* parent)
     : QWidget(parent), m_document(document), m_mode(new QComboBox(this)), m_first(new QSpinBox(this)),
-      m_second(new QSpinBox(this)), m_plot(new QCustomPlot(this)), m_titleElement(nullptr)
+      m_second(new QSpinBox(this)), m_plot(new QCustomPlot(this)), m_titleElement(nullptr),
+      m_legendCell(new QCPLayoutGrid)
 {
     m_mode->setObjectName(QStringLiteral("planeMode"));
     m_mode->addItem(tr("Automatic"), static_cast<int>(PlaneMode::Automatic));
@@ -151,16 +152,15 @@ SpaceView::SpaceView(Document* document, const QString& dimension, QWidget* pare
     m_plot->setObjectName(QStringLiteral("plot"));
     m_titleElement = setUpPlot(m_plot, QSize(200, 110));
 
-    // The legend in a row of its own under the plot, centred, so it never covers a point.
+    // The legend in a row of its own under the plot, centred, so it never covers a point (placeLegend).
     m_plot->legend->setVisible(true);
     m_plot->axisRect()->insetLayout()->take(m_plot->legend);
-    auto* legendRow = new QCPLayoutGrid;
-    m_plot->plotLayout()->addElement(2, 0, legendRow);
+    m_plot->plotLayout()->addElement(2, 0, m_legendCell);
     m_plot->plotLayout()->setRowStretchFactor(2, 0.001);
-    legendRow->addElement(0, 0, new QCPLayoutElement(m_plot));
-    legendRow->addElement(0, 1, m_plot->legend);
-    legendRow->addElement(0, 2, new QCPLayoutElement(m_plot));
-    legendRow->setColumnStretchFactor(1, 0.001);
+    m_legendCell->addElement(0, 0, new QCPLayoutElement(m_plot));
+    m_legendCell->addElement(0, 1, m_plot->legend);
+    m_legendCell->addElement(0, 2, new QCPLayoutElement(m_plot));
+    m_legendCell->setColumnStretchFactors({1, 0.001, 1});
     m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
     m_plot->legend->setBorderPen(Qt::NoPen);
     m_plot->legend->setBrush(Qt::NoBrush);
@@ -405,11 +405,40 @@ void SpaceView::keepOutOfLegend(QCPGraph* graph)
 
 // Lays the plot out at `viewport` and sets equal-aspect ranges in which every point and its label fit. The
 // layout depends on the tick labels and they on the ranges, so this settles in two passes.
+void SpaceView::placeLegend(const QSize& viewport) const
+{
+    // In a bottom dock at 1280 × 720 the plot is a wide strip: a legend row under it left the points about
+    // 70 px of height.
+    const bool beside = viewport.height() < 300 && viewport.width() >= 2 * viewport.height();
+    if (beside == m_legendBeside)
+        return;
+    m_legendBeside = beside;
+    QCPLayoutGrid* layout = m_plot->plotLayout();
+    layout->take(m_legendCell);
+    layout->simplify(); // drops the emptied row or column
+    // The legend's cell is spacer, legend, spacer: across under the plot, down beside it.
+    const auto order = beside ? QCPLayoutGrid::foRowsFirst : QCPLayoutGrid::foColumnsFirst;
+    m_legendCell->setFillOrder(order);
+    m_plot->legend->setFillOrder(order);
+    if (beside) {
+        m_legendCell->setRowStretchFactors({1, 0.001, 1});
+        m_legendCell->setColumnStretchFactors({1});
+        layout->addElement(1, 1, m_legendCell); // beside the axis rect
+        layout->setColumnStretchFactor(1, 0.001);
+    } else {
+        m_legendCell->setRowStretchFactors({1});
+        m_legendCell->setColumnStretchFactors({1, 0.001, 1});
+        layout->addElement(2, 0, m_legendCell);
+        layout->setRowStretchFactor(2, 0.001);
+    }
+}
+
 void SpaceView::fitRanges(const QSize& viewport) const
 {
     if (viewport.isEmpty())
         return;
     m_plot->setViewport(QRect(QPoint(0, 0), viewport));
+    placeLegend(viewport);
 
     double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
     for (const QPointF& p : m_extent) {

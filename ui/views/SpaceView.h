@@ -24,6 +24,7 @@ class QComboBox;
 class QCustomPlot;
 class QCPCurve;
 class QCPGraph;
+class QCPLayoutGrid;
 class QCPTextElement;
 class QMouseEvent;
 class QSpinBox;
@@ -163,6 +164,8 @@ private:
     /// The largest value of the first control: a dimension, or a RoPE pair.
     Index firstLast() const;
     void fitRanges(const QSize& viewport) const;
+    /// The legend under the plot, or beside it (one entry a line) when the plot is short and wide.
+    void placeLegend(const QSize& viewport) const;
     const Pickable* pickableAt(const QPointF& pixel) const;
     void onMousePress(QMouseEvent* event);
     void onMouseMove(QMouseEvent* event);
@@ -175,6 +178,8 @@ private:
     QSpinBox* m_second;
     QCustomPlot* m_plot;
     QCPTextElement* m_titleElement;
+    QCPLayoutGrid* m_legendCell; // the legend between two stretching spacers
+    mutable bool m_legendBeside = false;
     PlaneOptions m_options;
     QString m_title;
     QString m_message;

@@ -111,6 +111,7 @@ private slots:
     void renderFigure();
     void largeProjectionsRunInTheBackground();
     void shortPlotKeepsTickLabelsApart();
+    void shortWidePlotHasItsLegendBeside();
 };
 
 void TestSpaceViews::lineFromIThickestToLove()
@@ -455,6 +456,31 @@ void TestSpaceViews::shortPlotKeepsTickLabelsApart()
         QVERIFY2(labelsApart(plot->yAxis), qPrintable(QString::number(height)));
         if (height == 600)
             QCOMPARE(plot->yAxis->ticker()->tickCount(), 5);
+    }
+}
+
+void TestSpaceViews::shortWidePlotHasItsLegendBeside()
+{
+    Document document;
+    QueryKeySpaceView view(&document);
+    auto* plot = view.findChild<QCustomPlot*>();
+    QVERIFY(plot);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    for (const bool shortAndWide : {true, false, true}) { // and back again
+        view.resize(shortAndWide ? QSize(900, 190) : QSize(600, 500));
+        plot->replot();
+        const QRect legend = plot->legend->outerRect();
+        const QRect points = plot->axisRect()->outerRect();
+        QVERIFY(legend.isValid() && points.isValid());
+        QVERIFY2(!legend.intersects(points), qPrintable(QString::number(shortAndWide)));
+        if (shortAndWide) {
+            QVERIFY(legend.left() >= points.right()); // beside, and the points keep the height
+            QVERIFY2(points.height() > plot->height() * 2 / 3, qPrintable(QString::number(points.height())));
+        } else {
+            QVERIFY(legend.top() >= points.bottom()); // below, in one row
+            QCOMPARE(plot->plotLayout()->columnCount(), 1);
+        }
     }
 }
 
