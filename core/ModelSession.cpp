@@ -56,14 +56,32 @@ RowVector readVector(const Model& model, const std::string& name)
     return model.checkpoint().readVector(model.tensorName(name));
 }
 
-/// c = a · b (or a · bᵀ) through the engine's product routine.
-Matrix product(const Matrix& a, const Matrix& b, Operand form = Operand::AsIs)
+/// Every entry rounded to float32 (to nearest) in a float32 pass; as it is in float64.
+template <typename Values> Values inPrecision(Values values, Precision precision)
 {
-    Matrix c(a.rows(), form == Operand::AsIs ? b.cols() : b.rows());
+    if (precision == Precision::Float32)
+        values = values.template cast<float>().template cast<double>();
+    return values;
+}
+
+/// c = a · b (or a · bᵀ) through the engine's product routine: a float32 product (float32 accumulation, as
+/// PyTorch's) of the operands rounded to float32 in a float32 pass.
+Matrix product(const Matrix& a, const Matrix& b, Precision precision, Operand form = Operand::AsIs)
+{
+    const Index columns = form == Operand::AsIs ? b.cols() : b.rows();
+    if (precision == Precision::Float32) {
+        MatrixF c(a.rows(), columns);
+        multiply<float>(MatrixF(a.cast<float>()), MatrixF(b.cast<float>()), c, form);
+        return c.cast<double>();
+    }
+    Matrix c(a.rows(), columns);
     multiply<double>(a, b, c, form);
     return c;
 }
 
+// The norms and the activation functions are evaluated in double from their (float32) inputs; a float32
+// pass rounds their results, so they are within half a float32 unit of the exact value (PyTorch's float32
+// kernels: within a few units).
 Matrix layerNorm(const Matrix& x, const RowVector& gain, const RowVector& bias, double epsilon)
 {
     Matrix out(x.rows(), x.cols());
@@ -105,14 +123,16 @@ void useRope(Session& session, double theta)
 }
 
 /// The attention input of `layer`: the normalized residual stream.
-Matrix normalizedForAttention(const Model& model, const Matrix& residual, Index layer)
+Matrix normalizedForAttention(const Model& model, const Matrix& residual, Index layer, Precision precision)
 {
     const std::string prefix = layerPrefix(model, layer);
+    const auto vector = [&](const std::string& name) { return inPrecision(readVector(model, name), precision); };
     if (model.config().family == ModelFamily::Gpt2)
-        return layerNorm(residual, readVector(model, prefix + "ln_1.weight"),
-                         readVector(model, prefix + "ln_1.bias"), model.config().normEpsilon);
-    return rmsNorm(residual, readVector(model, prefix + "input_layernorm.weight"),
-                   model.config().normEpsilon);
+        return inPrecision(layerNorm(residual, vector(prefix + "ln_1.weight"), vector(prefix + "ln_1.bias"),
+                                     model.config().normEpsilon),
+                           precision);
+    return inPrecision(rmsNorm(residual, vector(prefix + "input_layernorm.weight"), model.config().normEpsilon),
+                       precision);
 }
 
 /// The chosen query heads' projections from the layer's weights, each tensor read once: W_Q, W_K, W_V as
@@ -225,30 +245,33 @@ std::vector<Index> allHeads(const ModelConfig& c)
     return heads;
 }
 
-Matrix mlp(const Model& model, const Matrix& x, Index layer)
+Matrix mlp(const Model& model, const Matrix& x, Index layer, Precision precision)
 {
     const ModelConfig& c = model.config();
     const std::string prefix = layerPrefix(model, layer);
+    const auto vector = [&](const std::string& name) { return inPrecision(readVector(model, name), precision); };
     if (c.family == ModelFamily::Gpt2) {
-        const Matrix m = layerNorm(x, readVector(model, prefix + "ln_2.weight"),
-                                   readVector(model, prefix + "ln_2.bias"), c.normEpsilon);
-        Matrix hidden = product(m, readMatrix(model, prefix + "mlp.c_fc.weight"));
-        hidden.rowwise() += readVector(model, prefix + "mlp.c_fc.bias");
-        hidden = hidden.unaryExpr(&geluTanh);
-        Matrix out = product(hidden, readMatrix(model, prefix + "mlp.c_proj.weight"));
-        out.rowwise() += readVector(model, prefix + "mlp.c_proj.bias");
-        return out;
+        const Matrix m = inPrecision(
+            layerNorm(x, vector(prefix + "ln_2.weight"), vector(prefix + "ln_2.bias"), c.normEpsilon), precision);
+        Matrix hidden = product(m, readMatrix(model, prefix + "mlp.c_fc.weight"), precision);
+        hidden.rowwise() += vector(prefix + "mlp.c_fc.bias");
+        hidden = inPrecision(Matrix(inPrecision(hidden, precision).unaryExpr(&geluTanh)), precision);
+        Matrix out = product(hidden, readMatrix(model, prefix + "mlp.c_proj.weight"), precision);
+        out.rowwise() += vector(prefix + "mlp.c_proj.bias");
+        return inPrecision(out, precision);
     }
-    const Matrix m = rmsNorm(x, readVector(model, prefix + "post_attention_layernorm.weight"), c.normEpsilon);
+    const Matrix m = inPrecision(
+        rmsNorm(x, vector(prefix + "post_attention_layernorm.weight"), c.normEpsilon), precision);
     const auto linear = [&](const Matrix& in, const char* name) {
-        Matrix out = product(in, readMatrix(model, prefix + "mlp." + name + ".weight"), Operand::Transposed);
+        Matrix out = product(in, readMatrix(model, prefix + "mlp." + name + ".weight"), precision,
+                             Operand::Transposed);
         const std::string bias = prefix + "mlp." + name + ".bias";
         if (hasTensor(model, bias))
-            out.rowwise() += readVector(model, bias);
-        return out;
+            out.rowwise() += vector(bias);
+        return inPrecision(out, precision);
     };
-    const Matrix gate = linear(m, "gate_proj").unaryExpr(&silu);
-    return linear(gate.cwiseProduct(linear(m, "up_proj")), "down_proj");
+    const Matrix gate = inPrecision(Matrix(linear(m, "gate_proj").unaryExpr(&silu)), precision);
+    return linear(inPrecision(Matrix(gate.cwiseProduct(linear(m, "up_proj"))), precision), "down_proj");
 }
 
 Error layerOutOfRange(const ModelConfig& c, Index layer)
@@ -369,15 +392,15 @@ std::vector<std::string> tokenLabels(const Model& model, const std::vector<std::
 
 namespace {
 
-/// Called once per layer of the forward pass with the layer's attention session (float64, every head) and
-/// its result; false stops the pass.
+/// Called once per layer of the forward pass with the layer's attention session (every head, in the pass's
+/// precision) and its result; false stops the pass.
 using LayerVisitor =
     std::function<bool(Index layer, const Session& attention, const AttentionResult& result)>;
 
 /// The forward pass, the one loop every caller goes through: the residual stream after `layers` layers.
 /// With `lastMlp` false, the last layer stops after its attention (its MLP is not needed by the caller).
 Matrix forwardPass(const Model& model, const std::vector<std::int64_t>& ids, Index layers, bool lastMlp,
-                   const LayerVisitor& visit)
+                   Precision precision, const LayerVisitor& visit)
 {
     const ModelConfig& c = model.config();
     checkIds(model, ids);
@@ -386,31 +409,46 @@ Matrix forwardPass(const Model& model, const std::vector<std::int64_t>& ids, Ind
     const auto n = Index(ids.size());
     // Only the rows of the tokens and positions used are read (GPT-2's table has 50257 rows).
     const std::vector<Index> rows(ids.begin(), ids.end());
-    Matrix residual = model.checkpoint().readRows(
-        model.tensorName(c.family == ModelFamily::Gpt2 ? "wte.weight" : "model.embed_tokens.weight"), rows);
+    Matrix residual = inPrecision(
+        model.checkpoint().readRows(
+            model.tensorName(c.family == ModelFamily::Gpt2 ? "wte.weight" : "model.embed_tokens.weight"), rows),
+        precision);
     if (c.family == ModelFamily::Gpt2) {
         std::vector<Index> positions(static_cast<std::size_t>(n));
         std::iota(positions.begin(), positions.end(), Index{0});
-        residual += model.checkpoint().readRows(model.tensorName("wpe.weight"), positions);
+        residual = inPrecision(
+            Matrix(residual +
+                   inPrecision(model.checkpoint().readRows(model.tensorName("wpe.weight"), positions), precision)),
+            precision);
     }
+    const auto checkFinite = [&](Index layer, const char* part) {
+        if (!isAllFinite(residual))
+            throw Error("layer " + std::to_string(layer) + ": the residual stream overflows " +
+                        (precision == Precision::Float32 ? "float32 after the " : "float64 after the ") + part +
+                        (precision == Precision::Float32 ? "; choose precision float64" : ""));
+    };
     for (Index l = 0; l < layers; ++l) {
-        const Session attention = layerSession(model, normalizedForAttention(model, residual, l), l,
-                                               allHeads(c), Precision::Float64);
+        const Session attention = layerSession(model, normalizedForAttention(model, residual, l, precision), l,
+                                               allHeads(c), precision);
         const AttentionResult result = computeAttention(attention);
         if (visit && !visit(l, attention, result))
             break;
-        residual += result.output;
-        if (lastMlp || l + 1 < layers)
-            residual += mlp(model, residual, l);
+        residual = inPrecision(Matrix(residual + result.output), precision);
+        checkFinite(l, "attention");
+        if (lastMlp || l + 1 < layers) {
+            residual = inPrecision(Matrix(residual + mlp(model, residual, l, precision)), precision);
+            checkFinite(l, "MLP");
+        }
     }
     return residual;
 }
 
 } // namespace
 
-Matrix residualBeforeLayer(const Model& model, const std::vector<std::int64_t>& ids, Index layer)
+Matrix residualBeforeLayer(const Model& model, const std::vector<std::int64_t>& ids, Index layer,
+                           Precision precision)
 {
-    return forwardPass(model, ids, layer, true, {});
+    return forwardPass(model, ids, layer, true, precision, {});
 }
 
 std::vector<std::vector<Matrix>> attentionOfEveryLayer(const Model& model,
@@ -430,20 +468,11 @@ std::vector<std::vector<Matrix>> attentionOfEveryLayer(const Model& model,
                     " tokens needs about " + formatBytes(static_cast<std::uint64_t>(bytes)) +
                     ", more than the memory limit of " + formatBytes(memoryLimit) + "; use a shorter text");
     std::vector<std::vector<Matrix>> weights;
-    forwardPass(model, ids, layers, false,
-                [&](Index, const Session& attention, const AttentionResult& result) {
-                    // The residual stream always advances in float64 (as sessionFromModel's does); a float32
-                    // session's weights are its own computation over the same input.
-                    std::optional<AttentionResult> single;
-                    if (precision != Precision::Float64) {
-                        Session session = attention;
-                        session.precision = precision;
-                        single = computeAttention(session);
-                    }
-                    const AttentionResult& shown = single ? *single : result;
+    forwardPass(model, ids, layers, false, precision,
+                [&](Index, const Session&, const AttentionResult& result) {
                     std::vector<Matrix> layer;
-                    layer.reserve(shown.heads.size());
-                    for (const HeadResult& head : shown.heads)
+                    layer.reserve(result.heads.size());
+                    for (const HeadResult& head : result.heads)
                         layer.push_back(head.weights);
                     weights.push_back(std::move(layer));
                     return !progress || progress(Index(weights.size()), layers);
@@ -462,9 +491,10 @@ Session sessionFromModel(const Model& model, const ModelHeadRequest& request)
                         " query heads, 0 to " + std::to_string(c.heads - 1) + ")");
     if (request.layer < 0 || request.layer >= c.layers)
         throw layerOutOfRange(c, request.layer);
-    const Matrix residual = residualBeforeLayer(model, request.ids, request.layer);
-    Session session = layerSession(model, normalizedForAttention(model, residual, request.layer),
-                                   request.layer, heads, request.precision);
+    const Matrix residual = residualBeforeLayer(model, request.ids, request.layer, request.precision);
+    Session session =
+        layerSession(model, normalizedForAttention(model, residual, request.layer, request.precision),
+                     request.layer, heads, request.precision);
     session.tokens = tokenLabels(model, request.ids);
     session.title = modelName(model) + ", layer " + std::to_string(request.layer) +
                     (request.text.empty() ? std::string() : ": \"" + request.text + "\"");

@@ -4,7 +4,9 @@
 /// tokenizer files) opened, the forward pass run up to a layer, and that layer's attention made into an
 /// ordinary session whose weights are the model's attention probabilities.
 ///
-/// The forward pass (float64), by family:
+/// The forward pass, in float64 or in float32 (the session's precision; a model's own precision: every
+/// weight, activation and the residual stream rounded to float32, every product a float32 product, norms
+/// and activation functions evaluated from float32 inputs and rounded to float32), by family:
 /// - GPT-2: h = wte[ids] + wpe[0..n); each layer: h += attn(ln_1(h)); h += mlp(ln_2(h)), with c_attn a
 ///   Conv1D (x·W + b, columns q | k | v), causal softmax of q·kᵀ/√d_head, c_proj, and the MLP
 ///   c_proj(gelu_tanh(c_fc(x))). LayerNorm: (x − mean)/√(var + ε)·γ + β, the variance over d_model (biased).
@@ -78,7 +80,8 @@ std::vector<std::string> tokenLabels(const Model& model, const std::vector<std::
 
 /// The residual stream entering layer `layer` (n × d_model), before that layer's normalization; `layer` =
 /// the number of layers gives the stream after the last one (before the final norm): the whole forward pass.
-Matrix residualBeforeLayer(const Model& model, const std::vector<std::int64_t>& ids, Index layer);
+Matrix residualBeforeLayer(const Model& model, const std::vector<std::int64_t>& ids, Index layer,
+                           Precision precision = Precision::Float64);
 
 /// Told after each layer of attentionOfEveryLayer: (layers done, layers to do). Returning false cancels:
 /// the pass stops after that layer. Called on the thread that runs the pass.

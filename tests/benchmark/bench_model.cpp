@@ -6,6 +6,7 @@
 //                            with layer = 12), reading and converting the weights it uses each time
 //   BM_ModelProducts/N       the same pass's matrix products alone, on operands made beforehand (target:
 //                            forward ≤ 2 × products)
+//   BM_ModelForward/f32/N, BM_ModelProducts/f32/N   the same in float32 (the pass a float32 session runs)
 // N ∈ {64, 512}. Registered only when the filter names them (--benchmark_filter=Model): the checkpoint
 // takes 500 MB of disk and a few seconds to write.
 
@@ -105,33 +106,34 @@ void BM_ModelOpen(benchmark::State& state)
         benchmark::DoNotOptimize(qkv::Model::open(folder));
 }
 
-void BM_ModelForward(benchmark::State& state)
+template <qkv::Precision precision> void BM_ModelForward(benchmark::State& state)
 {
     const qkv::Model model = qkv::Model::open(checkpointFolder());
     const std::vector<std::int64_t> ids = someIds(state.range(0));
     for (auto _ : state)
-        benchmark::DoNotOptimize(qkv::residualBeforeLayer(model, ids, layers));
+        benchmark::DoNotOptimize(qkv::residualBeforeLayer(model, ids, layers, precision));
 }
 
-void BM_ModelProducts(benchmark::State& state)
+template <typename Scalar> void BM_ModelProducts(benchmark::State& state)
 {
+    using Values = qkv::MatrixOf<Scalar>;
     const Index n = state.range(0);
-    const Matrix x = Matrix::Random(n, dModel), wAttn = Matrix::Random(dModel, 3 * dModel),
-                 wProj = Matrix::Random(dModel, dModel), wFc = Matrix::Random(dModel, inner),
-                 wOut = Matrix::Random(inner, dModel), q = Matrix::Random(n, headDim),
-                 k = Matrix::Random(n, headDim), hidden = Matrix::Random(n, inner);
-    Matrix qkvOut(n, 3 * dModel), scores(n, n), head(n, headDim), proj(n, dModel), fc(n, inner),
+    const Values x = Values::Random(n, dModel), wAttn = Values::Random(dModel, 3 * dModel),
+                 wProj = Values::Random(dModel, dModel), wFc = Values::Random(dModel, inner),
+                 wOut = Values::Random(inner, dModel), q = Values::Random(n, headDim),
+                 k = Values::Random(n, headDim), hidden = Values::Random(n, inner);
+    Values qkvOut(n, 3 * dModel), scores(n, n), head(n, headDim), proj(n, dModel), fc(n, inner),
         out(n, dModel);
     for (auto _ : state) {
         for (Index l = 0; l < layers; ++l) {
-            qkv::multiply<double>(x, wAttn, qkvOut);
+            qkv::multiply<Scalar>(x, wAttn, qkvOut);
             for (Index h = 0; h < heads; ++h) {
-                qkv::multiply<double>(q, k, scores, qkv::Operand::Transposed);
-                qkv::multiply<double>(scores, k, head);
+                qkv::multiply<Scalar>(q, k, scores, qkv::Operand::Transposed);
+                qkv::multiply<Scalar>(scores, k, head);
             }
-            qkv::multiply<double>(x, wProj, proj);
-            qkv::multiply<double>(x, wFc, fc);
-            qkv::multiply<double>(hidden, wOut, out);
+            qkv::multiply<Scalar>(x, wProj, proj);
+            qkv::multiply<Scalar>(x, wFc, fc);
+            qkv::multiply<Scalar>(hidden, wOut, out);
         }
         benchmark::DoNotOptimize(out.data());
     }
@@ -142,14 +144,14 @@ void BM_ModelProducts(benchmark::State& state)
 void registerModelBenchmarks()
 {
     benchmark::RegisterBenchmark("BM_ModelOpen", BM_ModelOpen)->Unit(benchmark::kMillisecond)->UseRealTime();
-    benchmark::RegisterBenchmark("BM_ModelForward", BM_ModelForward)
-        ->Arg(64)
-        ->Arg(512)
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime();
-    benchmark::RegisterBenchmark("BM_ModelProducts", BM_ModelProducts)
-        ->Arg(64)
-        ->Arg(512)
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime();
+    for (const auto& [name, function] :
+         {std::pair{"BM_ModelForward", BM_ModelForward<qkv::Precision::Float64>},
+          std::pair{"BM_ModelProducts", BM_ModelProducts<double>},
+          std::pair{"BM_ModelForward/f32", BM_ModelForward<qkv::Precision::Float32>},
+          std::pair{"BM_ModelProducts/f32", BM_ModelProducts<float>}})
+        benchmark::RegisterBenchmark(name, function)
+            ->Arg(64)
+            ->Arg(512)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
 }

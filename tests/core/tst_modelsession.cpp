@@ -212,6 +212,8 @@ private slots:
     void everyLayerInOnePass_data();
     void everyLayerInOnePass();
     void onePassCancels();
+    void float32ForwardPass_data();
+    void float32ForwardPass();
     void refusals();
 };
 
@@ -356,6 +358,52 @@ void TestModelSession::everyLayerInOnePass()
         attentionOfEveryLayer(model, ids, Precision(precision), {}, 1);
     QCOMPARE(first.size(), std::size_t(1));
     QKV_COMPARE_NEAR(first[0][1], weights[0][1], 0.0);
+}
+
+void TestModelSession::float32ForwardPass_data()
+{
+    QTest::addColumn<bool>("llama");
+    QTest::newRow("gpt2") << false;
+    QTest::newRow("qwen2 GQA") << true;
+}
+
+// A float32 session from a model is the model run in float32: its X is a float32 residual stream, not the
+// float64 one rounded at the end, and it agrees with float64 to what float32 allows.
+void TestModelSession::float32ForwardPass()
+{
+    QFETCH(bool, llama);
+    Tiny tiny;
+    tiny.llama = llama;
+    if (llama)
+        tiny.heads = 4, tiny.kvHeads = 2;
+    QTemporaryDir folder;
+    QVERIFY(folder.isValid());
+    writeModel(tiny, folder.path(), llama ? 13 : 17);
+    const Model model = Model::open(folder.path().toStdString());
+    ModelHeadRequest request;
+    request.layer = tiny.layers - 1; // after at least one whole float32 layer
+    request.ids = {3, 1, 4, 1, 5, 9, 2, 6};
+    const Session wide = sessionFromModel(model, request);
+    request.precision = Precision::Float32;
+    const Session narrow = sessionFromModel(model, request);
+    QCOMPARE(narrow.precision, Precision::Float32);
+    const Matrix roundedWide = wide.X.cast<float>().cast<double>();
+    const Matrix roundedNarrow = narrow.X.cast<float>().cast<double>();
+    QVERIFY(narrow.X == roundedNarrow);      // every entry a float32 value
+    QVERIFY(!(narrow.X.array() == roundedWide.array()).all()); // rounded along the way, not only at the end
+    const double epsilon = std::numeric_limits<float>::epsilon();
+    const double scale = std::max(1.0, wide.X.cwiseAbs().maxCoeff());
+    QKV_COMPARE_NEAR(narrow.X, wide.X, 64 * epsilon * scale);
+
+    const AttentionResult expected = computeAttention(wide);
+    const AttentionResult actual = computeAttention(narrow);
+    for (std::size_t h = 0; h < expected.heads.size(); ++h)
+        QKV_COMPARE_NEAR(actual.heads[h].weights, expected.heads[h].weights, 256 * epsilon);
+    // The whole pass, to the last layer's MLP.
+    const Matrix end64 = residualBeforeLayer(model, request.ids, tiny.layers);
+    const Matrix end32 = residualBeforeLayer(model, request.ids, tiny.layers, Precision::Float32);
+    QVERIFY(end32 == end32.cast<float>().cast<double>());
+    QKV_COMPARE_NEAR(end32, end64, 64 * epsilon * std::max(1.0, end64.cwiseAbs().maxCoeff()));
 }
 
 void TestModelSession::onePassCancels()
