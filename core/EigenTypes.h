@@ -12,6 +12,9 @@ namespace qkv {
 
 using Index = Eigen::Index;
 using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename Scalar>
+using MatrixOf = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using MatrixF = MatrixOf<float>; ///< the engine's float32 work matrices
 using Vector = Eigen::VectorXd;
 using RowVector = Eigen::RowVectorXd;
 /// 0/1 matrix: 1 where query i may attend to key j.

@@ -20,10 +20,6 @@
 
 namespace qkv {
 
-template <typename Scalar>
-using MatrixOf = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using MatrixF = MatrixOf<float>;
-
 /// Rows of a row-major matrix (a whole matrix, middleRows or middleCols), without a copy.
 template <typename Scalar> using ConstRows = Eigen::Ref<const MatrixOf<Scalar>>;
 template <typename Scalar> using Rows = Eigen::Ref<MatrixOf<Scalar>>;

@@ -9,6 +9,7 @@
 #include <functional>
 #include <numeric>
 #include <optional>
+#include <type_traits>
 
 namespace qkv {
 
@@ -64,19 +65,21 @@ template <typename Values> Values inPrecision(Values values, Precision precision
     return values;
 }
 
-/// c = a · b (or a · bᵀ) through the engine's product routine: a float32 product (float32 accumulation, as
-/// PyTorch's) of the operands rounded to float32 in a float32 pass.
-Matrix product(const Matrix& a, const Matrix& b, Precision precision, Operand form = Operand::AsIs)
+/// x · W (or x · Wᵀ) for the checkpoint's tensor W = `name`, through the engine's product routine; in a
+/// float32 pass a float32 product (float32 accumulation, as PyTorch's), W read straight into float32.
+Matrix productWithTensor(const Model& model, const Matrix& x, const std::string& name, Precision precision,
+                         Operand form = Operand::AsIs)
 {
-    const Index columns = form == Operand::AsIs ? b.cols() : b.rows();
-    if (precision == Precision::Float32) {
-        MatrixF c(a.rows(), columns);
-        multiply<float>(MatrixF(a.cast<float>()), MatrixF(b.cast<float>()), c, form);
-        return c.cast<double>();
-    }
-    Matrix c(a.rows(), columns);
-    multiply<double>(a, b, c, form);
-    return c;
+    const auto product = [&](const auto& a, const auto& b) {
+        using Scalar = typename std::decay_t<decltype(b)>::Scalar;
+        MatrixOf<Scalar> c(a.rows(), form == Operand::AsIs ? b.cols() : b.rows());
+        multiply<Scalar>(a, b, c, form);
+        return c;
+    };
+    if (precision == Precision::Float32)
+        return product(MatrixF(x.cast<float>()), model.checkpoint().readMatrixFloat32(model.tensorName(name)))
+            .cast<double>();
+    return product(x, readMatrix(model, name));
 }
 
 // The norms and the activation functions are evaluated in double from their (float32) inputs; a float32
@@ -253,18 +256,18 @@ Matrix mlp(const Model& model, const Matrix& x, Index layer, Precision precision
     if (c.family == ModelFamily::Gpt2) {
         const Matrix m = inPrecision(
             layerNorm(x, vector(prefix + "ln_2.weight"), vector(prefix + "ln_2.bias"), c.normEpsilon), precision);
-        Matrix hidden = product(m, readMatrix(model, prefix + "mlp.c_fc.weight"), precision);
+        Matrix hidden = productWithTensor(model, m, prefix + "mlp.c_fc.weight", precision);
         hidden.rowwise() += vector(prefix + "mlp.c_fc.bias");
         hidden = inPrecision(Matrix(inPrecision(hidden, precision).unaryExpr(&geluTanh)), precision);
-        Matrix out = product(hidden, readMatrix(model, prefix + "mlp.c_proj.weight"), precision);
+        Matrix out = productWithTensor(model, hidden, prefix + "mlp.c_proj.weight", precision);
         out.rowwise() += vector(prefix + "mlp.c_proj.bias");
         return inPrecision(out, precision);
     }
     const Matrix m = inPrecision(
         rmsNorm(x, vector(prefix + "post_attention_layernorm.weight"), c.normEpsilon), precision);
     const auto linear = [&](const Matrix& in, const char* name) {
-        Matrix out = product(in, readMatrix(model, prefix + "mlp." + name + ".weight"), precision,
-                             Operand::Transposed);
+        Matrix out =
+            productWithTensor(model, in, prefix + "mlp." + name + ".weight", precision, Operand::Transposed);
         const std::string bias = prefix + "mlp." + name + ".bias";
         if (hasTensor(model, bias))
             out.rowwise() += vector(bias);

@@ -105,13 +105,13 @@ double bfloat16ToDouble(std::uint16_t bits)
     return value;
 }
 
-template <typename Stored, typename ToDouble>
-void convertElements(const unsigned char* in, std::uint64_t count, double* out, ToDouble toDouble)
+template <typename Stored, typename Out, typename ToDouble>
+void convertElements(const unsigned char* in, std::uint64_t count, Out* out, ToDouble toDouble)
 {
     for (std::uint64_t i = 0; i < count; ++i) {
         Stored stored;
         std::memcpy(&stored, in + i * sizeof(Stored), sizeof(Stored)); // tensors need not be aligned
-        out[i] = toDouble(stored);
+        out[i] = static_cast<Out>(toDouble(stored)); // to float32: exact but from F64 (rounded to nearest)
     }
 }
 
@@ -346,8 +346,9 @@ const SafetensorsTensorInfo& SafetensorsFile::info(const std::string& name) cons
     return *it;
 }
 
+template <typename Scalar>
 void SafetensorsFile::convert(const SafetensorsTensorInfo& tensor, std::uint64_t first, std::uint64_t count,
-                              double* out) const
+                              Scalar* out) const
 {
     const std::string label = path_ + ": " + tensorLabel(tensor.name);
     if (!isReadableSafetensorsDtype(tensor.dtype))
@@ -360,7 +361,7 @@ void SafetensorsFile::convert(const SafetensorsTensorInfo& tensor, std::uint64_t
     parallelFor(static_cast<Index>(count), grain, [&](Index begin, Index end) {
         const unsigned char* from = in + (first + static_cast<std::uint64_t>(begin)) * size;
         const auto length = static_cast<std::uint64_t>(end - begin);
-        double* to = out + begin;
+        Scalar* to = out + begin;
         if (tensor.dtype == "F64")
             convertElements<double>(from, length, to, [](double x) { return x; });
         else if (tensor.dtype == "F32")
@@ -370,11 +371,17 @@ void SafetensorsFile::convert(const SafetensorsTensorInfo& tensor, std::uint64_t
         else
             convertElements<std::uint16_t>(from, length, to, bfloat16ToDouble);
     });
-    const Eigen::Map<const Eigen::ArrayXd> values(out, static_cast<Index>(count));
+    const Eigen::Map<const Eigen::Array<Scalar, Eigen::Dynamic, 1>> values(out, static_cast<Index>(count));
     if (!isAllFinite(values)) {
         std::uint64_t i = 0;
         while (std::isfinite(out[i]))
             ++i;
+        double stored = 0.0; // an F64 element that float32 cannot hold is finite in the file
+        if (tensor.dtype == "F64")
+            std::memcpy(&stored, in + (first + i) * 8, 8);
+        if (tensor.dtype == "F64" && std::isfinite(stored))
+            throw Error(label + ": element " + elementIndex(first + i, tensor.shape) +
+                        " is beyond float32's range; choose precision float64");
         throw Error(label + ": element " + elementIndex(first + i, tensor.shape) + " is " +
                     (std::isnan(out[i]) ? "NaN" : "infinite") + " (weights must be finite numbers)");
     }
@@ -391,12 +398,22 @@ void SafetensorsFile::checkMemoryFor(const SafetensorsTensorInfo& tensor) const
 
 Matrix SafetensorsFile::readMatrix(const std::string& name) const
 {
+    return readMatrixIn<double>(name);
+}
+
+MatrixF SafetensorsFile::readMatrixFloat32(const std::string& name) const
+{
+    return readMatrixIn<float>(name);
+}
+
+template <typename Scalar> MatrixOf<Scalar> SafetensorsFile::readMatrixIn(const std::string& name) const
+{
     const SafetensorsTensorInfo& tensor = info(name);
     if (tensor.shape.size() != 2)
         throw Error(path_ + ": " + tensorLabel(name) + " has shape " + shapeText(tensor.shape) + " (" +
                     std::to_string(tensor.shape.size()) + "-D); expected a matrix (2-D)");
     checkMemoryFor(tensor);
-    Matrix m;
+    MatrixOf<Scalar> m;
     try {
         m.resize(static_cast<Index>(tensor.shape[0]), static_cast<Index>(tensor.shape[1]));
     } catch (const std::bad_alloc&) {
@@ -652,6 +669,11 @@ const SafetensorsTensorInfo& Checkpoint::info(const std::string& name) const
 Matrix Checkpoint::readMatrix(const std::string& name) const
 {
     return fileOf(name).readMatrix(name);
+}
+
+MatrixF Checkpoint::readMatrixFloat32(const std::string& name) const
+{
+    return fileOf(name).readMatrixFloat32(name);
 }
 
 RowVector Checkpoint::readVector(const std::string& name) const

@@ -79,6 +79,9 @@ public:
     /// converted, another number of dimensions, an infinite or NaN element (its index given), or more
     /// memory than the default memory limit allows.
     Matrix readMatrix(const std::string& name) const;
+    /// The same in float32 (for a float32 forward pass): F32, F16 and BF16 exactly, F64 rounded to nearest;
+    /// an F64 element beyond float32's range is refused too.
+    MatrixF readMatrixFloat32(const std::string& name) const;
     /// A 1-D tensor as a row of doubles, refused as readMatrix refuses.
     RowVector readVector(const std::string& name) const;
     /// Rows `rows` of a 2-D tensor as doubles, in the order given (an embedding table's rows for a few
@@ -90,8 +93,10 @@ private:
     SafetensorsFile(std::unique_ptr<const Bytes> bytes, std::string path);
     void checkMemoryFor(const SafetensorsTensorInfo& tensor) const;
     /// Elements [first, first + count) of the tensor (row-major) into out.
+    template <typename Scalar> MatrixOf<Scalar> readMatrixIn(const std::string& name) const;
+    template <typename Scalar>
     void convert(const SafetensorsTensorInfo& tensor, std::uint64_t first, std::uint64_t count,
-                 double* out) const;
+                 Scalar* out) const;
 
     std::unique_ptr<const Bytes> bytes_;
     std::string path_;
@@ -139,6 +144,7 @@ public:
     const SafetensorsTensorInfo& info(const std::string& name) const;
     /// As SafetensorsFile's, from the shard holding the tensor.
     Matrix readMatrix(const std::string& name) const;
+    MatrixF readMatrixFloat32(const std::string& name) const;
     RowVector readVector(const std::string& name) const;
     Matrix readRows(const std::string& name, const std::vector<Index>& rows) const;
     /// The open files (one, or each shard once).

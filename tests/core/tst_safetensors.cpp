@@ -152,6 +152,7 @@ private slots:
     void otherDtypesOpenButAreRefusedWhenRead();
     void nonFiniteElementsRefused_data();
     void nonFiniteElementsRefused();
+    void float64BeyondFloat32Refused();
     void wrongRankOrNameRefused();
     void largeFileOpensWithoutReadingItsData();
     void singleFileCheckpoint();
@@ -229,6 +230,14 @@ void TestSafetensors::roundTrip()
         QCOMPARE(m.rows(), Index(2));
         QCOMPARE(m.cols(), Index(count / 2));
         QVERIFY2(sameBits(m.data(), values), qPrintable(describe(m.data(), count)));
+        // In float32 (a float32 forward pass): F32, F16 and BF16 exactly (these F64 values reach past
+        // float32's range: float64BeyondFloat32Refused).
+        if (dtype != QStringLiteral("F64")) {
+            const MatrixF narrow = file.readMatrixFloat32("layer.weight");
+            QCOMPARE(narrow.rows(), Index(2));
+            for (Index k = 0; k < narrow.size(); ++k)
+                QCOMPARE(double(narrow.data()[k]), m.data()[k]);
+        }
         // Rows alone, in any order and repeated, are the same bits as the whole matrix's.
         const Matrix rows = file.readRows("layer.weight", {1, 0, 1});
         QCOMPARE(rows.rows(), Index(3));
@@ -589,6 +598,23 @@ void TestSafetensors::nonFiniteElementsRefused()
     const QString rowError = errorOf([&] { file.readRows("h.0.w", {0, 1}); });
     QVERIFY2(rowError.startsWith(QStringLiteral("weights: tensor \"h.0.w\": element [1, 0] is ") + expected),
              qPrintable(rowError));
+}
+
+// An F64 weight that float32 cannot hold is refused for a float32 pass, and read as it is in float64.
+void TestSafetensors::float64BeyondFloat32Refused()
+{
+    const SafetensorsFile file =
+        SafetensorsFile::fromBytes(formatSafetensors({{"w", "F64", {2, 2}, {1, 2, 1e300, 3}}}), "weights");
+    QCOMPARE(file.readMatrix("w")(1, 0), 1e300);
+    const SafetensorsFile inRange =
+        SafetensorsFile::fromBytes(formatSafetensors({{"w", "F64", {1, 2}, {0.1, -3e38}}}), "weights");
+    const MatrixF rounded = inRange.readMatrixFloat32("w"); // to nearest
+    QCOMPARE(rounded(0, 0), 0.1f);
+    QCOMPARE(rounded(0, 1), -3e38f);
+    const QString error = errorOf([&] { file.readMatrixFloat32("w"); });
+    QVERIFY2(error == QStringLiteral("weights: tensor \"w\": element [1, 0] is beyond float32's range; choose "
+                                     "precision float64"),
+             qPrintable(error));
 }
 
 void TestSafetensors::wrongRankOrNameRefused()
