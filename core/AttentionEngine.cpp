@@ -342,8 +342,8 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
     addBias(K, head.b_K, path + "b_K");
     addBias(V, head.b_V, path + "b_V");
     if (positions.type == PositionType::Rope) { // after projection and bias; V is not rotated
-        applyRope(Q, positions.base, positions.pairing);
-        applyRope(K, positions.base, positions.pairing);
+        applyRope(Q, positions.base, positions.pairing, 0, positions.scaling);
+        applyRope(K, positions.base, positions.pairing, 0, positions.scaling);
     }
     const auto projection = [](const char* input, const char* weights, const Vector& bias, const char* name) {
         return std::string(input) + " · " + weights + (bias.size() > 0 ? std::string(" + ") + name : "");

@@ -304,8 +304,8 @@ PrecisionComparison comparePrecision(const Session& session, const AttentionResu
         K.rowwise() += parameters.b_K.transpose();
     const bool rope = positions.type == PositionType::Rope;
     if (rope) {
-        applyRope(queryRow, positions.base, positions.pairing, i);
-        applyRope(K, positions.base, positions.pairing);
+        applyRope(queryRow, positions.base, positions.pairing, i, positions.scaling);
+        applyRope(K, positions.base, positions.pairing, 0, positions.scaling);
     }
     const RowVector q = queryRow.row(0);
     const RowVector scores = rowScores(session.score, parameters, q, K);

@@ -81,7 +81,6 @@ public:
         return value->get<std::string>();
     }
 
-private:
     Index sizeValue(const char* key, const Json& value) const
     {
         if (!value.is_number_unsigned() || value.get<std::uint64_t>() == 0 ||
@@ -97,6 +96,7 @@ private:
         return value.get<double>();
     }
 
+private:
     const Json& root_;
     std::string fileName_;
 };
@@ -136,6 +136,40 @@ ModelConfig readGpt2(const ConfigReader& config)
     return c;
 }
 
+/// rope_scaling as transformers reads it: "default" (none), "linear" (factor) and "llama3" (factor,
+/// low_freq_factor, high_freq_factor, original_max_position_embeddings); the type under "rope_type" or the
+/// older "type". Others (dynamic, yarn, longrope) change more than the frequencies and are refused.
+RopeScaling readRopeScaling(const ConfigReader& config, const Json& scaling)
+{
+    const Json type =
+        scaling.is_object() ? scaling.value("rope_type", scaling.value("type", Json())) : Json();
+    const std::string name = type.is_string() ? type.get<std::string>() : std::string();
+    RopeScaling result;
+    if (name == "default")
+        return result;
+    if (name != "linear" && name != "llama3")
+        config.refuse("rope_scaling: " + quotedExcerpt(scaling.dump(), 60) +
+                      " is not supported (RoPE scaling: default, linear and llama3 are)");
+    const ConfigReader inner(scaling, "");
+    const auto number = [&](const char* key) {
+        const std::string path = std::string("rope_scaling.") + key;
+        const Json* value = inner.find(key);
+        if (value == nullptr)
+            config.refuse(path + ": missing (a positive number)");
+        return config.positiveValue(path.c_str(), *value);
+    };
+    result.type = name == "linear" ? RopeScalingType::Linear : RopeScalingType::Llama3;
+    result.factor = number("factor");
+    if (result.type == RopeScalingType::Llama3) {
+        result.lowFrequencyFactor = number("low_freq_factor");
+        result.highFrequencyFactor = number("high_freq_factor");
+        result.originalMaxPositions = number("original_max_position_embeddings");
+        if (!(result.highFrequencyFactor > result.lowFrequencyFactor))
+            config.refuse("rope_scaling.high_freq_factor: expected more than low_freq_factor");
+    }
+    return result;
+}
+
 ModelConfig readLlama(const ConfigReader& config, const std::string& modelType)
 {
     ModelConfig c;
@@ -167,13 +201,8 @@ ModelConfig readLlama(const ConfigReader& config, const std::string& modelType)
     c.activation = config.text("hidden_act", "silu");
     if (c.activation != "silu")
         config.refuse("hidden_act: " + quotedExcerpt(c.activation) + " is not supported (silu)");
-    if (const Json* scaling = config.find("rope_scaling")) {
-        const Json type =
-            scaling->is_object() ? scaling->value("rope_type", scaling->value("type", Json())) : Json();
-        if (!(type.is_string() && type.get<std::string>() == "default"))
-            config.refuse("rope_scaling: " + quotedExcerpt(scaling->dump(), 60) +
-                          " is not supported (RoPE scaling)");
-    }
+    if (const Json* scaling = config.find("rope_scaling"))
+        c.ropeScaling = readRopeScaling(config, *scaling);
     if (modelType == "mistral")
         c.slidingWindow = config.size("sliding_window", 0);
     if (modelType == "qwen2" && config.flag("use_sliding_window", false))

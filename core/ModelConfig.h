@@ -4,6 +4,7 @@
 /// for the families QKV Lab supports (GPT-2; LLaMA, Qwen2 and Mistral).
 
 #include "EigenTypes.h"
+#include "Session.h"
 
 #include <string>
 
@@ -29,6 +30,7 @@ struct ModelConfig {
     Index maxPositions = 0;   ///< n_positions, max_position_embeddings
     double normEpsilon = 0.0; ///< layer_norm_epsilon (LayerNorm), rms_norm_eps (RMSNorm)
     double ropeTheta = 0.0;   ///< rope_theta (10000 when absent); 0 for GPT-2, which has no RoPE
+    RopeScaling ropeScaling{}; ///< rope_scaling: none, linear or llama3 (Llama 3.1 and later)
     Index slidingWindow = 0;  ///< Mistral's sliding_window, keys a query may see (0: no window)
     bool qkvBias = false;     ///< q, k, v projections have biases (GPT-2, Qwen2; LLaMA's attention_bias)
     bool outputBias = false;  ///< the output projection has a bias (GPT-2; LLaMA's attention_bias)

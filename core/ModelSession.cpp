@@ -117,12 +117,13 @@ double silu(double x)
     return x / (1.0 + std::exp(-x));
 }
 
-/// RoPE for the LLaMA family: rope_theta, dimension i paired with i + d_head/2.
-void useRope(Session& session, double theta)
+/// RoPE for the LLaMA family: rope_theta and rope_scaling, dimension i paired with i + d_head/2.
+void useRope(Session& session, const ModelConfig& config)
 {
     session.positions.type = PositionType::Rope;
-    session.positions.base = theta;
+    session.positions.base = config.ropeTheta;
     session.positions.pairing = RopePairing::Half;
+    session.positions.scaling = config.ropeScaling;
 }
 
 /// The attention input of `layer`: the normalized residual stream.
@@ -236,7 +237,7 @@ Session layerSession(const Model& model, const Matrix& x, Index layer, const std
     session.normalizer = NormalizerSpec{NormalizerType::Softmax, 1.5};
     session.precision = precision;
     if (c.family == ModelFamily::Llama)
-        useRope(session, c.ropeTheta);
+        useRope(session, c);
     return session;
 }
 

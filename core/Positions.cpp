@@ -37,17 +37,45 @@ Matrix additiveEncoding(const PositionSpec& positions, Index count, Index dModel
     }
 }
 
+std::vector<double> ropeFrequencies(Index d, double base, const RopeScaling& scaling)
+{
+    constexpr double pi = 3.14159265358979323846;
+    const Index pairs = d / 2;
+    std::vector<double> frequencies(static_cast<std::size_t>(std::max<Index>(0, pairs)));
+    for (Index r = 0; r < pairs; ++r) {
+        double& theta = frequencies[static_cast<std::size_t>(r)];
+        theta = std::pow(base, -2.0 * static_cast<double>(r) / static_cast<double>(d));
+        switch (scaling.type) {
+        case RopeScalingType::None:
+            break;
+        case RopeScalingType::Linear:
+            theta /= scaling.factor;
+            break;
+        case RopeScalingType::Llama3: {
+            const double wavelength = 2.0 * pi / theta;
+            const double L = scaling.originalMaxPositions;
+            if (wavelength > L / scaling.lowFrequencyFactor) {
+                theta /= scaling.factor;
+            } else if (!(wavelength < L / scaling.highFrequencyFactor)) { // between: a smooth blend
+                const double smooth = (L / wavelength - scaling.lowFrequencyFactor) /
+                                      (scaling.highFrequencyFactor - scaling.lowFrequencyFactor);
+                theta = (1.0 - smooth) * theta / scaling.factor + smooth * theta;
+            }
+            break;
+        }
+        }
+    }
+    return frequencies;
+}
+
 template <typename Scalar>
 void applyRope(Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>& rows, double base,
-               RopePairing pairing, Index firstPosition)
+               RopePairing pairing, Index firstPosition, const RopeScaling& scaling)
 {
     const Index d = rows.cols();
     const Index pairs = d / 2;
     const bool half = pairing == RopePairing::Half;
-    std::vector<double> frequencies(static_cast<std::size_t>(pairs));
-    for (Index r = 0; r < pairs; ++r)
-        frequencies[static_cast<std::size_t>(r)] =
-            std::pow(base, -2.0 * static_cast<double>(r) / static_cast<double>(d));
+    const std::vector<double> frequencies = ropeFrequencies(d, base, scaling);
     for (Index p = 0; p < rows.rows(); ++p) {
         Scalar* row = rows.row(p).data();
         const auto position = static_cast<double>(firstPosition + p);
@@ -65,9 +93,9 @@ void applyRope(Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowM
 }
 
 template void applyRope<double>(Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>&,
-                                double, RopePairing, Index);
+                                double, RopePairing, Index, const RopeScaling&);
 template void applyRope<float>(Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>&, double,
-                               RopePairing, Index);
+                               RopePairing, Index, const RopeScaling&);
 
 namespace {
 

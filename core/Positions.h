@@ -24,13 +24,20 @@ Matrix additiveEncoding(const PositionSpec& positions, Index count, Index dModel
 /// True when the encoding is added to X and Z (sinusoidal, learned).
 bool addsToEmbeddings(const PositionSpec& positions);
 
+/// RoPE's d/2 frequencies (radians a position): θ_r = base^{−2r/d}, then scaled as Hugging Face's
+/// rope_scaling does (transformers' _compute_linear_scaling / _compute_llama3_parameters): linear θ_r / factor;
+/// llama3 with wavelength λ_r = 2π / θ_r, L = original_max_position_embeddings: θ_r / factor when
+/// λ_r > L / low_freq_factor, θ_r when λ_r < L / high_freq_factor, else (1 − s) θ_r / factor + s θ_r with
+/// s = (L / λ_r − low_freq_factor) / (high_freq_factor − low_freq_factor).
+std::vector<double> ropeFrequencies(Index d, double base, const RopeScaling& scaling = {});
+
 /// RoPE: rotates row p of `rows` (position firstPosition + p) in place, pair r (of d/2, d = rows.cols(),
-/// even) by the angle position · base^{−2r/d}: (x, y) → (x cos − y sin, x sin + y cos), x and y being
-/// coordinates r and r + d/2 (half: GPT-NeoX, LLaMA) or 2r and 2r + 1 (interleaved: GPT-J). The angles are
-/// computed in double; cos and sin are rounded to the matrix's precision and the rotation is done in it.
+/// even) by the angle position · θ_r (ropeFrequencies): (x, y) → (x cos − y sin, x sin + y cos), x and y
+/// being coordinates r and r + d/2 (half: GPT-NeoX, LLaMA) or 2r and 2r + 1 (interleaved: GPT-J). The angles
+/// are computed in double; cos and sin are rounded to the matrix's precision and the rotation is done in it.
 template <typename Scalar>
 void applyRope(Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>& rows, double base,
-               RopePairing pairing, Index firstPosition = 0);
+               RopePairing pairing, Index firstPosition = 0, const RopeScaling& scaling = {});
 
 /// Press et al.'s ALiBi slopes for `heads` heads, the rule of their code (and of Hugging Face's BLOOM): for a
 /// power of two H, 2^(−8h/H) for h = 1 … H; otherwise the slopes of the largest power of two P below H, then

@@ -69,6 +69,7 @@ const char* const normalizerNames[] = {"softmax", "sparsemax", "entmax", "sigmoi
 const char* const precisionNames[] = {"float64", "float32"};
 const char* const positionNames[] = {"none", "sinusoidal", "learned", "rope", "alibi"};
 const char* const pairingNames[] = {"half", "interleaved"};
+const char* const ropeScalingNames[] = {"none", "linear", "llama3"};
 
 std::string describe(const std::string& path, const std::string& problem)
 {
@@ -120,6 +121,23 @@ std::string checkPositions(const Session& s, Index dK)
                                                "), found " + std::to_string(positions.P.cols()));
         if (!allFinite(positions.P.data(), positions.P.size()))
             return describe("positions.P", "contains a number that is not finite");
+    }
+    const RopeScaling& scaling = positions.scaling;
+    if (scaling.type != RopeScalingType::None) {
+        const auto positiveFinite = [](double x) { return std::isfinite(x) && x > 0; };
+        if (!positiveFinite(scaling.factor))
+            return describe("positions.scaling.factor", "expected a positive finite number");
+        if (scaling.type == RopeScalingType::Llama3) {
+            if (!positiveFinite(scaling.lowFrequencyFactor))
+                return describe("positions.scaling.low_freq_factor", "expected a positive finite number");
+            if (!(positiveFinite(scaling.highFrequencyFactor) &&
+                  scaling.highFrequencyFactor > scaling.lowFrequencyFactor))
+                return describe("positions.scaling.high_freq_factor",
+                                "expected a finite number larger than low_freq_factor");
+            if (!positiveFinite(scaling.originalMaxPositions))
+                return describe("positions.scaling.original_max_position_embeddings",
+                                "expected a positive finite number");
+        }
     }
     if (!positions.slopes.empty()) {
         if (positions.slopes.size() != s.heads.size())
@@ -221,6 +239,14 @@ std::optional<PositionType> positionTypeFromString(const std::string& name)
 std::optional<RopePairing> ropePairingFromString(const std::string& name)
 {
     return valueOf<RopePairing>(name, pairingNames);
+}
+const char* toString(RopeScalingType type)
+{
+    return nameOf(type, ropeScalingNames);
+}
+std::optional<RopeScalingType> ropeScalingFromString(const std::string& name)
+{
+    return valueOf<RopeScalingType>(name, ropeScalingNames);
 }
 std::string slopeCountProblem(std::size_t heads, std::size_t found)
 {

@@ -73,6 +73,26 @@ struct NormalizerSpec {
 /// The smallest `positions.base`: the largest angle, position · base^(−2i/d) ≤ 4096 / base, stays finite.
 constexpr double minimumPositionBase = 1e-300;
 
+/// RoPE's frequencies for contexts longer than training (Hugging Face's `rope_scaling`, session key
+/// `positions.scaling`): none; linear (every frequency ÷ factor: positions interpolated); llama3 (Llama 3.1
+/// and later: wavelengths above original / low_freq_factor ÷ factor, below original / high_freq_factor kept,
+/// a smooth blend between).
+enum class RopeScalingType { None, Linear, Llama3 };
+
+struct RopeScaling {
+    RopeScalingType type = RopeScalingType::None;
+    double factor = 1.0;
+    double lowFrequencyFactor = 1.0;      ///< llama3: low_freq_factor
+    double highFrequencyFactor = 4.0;     ///< llama3: high_freq_factor
+    double originalMaxPositions = 8192.0; ///< llama3: original_max_position_embeddings
+
+    friend bool operator==(const RopeScaling& a, const RopeScaling& b)
+    {
+        return a.type == b.type && a.factor == b.factor && a.lowFrequencyFactor == b.lowFrequencyFactor &&
+               a.highFrequencyFactor == b.highFrequencyFactor && a.originalMaxPositions == b.originalMaxPositions;
+    }
+};
+
 /// The positional encoding and its parameters (session key `positions`). Parameters are kept whatever the
 /// type, so switching back to an encoding restores them.
 struct PositionSpec {
@@ -81,11 +101,12 @@ struct PositionSpec {
     RopePairing pairing = RopePairing::Half; ///< rope
     Matrix P;                                ///< learned: max positions × d_model
     std::vector<double> slopes;              ///< alibi: one per head; empty: Press et al.'s for H heads
+    RopeScaling scaling{};                   ///< rope
 
     friend bool operator==(const PositionSpec& a, const PositionSpec& b)
     {
         return a.type == b.type && a.base == b.base && a.pairing == b.pairing && sameMatrix(a.P, b.P) &&
-               a.slopes == b.slopes;
+               a.slopes == b.slopes && a.scaling == b.scaling;
     }
 };
 
@@ -220,6 +241,7 @@ const char* toString(NormalizerType type);
 const char* toString(Precision precision); ///< "float64", "float32"
 const char* toString(PositionType type);   ///< "none", "sinusoidal", "learned", "rope", "alibi"
 const char* toString(RopePairing pairing); ///< "half", "interleaved"
+const char* toString(RopeScalingType type); ///< "none", "linear", "llama3"
 /// "expected 2 numbers (one per head), found 3": the message for ALiBi slopes that are not one per head.
 std::string slopeCountProblem(std::size_t heads, std::size_t found);
 std::optional<ScoreFunction> scoreFromString(const std::string& name);
@@ -228,6 +250,7 @@ std::optional<NormalizerType> normalizerFromString(const std::string& name);
 std::optional<Precision> precisionFromString(const std::string& name);
 std::optional<PositionType> positionTypeFromString(const std::string& name);
 std::optional<RopePairing> ropePairingFromString(const std::string& name);
+std::optional<RopeScalingType> ropeScalingFromString(const std::string& name);
 
 /// The other heads (counted from 0) whose keys and values are the same as `head`'s: equal W_K, W_V, b_K and
 /// b_V, as grouped-query attention gives every query head of a group (a model head's session copies its

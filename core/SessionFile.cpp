@@ -7,6 +7,7 @@
 #include "ResourceLimits.h"
 #include "SessionJsonReader.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -337,6 +338,37 @@ NormalizerSpec readNormalizer(const Json& value, Json& extras)
 
 /// `positions` (spec section 7): the type and whichever parameters are given (kept whatever the type); what
 /// the type needs of the session (P's rows, an even d_k) is checked by validate().
+/// `positions.scaling`, Hugging Face's rope_scaling as its config.json writes it: {"type": "linear",
+/// "factor"} or {"type": "llama3", "factor", "low_freq_factor", "high_freq_factor",
+/// "original_max_position_embeddings"}. The values' ranges are checked with the session (checkPositions).
+RopeScaling readRopeScaling(const Json& value)
+{
+    requireObject(value, "positions.scaling");
+    RopeScaling scaling;
+    const Json& typeJson = require(value, "positions.scaling", "type");
+    const auto type = ropeScalingFromString(readString(typeJson, "positions.scaling.type"));
+    if (!type)
+        refuse("positions.scaling.type", "expected one of none, linear, llama3, found " + typeJson.dump());
+    scaling.type = *type;
+    const std::vector<std::pair<const char*, double*>> numbers = {
+        {"factor", &scaling.factor},
+        {"low_freq_factor", &scaling.lowFrequencyFactor},
+        {"high_freq_factor", &scaling.highFrequencyFactor},
+        {"original_max_position_embeddings", &scaling.originalMaxPositions}};
+    for (const auto& [key, number] : numbers)
+        if (const Json* found = find(value, key))
+            *number = readNumber(*found, std::string("positions.scaling.") + key);
+    for (const auto& [key, unused] : value.items()) {
+        const bool known = key == "type" || std::any_of(numbers.begin(), numbers.end(), [&](const auto& n) {
+                               return key == n.first;
+                           });
+        if (!known)
+            refuse("positions.scaling." + key, "unknown key (expected type, factor, low_freq_factor, "
+                                               "high_freq_factor, original_max_position_embeddings)");
+    }
+    return scaling;
+}
+
 PositionSpec readPositions(CompactMatrices& compact, const Json& value, Index dModel, std::size_t heads,
                            Json& extras)
 {
@@ -361,6 +393,8 @@ PositionSpec readPositions(CompactMatrices& compact, const Json& value, Index dM
             refuse("positions.pairing", "expected one of half, interleaved, found " + pairingJson->dump());
         positions.pairing = *pairing;
     }
+    if (const Json* scaling = find(value, "scaling"))
+        positions.scaling = readRopeScaling(*scaling);
     if (const Json* p = find(value, "P"))
         positions.P =
             readMatrix(compact, *p, "positions.P", -1, dModel, Limits::maxTokens, Limits::maxDimension);
@@ -374,7 +408,7 @@ PositionSpec readPositions(CompactMatrices& compact, const Json& value, Index dM
                 readNumber((*slopes)[h], "positions.slopes[" + std::to_string(h) + "]"));
     }
     Json unknown = Json::object();
-    keepUnknown(value, {"type", "base", "pairing", "P", "slopes"}, unknown);
+    keepUnknown(value, {"type", "base", "pairing", "scaling", "P", "slopes"}, unknown);
     if (!unknown.empty())
         extras["positions"] = unknown;
     return positions;
@@ -725,6 +759,18 @@ Json sessionToJson(const Session& s)
             positionsJson["base"] = positions.base;
         if (rope || positions.pairing != defaults.pairing)
             positionsJson["pairing"] = toString(positions.pairing);
+        const RopeScaling& scaling = positions.scaling;
+        if (scaling.type != RopeScalingType::None) {
+            Json scalingJson = Json::object();
+            scalingJson["type"] = toString(scaling.type);
+            scalingJson["factor"] = scaling.factor;
+            if (scaling.type == RopeScalingType::Llama3) {
+                scalingJson["low_freq_factor"] = scaling.lowFrequencyFactor;
+                scalingJson["high_freq_factor"] = scaling.highFrequencyFactor;
+                scalingJson["original_max_position_embeddings"] = scaling.originalMaxPositions;
+            }
+            positionsJson["scaling"] = std::move(scalingJson);
+        }
         if (positions.P.size() > 0)
             positionsJson["P"] = json::matrix(positions.P);
         if (!positions.slopes.empty())

@@ -1,6 +1,7 @@
 #include "SpaceLayout.h"
 
 #include "Geometry.h"
+#include "Positions.h"
 #include "Projection.h"
 
 #include <cmath>
@@ -94,7 +95,7 @@ QueryKeyPlane ropePairPlane(const HeadResult& head, const PlaneOptions& options)
     const Index x = half ? pair : 2 * pair, y = half ? pair + pairs : 2 * pair + 1;
     QueryKeyPlane plane;
     // The engine's own frequency (Positions.cpp: applyRope).
-    plane.pairAngle = std::pow(options.ropeBase, -2.0 * static_cast<double>(pair) / static_cast<double>(d));
+    plane.pairAngle = ropeFrequencies(d, options.ropeBase, options.ropeScaling)[static_cast<std::size_t>(pair)];
     const auto columns = [x, y](const Matrix& rows) {
         Matrix two(rows.rows(), 2);
         two.col(0) = rows.col(x);

@@ -26,6 +26,7 @@ struct PlaneOptions {
     Index second = 1; ///< PickedDimensions: the coordinate along y (ignored when d = 1)
     RopePairing pairing = RopePairing::Half; ///< RopePair: the session's positions.pairing
     double ropeBase = 10000.0;               ///< RopePair: the session's positions.base (θ)
+    RopeScaling ropeScaling{};               ///< RopePair: the session's positions.scaling
 };
 
 /// Queries and keys projected with one map.

@@ -19,6 +19,7 @@ struct Tiny {
     double epsilon = 1e-5, theta = 10000.0;
     bool qkvBias = true;
     int slidingWindow = 0; ///< LLaMA-shaped only: > 0 writes a Mistral config with this sliding_window
+    std::string ropeScaling; ///< LLaMA-shaped only: written as config.json's rope_scaling when not empty
     std::string dtype = "F32";
     int headDim() const { return d / heads; }
 };
@@ -103,6 +104,7 @@ inline void writeModel(const Tiny& tiny, const QString& folder, unsigned seed)
             ", \"intermediate_size\": " + std::to_string(tiny.inner) +
             ", \"vocab_size\": " + std::to_string(tiny.vocab) +
             ", \"max_position_embeddings\": " + std::to_string(tiny.positions) +
+            (tiny.ropeScaling.empty() ? "" : ", \"rope_scaling\": " + tiny.ropeScaling) +
             ", \"rms_norm_eps\": 1e-05, \"rope_theta\": 10000.0, \"hidden_act\": \"silu\"}";
     std::ofstream(folder.toStdString() + "/config.json") << config;
 }

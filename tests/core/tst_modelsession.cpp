@@ -212,6 +212,7 @@ private slots:
     void everyLayerInOnePass_data();
     void everyLayerInOnePass();
     void onePassCancels();
+    void llama3RopeScaling();
     void float32ForwardPass_data();
     void float32ForwardPass();
     void refusals();
@@ -358,6 +359,29 @@ void TestModelSession::everyLayerInOnePass()
         attentionOfEveryLayer(model, ids, Precision(precision), {}, 1);
     QCOMPARE(first.size(), std::size_t(1));
     QKV_COMPARE_NEAR(first[0][1], weights[0][1], 0.0);
+}
+
+// Llama 3.1's rope_scaling reaches the session (and so every layer of the forward pass): the heads turn by
+// the scaled frequencies, and the attention differs from the same weights without it.
+void TestModelSession::llama3RopeScaling()
+{
+    Tiny tiny;
+    tiny.llama = true;
+    QTemporaryDir scaledFolder, plainFolder;
+    QVERIFY(scaledFolder.isValid() && plainFolder.isValid());
+    writeModel(tiny, plainFolder.path(), 5);
+    tiny.ropeScaling = R"({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,)"
+                       R"( "high_freq_factor": 4.0, "original_max_position_embeddings": 16})";
+    writeModel(tiny, scaledFolder.path(), 5); // the same weights
+    ModelHeadRequest request;
+    request.layer = 1;
+    request.ids = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3};
+    const Session scaled = sessionFromModel(Model::open(scaledFolder.path().toStdString()), request);
+    const Session plain = sessionFromModel(Model::open(plainFolder.path().toStdString()), request);
+    QVERIFY(scaled.positions.scaling == (RopeScaling{RopeScalingType::Llama3, 8.0, 1.0, 4.0, 16.0}));
+    QVERIFY(plain.positions.scaling.type == RopeScalingType::None);
+    const Matrix a = computeAttention(scaled).heads[0].weights, b = computeAttention(plain).heads[0].weights;
+    QVERIFY((a - b).cwiseAbs().maxCoeff() > 1e-6);
 }
 
 void TestModelSession::float32ForwardPass_data()

@@ -38,15 +38,36 @@ using test::fromRows;
 using test::randomSession;
 
 /// RoPE written out for one row from the definition: pair r of d/2 turned by position · base^(−2r/d).
-RowVector ropeByDefinition(const RowVector& x, Index position, double base, bool half)
+RowVector ropeByDefinition(const RowVector& x, double position, double base, bool half)
 {
     const Index d = x.size();
     RowVector out = x;
     for (Index r = 0; r < d / 2; ++r) {
-        const double angle = double(position) / std::pow(base, 2.0 * double(r) / double(d));
+        const double angle = position / std::pow(base, 2.0 * double(r) / double(d));
         const Index a = half ? r : 2 * r, b = half ? r + d / 2 : 2 * r + 1;
         out(a) = x(a) * std::cos(angle) - x(b) * std::sin(angle);
         out(b) = x(a) * std::sin(angle) + x(b) * std::cos(angle);
+    }
+    return out;
+}
+
+/// Llama 3's frequencies as transformers computes them (modeling_rope_utils._compute_llama3_parameters),
+/// written out one frequency at a time: inv_freq, the wavelengths, the low frequencies divided by the
+/// factor, and the medium ones blended.
+std::vector<double> llama3FrequenciesByDefinition(Index d, double base, double factor, double low, double high,
+                                                  double original)
+{
+    const double pi = 3.14159265358979323846;
+    std::vector<double> out;
+    for (Index i = 0; i < d; i += 2) {
+        const double invFreq = 1.0 / std::pow(base, double(i) / double(d));
+        const double wavelen = 2 * pi / invFreq;
+        const double lowFreqWavelen = original / low, highFreqWavelen = original / high;
+        double llama = wavelen > lowFreqWavelen ? invFreq / factor : invFreq;
+        const double smoothFactor = (original / wavelen - low) / (high - low);
+        const double smoothed = (1 - smoothFactor) * llama / factor + smoothFactor * llama;
+        const bool medium = !(wavelen < highFreqWavelen) && !(wavelen > lowFreqWavelen);
+        out.push_back(medium ? smoothed : llama);
     }
     return out;
 }
@@ -94,6 +115,8 @@ private slots:
     void ropeKeepsNormsAndDependsOnOffsetsOnly();
     void ropeInTheEngine_data();
     void ropeInTheEngine();
+    void ropeScalingFrequencies();
+    void ropeScalingInTheEngine();
     void ropePairPlane_data();
     void ropePairPlane();
     void alibiSlopes_data();
@@ -324,6 +347,70 @@ void TestPositions::ropeInTheEngine()
         QKV_COMPARE_NEAR(out.scores, Matrix(Q * K.transpose()), 4 * tolerance);
         QKV_COMPARE_NEAR(out.weights, softmaxRows(Q * K.transpose() / 2.0), 4 * tolerance);
     }
+}
+
+// Llama 3.1 8B's rope_scaling (θ = 500000, d_head = 128, factor 8, low 1, high 4, 8192 positions), and
+// the linear scaling, against transformers' formulas written out.
+void TestPositions::ropeScalingFrequencies()
+{
+    const Index d = 128;
+    const std::vector<double> plain = ropeFrequencies(d, 500000.0);
+    const RopeScaling llama3{RopeScalingType::Llama3, 8.0, 1.0, 4.0, 8192.0};
+    const std::vector<double> scaled = ropeFrequencies(d, 500000.0, llama3);
+    const std::vector<double> expected = llama3FrequenciesByDefinition(d, 500000.0, 8.0, 1.0, 4.0, 8192.0);
+    QCOMPARE(scaled.size(), std::size_t(d / 2));
+    int kept = 0, divided = 0, blended = 0;
+    for (std::size_t r = 0; r < scaled.size(); ++r) {
+        QKV_COMPARE_NEAR(scaled[r], expected[r], 1e-15 * plain[r]);
+        QKV_COMPARE_NEAR(plain[r], std::pow(500000.0, -2.0 * double(r) / double(d)), 1e-15 * plain[r]);
+        if (scaled[r] == plain[r])
+            ++kept;
+        else if (std::abs(scaled[r] - plain[r] / 8.0) <= 1e-15 * plain[r])
+            ++divided;
+        else if (scaled[r] < plain[r] && scaled[r] > plain[r] / 8.0)
+            ++blended;
+    }
+    // High frequencies kept, low ones ÷ 8, a band between blended: all three regimes are exercised.
+    QVERIFY2(kept > 0 && divided > 0 && blended > 0 && kept + divided + blended == d / 2,
+             qPrintable(QStringLiteral("%1 kept, %2 divided, %3 blended").arg(kept).arg(divided).arg(blended)));
+    QCOMPARE(scaled.front(), plain.front()); // pair 0: a wavelength of 2π
+    const std::vector<double> linear = ropeFrequencies(d, 500000.0, RopeScaling{RopeScalingType::Linear, 4.0});
+    for (std::size_t r = 0; r < linear.size(); ++r)
+        QCOMPARE(linear[r], plain[r] / 4.0);
+}
+
+// The engine turns Q and K by the scaled frequencies: linear scaling by f is RoPE at positions p / f.
+void TestPositions::ropeScalingInTheEngine()
+{
+    Session s = randomSession(6, 0, 5, 8, 8, 1, 23);
+    s.positions.type = PositionType::Rope;
+    s.positions.base = 100.0;
+    s.positions.scaling = RopeScaling{RopeScalingType::Llama3, 8.0, 1.0, 4.0, 64.0};
+    const AttentionResult r = computeAttention(s);
+    Session plain = s;
+    plain.positions = PositionSpec{};
+    const AttentionResult unturned = computeAttention(plain);
+    const std::vector<double> theta = llama3FrequenciesByDefinition(8, 100.0, 8.0, 1.0, 4.0, 64.0);
+    for (Index i = 0; i < s.n(); ++i)
+        for (Index pair = 0; pair < 4; ++pair) {
+            const double angle = double(i) * theta[std::size_t(pair)];
+            const double x = unturned.heads[0].Q(i, pair), y = unturned.heads[0].Q(i, pair + 4);
+            QKV_COMPARE_NEAR(r.heads[0].Q(i, pair), x * std::cos(angle) - y * std::sin(angle), 1e-12);
+            QKV_COMPARE_NEAR(r.heads[0].Q(i, pair + 4), x * std::sin(angle) + y * std::cos(angle), 1e-12);
+        }
+    // The RoPE pair plane turns by the same angle.
+    PlaneOptions options;
+    options.mode = PlaneMode::RopePair;
+    options.first = 3;
+    options.ropeBase = s.positions.base;
+    options.ropeScaling = s.positions.scaling;
+    QCOMPARE(queryKeyPlane(r.heads[0], options).pairAngle, theta[3]);
+    // Linear: positions divided by the factor.
+    s.positions.scaling = RopeScaling{RopeScalingType::Linear, 2.0};
+    const AttentionResult linear = computeAttention(s);
+    for (Index i = 0; i < s.n(); ++i)
+        QKV_COMPARE_NEAR(linear.heads[0].Q.row(i),
+                         ropeByDefinition(unturned.heads[0].Q.row(i), double(i) / 2.0, 100.0, true), 1e-12);
 }
 
 void TestPositions::ropePairPlane_data()
@@ -582,6 +669,12 @@ void TestPositions::positionsRoundTrip_data()
     QTest::newRow("rope") << QByteArray(R"({"type":"rope"})") << int(PositionType::Rope);
     QTest::newRow("rope, interleaved")
         << QByteArray(R"({"type":"rope","base":500000,"pairing":"interleaved"})") << int(PositionType::Rope);
+    QTest::newRow("rope, llama3 scaling")
+        << QByteArray(R"({"type":"rope","base":500000,"scaling":{"type":"llama3","factor":8,)"
+                      R"("low_freq_factor":1,"high_freq_factor":4,"original_max_position_embeddings":8192}})")
+        << int(PositionType::Rope);
+    QTest::newRow("rope, linear scaling")
+        << QByteArray(R"({"type":"rope","scaling":{"type":"linear","factor":2.5}})") << int(PositionType::Rope);
     QTest::newRow("alibi") << QByteArray(R"({"type":"alibi"})") << int(PositionType::Alibi);
     QTest::newRow("alibi, slopes") << QByteArray(R"({"type":"alibi","slopes":[0.125]})")
                                    << int(PositionType::Alibi);
@@ -648,6 +741,24 @@ void TestPositions::refusals_data()
     QTest::newRow("unknown pairing")
         << QByteArray(R"({"type":"rope","pairing":"diagonal"})")
         << QStringLiteral(R"(positions.pairing: expected one of half, interleaved, found "diagonal")");
+    QTest::newRow("scaling not an object")
+        << QByteArray(R"({"type":"rope","scaling":2})")
+        << QStringLiteral("positions.scaling: expected an object, found a number");
+    QTest::newRow("scaling type unknown")
+        << QByteArray(R"({"type":"rope","scaling":{"type":"yarn","factor":4}})")
+        << QStringLiteral(R"(positions.scaling.type: expected one of none, linear, llama3, found "yarn")");
+    QTest::newRow("scaling factor zero")
+        << QByteArray(R"({"type":"rope","scaling":{"type":"linear","factor":0}})")
+        << QStringLiteral("positions.scaling.factor: expected a positive finite number");
+    QTest::newRow("scaling high below low")
+        << QByteArray(R"({"type":"rope","scaling":{"type":"llama3","factor":8,"low_freq_factor":4,)"
+                      R"("high_freq_factor":2}})")
+        << QStringLiteral(
+               "positions.scaling.high_freq_factor: expected a finite number larger than low_freq_factor");
+    QTest::newRow("scaling unknown key")
+        << QByteArray(R"({"type":"rope","scaling":{"type":"linear","factor":2,"beta":1}})")
+        << QStringLiteral("positions.scaling.beta: unknown key (expected type, factor, low_freq_factor, "
+                          "high_freq_factor, original_max_position_embeddings)");
     QTest::newRow("rope, odd d_k")
         << QByteArray(R"({"type":"rope"})")
         << QStringLiteral(

@@ -836,6 +836,22 @@ void TestSafetensors::llamaFamilyConfigs()
     QCOMPARE(plain.kvHeads, Index(32));
     QCOMPARE(plain.ropeTheta, 10000.0);
 
+    QVERIFY(llama.ropeScaling.type == RopeScalingType::None); // "rope_scaling": null
+    // Llama 3.1's rope_scaling, and the older linear one under "type".
+    const ModelConfig llama31 = parseModelConfig(
+        replaced(llamaConfig(), R"("rope_scaling": null)",
+                 R"("rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,)"
+                 R"( "original_max_position_embeddings": 8192, "rope_type": "llama3"})"),
+        "config.json");
+    QVERIFY(llama31.ropeScaling == (RopeScaling{RopeScalingType::Llama3, 8.0, 1.0, 4.0, 8192.0}));
+    const ModelConfig linear = parseModelConfig(
+        replaced(llamaConfig(), R"("rope_scaling": null)", R"("rope_scaling": {"type": "linear", "factor": 2})"),
+        "config.json");
+    QVERIFY(linear.ropeScaling.type == RopeScalingType::Linear && linear.ropeScaling.factor == 2.0);
+    const ModelConfig plainDefault = parseModelConfig(
+        replaced(llamaConfig(), R"("rope_scaling": null)", R"("rope_scaling": {"rope_type": "default"})"), "c");
+    QVERIFY(plainDefault.ropeScaling.type == RopeScalingType::None);
+
     const ModelConfig biased = parseModelConfig(
         replaced(llamaConfig(), R"("attention_bias": false)", R"("attention_bias": true)"), "c");
     QVERIFY(biased.qkvBias && biased.outputBias);
@@ -908,9 +924,20 @@ void TestSafetensors::badConfigsRefused_data()
         << QStringLiteral("hidden_size 2050 is not divisible by num_attention_heads 32");
     QTest::newRow("rope_theta zero") << llama(R"("rope_theta": 10000.0)", R"("rope_theta": 0)")
                                      << QStringLiteral("rope_theta: expected a positive number");
-    QTest::newRow("RoPE scaling") << llama(R"("rope_scaling": null)",
-                                           R"("rope_scaling": {"rope_type": "llama3", "factor": 8.0})")
-                                  << QStringLiteral("rope_scaling: ");
+    QTest::newRow("RoPE scaling yarn")
+        << llama(R"("rope_scaling": null)", R"("rope_scaling": {"rope_type": "yarn", "factor": 4.0})")
+        << QStringLiteral("rope_scaling: \"{\"rope_type\":\"yarn\",\"factor\":4.0}\" is not supported");
+    QTest::newRow("llama3 scaling incomplete")
+        << llama(R"("rope_scaling": null)", R"("rope_scaling": {"rope_type": "llama3", "factor": 8.0})")
+        << QStringLiteral("rope_scaling.low_freq_factor: missing");
+    QTest::newRow("llama3 scaling high below low")
+        << llama(R"("rope_scaling": null)",
+                 R"("rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 4.0,)"
+                 R"( "high_freq_factor": 1.0, "original_max_position_embeddings": 8192})")
+        << QStringLiteral("rope_scaling.high_freq_factor: expected more than low_freq_factor");
+    QTest::newRow("linear scaling factor zero")
+        << llama(R"("rope_scaling": null)", R"("rope_scaling": {"type": "linear", "factor": 0})")
+        << QStringLiteral("rope_scaling.factor: expected a positive number");
     QTest::newRow("GELU in LLaMA") << llama(R"("hidden_act": "silu")", R"("hidden_act": "gelu")")
                                    << QStringLiteral("hidden_act: \"gelu\" is not supported");
     QTest::newRow("attention_bias not a flag")

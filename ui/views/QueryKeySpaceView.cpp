@@ -108,6 +108,7 @@ void QueryKeySpaceView::recompute()
     PlaneOptions options = syncControls();
     options.pairing = document()->session().positions.pairing;
     options.ropeBase = document()->session().positions.base;
+    options.ropeScaling = document()->session().positions.scaling;
     const HeadResult* head = currentHead();
     const bool heavy = head && isHeavyProjection(options, head->Q.rows() + head->K.rows(), head->Q.cols());
     project<QueryKeyPlane>(
