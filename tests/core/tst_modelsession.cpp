@@ -201,6 +201,16 @@ Reference referenceForward(const Tiny& tiny, const Checkpoint& checkpoint,
     return reference;
 }
 
+/// A tiny GPT-2, or a tiny Qwen2 with grouped-query attention (4 query heads, 2 key/value heads).
+Tiny gpt2OrGroupedLlama(bool llama)
+{
+    Tiny tiny;
+    tiny.llama = llama;
+    if (llama)
+        tiny.heads = 4, tiny.kvHeads = 2;
+    return tiny;
+}
+
 } // namespace
 
 class TestModelSession : public QObject {
@@ -323,12 +333,9 @@ void TestModelSession::everyLayerInOnePass()
 {
     QFETCH(bool, llama);
     QFETCH(int, precision);
-    Tiny tiny;
-    tiny.llama = llama;
-    if (llama)
-        tiny.heads = 4, tiny.kvHeads = 2;
     QTemporaryDir folder;
     QVERIFY(folder.isValid());
+    const Tiny tiny = gpt2OrGroupedLlama(llama);
     writeModel(tiny, folder.path(), llama ? 13 : 17);
     const Model model = Model::open(folder.path().toStdString());
     const std::vector<std::int64_t> ids{3, 1, 4, 1, 5, 9, 2, 6};
@@ -396,12 +403,9 @@ void TestModelSession::float32ForwardPass_data()
 void TestModelSession::float32ForwardPass()
 {
     QFETCH(bool, llama);
-    Tiny tiny;
-    tiny.llama = llama;
-    if (llama)
-        tiny.heads = 4, tiny.kvHeads = 2;
     QTemporaryDir folder;
     QVERIFY(folder.isValid());
+    const Tiny tiny = gpt2OrGroupedLlama(llama);
     writeModel(tiny, folder.path(), llama ? 13 : 17);
     const Model model = Model::open(folder.path().toStdString());
     ModelHeadRequest request;
