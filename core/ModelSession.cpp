@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <functional>
 #include <numeric>
-#include <optional>
 #include <type_traits>
 
 namespace qkv {
@@ -396,10 +395,9 @@ std::vector<std::string> tokenLabels(const Model& model, const std::vector<std::
 
 namespace {
 
-/// Called once per layer of the forward pass with the layer's attention session (every head, in the pass's
-/// precision) and its result; false stops the pass.
-using LayerVisitor =
-    std::function<bool(Index layer, const Session& attention, const AttentionResult& result)>;
+/// Called once per layer of the forward pass with the result of its attention (every head, in the pass's
+/// precision); false stops the pass.
+using LayerVisitor = std::function<bool(Index layer, const AttentionResult& result)>;
 
 /// The forward pass, the one loop every caller goes through: the residual stream after `layers` layers.
 /// With `lastMlp` false, the last layer stops after its attention (its MLP is not needed by the caller).
@@ -435,7 +433,7 @@ Matrix forwardPass(const Model& model, const std::vector<std::int64_t>& ids, Ind
         const Session attention = layerSession(model, normalizedForAttention(model, residual, l, precision), l,
                                                allHeads(c), precision);
         const AttentionResult result = computeAttention(attention);
-        if (visit && !visit(l, attention, result))
+        if (visit && !visit(l, result))
             break;
         residual = inPrecision(Matrix(residual + result.output), precision);
         checkFinite(l, "attention");
@@ -473,7 +471,7 @@ std::vector<std::vector<Matrix>> attentionOfEveryLayer(const Model& model,
                     ", more than the memory limit of " + formatBytes(memoryLimit) + "; use a shorter text");
     std::vector<std::vector<Matrix>> weights;
     forwardPass(model, ids, layers, false, precision,
-                [&](Index, const Session&, const AttentionResult& result) {
+                [&](Index, const AttentionResult& result) {
                     std::vector<Matrix> layer;
                     layer.reserve(result.heads.size());
                     for (const HeadResult& head : result.heads)
