@@ -211,12 +211,12 @@ void SpaceView::setPlaneOptions(const PlaneOptions& options)
 
 QString SpaceView::xAxisLabel() const
 {
-    return m_plot->xAxis->label();
+    return m_xLabel;
 }
 
 QString SpaceView::yAxisLabel() const
 {
-    return m_plot->yAxis->label();
+    return m_yLabel;
 }
 
 std::shared_ptr<const AttentionResult> SpaceView::shownResult() const
@@ -342,8 +342,7 @@ void SpaceView::showMessage(const QString& title, const QString& message)
     text->setPositionAlignment(Qt::AlignCenter);
     text->setText(message);
     text->setColor(QColor(0xa4, 0x00, 0x00));
-    m_plot->xAxis->setLabel(QString());
-    m_plot->yAxis->setLabel(QString());
+    setAxisLabels({}, {});
     m_plot->legend->setVisible(false);
     m_extent.clear();
     m_pickables.clear();
@@ -353,8 +352,25 @@ void SpaceView::showMessage(const QString& title, const QString& message)
 
 void SpaceView::setAxisLabels(const std::string& x, const std::string& y)
 {
-    m_plot->xAxis->setLabel(QString::fromStdString(x));
-    m_plot->yAxis->setLabel(QString::fromStdString(y));
+    m_xLabel = QString::fromStdString(x);
+    m_yLabel = QString::fromStdString(y);
+    m_plot->xAxis->setLabel(m_xLabel); // shortened to the axis when drawn (fitAxisLabels)
+    m_plot->yAxis->setLabel(m_yLabel);
+}
+
+void SpaceView::fitAxisLabels() const
+{
+    // A short plot (a bottom dock at a scale factor of 2) cut "PC2 (12.7% of variance)" at both ends.
+    const QRect rect = m_plot->axisRect()->rect();
+    for (const auto& [axis, full, length] : {std::tuple{m_plot->xAxis, m_xLabel, rect.width()},
+                                            std::tuple{m_plot->yAxis, m_yLabel, rect.height()}}) {
+        const QFontMetrics metrics(axis->labelFont());
+        QString text = full;
+        if (metrics.horizontalAdvance(text) > length)
+            text.replace(QStringLiteral(" of variance"), QString()); // core's PCA label (SpaceLayout.cpp)
+        const QString elided = metrics.elidedText(text, Qt::ElideRight, std::max(0, length));
+        axis->setLabel(elided.isEmpty() && !full.isEmpty() ? QStringLiteral("…") : elided); // keep its room
+    }
 }
 
 QFont SpaceView::labelFont() const
@@ -439,6 +455,8 @@ void SpaceView::fitRanges(const QSize& viewport) const
         return;
     m_plot->setViewport(QRect(QPoint(0, 0), viewport));
     placeLegend(viewport);
+    m_plot->xAxis->setLabel(m_xLabel); // the layout below makes room for a label; fitAxisLabels shortens it
+    m_plot->yAxis->setLabel(m_yLabel);
 
     double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
     for (const QPointF& p : m_extent) {
@@ -480,6 +498,7 @@ void SpaceView::fitRanges(const QSize& viewport) const
         m_plot->xAxis->setRange(xLow, xLow + width * scale);
         m_plot->yAxis->setRange(yLow, yLow + height * scale);
     }
+    fitAxisLabels(); // a label's length does not change the margins (only whether there is one)
     m_plot->plotLayout()->update(QCPLayoutElement::upPreparation); // ticks for the final ranges
 }
 

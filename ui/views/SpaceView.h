@@ -52,6 +52,7 @@ public:
 
     // What is shown, for tests and export.
     QString title() const { return m_title; }
+    /// The axis labels in full; a short axis shows them shortened.
     QString xAxisLabel() const;
     QString yAxisLabel() const;
     /// Why nothing is drawn ("" while the plane shows points).
@@ -166,6 +167,8 @@ private:
     void fitRanges(const QSize& viewport) const;
     /// The legend under the plot, or beside it (one entry a line) when the plot is short and wide.
     void placeLegend(const QSize& viewport) const;
+    /// The axis labels as long as their axes: " of variance" dropped, then elided.
+    void fitAxisLabels() const;
     const Pickable* pickableAt(const QPointF& pixel) const;
     void onMousePress(QMouseEvent* event);
     void onMouseMove(QMouseEvent* event);
@@ -181,6 +184,8 @@ private:
     QCPLayoutGrid* m_legendCell; // the legend between two stretching spacers
     mutable bool m_legendBeside = false;
     PlaneOptions m_options;
+    QString m_xLabel; // in full (the axes may show them shortened)
+    QString m_yLabel;
     QString m_title;
     QString m_message;
     QList<QPointF> m_extent;

@@ -474,9 +474,17 @@ void TestSpaceViews::shortWidePlotHasItsLegendBeside()
         const QRect points = plot->axisRect()->outerRect();
         QVERIFY(legend.isValid() && points.isValid());
         QVERIFY2(!legend.intersects(points), qPrintable(QString::number(shortAndWide)));
+        // The y label fits its axis (shortened), and the view still gives it in full.
+        const QString drawn = plot->yAxis->label();
+        QVERIFY2(QFontMetrics(plot->yAxis->labelFont()).horizontalAdvance(drawn) <= plot->axisRect()->height(),
+                 qPrintable(drawn));
+        QVERIFY2(view.yAxisLabel().startsWith(QStringLiteral("PC2 (")) &&
+                     view.yAxisLabel().endsWith(QStringLiteral("% of variance)")),
+                 qPrintable(view.yAxisLabel()));
         if (shortAndWide) {
             QVERIFY(legend.left() >= points.right()); // beside, and the points keep the height
             QVERIFY2(points.height() > plot->height() * 2 / 3, qPrintable(QString::number(points.height())));
+            QVERIFY2(drawn != view.yAxisLabel(), qPrintable(drawn)); // too long for 190 px
         } else {
             QVERIFY(legend.top() >= points.bottom()); // below, in one row
             QCOMPARE(plot->plotLayout()->columnCount(), 1);
