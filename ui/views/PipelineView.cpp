@@ -899,29 +899,51 @@ void PipelineView::paintArrow(QPainter& painter, const Stage& stage, const Tile&
                      Qt::AlignHCenter | Qt::AlignTop, stage.operatorBottom);
 }
 
+std::pair<QString, QFont> PipelineView::fittedTitle(const Stage& stage, const Tile& tile, const Layout& layout)
+{
+    // A narrow stage (the window at a scale factor of 2) writes its title smaller before it elides it:
+    // "weig…" was all a reader got.
+    QFont bold = layout.font;
+    bold.setBold(true);
+    const int pixels = layout.font.pixelSize();
+    for (int percent = 90; percent >= 70 && pixels > 0; percent -= 10) {
+        if (QFontMetricsF(bold).horizontalAdvance(stage.title) <= tile.caption.width())
+            break;
+        bold.setPixelSize(std::max(1, pixels * percent / 100));
+    }
+    return {QFontMetricsF(bold).elidedText(stage.title, Qt::ElideRight, tile.caption.width()), bold};
+}
+
+std::pair<QString, QFont> PipelineView::captionTitle(const QString& name) const
+{
+    const int s = stageIndex(name);
+    if (s < 0 || static_cast<std::size_t>(s) >= m_layout.tiles.size())
+        return {};
+    return fittedTitle(m_stages[static_cast<std::size_t>(s)], m_layout.tiles[static_cast<std::size_t>(s)],
+                       m_layout);
+}
+
 void PipelineView::paintStage(QPainter& painter, const Stage& stage, const Tile& tile,
                               const Layout& layout) const
 {
     const Matrix& values = *stage.values;
     const Index rows = values.rows(), columns = values.cols();
-    // The caption: the title in bold, the shape beside it.
-    QFont bold = layout.font;
-    bold.setBold(true);
-    painter.setFont(bold);
+    // The caption: the title in bold, the shape beside it when it fits whole.
+    const auto [title, titleFont] = fittedTitle(stage, tile, layout);
+    painter.setFont(titleFont);
     painter.setPen(layout.ink);
-    const QFontMetricsF boldMetrics(bold);
-    const QString title = boldMetrics.elidedText(stage.title, Qt::ElideRight, tile.caption.width());
     painter.drawText(tile.caption, Qt::AlignLeft | Qt::AlignVCenter, title);
-    const double titleWidth = boldMetrics.horizontalAdvance(title);
+    const double titleWidth = QFontMetricsF(titleFont).horizontalAdvance(title);
     painter.setFont(layout.font);
     painter.setPen(layout.muted);
     const QRectF shapeBox = tile.caption.adjusted(titleWidth + 6, 0, 0, 0);
     const QString shape = shapeText(rows, columns);
-    painter.drawText(shapeBox, Qt::AlignLeft | Qt::AlignVCenter,
-                     QFontMetricsF(layout.font).elidedText(shape, Qt::ElideRight, shapeBox.width()));
+    const double shapeWidth = QFontMetricsF(layout.font).horizontalAdvance(shape);
+    const bool shapeFits = shapeWidth <= shapeBox.width(); // "…" alone would say nothing
+    if (shapeFits)
+        painter.drawText(shapeBox, Qt::AlignLeft | Qt::AlignVCenter, shape);
     if (tile.operatorInCaption) {
-        const QRectF operatorBox =
-            shapeBox.adjusted(QFontMetricsF(layout.font).horizontalAdvance(shape), 0, 0, 0);
+        const QRectF operatorBox = shapeBox.adjusted(shapeFits ? shapeWidth : 0.0, 0, 0, 0);
         painter.setPen(layout.ink);
         painter.drawText(operatorBox, Qt::AlignLeft | Qt::AlignVCenter,
                          QFontMetricsF(layout.font)

@@ -94,6 +94,8 @@ public:
     /// Where each stage's matrix and caption are drawn.
     QRectF stageRect(const QString& stage) const;
     QRectF captionRect(const QString& stage) const;
+    /// The stage's title as its caption draws it, and in what font: smaller (to 70 %) before elided.
+    std::pair<QString, QFont> captionTitle(const QString& stage) const;
 
     /// The screen's colours and text size (the palette's, presentation mode's): exported figures stay black
     /// on white at their own size.
@@ -162,6 +164,7 @@ private:
     void paint(QPainter& painter, const Layout& layout) const;
     void paintHeader(QPainter& painter, const Layout& layout) const;
     void paintStage(QPainter& painter, const Stage& stage, const Tile& tile, const Layout& layout) const;
+    static std::pair<QString, QFont> fittedTitle(const Stage& stage, const Tile& tile, const Layout& layout);
     void paintHighlight(QPainter& painter, const Stage& stage, const Tile& tile) const;
     void paintArrow(QPainter& painter, const Stage& stage, const Tile& tile, const Layout& layout) const;
     static QString captionOperator(const Stage& stage);

@@ -135,6 +135,7 @@ private slots:
     void labelsNeverOverlap_data();
     void labelsNeverOverlap();
     void colourOnlyAtLargeSizes();
+    void captionTitlesWholeWhenNarrow();
     void longWeightsColouredPerRow();
     void maskedStageGreyExactlyWhereMasked();
     void hiddenCanvasBuildsWhenShown();
@@ -435,6 +436,27 @@ void TestPipelineView::labelsNeverOverlap()
         QVERIFY(canvas.contains(label));
     const QString overlap = firstOverlap(boxes + labels);
     QVERIFY2(overlap.isEmpty(), qPrintable(overlap));
+}
+
+// A narrow canvas (the pipeline tab at a scale factor of 2 is about 640 × 300 logical pixels): a caption
+// shrinks, to 70 % at the least, before it elides, so every stage keeps its name.
+void TestPipelineView::captionTitlesWholeWhenNarrow()
+{
+    const auto document = openDocument(QStringLiteral("love"));
+    PipelineView view(document.get());
+    view.resize(520, 300);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    int largest = 0, smallest = 1 << 20;
+    for (const QString& stage : view.stageNames()) {
+        const auto [title, font] = view.captionTitle(stage);
+        QCOMPARE(title, stage); // whole: no "…"
+        QVERIFY(QFontMetricsF(font).horizontalAdvance(title) <= view.captionRect(stage).width());
+        largest = std::max(largest, font.pixelSize());
+        smallest = std::min(smallest, font.pixelSize());
+    }
+    QVERIFY2(smallest < largest && smallest * 10 >= largest * 7, // this size needs it ("output")
+             qPrintable(QStringLiteral("%1 to %2 px").arg(smallest).arg(largest)));
 }
 
 void TestPipelineView::colourOnlyAtLargeSizes()
