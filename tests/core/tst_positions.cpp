@@ -290,7 +290,7 @@ void TestPositions::ropeKeepsNormsAndDependsOnOffsetsOnly()
     applyRope(K, 10000.0, pairing);
     for (Index p = 0; p < positions; ++p) {
         QKV_COMPARE_NEAR(Q.row(p).norm(), q.norm(), 1e-14); // a rotation keeps lengths
-        QKV_COMPARE_NEAR(Q.row(p), ropeByDefinition(q, p, 10000.0, half), 1e-14);
+        QKV_COMPARE_NEAR(Q.row(p), ropeByDefinition(q, double(p), 10000.0, half), 1e-14);
     }
     // q_i · k_j depends on i − j only.
     for (Index i = 0; i < positions; ++i)
@@ -337,9 +337,9 @@ void TestPositions::ropeInTheEngine()
         if (head.b_K.size())
             K.rowwise() += head.b_K.transpose();
         for (Index i = 0; i < Q.rows(); ++i) // positions from 0 on each side
-            Q.row(i) = ropeByDefinition(Q.row(i), i, 50.0, half);
+            Q.row(i) = ropeByDefinition(Q.row(i), double(i), 50.0, half);
         for (Index j = 0; j < K.rows(); ++j)
-            K.row(j) = ropeByDefinition(K.row(j), j, 50.0, half);
+            K.row(j) = ropeByDefinition(K.row(j), double(j), 50.0, half);
         const HeadResult& out = r.heads[std::size_t(h)];
         QKV_COMPARE_NEAR(out.Q, Q, tolerance); // Q and K shown as the scores use them: turned
         QKV_COMPARE_NEAR(out.K, K, tolerance);
