@@ -358,8 +358,9 @@ RopeScaling readRopeScaling(const Json& value)
     for (const auto& [key, number] : numbers)
         if (const Json* found = find(value, key))
             *number = readNumber(*found, std::string("positions.scaling.") + key);
-    for (const auto& [key, unused] : value.items()) {
-        const bool known = key == "type" || std::any_of(numbers.begin(), numbers.end(), [&](const auto& n) {
+    for (const auto& item : value.items()) {
+        const std::string& key = item.key(); // not a structured binding: clang 14 cannot capture one
+        const bool known = key == "type" || std::any_of(numbers.begin(), numbers.end(), [&key](const auto& n) {
                                return key == n.first;
                            });
         if (!known)
