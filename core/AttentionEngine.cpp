@@ -174,8 +174,8 @@ std::array<bool, count> checkAndStore(const std::array<const MatrixOf<Scalar>*, 
             if constexpr (isDouble<Scalar>)
                 chunkFinite = rows::allFinite(from.row(chunk.first).data(), size);
             else
-                chunkFinite =
-                    rows::widen(from.row(chunk.first).data(), results[chunk.matrix]->row(chunk.first).data(), size);
+                chunkFinite = rows::widen(from.row(chunk.first).data(),
+                                          results[chunk.matrix]->row(chunk.first).data(), size);
             if (!chunkFinite)
                 finite[chunk.matrix].store(false, std::memory_order_relaxed);
         }

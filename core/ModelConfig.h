@@ -27,15 +27,15 @@ struct ModelConfig {
     Index headDim = 0;    ///< head_dim, or hiddenSize / heads
     Index intermediateSize = 0; ///< the MLP's width: n_inner (4 × n_embd when null), intermediate_size
     Index vocabSize = 0;
-    Index maxPositions = 0;   ///< n_positions, max_position_embeddings
-    double normEpsilon = 0.0; ///< layer_norm_epsilon (LayerNorm), rms_norm_eps (RMSNorm)
-    double ropeTheta = 0.0;   ///< rope_theta (10000 when absent); 0 for GPT-2, which has no RoPE
+    Index maxPositions = 0;    ///< n_positions, max_position_embeddings
+    double normEpsilon = 0.0;  ///< layer_norm_epsilon (LayerNorm), rms_norm_eps (RMSNorm)
+    double ropeTheta = 0.0;    ///< rope_theta (10000 when absent); 0 for GPT-2, which has no RoPE
     RopeScaling ropeScaling{}; ///< rope_scaling: none, linear or llama3 (Llama 3.1 and later)
-    Index slidingWindow = 0;  ///< Mistral's sliding_window, keys a query may see (0: no window)
-    bool qkvBias = false;     ///< q, k, v projections have biases (GPT-2, Qwen2; LLaMA's attention_bias)
-    bool outputBias = false;  ///< the output projection has a bias (GPT-2; LLaMA's attention_bias)
-    bool mlpBias = false;     ///< the MLP's projections have biases (GPT-2; LLaMA's mlp_bias)
-    std::string activation;   ///< "gelu_new" / "gelu_pytorch_tanh" (GPT-2), "silu" (LLaMA family)
+    Index slidingWindow = 0;   ///< Mistral's sliding_window, keys a query may see (0: no window)
+    bool qkvBias = false;      ///< q, k, v projections have biases (GPT-2, Qwen2; LLaMA's attention_bias)
+    bool outputBias = false;   ///< the output projection has a bias (GPT-2; LLaMA's attention_bias)
+    bool mlpBias = false;      ///< the MLP's projections have biases (GPT-2; LLaMA's mlp_bias)
+    std::string activation;    ///< "gelu_new" / "gelu_pytorch_tanh" (GPT-2), "silu" (LLaMA family)
 
     /// Query heads per key/value head.
     Index groupSize() const { return kvHeads > 0 ? heads / kvHeads : 0; }

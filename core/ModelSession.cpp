@@ -129,13 +129,15 @@ void useRope(Session& session, const ModelConfig& config)
 Matrix normalizedForAttention(const Model& model, const Matrix& residual, Index layer, Precision precision)
 {
     const std::string prefix = layerPrefix(model, layer);
-    const auto vector = [&](const std::string& name) { return inPrecision(readVector(model, name), precision); };
+    const auto vector = [&](const std::string& name) {
+        return inPrecision(readVector(model, name), precision);
+    };
     if (model.config().family == ModelFamily::Gpt2)
         return inPrecision(layerNorm(residual, vector(prefix + "ln_1.weight"), vector(prefix + "ln_1.bias"),
                                      model.config().normEpsilon),
                            precision);
-    return inPrecision(rmsNorm(residual, vector(prefix + "input_layernorm.weight"), model.config().normEpsilon),
-                       precision);
+    return inPrecision(
+        rmsNorm(residual, vector(prefix + "input_layernorm.weight"), model.config().normEpsilon), precision);
 }
 
 /// The chosen query heads' projections from the layer's weights, each tensor read once: W_Q, W_K, W_V as
@@ -252,10 +254,13 @@ Matrix mlp(const Model& model, const Matrix& x, Index layer, Precision precision
 {
     const ModelConfig& c = model.config();
     const std::string prefix = layerPrefix(model, layer);
-    const auto vector = [&](const std::string& name) { return inPrecision(readVector(model, name), precision); };
+    const auto vector = [&](const std::string& name) {
+        return inPrecision(readVector(model, name), precision);
+    };
     if (c.family == ModelFamily::Gpt2) {
         const Matrix m = inPrecision(
-            layerNorm(x, vector(prefix + "ln_2.weight"), vector(prefix + "ln_2.bias"), c.normEpsilon), precision);
+            layerNorm(x, vector(prefix + "ln_2.weight"), vector(prefix + "ln_2.bias"), c.normEpsilon),
+            precision);
         Matrix hidden = productWithTensor(model, m, prefix + "mlp.c_fc.weight", precision);
         hidden.rowwise() += vector(prefix + "mlp.c_fc.bias");
         hidden = inPrecision(Matrix(inPrecision(hidden, precision).unaryExpr(&geluTanh)), precision);
@@ -263,8 +268,8 @@ Matrix mlp(const Model& model, const Matrix& x, Index layer, Precision precision
         out.rowwise() += vector(prefix + "mlp.c_proj.bias");
         return inPrecision(out, precision);
     }
-    const Matrix m = inPrecision(
-        rmsNorm(x, vector(prefix + "post_attention_layernorm.weight"), c.normEpsilon), precision);
+    const Matrix m =
+        inPrecision(rmsNorm(x, vector(prefix + "post_attention_layernorm.weight"), c.normEpsilon), precision);
     const auto linear = [&](const Matrix& in, const char* name) {
         Matrix out =
             productWithTensor(model, in, prefix + "mlp." + name + ".weight", precision, Operand::Transposed);
@@ -413,25 +418,26 @@ Matrix forwardPass(const Model& model, const std::vector<std::int64_t>& ids, Ind
     const std::vector<Index> rows(ids.begin(), ids.end());
     Matrix residual = inPrecision(
         model.checkpoint().readRows(
-            model.tensorName(c.family == ModelFamily::Gpt2 ? "wte.weight" : "model.embed_tokens.weight"), rows),
+            model.tensorName(c.family == ModelFamily::Gpt2 ? "wte.weight" : "model.embed_tokens.weight"),
+            rows),
         precision);
     if (c.family == ModelFamily::Gpt2) {
         std::vector<Index> positions(static_cast<std::size_t>(n));
         std::iota(positions.begin(), positions.end(), Index{0});
-        residual = inPrecision(
-            Matrix(residual +
-                   inPrecision(model.checkpoint().readRows(model.tensorName("wpe.weight"), positions), precision)),
-            precision);
+        residual = inPrecision(Matrix(residual + inPrecision(model.checkpoint().readRows(
+                                                                 model.tensorName("wpe.weight"), positions),
+                                                             precision)),
+                               precision);
     }
     const auto checkFinite = [&](Index layer, const char* part) {
         if (!isAllFinite(residual))
             throw Error("layer " + std::to_string(layer) + ": the residual stream overflows " +
-                        (precision == Precision::Float32 ? "float32 after the " : "float64 after the ") + part +
-                        (precision == Precision::Float32 ? "; choose precision float64" : ""));
+                        (precision == Precision::Float32 ? "float32 after the " : "float64 after the ") +
+                        part + (precision == Precision::Float32 ? "; choose precision float64" : ""));
     };
     for (Index l = 0; l < layers; ++l) {
-        const Session attention = layerSession(model, normalizedForAttention(model, residual, l, precision), l,
-                                               allHeads(c), precision);
+        const Session attention = layerSession(model, normalizedForAttention(model, residual, l, precision),
+                                               l, allHeads(c), precision);
         const AttentionResult result = computeAttention(attention);
         if (visit && !visit(l, result))
             break;
@@ -470,15 +476,14 @@ std::vector<std::vector<Matrix>> attentionOfEveryLayer(const Model& model,
                     " tokens needs about " + formatBytes(static_cast<std::uint64_t>(bytes)) +
                     ", more than the memory limit of " + formatBytes(memoryLimit) + "; use a shorter text");
     std::vector<std::vector<Matrix>> weights;
-    forwardPass(model, ids, layers, false, precision,
-                [&](Index, const AttentionResult& result) {
-                    std::vector<Matrix> layer;
-                    layer.reserve(result.heads.size());
-                    for (const HeadResult& head : result.heads)
-                        layer.push_back(head.weights);
-                    weights.push_back(std::move(layer));
-                    return !progress || progress(Index(weights.size()), layers);
-                });
+    forwardPass(model, ids, layers, false, precision, [&](Index, const AttentionResult& result) {
+        std::vector<Matrix> layer;
+        layer.reserve(result.heads.size());
+        for (const HeadResult& head : result.heads)
+            layer.push_back(head.weights);
+        weights.push_back(std::move(layer));
+        return !progress || progress(Index(weights.size()), layers);
+    });
     return weights;
 }
 

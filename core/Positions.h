@@ -25,10 +25,10 @@ Matrix additiveEncoding(const PositionSpec& positions, Index count, Index dModel
 bool addsToEmbeddings(const PositionSpec& positions);
 
 /// RoPE's d/2 frequencies (radians a position): θ_r = base^{−2r/d}, then scaled as Hugging Face's
-/// rope_scaling does (transformers' _compute_linear_scaling / _compute_llama3_parameters): linear θ_r / factor;
-/// llama3 with wavelength λ_r = 2π / θ_r, L = original_max_position_embeddings: θ_r / factor when
-/// λ_r > L / low_freq_factor, θ_r when λ_r < L / high_freq_factor, else (1 − s) θ_r / factor + s θ_r with
-/// s = (L / λ_r − low_freq_factor) / (high_freq_factor − low_freq_factor).
+/// rope_scaling does (transformers' _compute_linear_scaling / _compute_llama3_parameters): linear θ_r /
+/// factor; llama3 with wavelength λ_r = 2π / θ_r, L = original_max_position_embeddings: θ_r / factor when λ_r
+/// > L / low_freq_factor, θ_r when λ_r < L / high_freq_factor, else (1 − s) θ_r / factor + s θ_r with s = (L
+/// / λ_r − low_freq_factor) / (high_freq_factor − low_freq_factor).
 std::vector<double> ropeFrequencies(Index d, double base, const RopeScaling& scaling = {});
 
 /// RoPE: rotates row p of `rows` (position firstPosition + p) in place, pair r (of d/2, d = rows.cols(),

@@ -715,10 +715,22 @@ float expOfNonPositiveFloat(float z)
 
 } // namespace
 
-extern const KernelTable kernels = {
-    allowedRange,       allowedRangeFloat, shiftedExp,       shiftedExpFloat,
-    multiply,           multiplyFloat,     divide,           divideFloat,
-    allFinite,          roundToFloat,      widen,            rowHash,          weightSums,
-    roundToFloatAndSum, widenAndSum,       expOfNonPositive, expOfNonPositiveFloat};
+extern const KernelTable kernels = {allowedRange,
+                                    allowedRangeFloat,
+                                    shiftedExp,
+                                    shiftedExpFloat,
+                                    multiply,
+                                    multiplyFloat,
+                                    divide,
+                                    divideFloat,
+                                    allFinite,
+                                    roundToFloat,
+                                    widen,
+                                    rowHash,
+                                    weightSums,
+                                    roundToFloatAndSum,
+                                    widenAndSum,
+                                    expOfNonPositive,
+                                    expOfNonPositiveFloat};
 
 } // namespace qkv::rows::QKV_ROW_LEVEL

@@ -89,7 +89,8 @@ struct RopeScaling {
     friend bool operator==(const RopeScaling& a, const RopeScaling& b)
     {
         return a.type == b.type && a.factor == b.factor && a.lowFrequencyFactor == b.lowFrequencyFactor &&
-               a.highFrequencyFactor == b.highFrequencyFactor && a.originalMaxPositions == b.originalMaxPositions;
+               a.highFrequencyFactor == b.highFrequencyFactor &&
+               a.originalMaxPositions == b.originalMaxPositions;
     }
 };
 
@@ -238,9 +239,9 @@ double scaleDivisor(const Scale& scale, Index dK);
 const char* toString(ScoreFunction score);
 const char* toString(MaskType type);
 const char* toString(NormalizerType type);
-const char* toString(Precision precision); ///< "float64", "float32"
-const char* toString(PositionType type);   ///< "none", "sinusoidal", "learned", "rope", "alibi"
-const char* toString(RopePairing pairing); ///< "half", "interleaved"
+const char* toString(Precision precision);  ///< "float64", "float32"
+const char* toString(PositionType type);    ///< "none", "sinusoidal", "learned", "rope", "alibi"
+const char* toString(RopePairing pairing);  ///< "half", "interleaved"
 const char* toString(RopeScalingType type); ///< "none", "linear", "llama3"
 /// "expected 2 numbers (one per head), found 3": the message for ALiBi slopes that are not one per head.
 std::string slopeCountProblem(std::size_t heads, std::size_t found);

@@ -360,9 +360,8 @@ RopeScaling readRopeScaling(const Json& value)
             *number = readNumber(*found, std::string("positions.scaling.") + key);
     for (const auto& item : value.items()) {
         const std::string& key = item.key(); // not a structured binding: clang 14 cannot capture one
-        const bool known = key == "type" || std::any_of(numbers.begin(), numbers.end(), [&key](const auto& n) {
-                               return key == n.first;
-                           });
+        const bool known = key == "type" || std::any_of(numbers.begin(), numbers.end(),
+                                                        [&key](const auto& n) { return key == n.first; });
         if (!known)
             refuse("positions.scaling." + key, "unknown key (expected type, factor, low_freq_factor, "
                                                "high_freq_factor, original_max_position_embeddings)");

@@ -95,7 +95,8 @@ QueryKeyPlane ropePairPlane(const HeadResult& head, const PlaneOptions& options)
     const Index x = half ? pair : 2 * pair, y = half ? pair + pairs : 2 * pair + 1;
     QueryKeyPlane plane;
     // The engine's own frequency (Positions.cpp: applyRope).
-    plane.pairAngle = ropeFrequencies(d, options.ropeBase, options.ropeScaling)[static_cast<std::size_t>(pair)];
+    plane.pairAngle =
+        ropeFrequencies(d, options.ropeBase, options.ropeScaling)[static_cast<std::size_t>(pair)];
     const auto columns = [x, y](const Matrix& rows) {
         Matrix two(rows.rows(), 2);
         two.col(0) = rows.col(x);

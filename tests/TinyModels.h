@@ -18,7 +18,7 @@ struct Tiny {
     int d = 16, heads = 2, kvHeads = 2, layers = 3, inner = 48, vocab = 40, positions = 24;
     double epsilon = 1e-5, theta = 10000.0;
     bool qkvBias = true;
-    int slidingWindow = 0; ///< LLaMA-shaped only: > 0 writes a Mistral config with this sliding_window
+    int slidingWindow = 0;   ///< LLaMA-shaped only: > 0 writes a Mistral config with this sliding_window
     std::string ropeScaling; ///< LLaMA-shaped only: written as config.json's rope_scaling when not empty
     std::string dtype = "F32";
     int headDim() const { return d / heads; }

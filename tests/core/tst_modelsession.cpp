@@ -417,7 +417,7 @@ void TestModelSession::float32ForwardPass()
     QCOMPARE(narrow.precision, Precision::Float32);
     const Matrix roundedWide = wide.X.cast<float>().cast<double>();
     const Matrix roundedNarrow = narrow.X.cast<float>().cast<double>();
-    QVERIFY(narrow.X == roundedNarrow);      // every entry a float32 value
+    QVERIFY(narrow.X == roundedNarrow);                        // every entry a float32 value
     QVERIFY(!(narrow.X.array() == roundedWide.array()).all()); // rounded along the way, not only at the end
     const double epsilon = std::numeric_limits<float>::epsilon();
     const double scale = std::max(1.0, wide.X.cwiseAbs().maxCoeff());

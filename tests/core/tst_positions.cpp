@@ -54,8 +54,8 @@ RowVector ropeByDefinition(const RowVector& x, double position, double base, boo
 /// Llama 3's frequencies as transformers computes them (modeling_rope_utils._compute_llama3_parameters),
 /// written out one frequency at a time: inv_freq, the wavelengths, the low frequencies divided by the
 /// factor, and the medium ones blended.
-std::vector<double> llama3FrequenciesByDefinition(Index d, double base, double factor, double low, double high,
-                                                  double original)
+std::vector<double> llama3FrequenciesByDefinition(Index d, double base, double factor, double low,
+                                                  double high, double original)
 {
     const double pi = 3.14159265358979323846;
     std::vector<double> out;
@@ -371,10 +371,12 @@ void TestPositions::ropeScalingFrequencies()
             ++blended;
     }
     // High frequencies kept, low ones ÷ 8, a band between blended: all three regimes are exercised.
-    QVERIFY2(kept > 0 && divided > 0 && blended > 0 && kept + divided + blended == d / 2,
-             qPrintable(QStringLiteral("%1 kept, %2 divided, %3 blended").arg(kept).arg(divided).arg(blended)));
+    QVERIFY2(
+        kept > 0 && divided > 0 && blended > 0 && kept + divided + blended == d / 2,
+        qPrintable(QStringLiteral("%1 kept, %2 divided, %3 blended").arg(kept).arg(divided).arg(blended)));
     QCOMPARE(scaled.front(), plain.front()); // pair 0: a wavelength of 2π
-    const std::vector<double> linear = ropeFrequencies(d, 500000.0, RopeScaling{RopeScalingType::Linear, 4.0});
+    const std::vector<double> linear =
+        ropeFrequencies(d, 500000.0, RopeScaling{RopeScalingType::Linear, 4.0});
     for (std::size_t r = 0; r < linear.size(); ++r)
         QCOMPARE(linear[r], plain[r] / 4.0);
 }
@@ -674,7 +676,8 @@ void TestPositions::positionsRoundTrip_data()
                       R"("low_freq_factor":1,"high_freq_factor":4,"original_max_position_embeddings":8192}})")
         << int(PositionType::Rope);
     QTest::newRow("rope, linear scaling")
-        << QByteArray(R"({"type":"rope","scaling":{"type":"linear","factor":2.5}})") << int(PositionType::Rope);
+        << QByteArray(R"({"type":"rope","scaling":{"type":"linear","factor":2.5}})")
+        << int(PositionType::Rope);
     QTest::newRow("alibi") << QByteArray(R"({"type":"alibi"})") << int(PositionType::Alibi);
     QTest::newRow("alibi, slopes") << QByteArray(R"({"type":"alibi","slopes":[0.125]})")
                                    << int(PositionType::Alibi);

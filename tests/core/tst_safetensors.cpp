@@ -612,8 +612,9 @@ void TestSafetensors::float64BeyondFloat32Refused()
     QCOMPARE(rounded(0, 0), 0.1f);
     QCOMPARE(rounded(0, 1), -3e38f);
     const QString error = errorOf([&] { file.readMatrixFloat32("w"); });
-    QVERIFY2(error == QStringLiteral("weights: tensor \"w\": element [1, 0] is beyond float32's range; choose "
-                                     "precision float64"),
+    QVERIFY2(error ==
+                 QStringLiteral("weights: tensor \"w\": element [1, 0] is beyond float32's range; choose "
+                                "precision float64"),
              qPrintable(error));
 }
 
@@ -844,12 +845,14 @@ void TestSafetensors::llamaFamilyConfigs()
                  R"( "original_max_position_embeddings": 8192, "rope_type": "llama3"})"),
         "config.json");
     QVERIFY(llama31.ropeScaling == (RopeScaling{RopeScalingType::Llama3, 8.0, 1.0, 4.0, 8192.0}));
-    const ModelConfig linear = parseModelConfig(
-        replaced(llamaConfig(), R"("rope_scaling": null)", R"("rope_scaling": {"type": "linear", "factor": 2})"),
-        "config.json");
+    const ModelConfig linear =
+        parseModelConfig(replaced(llamaConfig(), R"("rope_scaling": null)",
+                                  R"("rope_scaling": {"type": "linear", "factor": 2})"),
+                         "config.json");
     QVERIFY(linear.ropeScaling.type == RopeScalingType::Linear && linear.ropeScaling.factor == 2.0);
     const ModelConfig plainDefault = parseModelConfig(
-        replaced(llamaConfig(), R"("rope_scaling": null)", R"("rope_scaling": {"rope_type": "default"})"), "c");
+        replaced(llamaConfig(), R"("rope_scaling": null)", R"("rope_scaling": {"rope_type": "default"})"),
+        "c");
     QVERIFY(plainDefault.ropeScaling.type == RopeScalingType::None);
 
     const ModelConfig biased = parseModelConfig(

@@ -899,7 +899,8 @@ void PipelineView::paintArrow(QPainter& painter, const Stage& stage, const Tile&
                      Qt::AlignHCenter | Qt::AlignTop, stage.operatorBottom);
 }
 
-std::pair<QString, QFont> PipelineView::fittedTitle(const Stage& stage, const Tile& tile, const Layout& layout)
+std::pair<QString, QFont> PipelineView::fittedTitle(const Stage& stage, const Tile& tile,
+                                                    const Layout& layout)
 {
     // A narrow stage (the window at a scale factor of 2) writes its title smaller before it elides it:
     // "weig…" was all a reader got.

@@ -363,7 +363,7 @@ void SpaceView::fitAxisLabels() const
     // A short plot (a bottom dock at a scale factor of 2) cut "PC2 (12.7% of variance)" at both ends.
     const QRect rect = m_plot->axisRect()->rect();
     for (const auto& [axis, full, length] : {std::tuple{m_plot->xAxis, m_xLabel, rect.width()},
-                                            std::tuple{m_plot->yAxis, m_yLabel, rect.height()}}) {
+                                             std::tuple{m_plot->yAxis, m_yLabel, rect.height()}}) {
         const QFontMetrics metrics(axis->labelFont());
         QString text = full;
         if (metrics.horizontalAdvance(text) > length)

@@ -476,7 +476,8 @@ void TestSpaceViews::shortWidePlotHasItsLegendBeside()
         QVERIFY2(!legend.intersects(points), qPrintable(QString::number(shortAndWide)));
         // The y label fits its axis (shortened), and the view still gives it in full.
         const QString drawn = plot->yAxis->label();
-        QVERIFY2(QFontMetrics(plot->yAxis->labelFont()).horizontalAdvance(drawn) <= plot->axisRect()->height(),
+        QVERIFY2(QFontMetrics(plot->yAxis->labelFont()).horizontalAdvance(drawn) <=
+                     plot->axisRect()->height(),
                  qPrintable(drawn));
         QVERIFY2(view.yAxisLabel().startsWith(QStringLiteral("PC2 (")) &&
                      view.yAxisLabel().endsWith(QStringLiteral("% of variance)")),
