@@ -81,6 +81,12 @@ Matrix productWithTensor(const Model& model, const Matrix& x, const std::string&
     return product(x, readMatrix(model, name));
 }
 
+/// A 1-D tensor in the pass's precision (norm gains, biases).
+RowVector readVectorIn(const Model& model, const std::string& name, Precision precision)
+{
+    return inPrecision(readVector(model, name), precision);
+}
+
 // The norms and the activation functions are evaluated in double from their (float32) inputs; a float32
 // pass rounds their results, so they are within half a float32 unit of the exact value (PyTorch's float32
 // kernels: within a few units).
@@ -129,9 +135,7 @@ void useRope(Session& session, const ModelConfig& config)
 Matrix normalizedForAttention(const Model& model, const Matrix& residual, Index layer, Precision precision)
 {
     const std::string prefix = layerPrefix(model, layer);
-    const auto vector = [&](const std::string& name) {
-        return inPrecision(readVector(model, name), precision);
-    };
+    const auto vector = [&](const std::string& name) { return readVectorIn(model, name, precision); };
     if (model.config().family == ModelFamily::Gpt2)
         return inPrecision(layerNorm(residual, vector(prefix + "ln_1.weight"), vector(prefix + "ln_1.bias"),
                                      model.config().normEpsilon),
@@ -254,9 +258,7 @@ Matrix mlp(const Model& model, const Matrix& x, Index layer, Precision precision
 {
     const ModelConfig& c = model.config();
     const std::string prefix = layerPrefix(model, layer);
-    const auto vector = [&](const std::string& name) {
-        return inPrecision(readVector(model, name), precision);
-    };
+    const auto vector = [&](const std::string& name) { return readVectorIn(model, name, precision); };
     if (c.family == ModelFamily::Gpt2) {
         const Matrix m = inPrecision(
             layerNorm(x, vector(prefix + "ln_2.weight"), vector(prefix + "ln_2.bias"), c.normEpsilon),
