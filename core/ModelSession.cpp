@@ -3,11 +3,13 @@
 #include "AttentionEngine.h"
 #include "Error.h"
 #include "MatrixProduct.h"
+#include "Parallel.h"
 
 #include <cmath>
 #include <filesystem>
 #include <functional>
 #include <numeric>
+#include <optional>
 #include <type_traits>
 
 namespace qkv {
@@ -64,21 +66,64 @@ template <typename Values> Values inPrecision(Values values, Precision precision
     return values;
 }
 
+double inPrecision(double value, Precision precision)
+{
+    return precision == Precision::Float32 ? double(float(value)) : value;
+}
+
+/// f(value, row, column) applied to every entry of `values` in place, each result rounded to float32 in a
+/// float32 pass: one pass, in chunks of rows on the engine's threads (on one thread, GPT-2's GELU alone took
+/// a tenth of the forward pass at 512 tokens). The same bits as an entry-by-entry loop, with any number of
+/// threads.
+template <typename EntryFunction>
+void transformEntries(Matrix& values, Precision precision, const EntryFunction& f)
+{
+    const Index columns = values.cols();
+    const Index grain = std::max<Index>(1, (Index(1) << 14) / std::max<Index>(1, columns));
+    parallelFor(values.rows(), grain, [&](Index begin, Index end) {
+        for (Index i = begin; i < end; ++i) {
+            double* row = values.row(i).data();
+            for (Index j = 0; j < columns; ++j) {
+                const double v = f(row[j], i, j);
+                row[j] = inPrecision(v, precision);
+            }
+        }
+    });
+}
+
+/// What a forward pass reuses from one layer to the next: the weight matrix a product reads, and its float32
+/// operands. Fresh buffers at every product cost a page fault per 4 KB (a tenth of the pass).
+struct PassBuffers {
+    Matrix weight;
+    MatrixF weightF, inputF, productF;
+};
+
 /// x · W (or x · Wᵀ) for the checkpoint's tensor W = `name`, through the engine's product routine; in a
 /// float32 pass a float32 product (float32 accumulation, as PyTorch's), W read straight into float32.
 Matrix productWithTensor(const Model& model, const Matrix& x, const std::string& name, Precision precision,
-                         Operand form = Operand::AsIs)
+                         PassBuffers& buffers, Operand form = Operand::AsIs)
 {
-    const auto product = [&](const auto& a, const auto& b) {
-        using Scalar = typename std::decay_t<decltype(b)>::Scalar;
-        MatrixOf<Scalar> c(a.rows(), form == Operand::AsIs ? b.cols() : b.rows());
-        multiply<Scalar>(a, b, c, form);
-        return c;
-    };
-    if (precision == Precision::Float32)
-        return product(MatrixF(x.cast<float>()), model.checkpoint().readMatrixFloat32(model.tensorName(name)))
-            .cast<double>();
-    return product(x, readMatrix(model, name));
+    const auto columnsOf = [form](const auto& w) { return form == Operand::AsIs ? w.cols() : w.rows(); };
+    const Checkpoint& checkpoint = model.checkpoint();
+    const std::string tensor = model.tensorName(name);
+    if (precision == Precision::Float32) {
+        buffers.inputF = x.cast<float>();
+        const auto multiplyBy = [&](const ConstRows<float>& w) {
+            buffers.productF.resize(x.rows(), columnsOf(w));
+            multiply<float>(buffers.inputF, w, buffers.productF, form);
+        };
+        if (const auto stored = checkpoint.storedFloat32(tensor)) { // an F32 checkpoint: no copy
+            multiplyBy(*stored);
+        } else {
+            checkpoint.readMatrixInto(tensor, buffers.weightF);
+            multiplyBy(buffers.weightF);
+        }
+        return buffers.productF.cast<double>();
+    }
+    checkpoint.readMatrixInto(tensor, buffers.weight);
+    Matrix c(x.rows(), columnsOf(buffers.weight));
+    multiply<double>(x, buffers.weight, c, form);
+    return c;
 }
 
 /// A 1-D tensor in the pass's precision (norm gains, biases).
@@ -144,6 +189,42 @@ Matrix normalizedForAttention(const Model& model, const Matrix& residual, Index 
         rmsNorm(residual, vector(prefix + "input_layernorm.weight"), model.config().normEpsilon), precision);
 }
 
+/// A checkpoint matrix that heads are cut out of: an F32 tensor where it is stored (each part widened as it
+/// is copied), any other read into doubles once.
+class TensorSource {
+public:
+    TensorSource(const Model& model, const std::string& name)
+        : m_stored(model.checkpoint().storedFloat32(model.tensorName(name)))
+    {
+        if (!m_stored)
+            m_read = readMatrix(model, name);
+    }
+    Matrix rows(Index first, Index count) const
+    {
+        return m_stored ? Matrix(m_stored->middleRows(first, count).cast<double>())
+                        : Matrix(m_read.middleRows(first, count));
+    }
+    Matrix columns(Index first, Index count) const
+    {
+        return m_stored ? Matrix(m_stored->middleCols(first, count).cast<double>())
+                        : Matrix(m_read.middleCols(first, count));
+    }
+
+private:
+    std::optional<Eigen::Map<const MatrixF>> m_stored;
+    Matrix m_read; // when not stored as F32
+};
+
+/// body(k) for each of `count` heads, on the engine's threads: copying the heads' columns out of a layer's
+/// weights took a tenth of a float32 forward pass on one thread.
+void forEachHead(std::size_t count, const std::function<void(std::size_t)>& body)
+{
+    parallelFor(Index(count), 1, [&](Index begin, Index end) {
+        for (Index k = begin; k < end; ++k)
+            body(std::size_t(k));
+    });
+}
+
 /// The chosen query heads' projections from the layer's weights, each tensor read once: W_Q, W_K, W_V as
 /// d_model × d_head, biases when the checkpoint has them. GPT-2's c_attn is d × 3d with columns q | k | v;
 /// the LLaMA family's q/k/v_proj are torch Linear weights (out × in), so a head's W is its rows, transposed.
@@ -154,41 +235,39 @@ std::vector<Head> headsOf(const Model& model, Index layer, const std::vector<Ind
     const Index d = c.headDim;
     std::vector<Head> heads(queryHeads.size());
     if (c.family == ModelFamily::Gpt2) {
-        const Matrix wide = readMatrix(model, prefix + "attn.c_attn.weight");
+        const TensorSource wide(model, prefix + "attn.c_attn.weight");
         const bool biased = hasTensor(model, prefix + "attn.c_attn.bias");
         const RowVector bias = biased ? readVector(model, prefix + "attn.c_attn.bias") : RowVector();
-        for (std::size_t k = 0; k < heads.size(); ++k) {
+        forEachHead(heads.size(), [&](std::size_t k) {
             const Index q = queryHeads[k] * d, kk = c.hiddenSize + q, v = 2 * c.hiddenSize + q;
-            heads[k].W_Q = wide.middleCols(q, d);
-            heads[k].W_K = wide.middleCols(kk, d);
-            heads[k].W_V = wide.middleCols(v, d);
+            heads[k].W_Q = wide.columns(q, d);
+            heads[k].W_K = wide.columns(kk, d);
+            heads[k].W_V = wide.columns(v, d);
             if (biased) {
                 heads[k].b_Q = bias.segment(q, d).transpose();
                 heads[k].b_K = bias.segment(kk, d).transpose();
                 heads[k].b_V = bias.segment(v, d).transpose();
             }
-        }
+        });
         return heads;
     }
     struct Projection {
-        Matrix weight;
+        TensorSource weight;
         RowVector bias; // empty: none
     };
     const auto projection = [&](const char* name) {
         const std::string base = prefix + "self_attn." + name;
-        Projection p{readMatrix(model, base + ".weight"), RowVector()};
-        if (hasTensor(model, base + ".bias"))
-            p.bias = readVector(model, base + ".bias");
-        return p;
+        return Projection{TensorSource(model, base + ".weight"),
+                          hasTensor(model, base + ".bias") ? readVector(model, base + ".bias") : RowVector()};
     };
     const Projection q = projection("q_proj"), k = projection("k_proj"), v = projection("v_proj");
     const auto weightOf = [d](const Projection& p, Index head) -> Matrix {
-        return p.weight.middleRows(head * d, d).transpose();
+        return p.weight.rows(head * d, d).transpose();
     };
     const auto biasOf = [d](const Projection& p, Index head) -> Vector {
         return p.bias.size() ? Vector(p.bias.segment(head * d, d).transpose()) : Vector();
     };
-    for (std::size_t i = 0; i < heads.size(); ++i) {
+    forEachHead(heads.size(), [&](std::size_t i) {
         const Index queryHead = queryHeads[i], kvHead = queryHeads[i] / c.groupSize();
         heads[i].W_Q = weightOf(q, queryHead);
         heads[i].W_K = weightOf(k, kvHead);
@@ -196,7 +275,7 @@ std::vector<Head> headsOf(const Model& model, Index layer, const std::vector<Ind
         heads[i].b_Q = biasOf(q, queryHead);
         heads[i].b_K = biasOf(k, kvHead);
         heads[i].b_V = biasOf(v, kvHead);
-    }
+    });
     return heads;
 }
 
@@ -205,12 +284,13 @@ void setOutputProjection(const Model& model, Index layer, const std::vector<Inde
 {
     const ModelConfig& c = model.config();
     const std::string prefix = layerPrefix(model, layer);
-    const Matrix full = c.family == ModelFamily::Gpt2
-                            ? readMatrix(model, prefix + "attn.c_proj.weight")
-                            : readMatrix(model, prefix + "self_attn.o_proj.weight").transpose();
-    Matrix W_O(Index(heads.size()) * c.headDim, full.cols());
+    const bool gpt2 = c.family == ModelFamily::Gpt2; // GPT-2's Conv1D is in × out, a torch Linear out × in
+    const TensorSource full(model, prefix + (gpt2 ? "attn.c_proj.weight" : "self_attn.o_proj.weight"));
+    const Index d = c.headDim;
+    Matrix W_O(Index(heads.size()) * d, c.hiddenSize);
     for (std::size_t k = 0; k < heads.size(); ++k)
-        W_O.middleRows(Index(k) * c.headDim, c.headDim) = full.middleRows(heads[k] * c.headDim, c.headDim);
+        W_O.middleRows(Index(k) * d, d) =
+            gpt2 ? full.rows(heads[k] * d, d) : Matrix(full.columns(heads[k] * d, d).transpose());
     session.W_O = std::move(W_O);
     const std::string bias =
         prefix + (c.family == ModelFamily::Gpt2 ? "attn.c_proj.bias" : "self_attn.o_proj.bias");
@@ -254,34 +334,40 @@ std::vector<Index> allHeads(const ModelConfig& c)
     return heads;
 }
 
-Matrix mlp(const Model& model, const Matrix& x, Index layer, Precision precision)
+Matrix mlp(const Model& model, const Matrix& x, Index layer, Precision precision, PassBuffers& buffers)
 {
     const ModelConfig& c = model.config();
     const std::string prefix = layerPrefix(model, layer);
     const auto vector = [&](const std::string& name) { return readVectorIn(model, name, precision); };
+    const auto rounded = [precision](double v) { return inPrecision(v, precision); };
     if (c.family == ModelFamily::Gpt2) {
         const Matrix m = inPrecision(
             layerNorm(x, vector(prefix + "ln_2.weight"), vector(prefix + "ln_2.bias"), c.normEpsilon),
             precision);
-        Matrix hidden = productWithTensor(model, m, prefix + "mlp.c_fc.weight", precision);
-        hidden.rowwise() += vector(prefix + "mlp.c_fc.bias");
-        hidden = inPrecision(Matrix(inPrecision(hidden, precision).unaryExpr(&geluTanh)), precision);
-        Matrix out = productWithTensor(model, hidden, prefix + "mlp.c_proj.weight", precision);
-        out.rowwise() += vector(prefix + "mlp.c_proj.bias");
-        return inPrecision(out, precision);
+        Matrix hidden = productWithTensor(model, m, prefix + "mlp.c_fc.weight", precision, buffers);
+        const RowVector fcBias = vector(prefix + "mlp.c_fc.bias");
+        transformEntries(hidden, precision,
+                         [&](double v, Index, Index j) { return geluTanh(rounded(v + fcBias[j])); });
+        Matrix out = productWithTensor(model, hidden, prefix + "mlp.c_proj.weight", precision, buffers);
+        const RowVector projBias = vector(prefix + "mlp.c_proj.bias");
+        transformEntries(out, precision, [&](double v, Index, Index j) { return v + projBias[j]; });
+        return out;
     }
     const Matrix m =
         inPrecision(rmsNorm(x, vector(prefix + "post_attention_layernorm.weight"), c.normEpsilon), precision);
     const auto linear = [&](const Matrix& in, const char* name) {
-        Matrix out =
-            productWithTensor(model, in, prefix + "mlp." + name + ".weight", precision, Operand::Transposed);
-        const std::string bias = prefix + "mlp." + name + ".bias";
-        if (hasTensor(model, bias))
-            out.rowwise() += vector(bias);
-        return inPrecision(out, precision);
+        Matrix out = productWithTensor(model, in, prefix + "mlp." + name + ".weight", precision, buffers,
+                                       Operand::Transposed);
+        const std::string biasName = prefix + "mlp." + name + ".bias";
+        const RowVector bias = hasTensor(model, biasName) ? vector(biasName) : RowVector::Zero(out.cols());
+        transformEntries(out, precision, [&](double v, Index, Index j) { return v + bias[j]; });
+        return out;
     };
-    const Matrix gate = inPrecision(Matrix(linear(m, "gate_proj").unaryExpr(&silu)), precision);
-    return linear(inPrecision(Matrix(gate.cwiseProduct(linear(m, "up_proj"))), precision), "down_proj");
+    Matrix gate = linear(m, "gate_proj");
+    const Matrix up = linear(m, "up_proj");
+    transformEntries(gate, precision,
+                     [&](double v, Index i, Index j) { return rounded(silu(v)) * up(i, j); });
+    return linear(gate, "down_proj");
 }
 
 Error layerOutOfRange(const ModelConfig& c, Index layer)
@@ -437,16 +523,21 @@ Matrix forwardPass(const Model& model, const std::vector<std::int64_t>& ids, Ind
                         (precision == Precision::Float32 ? "float32 after the " : "float64 after the ") +
                         part + (precision == Precision::Float32 ? "; choose precision float64" : ""));
     };
+    AttentionResult result; // reused: a layer's buffers (12 heads × 3 n × n at GPT-2's size) are the next's
+    PassBuffers buffers;
     for (Index l = 0; l < layers; ++l) {
         const Session attention = layerSession(model, normalizedForAttention(model, residual, l, precision),
                                                l, allHeads(c), precision);
-        const AttentionResult result = computeAttention(attention);
+        computeAttention(attention, result);
         if (visit && !visit(l, result))
             break;
-        residual = inPrecision(Matrix(residual + result.output), precision);
+        transformEntries(residual, precision,
+                         [&](double v, Index i, Index j) { return v + result.output(i, j); });
         checkFinite(l, "attention");
         if (lastMlp || l + 1 < layers) {
-            residual = inPrecision(Matrix(residual + mlp(model, residual, l, precision)), precision);
+            const Matrix update = mlp(model, residual, l, precision, buffers);
+            transformEntries(residual, precision,
+                             [&](double v, Index i, Index j) { return v + update(i, j); });
             checkFinite(l, "MLP");
         }
     }

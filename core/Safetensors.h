@@ -7,9 +7,11 @@
 
 #include "EigenTypes.h"
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,6 +84,14 @@ public:
     /// The same in float32 (for a float32 forward pass): F32, F16 and BF16 exactly, F64 rounded to nearest;
     /// an F64 element beyond float32's range is refused too.
     MatrixF readMatrixFloat32(const std::string& name) const;
+    /// readMatrix (Scalar = double) or readMatrixFloat32 (float) into `out`, reusing its storage when it
+    /// already has the tensor's size: a forward pass reads every layer's weights into the same buffers
+    /// (fresh ones cost a page fault per 4 KB, a tenth of the pass). After a refusal `out` means nothing.
+    template <typename Scalar> void readMatrixInto(const std::string& name, MatrixOf<Scalar>& out) const;
+    /// A 2-D F32 tensor where it is stored, without a copy (a float32 forward pass multiplies by it
+    /// directly); std::nullopt for any other tensor, or one not aligned for float. Refused as readMatrix
+    /// refuses when an element is not finite. Valid while the file is open.
+    std::optional<Eigen::Map<const MatrixF>> storedFloat32(const std::string& name) const;
     /// A 1-D tensor as a row of doubles, refused as readMatrix refuses.
     RowVector readVector(const std::string& name) const;
     /// Rows `rows` of a 2-D tensor as doubles, in the order given (an embedding table's rows for a few
@@ -93,7 +103,6 @@ private:
     SafetensorsFile(std::unique_ptr<const Bytes> bytes, std::string path);
     void checkMemoryFor(const SafetensorsTensorInfo& tensor) const;
     /// Elements [first, first + count) of the tensor (row-major) into out.
-    template <typename Scalar> MatrixOf<Scalar> readMatrixIn(const std::string& name) const;
     template <typename Scalar>
     void convert(const SafetensorsTensorInfo& tensor, std::uint64_t first, std::uint64_t count,
                  Scalar* out) const;
@@ -103,6 +112,8 @@ private:
     std::uint64_t dataStart_ = 0; // where the data section starts in the file
     std::vector<SafetensorsTensorInfo> tensors_;
     std::map<std::string, std::string> metadata_;
+    /// Per tensor (as tensors_): its F32 elements were found finite by storedFloat32.
+    std::unique_ptr<std::atomic<bool>[]> storedFloat32Finite_;
 };
 
 /// One tensor to write: its values in row-major order, shape product == values.size().
@@ -145,6 +156,8 @@ public:
     /// As SafetensorsFile's, from the shard holding the tensor.
     Matrix readMatrix(const std::string& name) const;
     MatrixF readMatrixFloat32(const std::string& name) const;
+    template <typename Scalar> void readMatrixInto(const std::string& name, MatrixOf<Scalar>& out) const;
+    std::optional<Eigen::Map<const MatrixF>> storedFloat32(const std::string& name) const;
     RowVector readVector(const std::string& name) const;
     Matrix readRows(const std::string& name, const std::vector<Index>& rows) const;
     /// The open files (one, or each shard once).

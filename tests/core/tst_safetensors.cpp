@@ -153,6 +153,7 @@ private slots:
     void nonFiniteElementsRefused_data();
     void nonFiniteElementsRefused();
     void float64BeyondFloat32Refused();
+    void storedFloat32WithoutCopy();
     void wrongRankOrNameRefused();
     void largeFileOpensWithoutReadingItsData();
     void singleFileCheckpoint();
@@ -616,6 +617,46 @@ void TestSafetensors::float64BeyondFloat32Refused()
                  QStringLiteral("weights: tensor \"w\": element [1, 0] is beyond float32's range; choose "
                                 "precision float64"),
              qPrintable(error));
+}
+
+// A float32 forward pass multiplies by an F32 tensor where it is stored; anything else is read as before.
+void TestSafetensors::storedFloat32WithoutCopy()
+{
+    const SafetensorsFile file =
+        SafetensorsFile::fromBytes(formatSafetensors({{"w", "F32", {2, 3}, {1, -2, 0.5, 3e38, -1e-40, 7}},
+                                                      {"half", "BF16", {1, 2}, {1, 2}},
+                                                      {"wide", "F64", {1, 2}, {1, 2}},
+                                                      {"bias", "F32", {2}, {1, 2}}}),
+                                   "weights");
+    const auto stored = file.storedFloat32("w");
+    QVERIFY(stored.has_value());
+    QVERIFY(sameMatrix(*stored, file.readMatrixFloat32("w"))); // subnormal included
+    QCOMPARE(file.storedFloat32("w")->data(), stored->data()); // the file's own bytes, not a copy
+    QVERIFY(!file.storedFloat32("half"));
+    QVERIFY(!file.storedFloat32("wide"));
+    QVERIFY(!file.storedFloat32("bias")); // 1-D: readMatrix refuses it with its message
+
+    // F32 data at an odd address (a 9-byte header) is not used in place, and still reads.
+    const std::string header = R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+                               R"("x":{"dtype":"F32","shape":[1,2],"data_offsets":[1,9]}})";
+    const SafetensorsFile odd =
+        SafetensorsFile::fromBytes(rawFile(header, std::string(1, '\x07') + f32Bytes({0.5f, -2.0f})), "odd");
+    QVERIFY(!odd.storedFloat32("x"));
+    QCOMPARE(odd.readMatrixFloat32("x")(0, 1), -2.0f);
+
+    // A NaN is refused as readMatrix refuses it, every time it is asked for (the header padded to 8 bytes,
+    // as the reference writer pads it, so that the data is aligned).
+    std::string nanHeader = R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}})";
+    nanHeader.resize((nanHeader.size() + 7) / 8 * 8, ' ');
+    const SafetensorsFile bad = SafetensorsFile::fromBytes(
+        rawFile(nanHeader, f32Bytes({1, 2, std::numeric_limits<float>::quiet_NaN(), 4})), "weights");
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        const QString error = errorOf([&] { bad.storedFloat32("w"); });
+        QVERIFY2(error ==
+                     QStringLiteral("weights: tensor \"w\": element [1, 0] is NaN (weights must be finite "
+                                    "numbers)"),
+                 qPrintable(error));
+    }
 }
 
 void TestSafetensors::wrongRankOrNameRefused()
