@@ -156,10 +156,14 @@ Matrix rmsNorm(const Matrix& x, const RowVector& gain, double epsilon)
     return out;
 }
 
-/// GELU in its tanh form (GPT-2's gelu_new, PyTorch's approximate="tanh").
+/// GELU in its tanh form (GPT-2's gelu_new, PyTorch's approximate="tanh"): ½·x·(1 + tanh u) with
+/// u = √(2/π)·(x + 0.044715·x³), written as x / (1 + e^(−2u)), the same function: one exp instead of a tanh
+/// (which costs an expm1 and more: GELU was a tenth of a forward pass), and no cancellation in 1 + tanh u
+/// for negative x. e^(−2u) overflows to ∞ only where the result is −0, as it should be.
 double geluTanh(double x)
 {
-    return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / pi) * (x + 0.044715 * x * x * x)));
+    const double u = std::sqrt(2.0 / pi) * (x + 0.044715 * x * x * x);
+    return x / (1.0 + std::exp(-2.0 * u));
 }
 
 double silu(double x)

@@ -17,6 +17,7 @@
 #include <limits>
 #include <new>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 #include <sys/mman.h>
@@ -294,7 +295,7 @@ SafetensorsFile::SafetensorsFile(std::unique_ptr<const Bytes> bytes, std::string
                    " overlap: their data_offsets share bytes " + std::to_string(byOffset[i]->dataBegin) +
                    " to " + std::to_string(std::min(byOffset[i]->dataEnd, byOffset[i - 1]->dataEnd)));
     std::sort(tensors_.begin(), tensors_.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
-    storedFloat32Finite_ = std::make_unique<std::atomic<bool>[]>(tensors_.size());
+    finiteTensors_ = std::make_unique<std::atomic<bool>[]>(tensors_.size());
 }
 
 SafetensorsFile::SafetensorsFile(SafetensorsFile&&) noexcept = default;
@@ -374,8 +375,17 @@ void SafetensorsFile::convert(const SafetensorsTensorInfo& tensor, std::uint64_t
         else
             convertElements<std::uint16_t>(from, length, to, bfloat16ToDouble);
     });
+    // The scan is skipped for a tensor already found finite (at GPT-2's size it was a sixth of a float64
+    // forward pass), unless float32 could overflow where the stored F64 did not.
+    std::atomic<bool>& knownFinite = finiteTensors_[std::size_t(&tensor - tensors_.data())];
+    if (knownFinite.load(std::memory_order_acquire) &&
+        !(std::is_same_v<Scalar, float> && tensor.dtype == "F64"))
+        return;
     const Eigen::Map<const Eigen::Array<Scalar, Eigen::Dynamic, 1>> values(out, static_cast<Index>(count));
-    if (!isAllFinite(values)) {
+    if (isAllFinite(values)) {
+        if (first == 0 && count == tensor.elementCount())
+            knownFinite.store(true, std::memory_order_release);
+    } else {
         std::uint64_t i = 0;
         while (std::isfinite(out[i]))
             ++i;
@@ -442,7 +452,7 @@ std::optional<Eigen::Map<const MatrixF>> SafetensorsFile::storedFloat32(const st
                                            static_cast<Index>(tensor.shape[1]));
     // Checked once per tensor: the mapped bytes do not change, and at GPT-2's size the scan was 5 % of a
     // float32 forward pass.
-    std::atomic<bool>& checked = storedFloat32Finite_[std::size_t(&tensor - tensors_.data())];
+    std::atomic<bool>& checked = finiteTensors_[std::size_t(&tensor - tensors_.data())];
     if (!checked.load(std::memory_order_acquire)) {
         const bool finite = allPiecesPass(stored.size(), [&stored](Index first, Index size) {
             return isAllFinite(Eigen::Map<const Eigen::ArrayXf>(stored.data() + first, size));

@@ -112,8 +112,9 @@ private:
     std::uint64_t dataStart_ = 0; // where the data section starts in the file
     std::vector<SafetensorsTensorInfo> tensors_;
     std::map<std::string, std::string> metadata_;
-    /// Per tensor (as tensors_): its F32 elements were found finite by storedFloat32.
-    std::unique_ptr<std::atomic<bool>[]> storedFloat32Finite_;
+    /// Per tensor (as tensors_): every stored element was found finite (the bytes of an open file do not
+    /// change, so each tensor is scanned once).
+    std::unique_ptr<std::atomic<bool>[]> finiteTensors_;
 };
 
 /// One tensor to write: its values in row-major order, shape product == values.size().
