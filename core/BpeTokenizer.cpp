@@ -308,6 +308,11 @@ BpeTokenizer BpeTokenizer::fromVocabAndMerges(const std::string& vocabJson, cons
             throw Error(where + ": expected two tokens separated by one space");
         data.addMerge(line.substr(0, space), line.substr(space + 1), where);
     }
+    // Hugging Face's GPT2Tokenizer, made from these two files, has <|endoftext|> as its special token
+    // (unk, bos and eos) and never splits it: "a<|endoftext|>" is [64, 50256], not the pieces of its text.
+    const auto endOfText = data.vocabulary.find("<|endoftext|>");
+    if (endOfText != data.vocabulary.end())
+        data.addedTokens.emplace_back(endOfText->first, endOfText->second);
     data.steps.push_back({std::make_shared<Pattern>(gpt2SplitPattern, "GPT-2's pattern"), true, false});
     return tokenizer;
 }

@@ -21,6 +21,7 @@ struct Tiny {
     int slidingWindow = 0;   ///< LLaMA-shaped only: > 0 writes a Mistral config with this sliding_window
     std::string ropeScaling; ///< LLaMA-shaped only: written as config.json's rope_scaling when not empty
     std::string dtype = "F32";
+    std::string namePrefix; ///< GPT-2-shaped, read only: "transformer." as GPT2LMHeadModel saves its tensors
     int headDim() const { return d / heads; }
 };
 

@@ -91,18 +91,19 @@ Reference referenceForward(const Tiny& tiny, const Checkpoint& checkpoint,
     const std::size_t n = ids.size(), d = std::size_t(tiny.d), hd = std::size_t(tiny.headDim());
     Reference reference;
     Table h(n, std::vector<double>(d));
-    const Table embed = table(checkpoint, tiny.llama ? "model.embed_tokens.weight" : "wte.weight");
+    const std::string& top = tiny.namePrefix;
+    const Table embed = table(checkpoint, tiny.llama ? "model.embed_tokens.weight" : top + "wte.weight");
     for (std::size_t i = 0; i < n; ++i)
         h[i] = embed[std::size_t(ids[i])];
     if (!tiny.llama) {
-        const Table wpe = table(checkpoint, "wpe.weight");
+        const Table wpe = table(checkpoint, top + "wpe.weight");
         for (std::size_t i = 0; i < n; ++i)
             for (std::size_t k = 0; k < d; ++k)
                 h[i][k] += wpe[i][k];
     }
     for (int l = 0; l < tiny.layers; ++l) {
         const std::string p =
-            tiny.llama ? "model.layers." + std::to_string(l) + "." : "h." + std::to_string(l) + ".";
+            tiny.llama ? "model.layers." + std::to_string(l) + "." : top + "h." + std::to_string(l) + ".";
         const Table x = tiny.llama
                             ? norm(h, vec(checkpoint, p + "input_layernorm.weight"), {}, tiny.epsilon, true)
                             : norm(h, vec(checkpoint, p + "ln_1.weight"), vec(checkpoint, p + "ln_1.bias"),
@@ -218,6 +219,7 @@ class TestModelSession : public QObject {
 private slots:
     void everyLayerAndHeadMatchesTheReference_data();
     void everyLayerAndHeadMatchesTheReference();
+    void realHuggingFaceCheckpoint();
     void chosenHeadsAndOutput();
     void everyLayerInOnePass_data();
     void everyLayerInOnePass();
@@ -284,6 +286,35 @@ void TestModelSession::everyLayerAndHeadMatchesTheReference()
                      qPrintable(QStringLiteral("layer %1 head %2: %3").arg(layer).arg(head).arg(worst)));
         }
     }
+}
+
+// A checkpoint that Hugging Face transformers 4.36.2 wrote (GPT2LMHeadModel with random weights: 1 layer,
+// d_model 2, 1 head, GPT-2's whole vocabulary and its tokenizer.json; tests/data/hf-gpt2-1layer): its
+// config.json as transformers writes it, tensor names with "transformer.", opened and tokenized as a
+// download folder would be, and its attention equal to the plain-loop reference's.
+void TestModelSession::realHuggingFaceCheckpoint()
+{
+    const Model model = Model::open(QKV_SOURCE_DIR "/tests/data/hf-gpt2-1layer");
+    QCOMPARE(model.config().family, ModelFamily::Gpt2);
+    QVERIFY2(model.tokenizer(), model.tokenizerProblem().c_str());
+    const std::vector<std::int64_t> ids = model.tokenizer()->encode("The cat sat on the mat.");
+    QCOMPARE(ids, (std::vector<std::int64_t>{464, 3797, 3332, 319, 262, 2603, 13}));
+    Tiny tiny;
+    tiny.d = 2, tiny.heads = 1, tiny.kvHeads = 1, tiny.layers = 1, tiny.inner = 8;
+    tiny.vocab = 50257, tiny.positions = 1024;
+    tiny.namePrefix = "transformer.";
+    const Reference reference = referenceForward(tiny, model.checkpoint(), ids);
+    ModelHeadRequest request;
+    request.layer = 0;
+    request.ids = ids;
+    const Session session = sessionFromModel(model, request);
+    QCOMPARE(session.tokens.front(), std::string("The"));
+    QCOMPARE(session.tokens[1], std::string("\u2423cat")); // ␣ marks the leading space
+    const AttentionResult result = computeAttention(session);
+    const Table& p = reference.probabilities[0][0];
+    for (std::size_t i = 0; i < ids.size(); ++i)
+        for (std::size_t j = 0; j < ids.size(); ++j)
+            QVERIFY(std::abs(result.heads[0].weights(Index(i), Index(j)) - p[i][j]) <= 1e-12);
 }
 
 void TestModelSession::chosenHeadsAndOutput()

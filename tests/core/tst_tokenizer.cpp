@@ -141,6 +141,8 @@ private slots:
     void refusals();
     void refusesText();
     void directory();
+    void realGpt2Tokenizer_data();
+    void realGpt2Tokenizer();
 };
 
 void TestTokenizer::byteAlphabet()
@@ -420,6 +422,41 @@ void TestTokenizer::directory()
     QVERIFY(errorOf([&] {
                 BpeTokenizer::fromDirectory(path);
             }).contains(QStringLiteral("tokenizer.json: not valid JSON")));
+}
+
+// GPT-2's real tokenizer files (tests/data/gpt2-tokenizer: OpenAI's vocab.json and merges.txt, checked
+// against tiktoken's hashes; tests/data/hf-gpt2-1layer: a tokenizer.json saved by transformers) against ids
+// published in the tests of tiktoken, GPT-3-Encoder and rust-tokenizers (reference_ids.json names each
+// source). "hello <|endoftext|>" is [31373, 220, 50256] as in Hugging Face, where <|endoftext|> is special.
+void TestTokenizer::realGpt2Tokenizer_data()
+{
+    QTest::addColumn<QString>("folder");
+    QTest::newRow("vocab.json + merges.txt") << QStringLiteral(QKV_SOURCE_DIR "/tests/data/gpt2-tokenizer");
+    QTest::newRow("tokenizer.json") << QStringLiteral(QKV_SOURCE_DIR "/tests/data/hf-gpt2-1layer");
+}
+
+void TestTokenizer::realGpt2Tokenizer()
+{
+    QFETCH(QString, folder);
+    const BpeTokenizer tokenizer = BpeTokenizer::fromDirectory(folder.toStdString());
+    QCOMPARE(tokenizer.vocabularySize(), std::int64_t(50257));
+    QFile file(QStringLiteral(QKV_SOURCE_DIR "/tests/data/gpt2-tokenizer/reference_ids.json"));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const Json references = Json::parse(file.readAll().toStdString());
+    QCOMPARE(references.size(), std::size_t(20));
+    for (const Json& reference : references) {
+        const std::string text = reference["text"].get<std::string>();
+        const Ids expected = reference["ids"].get<Ids>();
+        const Ids ids = tokenizer.encode(text);
+        QVERIFY2(ids == expected, qPrintable(QStringLiteral("%1: %2 ids, first %3; expected %4 ids, first %5")
+                                                 .arg(QString::fromStdString(text))
+                                                 .arg(ids.size())
+                                                 .arg(ids.empty() ? -1 : ids[0])
+                                                 .arg(expected.size())
+                                                 .arg(expected[0])));
+    }
+    QCOMPARE(tokenizer.tokenString(18435), std::string("ĠHello"));
+    QCOMPARE(tokenizer.tokenBytes(18435), std::string(" Hello"));
 }
 
 QTEST_GUILESS_MAIN(TestTokenizer)
