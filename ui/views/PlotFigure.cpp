@@ -88,8 +88,12 @@ void styleElements(const QList<QCPLayoutElement*>& elements, const PlotStyle& st
                 text, "", style.fontScale, [text] { return text->font(); },
                 [text](const QFont& f) { text->setFont(f); });
         } else if (auto* legend = qobject_cast<QCPLegend*>(element)) {
-            legend->setBrush(style.background);
-            legend->setBorderPen(QPen(style.foreground, 0));
+            // A legend its view left unframed (a row or column of its own beside the points) stays so:
+            // framed, its right and bottom edges fell a pixel outside it and were cut at the plot's edge.
+            if (legend->brush().style() != Qt::NoBrush)
+                legend->setBrush(style.background);
+            if (legend->borderPen().style() != Qt::NoPen)
+                legend->setBorderPen(QPen(style.foreground, 0));
             legend->setTextColor(style.foreground);
             scaleFont(
                 legend, "", style.fontScale, [legend] { return legend->font(); },

@@ -165,6 +165,7 @@ SpaceView::SpaceView(Document* document, const QString& dimension, QWidget* pare
     m_plot->legend->setBorderPen(Qt::NoPen);
     m_plot->legend->setBrush(Qt::NoBrush);
     m_plot->legend->setMargins(QMargins(6, 0, 6, 4));
+    m_legendCell->setMargins(QMargins(0, 0, 2, 2)); // off the widget's edge
 
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
         axis->grid()->setPen(QPen(QColor(225, 225, 225), 1.0));

@@ -474,6 +474,18 @@ void TestSpaceViews::shortWidePlotHasItsLegendBeside()
         const QRect points = plot->axisRect()->outerRect();
         QVERIFY(legend.isValid() && points.isValid());
         QVERIFY2(!legend.intersects(points), qPrintable(QString::number(shortAndWide)));
+        // Whole and unframed: the plot style used to frame it, and a cosmetic pen draws a rectangle's
+        // right and bottom edges a pixel beyond QRect::right() and bottom(), cut at the widget's edge
+        // (1280 × 720, 2026-11-27).
+        QCOMPARE(plot->legend->borderPen().style(), Qt::NoPen);
+        QVERIFY2(plot->rect().contains(legend.adjusted(0, 0, 1, 1)),
+                 qPrintable(QStringLiteral("legend %1,%2 %3×%4 in a plot %5×%6")
+                                .arg(legend.x())
+                                .arg(legend.y())
+                                .arg(legend.width())
+                                .arg(legend.height())
+                                .arg(plot->width())
+                                .arg(plot->height())));
         // The y label fits its axis (shortened), and the view still gives it in full.
         const QString drawn = plot->yAxis->label();
         QVERIFY2(QFontMetrics(plot->yAxis->labelFont()).horizontalAdvance(drawn) <=
