@@ -152,16 +152,10 @@ SpaceView::SpaceView(Document* document, const QString& dimension, QWidget* pare
     m_plot->setObjectName(QStringLiteral("plot"));
     m_titleElement = setUpPlot(m_plot, QSize(200, 110));
 
-    // The legend in a row of its own under the plot, centred, so it never covers a point (placeLegend).
+    // The legend in a cell of its own, so it never covers a point (arrangePlot).
     m_plot->legend->setVisible(true);
     m_plot->axisRect()->insetLayout()->take(m_plot->legend);
-    m_plot->plotLayout()->addElement(2, 0, m_legendCell);
-    m_plot->plotLayout()->setRowStretchFactor(2, 0.001);
-    m_legendCell->addElement(0, 0, new QCPLayoutElement(m_plot));
-    m_legendCell->addElement(0, 1, m_plot->legend);
-    m_legendCell->addElement(0, 2, new QCPLayoutElement(m_plot));
-    m_legendCell->setColumnStretchFactors({1, 0.001, 1});
-    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    arrangePlot(false);
     m_plot->legend->setBorderPen(Qt::NoPen);
     m_plot->legend->setBrush(Qt::NoBrush);
     m_plot->legend->setMargins(QMargins(6, 0, 6, 4));
@@ -427,26 +421,51 @@ void SpaceView::placeLegend(const QSize& viewport) const
     // In a bottom dock at 1280 × 720 the plot is a wide strip: a legend row under it left the points about
     // 70 px of height.
     const bool beside = viewport.height() < 300 && viewport.width() >= 2 * viewport.height();
-    if (beside == m_legendBeside)
-        return;
+    if (beside != m_legendBeside)
+        arrangePlot(beside);
+}
+
+void SpaceView::arrangePlot(bool beside) const
+{
     m_legendBeside = beside;
+    // Everything is taken out (nothing is deleted but the spacers) and put back in its new place.
     QCPLayoutGrid* layout = m_plot->plotLayout();
-    layout->take(m_legendCell);
-    layout->simplify(); // drops the emptied row or column
-    // The legend's cell is spacer, legend, spacer: across under the plot, down beside it.
-    const auto order = beside ? QCPLayoutGrid::foRowsFirst : QCPLayoutGrid::foColumnsFirst;
-    m_legendCell->setFillOrder(order);
-    m_plot->legend->setFillOrder(order);
+    QCPAxisRect* points = m_plot->axisRect();
+    const auto takeOut = [](QCPLayoutGrid* grid, QCPLayoutElement* element) {
+        if (grid->elements(false).contains(element))
+            grid->take(element);
+    };
+    for (QCPLayoutElement* element :
+         {static_cast<QCPLayoutElement*>(m_titleElement), static_cast<QCPLayoutElement*>(points),
+          static_cast<QCPLayoutElement*>(m_legendCell)})
+        takeOut(layout, element);
+    layout->simplify();
+    takeOut(m_legendCell, m_titleElement);
+    takeOut(m_legendCell, m_plot->legend);
+    m_legendCell->clear(); // the spacers
+    const auto spacer = [this] { return new QCPLayoutElement(m_plot); };
     if (beside) {
-        m_legendCell->setRowStretchFactors({1, 0.001, 1});
-        m_legendCell->setColumnStretchFactors({1});
-        layout->addElement(1, 1, m_legendCell); // beside the axis rect
-        layout->setColumnStretchFactor(1, 0.001);
+        // Down the right: the title (at a scale factor of 2 its row above took a third of the points'
+        // height), the legend one entry per line, then space. The points keep the whole height.
+        layout->addElement(0, 0, points);
+        layout->addElement(0, 1, m_legendCell);
+        layout->setColumnStretchFactors({1, 0.001});
+        m_legendCell->addElement(0, 0, m_titleElement);
+        m_legendCell->addElement(1, 0, m_plot->legend);
+        m_legendCell->addElement(2, 0, spacer());
+        m_legendCell->setRowStretchFactors({0.001, 0.001, 1});
+        m_plot->legend->setFillOrder(QCPLayoutGrid::foRowsFirst);
     } else {
-        m_legendCell->setRowStretchFactors({1});
-        m_legendCell->setColumnStretchFactors({1, 0.001, 1});
+        // The title above, the legend centred in a row of its own below.
+        layout->addElement(0, 0, m_titleElement);
+        layout->addElement(1, 0, points);
         layout->addElement(2, 0, m_legendCell);
-        layout->setRowStretchFactor(2, 0.001);
+        layout->setRowStretchFactors({1, 1, 0.001});
+        m_legendCell->addElement(0, 0, spacer());
+        m_legendCell->addElement(0, 1, m_plot->legend);
+        m_legendCell->addElement(0, 2, spacer());
+        m_legendCell->setColumnStretchFactors({1, 0.001, 1});
+        m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
     }
 }
 

@@ -167,6 +167,8 @@ private:
     void fitRanges(const QSize& viewport) const;
     /// The legend under the plot, or beside it (one entry a line) when the plot is short and wide.
     void placeLegend(const QSize& viewport) const;
+    /// Title, points and legend: the legend below (title above), or beside with the title over it.
+    void arrangePlot(bool beside) const;
     /// The axis labels as long as their axes: " of variance" dropped, then elided.
     void fitAxisLabels() const;
     const Pickable* pickableAt(const QPointF& pixel) const;
@@ -181,7 +183,7 @@ private:
     QSpinBox* m_second;
     QCustomPlot* m_plot;
     QCPTextElement* m_titleElement;
-    QCPLayoutGrid* m_legendCell; // the legend between two stretching spacers
+    QCPLayoutGrid* m_legendCell; // the legend (and, beside the points, the title) with a stretching spacer
     mutable bool m_legendBeside = false;
     PlaneOptions m_options;
     QString m_xLabel; // in full (the axes may show them shortened)

@@ -494,11 +494,17 @@ void TestSpaceViews::shortWidePlotHasItsLegendBeside()
         QVERIFY2(view.yAxisLabel().startsWith(QStringLiteral("PC2 (")) &&
                      view.yAxisLabel().endsWith(QStringLiteral("% of variance)")),
                  qPrintable(view.yAxisLabel()));
+        const auto* titleElement = plot->findChild<QCPTextElement*>(); // the plot's one text element
+        QVERIFY(titleElement && titleElement->text().startsWith(QStringLiteral("Queries and keys")));
+        const QRect title = titleElement->outerRect();
+        QVERIFY(!title.intersects(points));
         if (shortAndWide) {
+            QVERIFY(title.left() >= points.right() && title.bottom() <= legend.top()); // over the legend
             QVERIFY(legend.left() >= points.right()); // beside, and the points keep the height
             QVERIFY2(points.height() > plot->height() * 2 / 3, qPrintable(QString::number(points.height())));
             QVERIFY2(drawn != view.yAxisLabel(), qPrintable(drawn)); // too long for 190 px
         } else {
+            QVERIFY(title.bottom() <= points.top());
             QVERIFY(legend.top() >= points.bottom()); // below, in one row
             QCOMPARE(plot->plotLayout()->columnCount(), 1);
         }
