@@ -296,8 +296,7 @@ void setOutputProjection(const Model& model, Index layer, const std::vector<Inde
         W_O.middleRows(Index(k) * d, d) =
             gpt2 ? full.rows(heads[k] * d, d) : Matrix(full.columns(heads[k] * d, d).transpose());
     session.W_O = std::move(W_O);
-    const std::string bias =
-        prefix + (c.family == ModelFamily::Gpt2 ? "attn.c_proj.bias" : "self_attn.o_proj.bias");
+    const std::string bias = prefix + (gpt2 ? "attn.c_proj.bias" : "self_attn.o_proj.bias");
     if (hasTensor(model, bias))
         session.b_O = readVector(model, bias).transpose();
 }
@@ -363,8 +362,9 @@ Matrix mlp(const Model& model, const Matrix& x, Index layer, Precision precision
         Matrix out = productWithTensor(model, in, prefix + "mlp." + name + ".weight", precision, buffers,
                                        Operand::Transposed);
         const std::string biasName = prefix + "mlp." + name + ".bias";
-        const RowVector bias = hasTensor(model, biasName) ? vector(biasName) : RowVector::Zero(out.cols());
-        transformEntries(out, precision, [&](double v, Index, Index j) { return v + bias[j]; });
+        const RowVector bias = hasTensor(model, biasName) ? vector(biasName) : RowVector();
+        transformEntries(out, precision,
+                         [&](double v, Index, Index j) { return bias.size() > 0 ? v + bias[j] : v; });
         return out;
     };
     Matrix gate = linear(m, "gate_proj");

@@ -377,7 +377,7 @@ void SafetensorsFile::convert(const SafetensorsTensorInfo& tensor, std::uint64_t
     });
     // The scan is skipped for a tensor already found finite (at GPT-2's size it was a sixth of a float64
     // forward pass), unless float32 could overflow where the stored F64 did not.
-    std::atomic<bool>& knownFinite = finiteTensors_[std::size_t(&tensor - tensors_.data())];
+    std::atomic<bool>& knownFinite = foundFinite(tensor);
     if (knownFinite.load(std::memory_order_acquire) &&
         !(std::is_same_v<Scalar, float> && tensor.dtype == "F64"))
         return;
@@ -398,6 +398,11 @@ void SafetensorsFile::convert(const SafetensorsTensorInfo& tensor, std::uint64_t
         throw Error(label + ": element " + elementIndex(first + i, tensor.shape) + " is " +
                     (std::isnan(out[i]) ? "NaN" : "infinite") + " (weights must be finite numbers)");
     }
+}
+
+std::atomic<bool>& SafetensorsFile::foundFinite(const SafetensorsTensorInfo& tensor) const
+{
+    return finiteTensors_[std::size_t(&tensor - tensors_.data())];
 }
 
 void SafetensorsFile::checkMemoryFor(const SafetensorsTensorInfo& tensor) const
@@ -452,7 +457,7 @@ std::optional<Eigen::Map<const MatrixF>> SafetensorsFile::storedFloat32(const st
                                            static_cast<Index>(tensor.shape[1]));
     // Checked once per tensor: the mapped bytes do not change, and at GPT-2's size the scan was 5 % of a
     // float32 forward pass.
-    std::atomic<bool>& checked = finiteTensors_[std::size_t(&tensor - tensors_.data())];
+    std::atomic<bool>& checked = foundFinite(tensor);
     if (!checked.load(std::memory_order_acquire)) {
         const bool finite = allPiecesPass(stored.size(), [&stored](Index first, Index size) {
             return isAllFinite(Eigen::Map<const Eigen::ArrayXf>(stored.data() + first, size));

@@ -102,6 +102,8 @@ private:
     struct Bytes;
     SafetensorsFile(std::unique_ptr<const Bytes> bytes, std::string path);
     void checkMemoryFor(const SafetensorsTensorInfo& tensor) const;
+    /// The tensor's flag in finiteTensors_ (`tensor` is one of tensors_).
+    std::atomic<bool>& foundFinite(const SafetensorsTensorInfo& tensor) const;
     /// Elements [first, first + count) of the tensor (row-major) into out.
     template <typename Scalar>
     void convert(const SafetensorsTensorInfo& tensor, std::uint64_t first, std::uint64_t count,
