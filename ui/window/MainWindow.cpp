@@ -51,6 +51,7 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
 #include <QLabel>
@@ -146,22 +147,28 @@ MainWindow::MainWindow(QWidget* parent)
     m_stopButton->setDefaultAction(m_actions.stopComputation);
     m_stopButton->setToolButtonStyle(Qt::ToolButtonTextOnly);
     // The status bar's size stays the same on an edit: a label of changing width, or a widget shown for each
-    // background computation, laid out the whole window again (every dock) twice per edit. So the time
-    // label is as wide as its widest text, and the busy widgets have a fixed size and keep their place while
-    // hidden.
+    // background computation, laid out the whole window again (every dock, each with an animation object
+    // of its own) on every edit. So the time label is as wide as its widest text, and the busy widgets sit
+    // in a box of fixed size: showing or hiding them lays out that box alone (Qt stops a relayout at a
+    // widget of fixed size; the status bar is not one).
     m_timeLabel->setFixedSize(m_timeLabel->fontMetrics().horizontalAdvance(
                                   tr("computed in float32 in %1 ms").arg(99999.99, 0, 'f', 2)) +
                                   m_timeLabel->fontMetrics().averageCharWidth(),
                               m_timeLabel->sizeHint().height());
+    auto* busyBox = new QWidget(this);
+    busyBox->setObjectName(QStringLiteral("busyBox"));
+    auto* busyLayout = new QHBoxLayout(busyBox);
+    busyLayout->setContentsMargins(0, 0, 0, 0);
     for (QWidget* busy : {static_cast<QWidget*>(m_progress), static_cast<QWidget*>(m_stopButton)}) {
         busy->setFixedSize(busy->sizeHint().boundedTo(busy->maximumSize())); // its text is set on each enable
         QSizePolicy policy = busy->sizePolicy();
         policy.setRetainSizeWhenHidden(true);
         busy->setSizePolicy(policy);
+        busyLayout->addWidget(busy);
     }
+    busyBox->setFixedSize(busyLayout->sizeHint());
     statusBar()->addPermanentWidget(m_shapeLabel);
-    statusBar()->addPermanentWidget(m_progress);
-    statusBar()->addPermanentWidget(m_stopButton);
+    statusBar()->addPermanentWidget(busyBox);
     statusBar()->addPermanentWidget(m_timeLabel);
     m_document->setMemoryLimit(Preferences::memoryLimitBytes());
 

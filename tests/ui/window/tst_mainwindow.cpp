@@ -72,6 +72,7 @@ private slots:
     void biasesAreEditedBesideTheirMatrices();
     void saveCloseReopen();
     void stopButtonAndEscapeStopAComputation();
+    void backgroundComputationLaysOutNoDock();
     void settingsDialogSetsTheMemoryLimit();
     void windowOpensInsideTheScreen();
     void minimumSizeFitsAProjector();
@@ -339,6 +340,51 @@ void TestMainWindow::stopButtonAndEscapeStopAComputation()
     QVERIFY(!progress->isVisible());
     const auto* time = window.findChild<QLabel*>(QStringLiteral("computeTimeLabel"));
     QVERIFY2(!time->text().contains(QStringLiteral("computing")), qPrintable(time->text()));
+}
+
+/// Counts the layout requests a widget receives.
+class LayoutRequests : public QObject {
+public:
+    int count = 0;
+    bool eventFilter(QObject*, QEvent* event) override
+    {
+        count += event->type() == QEvent::LayoutRequest ? 1 : 0;
+        return false;
+    }
+};
+
+// The busy widgets shown and hidden for a computation in the background are laid out inside their own box:
+// a relayout of the whole window (every dock, with an animation object per dock) on every edit cost each
+// edit of a 256-token session a few milliseconds.
+void TestMainWindow::backgroundComputationLaysOutNoDock()
+{
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    Session session = loadExample("love");
+    const InitializerSpec init{Initializer::XavierNormal, 1.0, 2};
+    for (Index i = 0; i < 300; ++i)
+        insertToken(session, Side::Query, 0, "t", init);
+    resizeDModel(session, 64, init);
+    resizeDK(session, 64, init);
+    resizeDV(session, 64, init);
+    window.document()->reset(session);
+    auto* progress = window.findChild<QProgressBar*>(QStringLiteral("computeProgress"));
+    LayoutRequests requests;
+    // The first edit enables Undo, and its tool button asks for a layout; the second is any edit.
+    for (const double value : {0.5, 0.25}) {
+        QTRY_VERIFY_WITH_TIMEOUT(!window.document()->isComputing(), 60000);
+        QCoreApplication::processEvents(); // the layouts the session or the first edit asked for
+        window.installEventFilter(&requests);
+        requests.count = 0;
+        window.document()->push(makeCellCommand(window.document(), {MatrixKind::W_Q, 0}, 0, 0, value));
+        QVERIFY(window.document()->isComputing()); // in the background: the busy widgets show
+        QVERIFY(progress->isVisible());
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(!window.document()->isComputing(), 60000);
+    QCoreApplication::processEvents();
+    QVERIFY(!progress->isVisible());
+    QCOMPARE(requests.count, 0);
 }
 
 void TestMainWindow::settingsDialogSetsTheMemoryLimit()
