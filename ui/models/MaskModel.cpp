@@ -202,8 +202,13 @@ bool MaskModel::setRectangle(const QModelIndex& corner, const QModelIndex& other
     return true;
 }
 
-void MaskModel::onSessionChanged()
+void MaskModel::onSessionChanged(Document::Changes changes)
 {
+    // The mask follows the options (mask type and cells), the tokens (padding) and the shape, never the
+    // numbers: an edit of a matrix changes nothing here (its headers, announced as new, had every view of
+    // them measure all their sections again on each edit).
+    if (!(changes & (Document::Options | Document::Tokens | Document::Shape)))
+        return;
     const Session& s = m_document->session();
     if (s.n() != m_allowed.rows() || s.m() != m_allowed.cols()) {
         beginResetModel();
@@ -217,6 +222,8 @@ void MaskModel::onSessionChanged()
     const int lastRow = static_cast<int>(m_allowed.rows()) - 1;
     const int lastColumn = static_cast<int>(m_allowed.cols()) - 1;
     emit dataChanged(index(0, 0), index(lastRow, lastColumn));
+    if (!(changes & (Document::Tokens | Document::Shape)))
+        return;
     emit headerDataChanged(Qt::Vertical, 0, lastRow);
     emit headerDataChanged(Qt::Horizontal, 0, lastColumn);
 }

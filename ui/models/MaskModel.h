@@ -44,7 +44,7 @@ signals:
     void inputRejected(const QString& message);
 
 private:
-    void onSessionChanged();
+    void onSessionChanged(Document::Changes changes);
     void refresh();
     bool inSession(const QModelIndex& index) const;
     bool isPadding(int row, int column) const;

@@ -125,6 +125,7 @@ private slots:
     void contextSideWithoutContext();
     void maskPaddingCellRefused();
     void maskShowsEffectivePattern();
+    void maskAnnouncesOnlyWhatChanged();
     void maskPaintedByDrag_data();
     void maskPaintedByDrag();
 
@@ -849,6 +850,38 @@ void TestModels::maskShowsEffectivePattern()
         for (int j = 0; j < mask.columnCount(); ++j)
             QCOMPARE(mask.data(mask.index(i, j)).toString() == QLatin1String("1"),
                      document.result()->heads[0].allowed(i, j) != 0);
+}
+
+// An edit of a matrix's numbers leaves the mask as it was: nothing announced (its headers, announced as new,
+// had the mask editor measure every section again on each edit). Options change its cells; tokens its
+// headers too.
+void TestModels::maskAnnouncesOnlyWhatChanged()
+{
+    Document document;
+    openExample(document, QStringLiteral("causal"));
+    MaskModel mask(&document);
+    QSignalSpy cells(&mask, &QAbstractItemModel::dataChanged);
+    QSignalSpy headers(&mask, &QAbstractItemModel::headerDataChanged);
+    document.push(makeCellCommand(&document, {MatrixKind::W_Q, 0}, 0, 0, 0.5));
+    document.push(makeCellCommand(&document, {MatrixKind::X}, 1, 1, 0.5));
+    QCOMPARE(cells.count(), 0);
+    QCOMPARE(headers.count(), 0);
+
+    pushEdit(&document, QStringLiteral("No mask"), Document::Options,
+             [](Session& s) { s.mask.type = MaskType::None; });
+    QCOMPARE(cells.count(), 1);
+    QCOMPARE(headers.count(), 0);
+    QCOMPARE(mask.data(mask.index(1, 2)).toString(), QStringLiteral("1")); // causal no more
+
+    TokenModel tokens(&document, Side::Query);
+    QVERIFY(tokens.setData(tokens.index(0, TokenModel::PaddingColumn), Qt::Checked, Qt::CheckStateRole));
+    QCOMPARE(cells.count(), 2);
+    QCOMPARE(headers.count(), 2);
+    QCOMPARE(mask.headerData(0, Qt::Vertical).toString(), QStringLiteral("The (pad)"));
+    document.undoStack()->undo(); // undo and redo announce as their edit did
+    QCOMPARE(mask.headerData(0, Qt::Vertical).toString(), QStringLiteral("The"));
+    document.undoStack()->undo();
+    QCOMPARE(mask.data(mask.index(1, 2)).toString(), QStringLiteral("0"));
 }
 
 void TestModels::maskPaintedByDrag_data()
