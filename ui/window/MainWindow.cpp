@@ -81,6 +81,9 @@ namespace qkv::ui {
 
 namespace {
 
+/// How long a computation runs before the busy widgets (progress, Stop) show.
+constexpr int busyDelayMilliseconds = 200;
+
 const QString sessionFilter = QObject::tr("QKV Lab sessions (*.qkv.json *.json);;All files (*)");
 const QString matrixFilter = QObject::tr("CSV (*.csv *.txt);;NumPy arrays (*.npy);;All files (*)");
 
@@ -167,6 +170,15 @@ MainWindow::MainWindow(QWidget* parent)
         busyLayout->addWidget(busy);
     }
     busyBox->setFixedSize(busyLayout->sizeHint());
+    // Shown only for a computation that takes more than a moment: shown and hidden on every edit of a
+    // millisecond, they flickered (and a busy progress bar animates, repainting, while shown).
+    m_busyDelay = new QTimer(this);
+    m_busyDelay->setSingleShot(true);
+    m_busyDelay->setInterval(busyDelayMilliseconds);
+    connect(m_busyDelay, &QTimer::timeout, this, [this] {
+        m_progress->setVisible(m_document->isComputing());
+        m_stopButton->setVisible(m_document->isComputing());
+    });
     statusBar()->addPermanentWidget(m_shapeLabel);
     statusBar()->addPermanentWidget(busyBox);
     statusBar()->addPermanentWidget(m_timeLabel);
@@ -682,6 +694,11 @@ void MainWindow::updateTitle()
     setWindowModified(m_document->isModified());
 }
 
+void MainWindow::setBusyDelay(int milliseconds)
+{
+    m_busyDelay->setInterval(milliseconds);
+}
+
 void MainWindow::updateStatus()
 {
     const Session& s = m_document->session();
@@ -703,9 +720,14 @@ void MainWindow::updateStatus()
                                 ? tr("The result was computed in single precision (float32), as models run; "
                                      "Precision in the Attention panel switches back to float64")
                                 : QString());
-    m_progress->setVisible(computing);
-    m_stopButton->setVisible(computing);
-    m_actions.stopComputation->setEnabled(computing);
+    if (!computing) {
+        m_busyDelay->stop();
+        m_progress->hide();
+        m_stopButton->hide();
+    } else if (m_progress->isHidden() && !m_busyDelay->isActive()) {
+        m_busyDelay->start();
+    }
+    m_actions.stopComputation->setEnabled(computing); // Escape stops at once, shown or not
 }
 
 void MainWindow::updateWeightTabs()

@@ -15,6 +15,7 @@
 class QLabel;
 class QProgressBar;
 class QTabWidget;
+class QTimer;
 class QToolButton;
 
 namespace qkv::ui {
@@ -72,6 +73,8 @@ public:
     bool isPresentation() const { return m_presentation; }
     /// Colours of the window and its plots for Preferences::theme().
     void applyTheme();
+    /// How long a computation runs before the progress bar and Stop show (200 ms; tests set 0).
+    void setBusyDelay(int milliseconds);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -122,6 +125,7 @@ private:
     QLabel* m_timeLabel = nullptr;
     QProgressBar* m_progress = nullptr;
     QToolButton* m_stopButton = nullptr;
+    QTimer* m_busyDelay = nullptr; ///< the busy widgets show when a computation outlasts it
     bool m_presentation = false;
     QByteArray m_statesBeforePresentation; ///< docks and toolbars
     Qt::WindowStates m_windowStateBeforePresentation;
