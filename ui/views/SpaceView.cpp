@@ -491,11 +491,13 @@ void SpaceView::fitRanges(const QSize& viewport) const
         x0 = y0 = -1.0;
         x1 = y1 = 1.0;
     }
-    const QFontMetrics metrics(labelFont());
-    const double left = 16.0;                   // the marker and its ring
-    const double right = 16.0 + m_widestLabel;  // labels go to the right
-    const double top = 16.0 + metrics.height(); // and above (or below)
-    const double bottom = 16.0 + (m_labelsBelow ? metrics.height() : 0);
+    // Room around the points for the marker and its ring, and for the labels where there are any (none past
+    // labelsFit: at 1024 tokens in a strip 70 px high the labels' room took two thirds of it).
+    const double labelHeight = m_widestLabel > 0 ? QFontMetrics(labelFont()).height() : 0;
+    const double left = 16.0;
+    const double right = 16.0 + m_widestLabel; // labels go to the right
+    const double top = 16.0 + labelHeight;     // and above (or below)
+    const double bottom = 16.0 + (m_labelsBelow ? labelHeight : 0);
 
     for (int pass = 0; pass < 2; ++pass) {
         QCPLayoutGrid* layout = m_plot->plotLayout();

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace qkv;
 using namespace qkv::ui;
@@ -112,6 +113,7 @@ private slots:
     void largeProjectionsRunInTheBackground();
     void shortPlotKeepsTickLabelsApart();
     void shortWidePlotHasItsLegendBeside();
+    void unlabelledCloudKeepsNoRoomForLabels();
 };
 
 void TestSpaceViews::lineFromIThickestToLove()
@@ -512,4 +514,36 @@ void TestSpaceViews::shortWidePlotHasItsLegendBeside()
 }
 
 QTEST_MAIN(TestSpaceViews)
+// Past labelsFit the points carry no labels, and the plot keeps no room for them: in a strip (the Q/K plane
+// at a scale factor of 2) that room took two thirds of the height, and the cloud was a blot in the middle.
+void TestSpaceViews::unlabelledCloudKeepsNoRoomForLabels()
+{
+    const auto roomAbove = [](int tokens) {
+        Session session = loadExample("love");
+        const InitializerSpec init{Initializer::XavierNormal, 1.0, 5};
+        for (int i = 0; i < tokens - 3; ++i)
+            insertToken(session, Side::Query, 0, "t", init);
+        Document document;
+        document.reset(session);
+        document.waitForResult();
+        QueryKeySpaceView view(&document);
+        auto* plot = view.findChild<QCustomPlot*>();
+        view.resize(900, 190);
+        view.show();
+        if (!QTest::qWaitForWindowExposed(&view))
+            return -1.0;
+        plot->replot();
+        double top = std::numeric_limits<double>::infinity();
+        for (const QPointF& p : view.queryPoints() + view.keyPoints())
+            top = std::min(top, plot->yAxis->coordToPixel(p.y()));
+        return top - plot->axisRect()->top(); // from the top of the points' rectangle to the highest point
+    };
+    const double labelHeight = QFontMetrics(QApplication::font()).height();
+    const double unlabelled = roomAbove(200); // 400 points
+    const double labelled = roomAbove(3);
+    QVERIFY2(unlabelled >= 14.0 && unlabelled < 16.0 + 0.5 * labelHeight,
+             qPrintable(QString::number(unlabelled)));
+    QVERIFY2(labelled >= unlabelled + 0.6 * labelHeight, qPrintable(QString::number(labelled)));
+}
+
 #include "tst_spaceviews.moc"
