@@ -9,6 +9,7 @@
 #include "SessionFile.h"
 
 #include "FuzzyCompare.h"
+#include "TestSessions.h"
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QThreadPool>
@@ -24,14 +25,7 @@ namespace {
 /// A session computed in the background (above Document::synchronousWorkLimit).
 Session backgroundSession(Index tokens = 300)
 {
-    Session big = loadExample("love");
-    const InitializerSpec init{Initializer::XavierNormal, 1.0, 5};
-    for (Index i = 0; i < tokens; ++i)
-        insertToken(big, Side::Query, 0, "t", init);
-    resizeDModel(big, 64, init);
-    resizeDK(big, 64, init);
-    resizeDV(big, 64, init);
-    return big;
+    return test::largeLoveSession(tokens, 5);
 }
 
 } // namespace

@@ -25,6 +25,7 @@
 #include "WindowGeometry.h"
 
 #include "FuzzyCompare.h"
+#include "TestSessions.h"
 
 #include <qcustomplot.h>
 
@@ -322,14 +323,7 @@ void TestMainWindow::stopButtonAndEscapeStopAComputation()
     auto* progress = window.findChild<QProgressBar*>(QStringLiteral("computeProgress"));
     QVERIFY(stop && progress);
     QVERIFY(!stop->isVisible()); // nothing computing
-    Session big = loadExample("love");
-    const InitializerSpec init{Initializer::XavierNormal, 1.0, 2};
-    for (Index i = 0; i < 2500; ++i)
-        insertToken(big, Side::Query, 0, "t", init);
-    resizeDModel(big, 64, init);
-    resizeDK(big, 64, init);
-    resizeDV(big, 64, init);
-    window.document()->reset(big);
+    window.document()->reset(test::largeLoveSession(2500, 2));
     QVERIFY(!stop->isVisible()); // not in the first moment: a short computation shows nothing
     // A fast machine may finish first.
     QTRY_VERIFY_WITH_TIMEOUT(stop->isVisible() || !window.document()->isComputing(), 60000);
@@ -364,21 +358,11 @@ void TestMainWindow::backgroundComputationLaysOutNoDock()
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     auto* progress = window.findChild<QProgressBar*>(QStringLiteral("computeProgress"));
-    const InitializerSpec init{Initializer::XavierNormal, 1.0, 2};
-    const auto sessionOf = [&init](Index tokens) {
-        Session session = loadExample("love");
-        for (Index i = 0; i < tokens; ++i)
-            insertToken(session, Side::Query, 0, "t", init);
-        resizeDModel(session, 64, init);
-        resizeDK(session, 64, init);
-        resizeDV(session, 64, init);
-        return session;
-    };
     LayoutRequests requests;
     window.installEventFilter(&requests);
     // A short computation in the background (about a millisecond): no busy widgets. The first edit enables
     // Undo, and its tool button asks for a layout; the second is any edit.
-    window.document()->reset(sessionOf(300));
+    window.document()->reset(test::largeLoveSession(300, 2));
     for (const double value : {0.5, 0.25}) {
         QTRY_VERIFY_WITH_TIMEOUT(!window.document()->isComputing(), 60000);
         QCoreApplication::processEvents(); // the layouts the session or the first edit asked for
@@ -393,7 +377,7 @@ void TestMainWindow::backgroundComputationLaysOutNoDock()
 
     // A long one (a tenth of a second or more): the busy widgets show, at once here, and hide in their box.
     window.setBusyDelay(0);
-    window.document()->reset(sessionOf(2500));
+    window.document()->reset(test::largeLoveSession(2500, 2));
     bool shown = false;
     for (const double value : {0.5, 0.25}) { // again the first edit enables Undo
         QTRY_VERIFY_WITH_TIMEOUT(!window.document()->isComputing(), 60000);
