@@ -19,6 +19,7 @@
 #include <exception>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -57,12 +58,17 @@ void stopIfCancelled(const ComputeOptions& options)
 }
 
 /// A session matrix in the engine's precision: the matrix itself in float64; in float32 a rounded copy,
-/// refused when an entry is beyond float32's range (it would become infinite).
+/// refused when an entry is beyond float32's range (it would become infinite), or the float32 matrix given
+/// for it (ComputeOptions::float32Weights), as it is.
 template <typename Scalar> class InPrecision {
 public:
-    InPrecision(const Matrix& m, const std::string& path) : m_double(&m)
+    InPrecision(const Matrix& m, const std::string& path, const MatrixF* given = nullptr) : m_double(&m)
     {
         if constexpr (!isDouble<Scalar>) {
+            if (given) {
+                m_given = given;
+                return;
+            }
             m_rounded.resize(m.rows(), m.cols());
             // On the engine's threads: on one, the three 512 × 512 weight matrices took 7 % of the float32
             // pipeline at n = 256.
@@ -83,12 +89,13 @@ public:
         if constexpr (isDouble<Scalar>)
             return *m_double;
         else
-            return m_rounded;
+            return m_given ? *m_given : m_rounded;
     }
 
 private:
     const Matrix* m_double;
-    MatrixOf<Scalar> m_rounded; // float32 only
+    MatrixOf<Scalar> m_rounded;       // float32 only
+    const MatrixF* m_given = nullptr; // float32 only
 };
 
 /// X or Z as the projections see it, in the engine's precision: with the sinusoidal or learned encoding
@@ -319,10 +326,16 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
 {
     const Head& head = session.heads[static_cast<std::size_t>(h)];
     const std::string path = "heads[" + std::to_string(h) + "].";
+    const Float32Weights::Projections* given =
+        options.float32Weights ? &options.float32Weights->heads[static_cast<std::size_t>(h)] : nullptr;
+    const InPrecision<Scalar> W_Q(head.W_Q, path + "W_Q", given ? &given->W_Q : nullptr),
+        W_K(head.W_K, path + "W_K", given ? &given->W_K : nullptr),
+        W_V(head.W_V, path + "W_V", given ? &given->W_V : nullptr);
     const Index n = session.n();
     const Index m = session.m();
-    const Index dV = head.W_V.cols();
-    const Scalar divisor = static_cast<Scalar>(scaleDivisor(session.scale, session.dK()));
+    const Index dK = (*W_Q).cols();
+    const Index dV = (*W_V).cols();
+    const Scalar divisor = static_cast<Scalar>(scaleDivisor(session.scale, dK));
     const float temperature32 = static_cast<float>(session.temperature);
     const PositionSpec& positions = session.positions;
     const bool alibi = positions.type == PositionType::Alibi;
@@ -332,11 +345,9 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
     MatrixOf<Scalar>& Q = workMatrix(out.Q, scratchQ);
     MatrixOf<Scalar>& K = workMatrix(out.K, scratchK);
     MatrixOf<Scalar>& V = workMatrix(out.V, scratchV);
-    Q.resize(n, head.W_Q.cols());
-    K.resize(m, head.W_K.cols());
+    Q.resize(n, dK);
+    K.resize(m, dK);
     V.resize(m, dV);
-    const InPrecision<Scalar> W_Q(head.W_Q, path + "W_Q"), W_K(head.W_K, path + "W_K"),
-        W_V(head.W_V, path + "W_V");
     multiplyAll<Scalar>({{X, *W_Q, Q}, {keySide, *W_K, K}, {keySide, *W_V, V}});
     addBias(Q, head.b_Q, path + "b_Q");
     addBias(K, head.b_K, path + "b_K");
@@ -488,8 +499,10 @@ template <typename Scalar>
 void computeInPrecision(const Session& session, AttentionResult& result, const ComputeOptions& options)
 {
     const Index n = session.n();
-    const Index dV = session.dV();
+    const Float32Weights* given = options.float32Weights;
+    const Index dV = given ? given->heads.front().W_V.cols() : session.dV();
     const int headCount = session.headCount();
+    const bool projectsOutput = session.W_O || (given && given->W_O);
 
     const PositionedInput<Scalar> X(session.X, "X", session.positions);
     const std::optional<PositionedInput<Scalar>> Z =
@@ -527,7 +540,7 @@ void computeInPrecision(const Session& session, AttentionResult& result, const C
     // concat): on the engine's threads, while the rows are in cache (after the heads, on one thread, this
     // took 3 of 125 ms at n = 2048).
     std::vector<Matrix*> concatenated = {&result.concat};
-    if (!session.W_O) {
+    if (!projectsOutput) {
         result.output.resize(n, headCount * dV);
         concatenated.push_back(&result.output);
     }
@@ -550,16 +563,21 @@ void computeInPrecision(const Session& session, AttentionResult& result, const C
     for (const std::exception_ptr& error : errors)
         if (error)
             std::rethrow_exception(error);
-    if (!session.W_O)
+    if (!projectsOutput)
         return;
     stopIfCancelled(options);
     MatrixOf<Scalar> scratchOutput;
     MatrixOf<Scalar>& output = workMatrix(result.output, scratchOutput);
-    output.resize(n, session.W_O->cols());
-    if constexpr (isDouble<Scalar>)
+    if constexpr (isDouble<Scalar>) {
+        output.resize(n, session.W_O->cols());
         multiply<double>(result.concat, *session.W_O, output);
-    else
-        multiply<float>(result.concat.cast<float>(), *InPrecision<float>(*session.W_O, "W_O"), output);
+    } else {
+        const Matrix none;
+        const InPrecision<float> W_O(session.W_O ? *session.W_O : none, "W_O",
+                                     given && given->W_O ? &*given->W_O : nullptr);
+        output.resize(n, (*W_O).cols());
+        multiply<float>(result.concat.cast<float>(), *W_O, output);
+    }
     addBias(output, session.b_O, "b_O");
     if (!isAllFinite(output))
         throw Error(std::string("output: concat · W_O") + (session.b_O.size() > 0 ? " + b_O" : "") +
@@ -576,7 +594,9 @@ RowStats rowStatistics(const double* weights, Index m, double knownEntropy)
 
 void computeAttention(const Session& session, AttentionResult& result, const ComputeOptions& options)
 {
-    if (const std::string problem = validate(session); !problem.empty())
+    if (options.float32Weights && options.memoryLimit > 0)
+        throw std::invalid_argument("computeAttention: a memory limit with float32 weights given apart");
+    if (const std::string problem = validate(session, options.float32Weights); !problem.empty())
         throw Error(problem);
     checkMemory(session, options.memoryLimit);
     if (session.precision == Precision::Float32)

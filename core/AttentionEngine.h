@@ -18,6 +18,10 @@ struct ComputeOptions {
     /// Bytes; a session whose estimated result needs more is refused before anything large is allocated
     /// (see ResourceLimits.h). 0: no limit.
     std::uint64_t memoryLimit = 0;
+    /// A float32 session's projections, given in float32 instead of in the session (which then holds none):
+    /// the result is the same to the bit as with them widened into the session. Not with a memoryLimit (the
+    /// estimate reads the session's shapes); the caller limits its own memory.
+    const Float32Weights* float32Weights = nullptr;
 };
 
 /// Computes every matrix for `session`, in the session's precision. Throws qkv::Error naming the problem when

@@ -193,8 +193,10 @@ Matrix normalizedForAttention(const Model& model, const Matrix& residual, Index 
         rmsNorm(residual, vector(prefix + "input_layernorm.weight"), model.config().normEpsilon), precision);
 }
 
-/// A checkpoint matrix that heads are cut out of: an F32 tensor where it is stored (each part widened as it
-/// is copied), any other read into doubles once.
+/// A checkpoint matrix that heads are cut out of: an F32 tensor where it is stored, any other read into
+/// doubles once. Each part is copied into a double matrix, or into a float32 one for a float32 pass (where it
+/// is already: a narrowing of the doubles read from an F16, BF16 or F32 tensor is exact, and an F64 one is
+/// rounded as the engine rounds a session's weights), reusing the target's storage.
 class TensorSource {
 public:
     TensorSource(const Model& model, const std::string& name)
@@ -203,18 +205,34 @@ public:
         if (!m_stored)
             m_read = readMatrix(model, name);
     }
-    Matrix rows(Index first, Index count) const
+    /// Rows first … first + count − 1, or with `transposed` their transpose.
+    template <typename Scalar>
+    void rowsInto(Index first, Index count, bool transposed, MatrixOf<Scalar>& into) const
     {
-        return m_stored ? Matrix(m_stored->middleRows(first, count).cast<double>())
-                        : Matrix(m_read.middleRows(first, count));
+        if (m_stored)
+            assign(m_stored->middleRows(first, count), transposed, into);
+        else
+            assign(m_read.middleRows(first, count), transposed, into);
     }
-    Matrix columns(Index first, Index count) const
+    template <typename Scalar>
+    void columnsInto(Index first, Index count, bool transposed, MatrixOf<Scalar>& into) const
     {
-        return m_stored ? Matrix(m_stored->middleCols(first, count).cast<double>())
-                        : Matrix(m_read.middleCols(first, count));
+        if (m_stored)
+            assign(m_stored->middleCols(first, count), transposed, into);
+        else
+            assign(m_read.middleCols(first, count), transposed, into);
     }
 
 private:
+    template <typename Block, typename Scalar>
+    static void assign(const Block& block, bool transposed, MatrixOf<Scalar>& into)
+    {
+        if (transposed)
+            into = block.transpose().template cast<Scalar>();
+        else
+            into = block.template cast<Scalar>();
+    }
+
     std::optional<Eigen::Map<const MatrixF>> m_stored;
     Matrix m_read; // when not stored as F32
 };
@@ -230,27 +248,39 @@ void forEachHead(std::size_t count, const std::function<void(std::size_t)>& body
 }
 
 /// The chosen query heads' projections from the layer's weights, each tensor read once: W_Q, W_K, W_V as
-/// d_model × d_head, biases when the checkpoint has them. GPT-2's c_attn is d × 3d with columns q | k | v;
-/// the LLaMA family's q/k/v_proj are torch Linear weights (out × in), so a head's W is its rows, transposed.
-std::vector<Head> headsOf(const Model& model, Index layer, const std::vector<Index>& queryHeads)
+/// d_model × d_head into the heads, or into `float32` when given, and biases when the checkpoint has them.
+/// GPT-2's c_attn is d × 3d with columns q | k | v; the LLaMA family's q/k/v_proj are torch Linear weights
+/// (out × in), so a head's W is its rows, transposed.
+std::vector<Head> headsOf(const Model& model, Index layer, const std::vector<Index>& queryHeads,
+                          Float32Weights* float32)
 {
     const ModelConfig& c = model.config();
     const std::string prefix = layerPrefix(model, layer);
     const Index d = c.headDim;
     std::vector<Head> heads(queryHeads.size());
+    if (float32)
+        float32->heads.resize(queryHeads.size());
+    // Head k's three projections, each cut by `cut(source part, target matrix)` into double or float32.
+    const auto cutProjections = [&](std::size_t k, const auto& cut) {
+        if (float32) {
+            Float32Weights::Projections& p = float32->heads[k];
+            cut(0, p.W_Q), cut(1, p.W_K), cut(2, p.W_V);
+        } else {
+            cut(0, heads[k].W_Q), cut(1, heads[k].W_K), cut(2, heads[k].W_V);
+        }
+    };
     if (c.family == ModelFamily::Gpt2) {
         const TensorSource wide(model, prefix + "attn.c_attn.weight");
         const bool biased = hasTensor(model, prefix + "attn.c_attn.bias");
         const RowVector bias = biased ? readVector(model, prefix + "attn.c_attn.bias") : RowVector();
         forEachHead(heads.size(), [&](std::size_t k) {
-            const Index q = queryHeads[k] * d, kk = c.hiddenSize + q, v = 2 * c.hiddenSize + q;
-            heads[k].W_Q = wide.columns(q, d);
-            heads[k].W_K = wide.columns(kk, d);
-            heads[k].W_V = wide.columns(v, d);
+            const Index q = queryHeads[k] * d;
+            const Index first[3] = {q, c.hiddenSize + q, 2 * c.hiddenSize + q};
+            cutProjections(k, [&](int part, auto& into) { wide.columnsInto(first[part], d, false, into); });
             if (biased) {
-                heads[k].b_Q = bias.segment(q, d).transpose();
-                heads[k].b_K = bias.segment(kk, d).transpose();
-                heads[k].b_V = bias.segment(v, d).transpose();
+                heads[k].b_Q = bias.segment(first[0], d).transpose();
+                heads[k].b_K = bias.segment(first[1], d).transpose();
+                heads[k].b_V = bias.segment(first[2], d).transpose();
             }
         });
         return heads;
@@ -264,46 +294,58 @@ std::vector<Head> headsOf(const Model& model, Index layer, const std::vector<Ind
         return Projection{TensorSource(model, base + ".weight"),
                           hasTensor(model, base + ".bias") ? readVector(model, base + ".bias") : RowVector()};
     };
-    const Projection q = projection("q_proj"), k = projection("k_proj"), v = projection("v_proj");
-    const auto weightOf = [d](const Projection& p, Index head) -> Matrix {
-        return p.weight.rows(head * d, d).transpose();
-    };
+    const Projection projections[3] = {projection("q_proj"), projection("k_proj"), projection("v_proj")};
     const auto biasOf = [d](const Projection& p, Index head) -> Vector {
         return p.bias.size() ? Vector(p.bias.segment(head * d, d).transpose()) : Vector();
     };
     forEachHead(heads.size(), [&](std::size_t i) {
         const Index queryHead = queryHeads[i], kvHead = queryHeads[i] / c.groupSize();
-        heads[i].W_Q = weightOf(q, queryHead);
-        heads[i].W_K = weightOf(k, kvHead);
-        heads[i].W_V = weightOf(v, kvHead);
-        heads[i].b_Q = biasOf(q, queryHead);
-        heads[i].b_K = biasOf(k, kvHead);
-        heads[i].b_V = biasOf(v, kvHead);
+        const Index source[3] = {queryHead, kvHead, kvHead};
+        cutProjections(i, [&](int part, auto& into) {
+            projections[part].weight.rowsInto(source[part] * d, d, true, into);
+        });
+        heads[i].b_Q = biasOf(projections[0], queryHead);
+        heads[i].b_K = biasOf(projections[1], kvHead);
+        heads[i].b_V = biasOf(projections[2], kvHead);
     });
     return heads;
 }
 
-/// The output projection: rows of the chosen heads (d_head each, in their order) and its bias.
-void setOutputProjection(const Model& model, Index layer, const std::vector<Index>& heads, Session& session)
+/// The output projection: rows of the chosen heads (d_head each, in their order) into the session's W_O, or
+/// into `float32` when given, and its bias.
+void setOutputProjection(const Model& model, Index layer, const std::vector<Index>& heads, Session& session,
+                         Float32Weights* float32)
 {
     const ModelConfig& c = model.config();
     const std::string prefix = layerPrefix(model, layer);
     const bool gpt2 = c.family == ModelFamily::Gpt2; // GPT-2's Conv1D is in × out, a torch Linear out × in
     const TensorSource full(model, prefix + (gpt2 ? "attn.c_proj.weight" : "self_attn.o_proj.weight"));
     const Index d = c.headDim;
-    Matrix W_O(Index(heads.size()) * d, c.hiddenSize);
-    for (std::size_t k = 0; k < heads.size(); ++k)
-        W_O.middleRows(Index(k) * d, d) =
-            gpt2 ? full.rows(heads[k] * d, d) : Matrix(full.columns(heads[k] * d, d).transpose());
-    session.W_O = std::move(W_O);
+    const auto cut = [&](auto& W_O) {
+        using Values = std::decay_t<decltype(W_O)>;
+        W_O.resize(Index(heads.size()) * d, c.hiddenSize);
+        Values part;
+        for (std::size_t k = 0; k < heads.size(); ++k) {
+            if (gpt2)
+                full.rowsInto(heads[k] * d, d, false, part);
+            else
+                full.columnsInto(heads[k] * d, d, true, part);
+            W_O.middleRows(Index(k) * d, d) = part;
+        }
+    };
+    if (float32)
+        cut(float32->W_O ? *float32->W_O : float32->W_O.emplace()); // reused from the layer before
+    else
+        cut(session.W_O.emplace());
     const std::string bias = prefix + (gpt2 ? "attn.c_proj.bias" : "self_attn.o_proj.bias");
     if (hasTensor(model, bias))
         session.b_O = readVector(model, bias).transpose();
 }
 
 /// The layer's attention as a session over `x` (the normalized residual stream), for `heads`.
+/// With `float32` (a float32 pass), the projections go there instead of into the session.
 Session layerSession(const Model& model, const Matrix& x, Index layer, const std::vector<Index>& heads,
-                     Precision precision)
+                     Precision precision, Float32Weights* float32 = nullptr)
 {
     const ModelConfig& c = model.config();
     Session session;
@@ -312,8 +354,8 @@ Session layerSession(const Model& model, const Matrix& x, Index layer, const std
     for (std::size_t i = 0; i < session.tokens.size(); ++i)
         session.tokens[i] = "#" + std::to_string(i);
     session.pad.assign(session.tokens.size(), false);
-    session.heads = headsOf(model, layer, heads);
-    setOutputProjection(model, layer, heads, session);
+    session.heads = headsOf(model, layer, heads, float32);
+    setOutputProjection(model, layer, heads, session, float32);
     session.score = ScoreFunction::Dot;
     session.scale = Scale{Scale::Kind::SqrtDk, 1.0};
     session.temperature = 1.0;
@@ -529,10 +571,16 @@ Matrix forwardPass(const Model& model, const std::vector<std::int64_t>& ids, Ind
     };
     AttentionResult result; // reused: a layer's buffers (12 heads × 3 n × n at GPT-2's size) are the next's
     PassBuffers buffers;
+    // A float32 pass hands the engine its weights in float32, in buffers reused from layer to layer.
+    Float32Weights float32Weights;
+    ComputeOptions options;
+    if (precision == Precision::Float32)
+        options.float32Weights = &float32Weights;
     for (Index l = 0; l < layers; ++l) {
-        const Session attention = layerSession(model, normalizedForAttention(model, residual, l, precision),
-                                               l, allHeads(c), precision);
-        computeAttention(attention, result);
+        const Session attention =
+            layerSession(model, normalizedForAttention(model, residual, l, precision), l, allHeads(c),
+                         precision, precision == Precision::Float32 ? &float32Weights : nullptr);
+        computeAttention(attention, result, options);
         if (visit && !visit(l, result))
             break;
         transformEntries(residual, precision,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <tuple>
 
 namespace qkv {
 
@@ -45,6 +46,12 @@ bool allFinite(const double* data, Index size)
 {
     return allPiecesPass(size,
                          [data](Index first, Index count) { return rows::allFinite(data + first, count); });
+}
+bool allFinite(const float* data, Index size)
+{
+    return allPiecesPass(size, [data](Index first, Index count) {
+        return isAllFinite(Eigen::Map<const Eigen::ArrayXf>(data + first, count));
+    });
 }
 
 template <typename Enum, std::size_t N> const char* nameOf(Enum value, const char* const (&names)[N])
@@ -167,8 +174,9 @@ std::string checkPositions(const Session& s, Index dK)
     return {};
 }
 
-// "expected R × C, found r × c" style checks for one matrix.
-std::string checkShape(const std::string& path, const Matrix& m, Index rows, Index cols)
+// "expected R × C, found r × c" style checks for one matrix (double, or float32 weights).
+template <typename Values>
+std::string checkShape(const std::string& path, const Values& m, Index rows, Index cols)
 {
     std::ostringstream out;
     if (m.rows() != rows)
@@ -254,7 +262,7 @@ std::string slopeCountProblem(std::size_t heads, std::size_t found)
            " (one per head), found " + std::to_string(found);
 }
 
-std::string validate(const Session& s)
+std::string validate(const Session& s, const Float32Weights* float32Weights)
 {
     const Index n = s.X.rows();
     const Index dModel = s.X.cols();
@@ -296,8 +304,30 @@ std::string validate(const Session& s)
     if (s.heads.empty() || static_cast<int>(s.heads.size()) > Limits::maxHeads)
         return describe("heads", "expected 1 to " + std::to_string(Limits::maxHeads) + " heads, found " +
                                      std::to_string(s.heads.size()));
-    const Index dK = s.heads.front().W_Q.cols();
-    const Index dV = s.heads.front().W_V.cols();
+    if (float32Weights) {
+        if (s.precision != Precision::Float32)
+            return describe("precision", "float32 weights were given for a float64 computation");
+        if (float32Weights->heads.size() != s.heads.size())
+            return describe("heads", "float32 weights were given for " +
+                                         std::to_string(float32Weights->heads.size()) +
+                                         " heads, the session has " + std::to_string(s.heads.size()));
+        if (s.W_O)
+            return describe("W_O", "given twice: in the session and in float32");
+        for (std::size_t h = 0; h < s.heads.size(); ++h)
+            if (s.heads[h].W_Q.size() + s.heads[h].W_K.size() + s.heads[h].W_V.size() > 0)
+                return describe("heads[" + std::to_string(h) + "]",
+                                "projections given twice: in the session and in float32");
+    }
+    const Index dK = float32Weights ? float32Weights->heads.front().W_Q.cols() : s.heads.front().W_Q.cols();
+    const Index dV = float32Weights ? float32Weights->heads.front().W_V.cols() : s.heads.front().W_V.cols();
+    // A head's projections as the computation will read them: the session's own, or the float32 ones given.
+    const auto projectionsProblem = [&](const std::string& at, const auto& p) {
+        for (const auto& [name, matrix, columns] :
+             {std::tuple{"W_Q", &p.W_Q, dK}, std::tuple{"W_K", &p.W_K, dK}, std::tuple{"W_V", &p.W_V, dV}})
+            if (std::string found = checkShape(at + name, *matrix, dModel, columns); !found.empty())
+                return found;
+        return std::string();
+    };
     if (!(problem = checkDimension("heads[0].W_Q (columns, d_k)", dK, Limits::maxDimension)).empty())
         return problem;
     if (!(problem = checkDimension("heads[0].W_V (columns, d_v)", dV, Limits::maxDimension)).empty())
@@ -306,9 +336,9 @@ std::string validate(const Session& s)
     for (std::size_t h = 0; h < s.heads.size(); ++h) {
         const Head& head = s.heads[h];
         const std::string at = "heads[" + std::to_string(h) + "].";
-        if (!(problem = checkShape(at + "W_Q", head.W_Q, dModel, dK)).empty() ||
-            !(problem = checkShape(at + "W_K", head.W_K, dModel, dK)).empty() ||
-            !(problem = checkShape(at + "W_V", head.W_V, dModel, dV)).empty())
+        if (!(problem = float32Weights ? projectionsProblem(at, float32Weights->heads[h])
+                                       : projectionsProblem(at, head))
+                 .empty())
             return problem;
         if (!(problem = checkBias(at + "b_Q", head.b_Q, dK, "d_k")).empty() ||
             !(problem = checkBias(at + "b_K", head.b_K, dK, "d_k")).empty() ||
@@ -343,13 +373,15 @@ std::string validate(const Session& s)
         }
     }
 
-    if (s.W_O) {
+    const auto outputProblem = [&](const auto& W_O) {
         const Index concatWidth = static_cast<Index>(s.heads.size()) * dV;
-        if (!(problem = checkDimension("W_O (columns, d_out)", s.W_O->cols(), Limits::maxDimension)).empty())
-            return problem;
-        if (!(problem = checkShape("W_O", *s.W_O, concatWidth, s.W_O->cols())).empty())
-            return problem;
-        if (!(problem = checkBias("b_O", s.b_O, s.W_O->cols(), "d_out")).empty())
+        std::string found = checkDimension("W_O (columns, d_out)", W_O.cols(), Limits::maxDimension);
+        if (found.empty())
+            found = checkShape("W_O", W_O, concatWidth, W_O.cols());
+        return found.empty() ? checkBias("b_O", s.b_O, W_O.cols(), "d_out") : found;
+    };
+    if (s.W_O || (float32Weights && float32Weights->W_O)) {
+        if (!(problem = s.W_O ? outputProblem(*s.W_O) : outputProblem(*float32Weights->W_O)).empty())
             return problem;
     } else if (s.b_O.size() > 0) {
         return describe("b_O", "needs W_O beside it (it is the bias of the output projection)");

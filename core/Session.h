@@ -258,8 +258,21 @@ std::optional<RopeScalingType> ropeScalingFromString(const std::string& name);
 /// group's K and V weights into each of them).
 std::vector<int> headsSharingKeysAndValues(const Session& session, int head);
 
+/// A float32 session's projection weights held in float32 outside it, for a caller that has them so
+/// already: the forward pass through a checkpoint cuts its tensors into heads this way, and its sessions then
+/// hold no W_Q, W_K, W_V and no W_O (widening every weight to double for the session and rounding it back in
+/// the engine took a fifth of GPT-2's float32 pass). Everything else, biases included, stays in the session.
+struct Float32Weights {
+    struct Projections {
+        MatrixF W_Q, W_K, W_V;
+    };
+    std::vector<Projections> heads; ///< one per session head
+    std::optional<MatrixF> W_O;
+};
+
 /// Checks every shape, option and limit. Returns the first problem as "key.path: what is wrong",
-/// or an empty string when the session is valid.
-std::string validate(const Session& session);
+/// or an empty string when the session is valid. With `float32Weights` the projections are checked there,
+/// and the session must be float32 and hold none of its own.
+std::string validate(const Session& session, const Float32Weights* float32Weights = nullptr);
 
 } // namespace qkv

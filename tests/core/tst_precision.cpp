@@ -90,6 +90,7 @@ private slots:
     void float32AtTheExtremes_data();
     void float32AtTheExtremes();
     void float32RefusesWhatItCannotHold();
+    void float32WeightsGivenApart();
     void precisionRoundTripsAndIsValidated_data();
     void precisionRoundTripsAndIsValidated();
     void rowKernelExpIsAccurate();
@@ -254,6 +255,67 @@ void TestPrecision::float32RefusesWhatItCannotHold()
     }
     s.precision = Precision::Float64;
     QVERIFY(computeAttention(s).output.allFinite());
+}
+
+// The forward pass through a checkpoint hands the engine its float32 weights apart from the session: the
+// same bits as the session holding them, for several heads, biases, RoPE and W_O; misuse is refused.
+void TestPrecision::float32WeightsGivenApart()
+{
+    Session whole =
+        randomSession(9, 9, ScoreFunction::Dot, MaskType::Causal, {NormalizerType::Softmax, 1.5}, 41);
+    whole.precision = Precision::Float32;
+    whole.positions.type = PositionType::Rope;
+    whole.heads[1].b_Q = Vector::Constant(6, 0.25);
+    whole.b_O = Vector::Constant(whole.W_O->cols(), -0.5);
+    Float32Weights apart;
+    Session bare = whole;
+    for (Head& head : bare.heads) {
+        apart.heads.push_back({head.W_Q.cast<float>(), head.W_K.cast<float>(), head.W_V.cast<float>()});
+        head.W_Q.resize(0, 0), head.W_K.resize(0, 0), head.W_V.resize(0, 0);
+    }
+    apart.W_O = bare.W_O->cast<float>();
+    bare.W_O.reset();
+    ComputeOptions options;
+    options.float32Weights = &apart;
+    const AttentionResult expected = computeAttention(whole), actual = computeAttention(bare, options);
+    QKV_COMPARE_NEAR(actual.output, expected.output, 0.0);
+    QKV_COMPARE_NEAR(actual.concat, expected.concat, 0.0);
+    for (std::size_t h = 0; h < expected.heads.size(); ++h) {
+        QKV_COMPARE_NEAR(actual.heads[h].Q, expected.heads[h].Q, 0.0);
+        QKV_COMPARE_NEAR(actual.heads[h].weights, expected.heads[h].weights, 0.0);
+    }
+    const auto refused = [&](const Session& session, const Float32Weights& weights, const char* message) {
+        ComputeOptions given;
+        given.float32Weights = &weights;
+        try {
+            computeAttention(session, given);
+        } catch (const Error& error) {
+            QCOMPARE(QString::fromStdString(error.what()), QString::fromUtf8(message));
+            return;
+        }
+        QFAIL("not refused");
+    };
+    Session float64 = bare;
+    float64.precision = Precision::Float64;
+    refused(float64, apart, "precision: float32 weights were given for a float64 computation");
+    refused(whole, apart, "W_O: given twice: in the session and in float32");
+    Session twice = bare;
+    twice.heads[1].W_K = whole.heads[1].W_K;
+    refused(twice, apart, "heads[1]: projections given twice: in the session and in float32");
+    Float32Weights wrong = apart;
+    wrong.heads[1].W_V = MatrixF::Zero(8, 5);
+    refused(bare, wrong, "heads[1].W_V: expected 6 columns, found 5");
+    wrong = apart;
+    wrong.heads[0].W_K(2, 3) = std::numeric_limits<float>::infinity();
+    refused(bare, wrong, "heads[0].W_K: contains a number that is not finite");
+    wrong = apart;
+    wrong.heads.pop_back();
+    refused(bare, wrong, "heads: float32 weights were given for 1 heads, the session has 2");
+    wrong = apart;
+    wrong.W_O.reset();
+    refused(bare, wrong, "b_O: needs W_O beside it (it is the bias of the output projection)");
+    options.memoryLimit = 1 << 30;
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, computeAttention(bare, options));
 }
 
 void TestPrecision::precisionRoundTripsAndIsValidated_data()
