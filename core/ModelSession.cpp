@@ -205,22 +205,21 @@ public:
         if (!m_stored)
             m_read = readMatrix(model, name);
     }
-    /// Rows first … first + count − 1, or with `transposed` their transpose.
+    enum class Part { Rows, Columns };
+    /// Rows (or columns) first … first + count − 1, or with `transposed` their transpose.
     template <typename Scalar>
-    void rowsInto(Index first, Index count, bool transposed, MatrixOf<Scalar>& into) const
+    void copyInto(Part part, Index first, Index count, bool transposed, MatrixOf<Scalar>& into) const
     {
+        const auto from = [&](const auto& whole) {
+            if (part == Part::Rows)
+                assign(whole.middleRows(first, count), transposed, into);
+            else
+                assign(whole.middleCols(first, count), transposed, into);
+        };
         if (m_stored)
-            assign(m_stored->middleRows(first, count), transposed, into);
+            from(*m_stored);
         else
-            assign(m_read.middleRows(first, count), transposed, into);
-    }
-    template <typename Scalar>
-    void columnsInto(Index first, Index count, bool transposed, MatrixOf<Scalar>& into) const
-    {
-        if (m_stored)
-            assign(m_stored->middleCols(first, count), transposed, into);
-        else
-            assign(m_read.middleCols(first, count), transposed, into);
+            from(m_read);
     }
 
 private:
@@ -276,7 +275,9 @@ std::vector<Head> headsOf(const Model& model, Index layer, const std::vector<Ind
         forEachHead(heads.size(), [&](std::size_t k) {
             const Index q = queryHeads[k] * d;
             const Index first[3] = {q, c.hiddenSize + q, 2 * c.hiddenSize + q};
-            cutProjections(k, [&](int part, auto& into) { wide.columnsInto(first[part], d, false, into); });
+            cutProjections(k, [&](int part, auto& into) {
+                wide.copyInto(TensorSource::Part::Columns, first[part], d, false, into);
+            });
             if (biased) {
                 heads[k].b_Q = bias.segment(first[0], d).transpose();
                 heads[k].b_K = bias.segment(first[1], d).transpose();
@@ -302,7 +303,7 @@ std::vector<Head> headsOf(const Model& model, Index layer, const std::vector<Ind
         const Index queryHead = queryHeads[i], kvHead = queryHeads[i] / c.groupSize();
         const Index source[3] = {queryHead, kvHead, kvHead};
         cutProjections(i, [&](int part, auto& into) {
-            projections[part].weight.rowsInto(source[part] * d, d, true, into);
+            projections[part].weight.copyInto(TensorSource::Part::Rows, source[part] * d, d, true, into);
         });
         heads[i].b_Q = biasOf(projections[0], queryHead);
         heads[i].b_K = biasOf(projections[1], kvHead);
@@ -327,9 +328,9 @@ void setOutputProjection(const Model& model, Index layer, const std::vector<Inde
         Values part;
         for (std::size_t k = 0; k < heads.size(); ++k) {
             if (gpt2)
-                full.rowsInto(heads[k] * d, d, false, part);
+                full.copyInto(TensorSource::Part::Rows, heads[k] * d, d, false, part);
             else
-                full.columnsInto(heads[k] * d, d, true, part);
+                full.copyInto(TensorSource::Part::Columns, heads[k] * d, d, true, part);
             W_O.middleRows(Index(k) * d, d) = part;
         }
     };

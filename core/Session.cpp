@@ -308,9 +308,9 @@ std::string validate(const Session& s, const Float32Weights* float32Weights)
         if (s.precision != Precision::Float32)
             return describe("precision", "float32 weights were given for a float64 computation");
         if (float32Weights->heads.size() != s.heads.size())
-            return describe("heads", "float32 weights were given for " +
-                                         std::to_string(float32Weights->heads.size()) +
-                                         " heads, the session has " + std::to_string(s.heads.size()));
+            return describe("heads", "the session has " + std::to_string(s.heads.size()) +
+                                         " heads, its float32 weights " +
+                                         std::to_string(float32Weights->heads.size()));
         if (s.W_O)
             return describe("W_O", "given twice: in the session and in float32");
         for (std::size_t h = 0; h < s.heads.size(); ++h)

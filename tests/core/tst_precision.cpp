@@ -310,7 +310,7 @@ void TestPrecision::float32WeightsGivenApart()
     refused(bare, wrong, "heads[0].W_K: contains a number that is not finite");
     wrong = apart;
     wrong.heads.pop_back();
-    refused(bare, wrong, "heads: float32 weights were given for 1 heads, the session has 2");
+    refused(bare, wrong, "heads: the session has 2 heads, its float32 weights 1");
     wrong = apart;
     wrong.W_O.reset();
     refused(bare, wrong, "b_O: needs W_O beside it (it is the bias of the output projection)");
