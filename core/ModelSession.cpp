@@ -574,13 +574,12 @@ Matrix forwardPass(const Model& model, const std::vector<std::int64_t>& ids, Ind
     PassBuffers buffers;
     // A float32 pass hands the engine its weights in float32, in buffers reused from layer to layer.
     Float32Weights float32Weights;
+    Float32Weights* const float32 = precision == Precision::Float32 ? &float32Weights : nullptr;
     ComputeOptions options;
-    if (precision == Precision::Float32)
-        options.float32Weights = &float32Weights;
+    options.float32Weights = float32;
     for (Index l = 0; l < layers; ++l) {
-        const Session attention =
-            layerSession(model, normalizedForAttention(model, residual, l, precision), l, allHeads(c),
-                         precision, precision == Precision::Float32 ? &float32Weights : nullptr);
+        const Session attention = layerSession(model, normalizedForAttention(model, residual, l, precision),
+                                               l, allHeads(c), precision, float32);
         computeAttention(attention, result, options);
         if (visit && !visit(l, result))
             break;

@@ -513,7 +513,6 @@ void TestSpaceViews::shortWidePlotHasItsLegendBeside()
     }
 }
 
-QTEST_MAIN(TestSpaceViews)
 // Past labelsFit the points carry no labels, and the plot keeps no room for them: in a strip (the Q/K plane
 // at a scale factor of 2) that room took two thirds of the height, and the cloud was a blot in the middle.
 void TestSpaceViews::unlabelledCloudKeepsNoRoomForLabels()
@@ -546,4 +545,5 @@ void TestSpaceViews::unlabelledCloudKeepsNoRoomForLabels()
     QVERIFY2(labelled >= unlabelled + 0.6 * labelHeight, qPrintable(QString::number(labelled)));
 }
 
+QTEST_MAIN(TestSpaceViews)
 #include "tst_spaceviews.moc"
