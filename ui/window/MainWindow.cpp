@@ -27,6 +27,7 @@
 #include "PlotFigure.h"
 #include "Preferences.h"
 #include "QueryKeySpaceView.h"
+#include "RasterFills.h"
 #include "RecoveryPrompt.h"
 #include "ResultViews.h"
 #include "SaturationView.h"
@@ -115,6 +116,7 @@ MainWindow::MainWindow(QWidget* parent)
       m_modelLoading(new ModelLoading(m_document, this, [this] { return maybeSave(); })),
       m_matrices(m_document)
 {
+    RasterFills::keepOnPaintingThread(); // painting never waits for Qt's thread pool
     setObjectName(QStringLiteral("mainWindow"));
     setAcceptDrops(true);
     setDockNestingEnabled(true);

@@ -4,6 +4,7 @@
 #include "Heatmap.h"
 #include "HeatmapTicks.h"
 #include "Initializers.h"
+#include "RasterFills.h"
 #include "SessionEdits.h"
 
 #include <QAction>
@@ -11,9 +12,11 @@
 #include <QImage>
 #include <QMenu>
 #include <QNativeGestureEvent>
+#include <QPainter>
 #include <QPointingDevice>
 #include <QScrollBar>
 #include <QSignalSpy>
+#include <QThreadPool>
 #include <QtTest>
 
 using namespace qkv;
@@ -77,6 +80,7 @@ private slots:
     void colourScalesFromTheMenu();
     void cellValuesWhenZoomedIn();
     void dragPaintsOnAPaintableHeatmap();
+    void rasterFillsStayOnThePaintingThread();
 };
 
 void TestHeatmapViews::plannedLabelsNeverOverlap_data()
@@ -500,6 +504,25 @@ void TestHeatmapViews::largeMatrixColoursTheCellsShown()
                here == colour(row + 1, column + 1);
     };
     QTRY_VERIFY(checkerboard());
+}
+
+// Qt asks QKV Lab's QThreadPool::contains, not its own, whether to split a long fill over its thread pool, and
+// the painting thread fills it itself.
+void TestHeatmapViews::rasterFillsStayOnThePaintingThread()
+{
+    qkv::ui::RasterFills::keepOnPaintingThread();
+    const std::uint64_t before = qkv::ui::RasterFills::splitsDeclined();
+    QImage image(64, 1024, QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::white);
+    QPainter painter(&image);
+    painter.setRenderHint(QPainter::Antialiasing);
+    painter.setPen(Qt::NoPen);
+    painter.setBrush(QColor(0, 0, 0, 128)); // blended: Qt copies opaque spans without the pool
+    const QPointF triangle[] = {{0.5, 0.5}, {63.5, 512}, {0.5, 1023.5}}; // spans far more than the 96 Qt splits
+    painter.drawPolygon(triangle, 3);
+    painter.end();
+    QVERIFY(qkv::ui::RasterFills::splitsDeclined() > before);
+    QCOMPARE(image.pixel(8, 512), qRgb(127, 127, 127)); // and the triangle was filled
 }
 
 QTEST_MAIN(TestHeatmapViews)

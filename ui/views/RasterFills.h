@@ -1,0 +1,16 @@
+#pragma once
+
+#include <cstdint>
+
+// Keeps Qt's raster fills on the thread that paints (see RasterFills.cpp for why and how).
+namespace qkv::ui::RasterFills {
+
+/// Links this folder's definition of QThreadPool::contains into the program, as Q_INIT_RESOURCE does for a
+/// static library's resources: a static library's file is linked only when something calls into it.
+void keepOnPaintingThread();
+
+/// How many times Qt asked whether to split a fill over its global thread pool and was told not to: a test
+/// that Qt calls this definition, not its own.
+std::uint64_t splitsDeclined();
+
+} // namespace qkv::ui::RasterFills
