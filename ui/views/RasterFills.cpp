@@ -1,7 +1,7 @@
 // Qt 6.4's raster paint engine splits a fill of more than 96 spans (a frame's vertical edge, a gradient, an
-// image drawn with transparency: most of what a window paints) into tasks on QThreadPool::globalInstance() and
-// sleeps until they are done, and so do its large image conversions and scalings, unless the painting thread
-// is one of that pool's own. Each split costs two or three thread wake-ups, 20–50 µs each on a virtual
+// image drawn with transparency: most of what a window paints) into tasks on QThreadPool::globalInstance()
+// and sleeps until they are done, and so do its large image conversions and scalings, unless the painting
+// thread is one of that pool's own. Each split costs two or three thread wake-ups, 20–50 µs each on a virtual
 // machine, for microseconds of work, and a paint of the window makes hundreds. Measured with qkv_gui_bench
 // (README, "Window performance"): an edit at n = 256 took 22–26 ms with the splits and 14 ms without.
 //

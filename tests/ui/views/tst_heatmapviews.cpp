@@ -506,8 +506,8 @@ void TestHeatmapViews::largeMatrixColoursTheCellsShown()
     QTRY_VERIFY(checkerboard());
 }
 
-// Qt asks QKV Lab's QThreadPool::contains, not its own, whether to split a long fill over its thread pool, and
-// the painting thread fills it itself.
+// Qt asks QKV Lab's QThreadPool::contains, not its own, whether to split a long fill over its thread pool,
+// and the painting thread fills it itself.
 void TestHeatmapViews::rasterFillsStayOnThePaintingThread()
 {
     qkv::ui::RasterFills::keepOnPaintingThread();
@@ -518,7 +518,8 @@ void TestHeatmapViews::rasterFillsStayOnThePaintingThread()
     painter.setRenderHint(QPainter::Antialiasing);
     painter.setPen(Qt::NoPen);
     painter.setBrush(QColor(0, 0, 0, 128)); // blended: Qt copies opaque spans without the pool
-    const QPointF triangle[] = {{0.5, 0.5}, {63.5, 512}, {0.5, 1023.5}}; // spans far more than the 96 Qt splits
+    const QPointF triangle[] = {
+        {0.5, 0.5}, {63.5, 512}, {0.5, 1023.5}}; // spans far more than the 96 Qt splits
     painter.drawPolygon(triangle, 3);
     painter.end();
     QVERIFY(qkv::ui::RasterFills::splitsDeclined() > before);
