@@ -134,7 +134,10 @@ PipelineView::PipelineView(Document* document, QWidget* parent) : QWidget(parent
         if (changes & Document::Tokens)
             onResultChanged();
     });
-    connect(m_document, &Document::selectionChanged, this, qOverload<>(&QWidget::update));
+    connect(m_document, &Document::selectionChanged, this, [this] {
+        m_paintedStale = true;
+        update();
+    });
 }
 
 PipelineView::~PipelineView() = default;
@@ -174,6 +177,7 @@ void PipelineView::ensureBuilt() const
 void PipelineView::updateLayout()
 {
     ensureBuilt();
+    m_paintedStale = true;
     QFont font = canvasFont(this->font(), size());
     font.setPixelSize(std::max(9, static_cast<int>(std::lround(font.pixelSize() * m_style.fontScale))));
     m_layout = layOut(size(), font);
@@ -197,6 +201,7 @@ void PipelineView::setPlotStyle(const PlotStyle& style)
 void PipelineView::rebuild() const
 {
     m_dirty = false;
+    m_paintedStale = true;
     m_stages.clear();
     m_result = m_document->result();
     m_message.clear();
@@ -813,11 +818,21 @@ void PipelineView::paintEvent(QPaintEvent*)
     ensureBuilt();
     if (m_layout.size != size())
         updateLayout();
-    QPainter painter(this);
-    painter.setRenderHint(QPainter::Antialiasing);
-    painter.setRenderHint(QPainter::TextAntialiasing);
-    painter.fillRect(rect(), m_style.background);
-    paint(painter, m_layout);
+    const qreal ratio = devicePixelRatioF();
+    if (m_painted.devicePixelRatio() != ratio || m_painted.size() != size() * ratio) {
+        m_painted = QPixmap(size() * ratio);
+        m_painted.setDevicePixelRatio(ratio);
+        m_paintedStale = true;
+    }
+    if (m_paintedStale) {
+        m_paintedStale = false;
+        m_painted.fill(m_style.background);
+        QPainter painter(&m_painted);
+        painter.setRenderHint(QPainter::Antialiasing);
+        painter.setRenderHint(QPainter::TextAntialiasing);
+        paint(painter, m_layout);
+    }
+    QPainter(this).drawPixmap(0, 0, m_painted);
 }
 
 void PipelineView::renderFigure(QPaintDevice* device, const QSize& size) const

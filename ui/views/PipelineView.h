@@ -10,6 +10,7 @@
 #include <QFont>
 #include <QImage>
 #include <QList>
+#include <QPixmap>
 #include <QRectF>
 #include <QString>
 #include <QStringList>
@@ -186,6 +187,11 @@ private:
     mutable QString m_message; // why there is nothing to show
     Layout m_layout;           // for the widget's size
     PlotStyle m_style;
+    // The canvas as last painted on screen: a repaint that changes nothing (a grab, a window uncovered, a
+    // neighbour's repaint) copies it instead of laying out every label again. Any rebuild, layout or
+    // selection change marks it stale.
+    QPixmap m_painted;
+    mutable bool m_paintedStale = true;
 };
 
 } // namespace qkv::ui

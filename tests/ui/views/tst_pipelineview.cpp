@@ -143,6 +143,7 @@ private slots:
     void exportsAValidFigure();
     void firstTabOfTheResults();
     void followsThePlotStyle();
+    void keptPaintingFollowsEveryChange();
 };
 
 void TestPipelineView::dimensionNamesInCellDescriptions()
@@ -645,6 +646,36 @@ void TestPipelineView::followsThePlotStyle()
     figure.fill(Qt::transparent);
     view.renderFigure(&figure, figure.size());
     QCOMPARE(figure.pixelColor(2, 2), QColor(Qt::white));
+}
+
+// The canvas keeps what it painted for repaints that change nothing; a selection, a result and a size each
+// paint it anew, and going back paints what was there before.
+void TestPipelineView::keptPaintingFollowsEveryChange()
+{
+    const auto document = openDocument(QStringLiteral("example:love"));
+    PipelineView view(document.get());
+    view.resize(1280, 720);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    document->setSelection(0, 0);
+    const QImage first = view.grab().toImage();
+    QCOMPARE(view.grab().toImage(), first);
+    document->setSelection(2, 1);
+    const QImage selected = view.grab().toImage();
+    QVERIFY(selected != first);
+    document->setSelection(0, 0);
+    QCOMPARE(view.grab().toImage(), first);
+
+    Session edited = document->session();
+    edited.X(0, 0) += 1.0;
+    document->reset(edited);
+    document->waitForResult();
+    QCoreApplication::processEvents();
+    document->setSelection(0, 0);
+    QVERIFY(view.grab().toImage() != first);
+
+    view.resize(1000, 700);
+    QCOMPARE(view.grab().size(), QSize(1000, 700));
 }
 
 QTEST_MAIN(TestPipelineView)
