@@ -19,6 +19,8 @@
 #include <QThreadPool>
 #include <QtTest>
 
+#include <atomic>
+
 using namespace qkv;
 using namespace qkv::ui;
 
@@ -524,6 +526,14 @@ void TestHeatmapViews::rasterFillsStayOnThePaintingThread()
     painter.end();
     QVERIFY(qkv::ui::RasterFills::splitsDeclined() > before);
     QCOMPARE(image.pixel(8, 512), qRgb(127, 127, 127)); // and the triangle was filled
+
+    // Any other pool gets Qt's own answer.
+    QThreadPool pool;
+    QVERIFY(!pool.contains(QThread::currentThread()));
+    std::atomic<bool> insideOwnPool{false};
+    pool.start([&] { insideOwnPool = pool.contains(QThread::currentThread()); });
+    QVERIFY(pool.waitForDone(10000));
+    QVERIFY(insideOwnPool);
 }
 
 QTEST_MAIN(TestHeatmapViews)
