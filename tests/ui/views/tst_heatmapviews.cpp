@@ -520,8 +520,8 @@ void TestHeatmapViews::rasterFillsStayOnThePaintingThread()
     painter.setRenderHint(QPainter::Antialiasing);
     painter.setPen(Qt::NoPen);
     painter.setBrush(QColor(0, 0, 0, 128)); // blended: Qt copies opaque spans without the pool
-    const QPointF triangle[] = {
-        {0.5, 0.5}, {63.5, 512}, {0.5, 1023.5}}; // spans far more than the 96 Qt splits
+    // A span per row: far more than the 96 spans from which Qt splits a fill.
+    const QPointF triangle[] = {{0.5, 0.5}, {63.5, 512}, {0.5, 1023.5}};
     painter.drawPolygon(triangle, 3);
     painter.end();
     QVERIFY(qkv::ui::RasterFills::splitsDeclined() > before);
