@@ -596,13 +596,25 @@ void computeAttention(const Session& session, AttentionResult& result, const Com
 {
     if (options.float32Weights && options.memoryLimit > 0)
         throw std::invalid_argument("computeAttention: a memory limit with float32 weights given apart");
-    if (const std::string problem = validate(session, options.float32Weights); !problem.empty())
-        throw Error(problem);
-    checkMemory(session, options.memoryLimit);
-    if (session.precision == Precision::Float32)
-        computeInPrecision<float>(session, result, options);
-    else
-        computeInPrecision<double>(session, result, options);
+    // The projections' operands are not read for infinities and NaN up front: one would make Q, K or V
+    // non-finite, which stops the computation. Then, and on any other refusal, the full validation names
+    // the first problem, so the message is the same as if everything had been read first. (Given float32
+    // weights replace the session's projections, so there everything is read up front.)
+    const FiniteScan scan =
+        options.float32Weights ? FiniteScan::Everything : FiniteScan::AllButProjectionOperands;
+    if (!validate(session, options.float32Weights, scan).empty())
+        throw Error(validate(session, options.float32Weights));
+    try {
+        checkMemory(session, options.memoryLimit);
+        if (session.precision == Precision::Float32)
+            computeInPrecision<float>(session, result, options);
+        else
+            computeInPrecision<double>(session, result, options);
+    } catch (const Error&) {
+        if (std::string problem = validate(session, options.float32Weights); !problem.empty())
+            throw Error(problem);
+        throw;
+    }
 }
 
 AttentionResult computeAttention(const Session& session, const ComputeOptions& options)

@@ -174,16 +174,18 @@ std::string checkPositions(const Session& s, Index dK)
     return {};
 }
 
-// "expected R × C, found r × c" style checks for one matrix (double, or float32 weights).
+// "expected R × C, found r × c" style checks for one matrix (double, or float32 weights), and its values
+// unless `readValues` is false.
 template <typename Values>
-std::string checkShape(const std::string& path, const Values& m, Index rows, Index cols)
+std::string checkShape(const std::string& path, const Values& m, Index rows, Index cols,
+                       bool readValues = true)
 {
     std::ostringstream out;
     if (m.rows() != rows)
         out << path << ": expected " << rows << " rows, found " << m.rows();
     else if (m.cols() != cols)
         out << path << ": expected " << cols << " columns, found " << m.cols();
-    else if (!allFinite(m.data(), m.size()))
+    else if (readValues && !allFinite(m.data(), m.size()))
         out << path << ": contains a number that is not finite";
     return out.str();
 }
@@ -262,8 +264,9 @@ std::string slopeCountProblem(std::size_t heads, std::size_t found)
            " (one per head), found " + std::to_string(found);
 }
 
-std::string validate(const Session& s, const Float32Weights* float32Weights)
+std::string validate(const Session& s, const Float32Weights* float32Weights, FiniteScan scan)
 {
+    const bool readOperands = scan == FiniteScan::Everything;
     const Index n = s.X.rows();
     const Index dModel = s.X.cols();
     std::string problem;
@@ -271,7 +274,7 @@ std::string validate(const Session& s, const Float32Weights* float32Weights)
         return problem;
     if (!(problem = checkDimension("X (columns, d_model)", dModel, Limits::maxDimension)).empty())
         return problem;
-    if (!allFinite(s.X.data(), s.X.size()))
+    if (readOperands && !allFinite(s.X.data(), s.X.size()))
         return describe("X", "contains a number that is not finite");
     if (static_cast<Index>(s.tokens.size()) != n)
         return describe("tokens", "expected " + std::to_string(n) + " tokens (one per row of X), found " +
@@ -288,7 +291,7 @@ std::string validate(const Session& s, const Float32Weights* float32Weights)
         m = c.Z.rows();
         if (!(problem = checkDimension("context.Z (rows)", m, Limits::maxTokens)).empty())
             return problem;
-        if (!(problem = checkShape("context.Z", c.Z, m, dModel)).empty())
+        if (!(problem = checkShape("context.Z", c.Z, m, dModel, readOperands)).empty())
             return problem;
         if (static_cast<Index>(c.tokens.size()) != m)
             return describe("context.tokens", "expected " + std::to_string(m) +
@@ -324,7 +327,8 @@ std::string validate(const Session& s, const Float32Weights* float32Weights)
     const auto projectionsProblem = [&](const std::string& at, const auto& p) {
         for (const auto& [name, matrix, columns] :
              {std::tuple{"W_Q", &p.W_Q, dK}, std::tuple{"W_K", &p.W_K, dK}, std::tuple{"W_V", &p.W_V, dV}})
-            if (std::string found = checkShape(at + name, *matrix, dModel, columns); !found.empty())
+            if (std::string found = checkShape(at + name, *matrix, dModel, columns, readOperands);
+                !found.empty())
                 return found;
         return std::string();
     };

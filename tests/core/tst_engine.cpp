@@ -93,6 +93,7 @@ private slots:
     void overflowIsAnError();
     void invalidSessionsAreRefused_data();
     void invalidSessionsAreRefused();
+    void nonFiniteOperandsAreNamedAsValidationNamesThem();
     void reusedBuffersGiveTheSameResult();
     void overflowingResultsNameStageAndHead_data();
     void overflowingResultsNameStageAndHead();
@@ -434,6 +435,48 @@ void TestEngine::invalidSessionsAreRefused()
         QFAIL("expected an error");
     } catch (const Error& e) {
         QVERIFY2(QString::fromUtf8(e.what()).startsWith(path + QLatin1Char(':')), e.what());
+    }
+}
+
+// The engine reads X, Z and the projections for infinities and NaN only when the computation fails
+// (FiniteScan): every such entry must still stop it, with the message a full validation gives, whatever the
+// precision, positions, score or zeros beside it (∞ · 0 is NaN), and ahead of any later problem.
+void TestEngine::nonFiniteOperandsAreNamedAsValidationNamesThem()
+{
+    std::mt19937_64 random(20261128);
+    const auto pick = [&random](Index count) { return static_cast<Index>(random() % std::uint64_t(count)); };
+    const double values[] = {std::numeric_limits<double>::infinity(),
+                             -std::numeric_limits<double>::infinity(), std::nan("")};
+    for (int trial = 0; trial < 300; ++trial) {
+        const Index n = 1 + pick(6);
+        const Index contextTokens = trial % 3 == 0 ? 1 + pick(5) : 0;
+        const Index dK = 2 * (1 + pick(3));
+        Session s = randomSession(n, contextTokens, 1 + pick(5), dK, 1 + pick(4), 1 + int(pick(3)), trial);
+        s.precision = trial % 2 ? Precision::Float32 : Precision::Float64;
+        s.positions.type =
+            std::array{PositionType::None, PositionType::Rope, PositionType::Sinusoidal}[trial % 5 % 3];
+        s.score = trial % 7 == 0 ? ScoreFunction::Cosine : ScoreFunction::Dot;
+        Head& head = s.heads[std::size_t(pick(Index(s.heads.size())))];
+        Matrix* targets[] = {&s.X, s.context ? &s.context->Z : &s.X, &head.W_Q, &head.W_K, &head.W_V};
+        Matrix& target = *targets[pick(5)];
+        const Index row = pick(target.rows()), column = pick(target.cols());
+        target(row, column) = values[pick(3)];
+        if (trial % 4 == 0) // the infinity's partners in its products are zero
+            for (Matrix* m : targets)
+                if (m != &target)
+                    m->setZero();
+        if (trial % 6 == 0)
+            s.temperature = 0; // a problem that validation names later
+        const std::string expected = validate(s);
+        QVERIFY2(!expected.empty(), "validation should refuse a non-finite operand");
+        try {
+            computeAttention(s);
+            QFAIL(qPrintable(QStringLiteral("trial %1: expected \"%2\"")
+                                 .arg(trial)
+                                 .arg(QString::fromStdString(expected))));
+        } catch (const Error& e) {
+            QCOMPARE(std::string(e.what()), expected);
+        }
     }
 }
 
