@@ -223,8 +223,15 @@ void Document::notifyChanged(Changes changes)
     if (m_selectedQuery >= m_session.n() || m_selectedKey >= m_session.m())
         setSelection(std::min(m_selectedQuery, m_session.n() - 1),
                      std::min(m_selectedKey, m_session.m() - 1));
+    const bool recomputes = changes & Everything; // snapshots alone change no result
+    if (recomputes && workOf(m_session) >= synchronousWorkLimit) {
+        // Computed in the background: started first, so that it runs while the views take in the edit.
+        recompute();
+        emit sessionChanged(changes);
+        return;
+    }
     emit sessionChanged(changes);
-    if (changes & Everything) // snapshots alone change no result
+    if (recomputes)
         recompute();
 }
 
