@@ -1,5 +1,7 @@
 #include "TopEigenpairs.h"
 
+#include "MatrixProduct.h"
+
 #include <Eigen/Eigenvalues>
 
 #include <algorithm>
@@ -54,15 +56,22 @@ public:
     explicit ScatterOperator(const Matrix& centred) : m_centred(centred)
     {
         const Index n = centred.rows(), d = centred.cols();
+        // Formed by the engine's products (OpenBLAS): Eigen's own rank update, built for plain x86-64, took
+        // 2.3 of the 7 ms the Q/K plane of 512 points × 256 dimensions took.
+        Matrix formed;
         if (d <= n && d <= formedLimit) {
             m_kind = Kind::Scatter;
-            m_formed = Columns::Zero(d, d);
-            m_formed.selfadjointView<Eigen::Lower>().rankUpdate(centred.transpose());
-            m_formed.triangularView<Eigen::StrictlyUpper>() = m_formed.transpose();
+            const Matrix transposed = centred.transpose();
+            formed.resize(d, d);
+            multiply<double>(transposed, transposed, formed, Operand::Transposed);
         } else if (n < d && n <= formedLimit) {
             m_kind = Kind::Gram;
-            m_formed = Columns::Zero(n, n);
-            m_formed.selfadjointView<Eigen::Lower>().rankUpdate(centred);
+            formed.resize(n, n);
+            multiply<double>(centred, centred, formed, Operand::Transposed);
+        }
+        if (m_kind != Kind::Implicit) {
+            m_formed = formed;
+            // Exactly symmetric, whatever order the product summed each side in.
             m_formed.triangularView<Eigen::StrictlyUpper>() = m_formed.transpose();
         }
     }
