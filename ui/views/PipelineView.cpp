@@ -202,6 +202,8 @@ void PipelineView::rebuild() const
 {
     m_dirty = false;
     m_paintedStale = true;
+    // The stages of the last build: those of input matrices that did not change keep their images.
+    const std::vector<Stage> built = std::move(m_stages);
     m_stages.clear();
     m_result = m_document->result();
     m_message.clear();
@@ -222,11 +224,19 @@ void PipelineView::rebuild() const
 
     // The inputs as the result was computed from them (an edit still computing may have changed the
     // session's shape: those that do not match are left out).
-    const auto copyIf = [](Matrix& target, const Matrix* source, Index rows, Index columns) {
-        if (source && source->rows() == rows && source->cols() == columns)
-            target = *source;
-        else
+    // An edit changes one matrix: the others are compared (bit for bit, so that a 0 edited to −0 is seen)
+    // and, when equal, neither copied nor coloured again.
+    std::vector<const Matrix*> unchanged;
+    const auto copyIf = [&unchanged](Matrix& target, const Matrix* source, Index rows, Index columns) {
+        if (!source || source->rows() != rows || source->cols() != columns) {
             target.resize(0, 0);
+        } else if (target.rows() == rows && target.cols() == columns &&
+                   std::memcmp(target.data(), source->data(), sizeof(double) * std::size_t(target.size())) ==
+                       0) {
+            unchanged.push_back(&target);
+        } else {
+            target = *source;
+        }
     };
     const Index dModel = session.dModel();
     const bool cross = session.context.has_value();
@@ -389,6 +399,17 @@ void PipelineView::rebuild() const
             continue;
         }
         previous = &stage;
+        if (std::find(unchanged.begin(), unchanged.end(), stage.values) != unchanged.end()) {
+            const auto same = std::find_if(built.begin(), built.end(), [&stage](const Stage& old) {
+                return old.name == stage.name && old.values == stage.values && old.palette == stage.palette;
+            });
+            if (same != built.end() && !same->image.isNull()) {
+                stage.lower = same->lower;
+                stage.upper = same->upper;
+                stage.image = same->image;
+                continue;
+            }
+        }
         const Matrix& values = *stage.values;
         const Index rows = values.rows(), columns = values.cols();
         const Index rowStep = imageStep(rows);

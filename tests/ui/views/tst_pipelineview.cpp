@@ -3,6 +3,7 @@
 // same painting exported to PNG, SVG and PDF.
 
 #include "Document.h"
+#include "DocumentCommands.h"
 #include "Examples.h"
 #include "FigureExport.h"
 #include "FigureFileChecks.h"
@@ -144,6 +145,7 @@ private slots:
     void firstTabOfTheResults();
     void followsThePlotStyle();
     void keptPaintingFollowsEveryChange();
+    void keptImagesOnlyOfUnchangedInputs();
 };
 
 void TestPipelineView::dimensionNamesInCellDescriptions()
@@ -676,6 +678,49 @@ void TestPipelineView::keptPaintingFollowsEveryChange()
 
     view.resize(1000, 700);
     QCOMPARE(view.grab().size(), QSize(1000, 700));
+}
+
+// An edit keeps the images of the input matrices it did not change: after every kind of edit, each stage of
+// the long-lived canvas has the colours of a canvas built afresh.
+void TestPipelineView::keptImagesOnlyOfUnchangedInputs()
+{
+    const auto document = openDocument(QStringLiteral("example:love"));
+    Session withOutput = document->session();
+    setOutputProjection(withOutput, true, {Initializer::XavierNormal, 1.0, 7});
+    document->reset(withOutput);
+    document->waitForResult();
+    PipelineView view(document.get());
+    const auto sameAsFresh = [&](const char* after) {
+        PipelineView fresh(document.get());
+        QCOMPARE(view.stageNames(), fresh.stageNames());
+        for (const QString& stage : fresh.stageNames()) {
+            const auto [rows, columns] = fresh.stageShape(stage);
+            for (Index i = 0; i < rows; ++i)
+                for (Index j = 0; j < columns; ++j)
+                    QVERIFY2(view.stageColour(stage, i, j) == fresh.stageColour(stage, i, j),
+                             qPrintable(QStringLiteral("%1 (%2, %3) after %4")
+                                            .arg(stage)
+                                            .arg(i)
+                                            .arg(j)
+                                            .arg(QLatin1String(after))));
+        }
+    };
+    sameAsFresh("opening");
+    const struct {
+        MatrixKind kind;
+        double value;
+    } edits[] = {{MatrixKind::W_Q, 3.0}, {MatrixKind::W_Q, -0.0}, {MatrixKind::X, -2.0},
+                 {MatrixKind::W_V, 5.0}, {MatrixKind::W_O, -4.0}, {MatrixKind::W_K, 0.5}};
+    for (const auto& edit : edits) {
+        document->push(makeCellCommand(document.get(), {edit.kind, 0}, 0, 1, edit.value));
+        document->waitForResult();
+        QCoreApplication::processEvents();
+        sameAsFresh(qPrintable(matrixName(edit.kind)));
+    }
+    document->undoStack()->undo();
+    document->waitForResult();
+    QCoreApplication::processEvents();
+    sameAsFresh("undo");
 }
 
 QTEST_MAIN(TestPipelineView)
