@@ -209,7 +209,8 @@ namespace {
 
 /// Fewer ticks on an axis too short for QCustomPlot's five: a vertical axis keeps two label heights between
 /// ticks, a horizontal one six (labels such as "-0.25" are wider than tall). Text tickers (the heatmaps')
-/// place their own labels. Checked after each layout; a change takes effect in one more (queued) replot.
+/// place their own labels. Checked after each layout, and a change laid out at once: a queued replot for it
+/// made every replot of the Q/K plane whose legend came or went (a message, then points) replot twice.
 void keepTickLabelsApart(QCustomPlot* plot)
 {
     QObject::connect(plot, &QCustomPlot::afterLayout, plot, [plot] {
@@ -230,8 +231,12 @@ void keepTickLabelsApart(QCustomPlot* plot)
                 }
             }
         }
-        if (changed)
-            plot->replot(QCustomPlot::rpQueuedReplot);
+        if (changed) { // laid out again now, so this replot draws the new ticks (QCustomPlot::updateLayout)
+            QCPLayout* layout = plot->plotLayout();
+            layout->update(QCPLayoutElement::upPreparation);
+            layout->update(QCPLayoutElement::upMargins);
+            layout->update(QCPLayoutElement::upLayout);
+        }
     });
 }
 
