@@ -610,6 +610,8 @@ void computeAttention(const Session& session, AttentionResult& result, const Com
             computeInPrecision<float>(session, result, options);
         else
             computeInPrecision<double>(session, result, options);
+    } catch (const Cancelled&) {
+        throw; // stopped, not refused: nothing to name
     } catch (const Error&) {
         if (std::string problem = validate(session, options.float32Weights); !problem.empty())
             throw Error(problem);

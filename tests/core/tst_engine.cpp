@@ -478,6 +478,11 @@ void TestEngine::nonFiniteOperandsAreNamedAsValidationNamesThem()
             QCOMPARE(std::string(e.what()), expected);
         }
     }
+    // Stopped before the projections: stopped, not refused, even with an infinity waiting in X.
+    Session s = randomSession(4, 0, 3, 2, 2, 1, 1);
+    s.X(1, 1) = std::numeric_limits<double>::infinity();
+    const std::atomic<bool> stop{true};
+    QVERIFY_THROWS_EXCEPTION(Cancelled, computeAttention(s, ComputeOptions{&stop}));
 }
 
 void TestEngine::reusedBuffersGiveTheSameResult()
