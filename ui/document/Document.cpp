@@ -326,6 +326,7 @@ void Document::publish(const ComputeOutcome& outcome)
     m_lastMilliseconds = outcome.milliseconds;
     if (m_selectOnPublish)
         selectStrongestKeyOfFirstQuery();
+    emit resultArrived();
     emit resultChanged();
     // The views have moved to the new result: the one before is the next computation's buffer (an
     // engine refusal's buffer holds nothing worth showing either).

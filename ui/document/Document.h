@@ -102,6 +102,11 @@ public:
 
 signals:
     void sessionChanged(qkv::ui::Document::Changes changes);
+    /// A new result (or error) is published: emitted just before resultChanged, for views that start
+    /// background work from it (the PCA planes), so that the work runs while the others redraw (at n = 256,
+    /// d_model = 512 the Q/K plane's projection, started after the pipeline canvas had recoloured its stages,
+    /// was the last thing an edit waited for).
+    void resultArrived();
     void resultChanged();
     /// isComputing() turned true (an edit started a background computation) or false (its result, or
     /// the reason there is none, is published).

@@ -187,7 +187,7 @@ SpaceView::SpaceView(Document* document, const QString& dimension, QWidget* pare
         m_projectionStale = true;
         m_refresh->request();
     };
-    connect(m_document, &Document::resultChanged, this, reproject);
+    connect(m_document, &Document::resultArrived, this, reproject); // before the other views redraw
     connect(m_document, &Document::currentHeadChanged, this, reproject);
     connect(m_document, &Document::sessionChanged, this, [this](Document::Changes changes) {
         if (changes & Document::Tokens)

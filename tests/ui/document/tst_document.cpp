@@ -43,6 +43,7 @@ private slots:
     void largeSessionsComputeInTheBackgroundNewestWins();
     void waitPublishesTheNewestEvenWhenItsJobEndedFirst();
     void eventLoopPublishesTheNewestOnce();
+    void resultArrivesJustBeforeItChanges();
     void resetSelectsFromItsOwnResult();
     void stopCancelsTheRunningComputation();
     void memoryLimitRefusesWithAMessage();
@@ -233,6 +234,35 @@ void TestDocument::eventLoopPublishesTheNewestOnce()
     const auto published = results.count();
     QCoreApplication::processEvents();
     QCOMPARE(results.count(), published);
+}
+
+// Views that start background work from a result hear of it first (resultArrived), with the new result
+// already in place, and every other view right after (resultChanged): once each per published result, small
+// sessions (computed at once) and large ones (in the background) alike.
+void TestDocument::resultArrivesJustBeforeItChanges()
+{
+    Document document;
+    QStringList heard;
+    std::shared_ptr<const AttentionResult> arrived;
+    connect(&document, &Document::resultArrived, &document, [&] {
+        heard << QStringLiteral("arrived");
+        arrived = document.result();
+    });
+    connect(&document, &Document::resultChanged, &document, [&] {
+        heard << QStringLiteral("changed");
+        QVERIFY(document.result() == arrived);
+    });
+    document.push(makeCellCommand(&document, {MatrixKind::W_Q, 0}, 0, 0, 2.0)); // the example: at once
+    QCOMPARE(heard, QStringList({QStringLiteral("arrived"), QStringLiteral("changed")}));
+    QVERIFY(*arrived == computeAttention(document.session()));
+    document.reset(backgroundSession());
+    document.waitForResult();
+    heard.clear();
+    document.push(makeCellCommand(&document, {MatrixKind::W_Q, 0}, 0, 0, 3.0));
+    QVERIFY(heard.isEmpty()); // still computing
+    document.waitForResult();
+    QCOMPARE(heard, QStringList({QStringLiteral("arrived"), QStringLiteral("changed")}));
+    QVERIFY(*arrived == computeAttention(document.session()));
 }
 
 void TestDocument::resetSelectsFromItsOwnResult()
