@@ -224,15 +224,19 @@ void Document::notifyChanged(Changes changes)
         setSelection(std::min(m_selectedQuery, m_session.n() - 1),
                      std::min(m_selectedKey, m_session.m() - 1));
     const bool recomputes = changes & Everything; // snapshots alone change no result
-    if (recomputes && workOf(m_session) >= synchronousWorkLimit) {
-        // Computed in the background: started first, so that it runs while the views take in the edit.
+    // A result computed at once follows the change the views have taken in; one computed in the background
+    // is started first, so that it runs while they take in the edit.
+    const bool atOnce = computesAtOnce();
+    if (recomputes && !atOnce)
         recompute();
-        emit sessionChanged(changes);
-        return;
-    }
     emit sessionChanged(changes);
-    if (recomputes)
+    if (recomputes && atOnce)
         recompute();
+}
+
+bool Document::computesAtOnce() const
+{
+    return workOf(m_session) < synchronousWorkLimit;
 }
 
 void Document::recompute()
@@ -242,7 +246,7 @@ void Document::recompute()
         // The running job computes an older session: stop it, and start the newest when it ends.
         m_backgroundPending = true;
         m_cancelJob->store(true);
-    } else if (workOf(m_session) < synchronousWorkLimit) {
+    } else if (computesAtOnce()) {
         m_backgroundPending = false;
         publish(
             computeOutcome(m_session, m_generation, ComputeOptions{nullptr, m_memoryLimit}, takeBuffer()));

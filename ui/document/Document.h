@@ -122,6 +122,8 @@ private:
     Session& mutableSession() { return m_session; }
     void notifyChanged(Changes changes);
 
+    /// Whether the session is small enough to compute on the GUI thread (synchronousWorkLimit).
+    bool computesAtOnce() const;
     void recompute();
     void startBackground();
     void onBackgroundFinished();
