@@ -172,9 +172,11 @@ void editAndRepaint(qkv::ui::MainWindow& window, double value)
     document->push(qkv::ui::makeCellCommand(document, {qkv::ui::MatrixKind::W_Q, 0}, 0, 0, value));
     while (document->isComputing())
         QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
-    // A plane projected in the background is part of the repaint too.
-    const auto projecting = [&window] {
-        for (const qkv::ui::SpaceView* view : window.findChildren<qkv::ui::SpaceView*>())
+    // A plane projected in the background is part of the repaint too. The planes are looked up once: a
+    // search of the whole widget tree at every event while waiting took CPU from the engine.
+    const QList<qkv::ui::SpaceView*> planes = window.findChildren<qkv::ui::SpaceView*>();
+    const auto projecting = [&planes] {
+        for (const qkv::ui::SpaceView* view : planes)
             if (!qkv::ui::OnScreenRefresh::isOffScreen(view) &&
                 view->message().startsWith(QLatin1String("Projecting")))
                 return true;

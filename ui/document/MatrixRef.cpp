@@ -104,9 +104,17 @@ bool exists(const Session& s, const MatrixRef& ref)
 
 Matrix matrixValue(const Session& s, const MatrixRef& ref)
 {
-    if (ref.isVector())
-        return storedVector(s, ref).transpose();
-    return storedMatrix(s, ref);
+    return matrixView(s, ref);
+}
+
+Eigen::Map<const Matrix> matrixView(const Session& s, const MatrixRef& ref)
+{
+    if (ref.isVector()) {
+        const Vector& vector = storedVector(s, ref);
+        return {vector.data(), 1, vector.size()}; // one row: the same numbers in the same order
+    }
+    const Matrix& matrix = storedMatrix(s, ref);
+    return {matrix.data(), matrix.rows(), matrix.cols()};
 }
 
 Index rowCount(const Session& s, const MatrixRef& ref)

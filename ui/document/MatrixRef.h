@@ -42,6 +42,8 @@ bool exists(const Session& session, const MatrixRef& ref);
 
 /// The matrix as a value (a vector as one row). Requires exists().
 Matrix matrixValue(const Session& session, const MatrixRef& ref);
+/// The same, in place: valid until the session changes. Requires exists().
+Eigen::Map<const Matrix> matrixView(const Session& session, const MatrixRef& ref);
 Index rowCount(const Session& session, const MatrixRef& ref);
 Index columnCount(const Session& session, const MatrixRef& ref);
 double& cell(Session& session, const MatrixRef& ref, Index row, Index column);

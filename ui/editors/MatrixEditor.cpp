@@ -188,17 +188,17 @@ MatrixEditor::MatrixEditor(Document* document, MatrixRef ref, QWidget* parent)
     connect(m_model, &MatrixModel::inputRejected, this, &MatrixEditor::message);
     connect(m_tokenModel, &TokenModel::inputRejected, this, &MatrixEditor::message);
     connect(m_model, &QAbstractItemModel::modelReset, this, &MatrixEditor::updateTitle);
-    connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
-        m_fittedValues = Matrix(); // headers may be new too: measure every column
-        fitColumns();
-    });
-    connect(m_model, &QAbstractItemModel::dataChanged, this, &MatrixEditor::fitColumns);
-    connect(m_model, &QAbstractItemModel::headerDataChanged, this, [this](Qt::Orientation orientation) {
-        if (orientation != Qt::Horizontal)
-            return;
-        m_fittedValues = Matrix(); // a renamed dimension may be wider than its numbers
-        fitColumns();
-    });
+    connect(m_model, &QAbstractItemModel::modelReset, this, [this] { fitColumns(); });
+    // The model announces only the cells an edit changed: only their columns are measured again.
+    connect(m_model, &QAbstractItemModel::dataChanged, this,
+            [this](const QModelIndex& topLeft, const QModelIndex& bottomRight) {
+                fitColumns(topLeft.column(), bottomRight.column());
+            });
+    connect(m_model, &QAbstractItemModel::headerDataChanged, this,
+            [this](Qt::Orientation orientation, int first, int last) {
+                if (orientation == Qt::Horizontal) // a renamed dimension may be wider than its numbers
+                    fitColumns(first, last);
+            });
     connect(m_table->horizontalHeader(), &QHeaderView::sectionDoubleClicked, this,
             &MatrixEditor::editDimensionName);
     connect(m_tokenModel, &QAbstractItemModel::modelReset, this, &MatrixEditor::updateTokenButtons);
@@ -244,7 +244,7 @@ void MatrixEditor::setSignificantDigits(int digits)
                            QStringLiteral("digits_%1").arg(m_model->significantDigits()));
 }
 
-void MatrixEditor::fitColumns()
+void MatrixEditor::fitColumns(int first, int last)
 {
     // Each column as wide as its widest text (header included). Measuring text is what costs: up to
     // measuredCells every text is measured; up to formattedCells every text is formatted and the longest
@@ -256,34 +256,22 @@ void MatrixEditor::fitColumns()
     const int rows = m_model->rowCount(), columns = m_model->columnCount();
     if (rows == 0 || columns == 0 || !exists(m_document->session(), m_model->matrixRef()))
         return;
+    first = std::max(first, 0);
+    last = std::min(last, columns - 1);
     constexpr qint64 measuredCells = 20'000;
     constexpr qint64 formattedCells = 300'000;
     const qint64 cells = qint64(rows) * columns;
     if (cells > formattedCells) {
-        m_fittedValues = Matrix();
         // a sign, "0.000" or an exponent beside the digits
         const QString widest = QStringLiteral("-0.000e-") + QString(m_model->significantDigits(), u'0');
         const int width = metrics.horizontalAdvance(widest) + padding;
         header->setDefaultSectionSize(width);
-        for (int column = 0; column < columns; ++column)
+        for (int column = first; column <= last; ++column)
             header->resizeSection(column, width);
         return;
     }
-    // Every edit of any matrix announces new values: a column that shows what it showed keeps its width.
-    Matrix values = matrixValue(m_document->session(), m_model->matrixRef());
-    const bool remeasureAll = m_fittedDigits != m_model->significantDigits() ||
-                              m_fittedValues.rows() != values.rows() ||
-                              m_fittedValues.cols() != values.cols();
-    // Which columns changed, found in one pass along the rows (column by column, a row-major 512 × 256
-    // matrix took 2 ms of every edit's GUI time in cache misses).
-    std::vector<char> changed(std::size_t(values.cols()), remeasureAll);
-    if (!remeasureAll)
-        for (Index row = 0; row < values.rows(); ++row)
-            for (Index column = 0; column < values.cols(); ++column)
-                changed[std::size_t(column)] |= m_fittedValues(row, column) != values(row, column);
-    for (int column = 0; column < columns && column < values.cols(); ++column) {
-        if (!changed[std::size_t(column)])
-            continue;
+    const Eigen::Map<const Matrix> values = matrixView(m_document->session(), m_model->matrixRef());
+    for (int column = first; column <= last && column < values.cols(); ++column) {
         int width = metrics.horizontalAdvance(m_model->headerData(column, Qt::Horizontal).toString());
         QString longest;
         for (int row = 0; row < rows && row < values.rows(); ++row) {
@@ -296,8 +284,6 @@ void MatrixEditor::fitColumns()
         width = std::max(width, metrics.horizontalAdvance(longest));
         header->resizeSection(column, width + padding);
     }
-    m_fittedValues = std::move(values);
-    m_fittedDigits = m_model->significantDigits();
 }
 
 QLineEdit* MatrixEditor::dimensionNameEditor() const

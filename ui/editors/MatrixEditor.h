@@ -6,6 +6,8 @@
 
 #include <QWidget>
 
+#include <limits>
+
 class QAction;
 class QLabel;
 class QLineEdit;
@@ -63,7 +65,8 @@ protected:
 
 private:
     void updateTitle();
-    void fitColumns();
+    /// Sizes columns `first` to `last` (all by default) to their widest text, header included.
+    void fitColumns(int first = 0, int last = std::numeric_limits<int>::max());
     void updateTokenPane();
     void updateTokenButtons();
     int currentTokenRow() const;
@@ -91,9 +94,6 @@ private:
     QAction* m_copyAction;
     QAction* m_pasteAction;
     QMenu* m_digitsMenu = nullptr;
-    // What the column widths were measured for: only columns whose values changed are measured again.
-    Matrix m_fittedValues;
-    int m_fittedDigits = 0;
 };
 
 } // namespace qkv::ui

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <optional>
 
 namespace qkv::ui {
@@ -44,6 +45,7 @@ MatrixModel::MatrixModel(Document* document, MatrixRef ref, QObject* parent)
 {
     m_rows = currentRows();
     m_columns = currentColumns();
+    rememberValues();
     connect(document, &Document::sessionChanged, this, &MatrixModel::onSessionChanged);
     connect(document, &Document::currentHeadChanged, this, &MatrixModel::onCurrentHeadChanged);
 }
@@ -56,6 +58,7 @@ void MatrixModel::setMatrixRef(MatrixRef ref)
     m_ref = ref;
     m_rows = currentRows();
     m_columns = currentColumns();
+    rememberValues();
     endResetModel();
 }
 
@@ -323,15 +326,21 @@ void MatrixModel::onSessionChanged(Document::Changes changes)
         beginResetModel();
         m_rows = rows;
         m_columns = columns;
+        rememberValues();
         endResetModel();
         return;
     }
     if (m_rows == 0 || m_columns == 0)
         return;
-    // Same shape: the values may still all be new (undo of a structural edit, cross-attention off and on).
-    if (changes & (Document::Values | Document::Shape | Document::Tokens))
+    // Same shape: the values may still all be new (undo of a structural edit, cross-attention off and on),
+    // and the tooltips name tokens.
+    if (changes & (Document::Shape | Document::Tokens)) {
+        rememberValues();
         emit dataChanged(index(0, 0), index(m_rows - 1, m_columns - 1),
                          {Qt::DisplayRole, Qt::EditRole, Qt::ToolTipRole});
+    } else if (changes & Document::Values) {
+        announceChangedCells();
+    }
     if ((changes & (Document::Tokens | Document::Shape)) &&
         (m_ref.kind == MatrixKind::X || m_ref.kind == MatrixKind::Z)) {
         emit headerDataChanged(Qt::Vertical, 0, m_rows - 1);
@@ -340,6 +349,39 @@ void MatrixModel::onSessionChanged(Document::Changes changes)
     if ((changes & (Document::Tokens | Document::Shape)) &&
         (m_ref.kind == MatrixKind::W_Q || m_ref.kind == MatrixKind::W_K || m_ref.kind == MatrixKind::W_V))
         emit headerDataChanged(Qt::Vertical, 0, m_rows - 1);
+}
+
+void MatrixModel::rememberValues()
+{
+    if (m_rows > 0 && m_columns > 0)
+        m_announced = matrixView(m_document->session(), m_ref);
+    else
+        m_announced.resize(0, 0);
+}
+
+void MatrixModel::announceChangedCells()
+{
+    const Eigen::Map<const Matrix> values = matrixView(m_document->session(), m_ref);
+    // Bit for bit, so that -0 replacing 0 is announced too.
+    const auto rowBytes = std::size_t(values.cols()) * sizeof(double);
+    int top = -1, bottom = -1, left = m_columns, right = -1;
+    for (int row = 0; row < m_rows; ++row) {
+        const double* now = values.data() + Index(row) * values.cols();
+        double* told = m_announced.data() + Index(row) * values.cols();
+        if (std::memcmp(now, told, rowBytes) == 0)
+            continue;
+        for (int column = 0; column < m_columns; ++column)
+            if (std::memcmp(now + column, told + column, sizeof(double)) != 0) {
+                left = std::min(left, column);
+                right = std::max(right, column);
+            }
+        std::memcpy(told, now, rowBytes);
+        top = top < 0 ? row : top;
+        bottom = row;
+    }
+    if (top >= 0)
+        emit dataChanged(index(top, left), index(bottom, right),
+                         {Qt::DisplayRole, Qt::EditRole, Qt::ToolTipRole});
 }
 
 void MatrixModel::onCurrentHeadChanged(int head)

@@ -72,6 +72,11 @@ private:
     int currentRows() const;
     int currentColumns() const;
     bool inSession(const QModelIndex& index) const;
+    /// Emits dataChanged for the rectangle of cells that differ (bit for bit) from what the views were last
+    /// told, or nothing when none does.
+    void announceChangedCells();
+    /// Takes the session's values as what the views were told.
+    void rememberValues();
 
     Document* m_document;
     MatrixRef m_ref;
@@ -80,6 +85,9 @@ private:
     int m_rows = 0;
     int m_columns = 0;
     int m_significantDigits = 4;
+    // The values the views were last told: an edit of another matrix announces nothing here (no repaint,
+    // no column measured again), an edit of this one only the cells it changed.
+    Matrix m_announced;
 };
 
 } // namespace qkv::ui

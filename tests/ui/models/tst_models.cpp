@@ -126,6 +126,7 @@ private slots:
     void maskPaddingCellRefused();
     void maskShowsEffectivePattern();
     void maskAnnouncesOnlyWhatChanged();
+    void matrixAnnouncesOnlyCellsThatChanged();
     void maskPaintedByDrag_data();
     void maskPaintedByDrag();
 
@@ -882,6 +883,54 @@ void TestModels::maskAnnouncesOnlyWhatChanged()
     QCOMPARE(mask.headerData(0, Qt::Vertical).toString(), QStringLiteral("The"));
     document.undoStack()->undo();
     QCOMPARE(mask.data(mask.index(1, 2)).toString(), QStringLiteral("0"));
+}
+
+void TestModels::matrixAnnouncesOnlyCellsThatChanged()
+{
+    // Views repaint and editors measure columns for what a model announces: an edit of another matrix is
+    // nothing here, an edit of this one the rectangle of cells it changed.
+    Document document;
+    openExample(document, QStringLiteral("causal"));
+    MatrixModel x(&document, MatrixRef{MatrixKind::X});
+    MatrixModel query(&document, MatrixRef{MatrixKind::W_Q, 0});
+    QSignalSpy xCells(&x, &QAbstractItemModel::dataChanged);
+    QSignalSpy queryCells(&query, &QAbstractItemModel::dataChanged);
+    const auto rectangle = [](const QSignalSpy& spy, int at) {
+        const auto topLeft = spy.at(at).at(0).value<QModelIndex>();
+        const auto bottomRight = spy.at(at).at(1).value<QModelIndex>();
+        return QRect(QPoint(topLeft.column(), topLeft.row()),
+                     QPoint(bottomRight.column(), bottomRight.row()));
+    };
+
+    document.push(makeCellCommand(&document, {MatrixKind::W_Q, 0}, 1, 2, 0.5));
+    QCOMPARE(xCells.count(), 0);
+    QCOMPARE(queryCells.count(), 1);
+    QCOMPARE(rectangle(queryCells, 0), QRect(QPoint(2, 1), QPoint(2, 1)));
+
+    document.push(makeCellCommand(&document, {MatrixKind::X}, 0, 3, 0.0));
+    QVERIFY(x.pasteText(x.index(1, 0), QStringLiteral("9\t8\n7\t6"))); // rows 1-2, columns 0-1
+    QCOMPARE(queryCells.count(), 1);
+    QCOMPARE(xCells.count(), 2);
+    QCOMPARE(rectangle(xCells, 0), QRect(QPoint(3, 0), QPoint(3, 0)));
+    QCOMPARE(rectangle(xCells, 1), QRect(QPoint(0, 1), QPoint(1, 2)));
+    QCOMPARE(x.data(x.index(2, 1)).toDouble(), 6.0);
+
+    document.push(makeCellCommand(&document, {MatrixKind::X}, 0, 3, -0.0)); // == 0, yet another value
+    QCOMPARE(xCells.count(), 3);
+    QCOMPARE(rectangle(xCells, 2), QRect(QPoint(3, 0), QPoint(3, 0)));
+    QVERIFY(std::signbit(x.data(x.index(0, 3), Qt::EditRole).toDouble()));
+
+    document.undoStack()->undo(); // undo announces what it changes back
+    document.undoStack()->undo();
+    QCOMPARE(xCells.count(), 5);
+    QCOMPARE(rectangle(xCells, 4), QRect(QPoint(0, 1), QPoint(1, 2)));
+    QVERIFY(!std::signbit(x.data(x.index(0, 3), Qt::EditRole).toDouble()));
+    QCOMPARE(queryCells.count(), 1);
+
+    TokenModel tokens(&document, Side::Query); // a token's name is in every tooltip: all cells
+    QVERIFY(tokens.setData(tokens.index(0, TokenModel::TokenColumn), QStringLiteral("A")));
+    QCOMPARE(xCells.count(), 6);
+    QCOMPARE(rectangle(xCells, 5), QRect(QPoint(0, 0), QPoint(x.columnCount() - 1, x.rowCount() - 1)));
 }
 
 void TestModels::maskPaintedByDrag_data()
