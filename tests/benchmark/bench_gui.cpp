@@ -177,8 +177,7 @@ void editAndRepaint(qkv::ui::MainWindow& window, double value)
     const QList<qkv::ui::SpaceView*> planes = window.findChildren<qkv::ui::SpaceView*>();
     const auto projecting = [&planes] {
         for (const qkv::ui::SpaceView* view : planes)
-            if (!qkv::ui::OnScreenRefresh::isOffScreen(view) &&
-                view->message().startsWith(QLatin1String("Projecting")))
+            if (!qkv::ui::OnScreenRefresh::isOffScreen(view) && view->isProjecting())
                 return true;
         return false;
     };

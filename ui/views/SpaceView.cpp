@@ -115,8 +115,13 @@ QString SpaceView::linesLayer()
 SpaceView::SpaceView(Document* document, const QString& dimension, QWidget* parent)
     : QWidget(parent), m_document(document), m_mode(new QComboBox(this)), m_first(new QSpinBox(this)),
       m_second(new QSpinBox(this)), m_plot(new QCustomPlot(this)), m_titleElement(nullptr),
-      m_legendCell(new QCPLayoutGrid)
+      m_legendCell(new QCPLayoutGrid), m_progress(new QTimer(this))
 {
+    m_progress->setSingleShot(true);
+    connect(m_progress, &QTimer::timeout, this, [this] {
+        if (m_projecting)
+            redraw(); // "Projecting…"
+    });
     m_mode->setObjectName(QStringLiteral("planeMode"));
     m_mode->addItem(tr("Automatic"), static_cast<int>(PlaneMode::Automatic));
     m_mode->addItem(tr("PCA"), static_cast<int>(PlaneMode::Pca));

@@ -12,6 +12,7 @@
 #include <QPointF>
 #include <QString>
 #include <QStringList>
+#include <QTimer>
 #include <QWidget>
 
 #include <exception>
@@ -57,6 +58,11 @@ public:
     QString yAxisLabel() const;
     /// Why nothing is drawn ("" while the plane shows points).
     QString message() const { return m_message; }
+    /// Whether a background job is computing the plane.
+    bool isProjecting() const { return m_projecting; }
+    /// How long a plane projected in the background may take before the view says "Projecting…"
+    /// instead of the previous plane (default 150 ms; 0: at once).
+    void setProgressDelay(int milliseconds) { m_progressDelay = milliseconds; }
 
 protected:
     /// `dimension` names the width the plane controls pick from ("d_k", "d_v").
@@ -88,14 +94,13 @@ protected:
     /// Blocks until a projection running in the background is shown (before drawing a figure).
     virtual void finishProjection() const = 0;
     /// Projects the current head with `compute` (which may run on a worker thread when `heavy`: it gets
-    /// the head of a result it keeps alive), showing "Projecting…" meanwhile; `keep` receives the plane
-    /// (nothing while computing, or when the rows cannot be projected), then the view redraws.
+    /// the head of a result it keeps alive), showing "Projecting…" when it takes longer than the progress
+    /// delay; `keep` receives the plane (nothing while computing, or when the rows cannot be projected),
+    /// then the view redraws.
     template <typename Plane>
     void project(LatestJob<std::optional<Plane>>& job, bool heavy,
                  std::function<Plane(const HeadResult&)> compute,
                  std::function<void(std::optional<Plane>)> keep);
-    /// Whether a background job is computing the plane.
-    bool isProjecting() const { return m_projecting; }
     /// Whether projecting `rows` points of width `width` is worth a background job (isLargePcaProblem).
     static bool isHeavyProjection(const PlaneOptions& options, Index rows, Index width);
     /// A clickable point was clicked.
@@ -196,6 +201,10 @@ private:
     int m_widestLabel = 0;
     bool m_labelsBelow = false;
     bool m_projecting = false;
+    int m_progressDelay = 150;
+    // Shows "Projecting…" once the progress delay has passed: a plane that comes sooner replaces the
+    // previous one without a message in between (one replot and one repaint per edit, no flicker).
+    QTimer* m_progress;
 };
 
 template <typename Plane>
@@ -206,8 +215,11 @@ void SpaceView::project(LatestJob<std::optional<Plane>>& job, bool heavy,
     keep(std::nullopt);
     const std::shared_ptr<const AttentionResult> result = shownResult();
     m_projecting = result && heavy;
-    if (!result || m_projecting)
+    m_progress->stop();
+    if (!result || (m_projecting && m_progressDelay <= 0))
         redraw(); // the message, or "Projecting…" until the plane arrives
+    else if (m_projecting)
+        m_progress->start(m_progressDelay);
     if (!result)
         return;
     const auto headIndex = static_cast<std::size_t>(currentHeadIndex());
@@ -222,6 +234,7 @@ void SpaceView::project(LatestJob<std::optional<Plane>>& job, bool heavy,
         },
         [this, keep](std::optional<Plane> plane) {
             m_projecting = false;
+            m_progress->stop();
             keep(std::move(plane));
             redraw();
         });

@@ -3,6 +3,7 @@
 
 #include "AttentionEngine.h"
 #include "Document.h"
+#include "DocumentCommands.h"
 #include "Examples.h"
 #include "Initializers.h"
 #include "QueryKeySpaceView.h"
@@ -15,9 +16,12 @@
 #include <QComboBox>
 #include <QFontMetricsF>
 #include <QImage>
+#include <QScopeGuard>
+#include <QSemaphore>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QThreadPool>
 #include <qcustomplot.h>
 
 #include <QtTest>
@@ -111,6 +115,7 @@ private slots:
     void renderFigure_data();
     void renderFigure();
     void largeProjectionsRunInTheBackground();
+    void quickProjectionReplacesThePlaneWithoutAMessage();
     void shortPlotKeepsTickLabelsApart();
     void shortWidePlotHasItsLegendBeside();
     void unlabelledCloudKeepsNoRoomForLabels();
@@ -400,10 +405,11 @@ void TestSpaceViews::renderFigure()
              position);
 }
 
-void TestSpaceViews::largeProjectionsRunInTheBackground()
+namespace {
+
+/// 400 tokens, d_k = d_v = 300: planes projected in the background (isLargePcaProblem).
+Session heavyPlaneSession()
 {
-    // d_k = d_v = 300 at n = 400: a PCA that takes tens of milliseconds (isLargePcaProblem) is computed off
-    // the GUI thread, the view says so meanwhile, and a figure drawn in between waits for it.
     Session big = loadExample("love");
     const InitializerSpec init{Initializer::XavierNormal, 1.0, 3};
     for (Index i = 0; i < 397; ++i)
@@ -411,9 +417,21 @@ void TestSpaceViews::largeProjectionsRunInTheBackground()
     resizeDModel(big, 300, init);
     resizeDK(big, 300, init);
     resizeDV(big, 300, init);
+    return big;
+}
+
+} // namespace
+
+void TestSpaceViews::largeProjectionsRunInTheBackground()
+{
+    // d_k = d_v = 300 at n = 400: a PCA that takes tens of milliseconds (isLargePcaProblem) is computed off
+    // the GUI thread, the view says so meanwhile, and a figure drawn in between waits for it.
+    const Session big = heavyPlaneSession();
     Document document;
     QueryKeySpaceView view(&document);
     ValueSpaceView values(&document);
+    view.setProgressDelay(0); // the message at once (it waits 150 ms for a plane that comes sooner)
+    values.setProgressDelay(0);
     document.reset(big);
     document.waitForResult();
     QVERIFY2(view.message().startsWith(QStringLiteral("Projecting 800 points")), qPrintable(view.message()));
@@ -427,6 +445,50 @@ void TestSpaceViews::largeProjectionsRunInTheBackground()
     QTRY_VERIFY_WITH_TIMEOUT(values.message().isEmpty(), 60000);
     QCOMPARE(values.outputPoints().size(), 400);
     QVERIFY(view.xAxisLabel().startsWith(QStringLiteral("PC1")));
+}
+
+void TestSpaceViews::quickProjectionReplacesThePlaneWithoutAMessage()
+{
+    // Every edit of a large session projects again: the previous plane stays until the new one comes, and
+    // "Projecting…" replaces it only when the projection takes longer than the progress delay.
+    Document document;
+    QueryKeySpaceView view(&document);
+    view.setProgressDelay(1);
+    // Every thread of the pool busy: the projection waits (the engine's own job runs in the waiting thread).
+    QThreadPool* pool = QThreadPool::globalInstance();
+    QSemaphore started, release;
+    for (int i = 0; i < pool->maxThreadCount(); ++i)
+        pool->start([&] {
+            started.release();
+            release.acquire();
+        });
+    started.acquire(pool->maxThreadCount());
+    auto unblock = qScopeGuard([&] { release.release(pool->maxThreadCount()); }); // also when a check fails
+    document.reset(heavyPlaneSession());
+    document.waitForResult();
+    QVERIFY(view.isProjecting());
+    QVERIFY2(!view.message().startsWith(QStringLiteral("Projecting")), qPrintable(view.message()));
+    QTRY_VERIFY2(view.message().startsWith(QStringLiteral("Projecting 800 points")),
+                 qPrintable(view.message()));
+    unblock.dismiss();
+    release.release(pool->maxThreadCount());
+    QTRY_VERIFY_WITH_TIMEOUT(!view.isProjecting(), 60000);
+    QVERIFY(view.message().isEmpty());
+    QCOMPARE(view.queryPoints().size(), 400);
+
+    // A plane that comes within the delay (a long one here, so that it always does) replaces the last one
+    // with nothing in between: no replot said "Projecting…".
+    view.setProgressDelay(60000);
+    QStringList messages;
+    auto* plot = view.findChild<QCustomPlot*>();
+    connect(plot, &QCustomPlot::beforeReplot, &view, [&] { messages << view.message(); });
+    document.push(makeCellCommand(&document, {MatrixKind::W_Q, 0}, 0, 0, 2.5));
+    document.waitForResult();
+    QVERIFY(view.isProjecting());
+    QTRY_VERIFY_WITH_TIMEOUT(!view.isProjecting(), 60000);
+    QVERIFY(view.message().isEmpty());
+    QCOMPARE(view.queryPoints().size(), 400);
+    QVERIFY(!messages.join(QString()).contains(QStringLiteral("Projecting")));
 }
 
 // A plot squeezed to a strip (the Q/K plane at a scale factor of 2 on 1920 × 1080) draws fewer ticks, never
