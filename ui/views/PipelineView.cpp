@@ -67,6 +67,13 @@ QFont withPixels(QFont font, double pixels)
 // The colour range of a stage: symmetric about 0 for signed values, over the cells that are not masked and
 // that the stage's image shows (every rowStep-th row and columnStep-th column: all of them up to imageLimit),
 // so a 4096-token stage is not read in full three times per edit for colours it cannot show.
+/// The same shape and the same bits (−0 is not 0).
+template <typename M> bool equalBits(const M& a, const M& b)
+{
+    return a.rows() == b.rows() && a.cols() == b.cols() &&
+           std::memcmp(a.data(), b.data(), sizeof(typename M::Scalar) * std::size_t(a.size())) == 0;
+}
+
 std::pair<double, double> divergingRange(const Matrix& values, const MaskMatrix* allowed, Index rowStep,
                                          Index columnStep)
 {
@@ -205,6 +212,8 @@ void PipelineView::rebuild() const
     // The stages of the last build: those of input matrices that did not change keep their images.
     const std::vector<Stage> built = std::move(m_stages);
     m_stages.clear();
+    m_recoloured.clear();
+    const std::shared_ptr<const AttentionResult> builtResult = m_result; // what `built`'s stages show
     m_result = m_document->result();
     m_message.clear();
     if (!m_result || m_result->heads.empty()) {
@@ -227,12 +236,14 @@ void PipelineView::rebuild() const
     // An edit changes one matrix: the others are compared (bit for bit, so that a 0 edited to −0 is seen)
     // and, when equal, neither copied nor coloured again.
     std::vector<const Matrix*> unchanged;
+    const auto isCopy = [this](const Matrix* values) {
+        return values == &m_X || values == &m_Z || values == &m_WQ || values == &m_WK || values == &m_WV ||
+               values == &m_WO;
+    };
     const auto copyIf = [&unchanged](Matrix& target, const Matrix* source, Index rows, Index columns) {
         if (!source || source->rows() != rows || source->cols() != columns) {
             target.resize(0, 0);
-        } else if (target.rows() == rows && target.cols() == columns &&
-                   std::memcmp(target.data(), source->data(), sizeof(double) * std::size_t(target.size())) ==
-                       0) {
+        } else if (equalBits(target, *source)) {
             unchanged.push_back(&target);
         } else {
             target = *source;
@@ -399,17 +410,28 @@ void PipelineView::rebuild() const
             continue;
         }
         previous = &stage;
-        if (std::find(unchanged.begin(), unchanged.end(), stage.values) != unchanged.end()) {
-            const auto same = std::find_if(built.begin(), built.end(), [&stage](const Stage& old) {
-                return old.name == stage.name && old.values == stage.values && old.palette == stage.palette;
-            });
-            if (same != built.end() && !same->image.isNull()) {
-                stage.lower = same->lower;
-                stage.upper = same->upper;
-                stage.image = same->image;
-                continue;
-            }
+        // A stage that shows what it showed keeps its image: an input compared when it was copied, a result
+        // (the last one is still alive) compared with the last build's, masked cells included (an edit of
+        // W_Q changes neither K nor V).
+        const auto same = std::find_if(built.begin(), built.end(), [&](const Stage& old) {
+            if (old.name != stage.name || old.palette != stage.palette || old.perRow != stage.perRow ||
+                old.image.isNull())
+                return false;
+            if (isCopy(stage.values))
+                return old.values == stage.values &&
+                       std::find(unchanged.begin(), unchanged.end(), stage.values) != unchanged.end();
+            const MaskMatrix* oldForbidden = forbidsSome(old.allowed) ? old.allowed : nullptr;
+            return !isCopy(old.values) && equalBits(*old.values, *stage.values) &&
+                   (oldForbidden == forbidden ||
+                    (oldForbidden && forbidden && equalBits(*oldForbidden, *forbidden)));
+        });
+        if (same != built.end()) {
+            stage.lower = same->lower;
+            stage.upper = same->upper;
+            stage.image = same->image;
+            continue;
         }
+        m_recoloured << stage.name;
         const Matrix& values = *stage.values;
         const Index rows = values.rows(), columns = values.cols();
         const Index rowStep = imageStep(rows);
@@ -470,6 +492,12 @@ void PipelineView::rebuild() const
 QString PipelineView::figureTitle() const
 {
     return tr("Attention pipeline");
+}
+
+QStringList PipelineView::recolouredStages() const
+{
+    ensureBuilt();
+    return m_recoloured;
 }
 
 int PipelineView::stageIndex(const QString& name) const

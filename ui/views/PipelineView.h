@@ -70,6 +70,9 @@ public:
     /// from 0 to the row's largest weight.
     QColor stageColour(const QString& stage, Index row, Index column) const;
     Indices stageIndices(const QString& stage) const;
+    /// The stages the last build coloured; the others kept the image of the build before (they show the
+    /// same numbers) or share the stage before them's.
+    QStringList recolouredStages() const;
     /// The highlighted row and column of the stage (−1: none): the selected query and/or key in its terms.
     std::pair<int, int> stageHighlight(const QString& stage) const;
 
@@ -179,6 +182,7 @@ private:
     mutable std::shared_ptr<const AttentionResult> m_result;
     mutable Matrix m_X, m_Z, m_WQ, m_WK, m_WV, m_WO; // the session's, as the result was computed from
     mutable std::vector<Stage> m_stages;
+    mutable QStringList m_recoloured;
     mutable QStringList m_queries;
     mutable QStringList m_keys;
     mutable QStringList m_queryDims; // X's d_model dimensions: X's columns, W_Q's rows

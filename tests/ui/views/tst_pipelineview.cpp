@@ -706,21 +706,45 @@ void TestPipelineView::keptImagesOnlyOfUnchangedInputs()
         }
     };
     sameAsFresh("opening");
+    // What each edit changes, and so colours again (the masked stage shares the scaled one's image while
+    // the mask forbids nothing).
+    const QStringList afterQuery = names({"W_Q", "Q", "scores", "scaled", "weights", "output", "final"});
     const struct {
         MatrixKind kind;
         double value;
-    } edits[] = {{MatrixKind::W_Q, 3.0}, {MatrixKind::W_Q, -0.0}, {MatrixKind::X, -2.0},
-                 {MatrixKind::W_V, 5.0}, {MatrixKind::W_O, -4.0}, {MatrixKind::W_K, 0.5}};
+        QStringList recoloured;
+    } edits[] = {
+        {MatrixKind::W_Q, 3.0, afterQuery},
+        {MatrixKind::W_Q, -0.0, afterQuery},
+        {MatrixKind::X, -2.0, names({"X", "Q", "K", "V", "scores", "scaled", "weights", "output", "final"})},
+        {MatrixKind::W_V, 5.0, names({"W_V", "V", "output", "final"})},
+        {MatrixKind::W_O, -4.0, names({"W_O", "final"})},
+        {MatrixKind::W_K, 0.5, names({"W_K", "K", "scores", "scaled", "weights", "output", "final"})}};
     for (const auto& edit : edits) {
         document->push(makeCellCommand(document.get(), {edit.kind, 0}, 0, 1, edit.value));
         document->waitForResult();
         QCoreApplication::processEvents();
+        QCOMPARE(view.recolouredStages(), edit.recoloured);
         sameAsFresh(qPrintable(matrixName(edit.kind)));
     }
     document->undoStack()->undo();
     document->waitForResult();
     QCoreApplication::processEvents();
     sameAsFresh("undo");
+
+    // A mask changes no score: the masked stage gets its own image, grey where masked.
+    pushEdit(document.get(), QStringLiteral("Causal"), Document::Options,
+             [](Session& s) { s.mask.type = MaskType::Causal; });
+    document->waitForResult();
+    QCOMPARE(view.recolouredStages(), names({"masked", "weights", "output", "final"}));
+    sameAsFresh("causal mask");
+    pushEdit(document.get(), QStringLiteral("Sliding"), Document::Options, [](Session& s) {
+        s.mask.type = MaskType::Sliding;
+        s.mask.window = 2;
+    });
+    document->waitForResult();
+    QCOMPARE(view.recolouredStages(), names({"masked", "weights", "output", "final"}));
+    sameAsFresh("sliding mask");
 }
 
 QTEST_MAIN(TestPipelineView)
