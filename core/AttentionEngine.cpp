@@ -318,6 +318,36 @@ RowStats rowStatistics(const rows::WeightSums& sums, const double* weights, Inde
 /// The first problem a block found, in the order the messages are chosen.
 enum class Problem { None, Score, Scaled, PositionBias, Weight, Output };
 
+/// Q, K and V of head `h` in the previous result when their inputs are bit for bit this session's (null
+/// for each that is not).
+std::array<const Matrix*, 3> reusableProjections(const Session& session, int h, const ComputeOptions& options)
+{
+    const Session* before = options.previousSession;
+    const AttentionResult* computed = options.previousResult;
+    if (!before || !computed || options.float32Weights || h >= before->headCount() ||
+        static_cast<std::size_t>(h) >= computed->heads.size() || before->precision != session.precision ||
+        computed->precision != session.precision || !(before->positions == session.positions) ||
+        !sameBits(before->positions.P, session.positions.P)) // == takes −0 for 0
+        return {};
+    const bool sameQueries = sameBits(before->X, session.X);
+    const bool sameKeySide =
+        before->context.has_value() == session.context.has_value() &&
+        (session.context ? sameBits(before->context->Z, session.context->Z) : sameQueries);
+    const Head& was = before->heads[static_cast<std::size_t>(h)];
+    const Head& is = session.heads[static_cast<std::size_t>(h)];
+    const HeadResult& out = computed->heads[static_cast<std::size_t>(h)];
+    const auto reusable = [](bool sameInput, const Matrix& wasW, const Matrix& isW, const Vector& wasB,
+                             const Vector& isB, const Matrix& projected, Index rows) {
+        return sameInput && sameBits(wasW, isW) && sameBits(wasB, isB) && projected.rows() == rows &&
+                       projected.cols() == isW.cols()
+                   ? &projected
+                   : nullptr;
+    };
+    return {reusable(sameQueries, was.W_Q, is.W_Q, was.b_Q, is.b_Q, out.Q, session.n()),
+            reusable(sameKeySide, was.W_K, is.W_K, was.b_K, is.b_K, out.K, session.m()),
+            reusable(sameKeySide, was.W_V, is.W_V, was.b_V, is.b_V, out.V, session.m())};
+}
+
 template <typename Scalar>
 void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const MatrixOf<Scalar>& keySide,
                  const std::vector<std::pair<Index, Index>>& identicalKeys, const MaskMatrix& allowed,
@@ -348,13 +378,31 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
     Q.resize(n, dK);
     K.resize(m, dK);
     V.resize(m, dV);
-    multiplyAll<Scalar>({{X, *W_Q, Q}, {keySide, *W_K, K}, {keySide, *W_V, V}});
-    addBias(Q, head.b_Q, path + "b_Q");
-    addBias(K, head.b_K, path + "b_K");
-    addBias(V, head.b_V, path + "b_V");
+    // What the previous computation has (bias and rotation included) is copied; the rest is computed.
+    const std::array<const Matrix*, 3> reused = reusableProjections(session, h, options);
+    MatrixOf<Scalar>* const projected[3] = {&Q, &K, &V};
+    for (std::size_t i = 0; i < 3; ++i)
+        if (reused[i])
+            *projected[i] = reused[i]->template cast<Scalar>(); // float32 values held in doubles: exact
+    std::vector<Product<Scalar>> products;
+    if (!reused[0])
+        products.push_back({X, *W_Q, Q});
+    if (!reused[1])
+        products.push_back({keySide, *W_K, K});
+    if (!reused[2])
+        products.push_back({keySide, *W_V, V});
+    multiplyAll<Scalar>(products);
+    if (!reused[0])
+        addBias(Q, head.b_Q, path + "b_Q");
+    if (!reused[1])
+        addBias(K, head.b_K, path + "b_K");
+    if (!reused[2])
+        addBias(V, head.b_V, path + "b_V");
     if (positions.type == PositionType::Rope) { // after projection and bias; V is not rotated
-        applyRope(Q, positions.base, positions.pairing, 0, positions.scaling);
-        applyRope(K, positions.base, positions.pairing, 0, positions.scaling);
+        if (!reused[0])
+            applyRope(Q, positions.base, positions.pairing, 0, positions.scaling);
+        if (!reused[1])
+            applyRope(K, positions.base, positions.pairing, 0, positions.scaling);
     }
     const auto projection = [](const char* input, const char* weights, const Vector& bias, const char* name) {
         return std::string(input) + " · " + weights + (bias.size() > 0 ? std::string(" + ") + name : "");

@@ -22,6 +22,12 @@ struct ComputeOptions {
     /// the result is the same to the bit as with them widened into the session. Not with a memoryLimit (the
     /// estimate reads the session's shapes); the caller limits its own memory.
     const Float32Weights* float32Weights = nullptr;
+    /// A result computed before and the session it was computed from (both or neither; neither written
+    /// during the computation): a head's Q, K or V whose inputs (X or Z, the positions, the precision, its
+    /// weights and bias) are bit for bit the same is copied from it instead of computed again, which gives
+    /// the same bits. An edit of W_Q then computes one projection of three. Not with float32Weights.
+    const Session* previousSession = nullptr;
+    const AttentionResult* previousResult = nullptr;
 };
 
 /// Computes every matrix for `session`, in the session's precision. Throws qkv::Error naming the problem when

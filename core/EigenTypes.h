@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 namespace qkv {
 
@@ -32,6 +34,18 @@ template <typename Derived> bool isAllFinite(const Eigen::DenseBase<Derived>& m)
 template <typename A, typename B> bool sameMatrix(const Eigen::DenseBase<A>& a, const Eigen::DenseBase<B>& b)
 {
     return a.rows() == b.rows() && a.cols() == b.cols() && (a.size() == 0 || a.derived() == b.derived());
+}
+
+/// Equal shapes and the same bits in every entry (−0 is not 0): what a result computed from `a` may be
+/// reused for `b` by.
+template <typename A, typename B>
+bool sameBits(const Eigen::PlainObjectBase<A>& a, const Eigen::PlainObjectBase<B>& b)
+{
+    static_assert(std::is_same_v<typename A::Scalar, typename B::Scalar>);
+    return a.rows() == b.rows() && a.cols() == b.cols() &&
+           (a.size() == 0 ||
+            std::memcmp(a.data(), b.data(),
+                        sizeof(typename A::Scalar) * static_cast<std::size_t>(a.size())) == 0);
 }
 
 } // namespace qkv

@@ -7,6 +7,7 @@
 #include "ResourceLimits.h"
 
 #include "RandomSessions.h"
+#include "ResultBits.h"
 #include "TestMatrices.h"
 
 #include "FuzzyCompare.h"
@@ -22,6 +23,7 @@ namespace {
 
 using test::fromRows;
 using test::randomSession;
+using test::sameResultBits;
 
 /// `input` · `weights` + `bias` by plain loops (the bias skipped when empty).
 Matrix affineByLoops(const Matrix& input, const Matrix& weights, const Vector& bias)
@@ -94,6 +96,7 @@ private slots:
     void invalidSessionsAreRefused_data();
     void invalidSessionsAreRefused();
     void nonFiniteOperandsAreNamedAsValidationNamesThem();
+    void reusedProjectionsGiveTheSameBits();
     void reusedBuffersGiveTheSameResult();
     void overflowingResultsNameStageAndHead_data();
     void overflowingResultsNameStageAndHead();
@@ -483,6 +486,121 @@ void TestEngine::nonFiniteOperandsAreNamedAsValidationNamesThem()
     s.X(1, 1) = std::numeric_limits<double>::infinity();
     const std::atomic<bool> stop{true};
     QVERIFY_THROWS_EXCEPTION(Cancelled, computeAttention(s, ComputeOptions{&stop}));
+}
+
+// A computation given the previous one copies the projections whose inputs did not change: the result must
+// be the same bits as computing everything (or the same refusal), whatever the edit, precision or positions;
+// and it must copy exactly those (the previous result's Q, K, V are marked to tell).
+void TestEngine::reusedProjectionsGiveTheSameBits()
+{
+    std::mt19937_64 random(20261128);
+    const auto pick = [&random](Index count) { return static_cast<Index>(random() % std::uint64_t(count)); };
+    enum Edit {
+        QueryWeight,
+        KeyWeight,
+        ValueWeight,
+        QueryBias,
+        Input,
+        KeyInput,
+        Positions,
+        Precision,
+        NegativeZero,
+        Mask,
+        Nothing,
+        Edits
+    };
+    for (int trial = 0; trial < 240; ++trial) {
+        const Index n = 1 + pick(6);
+        const Index contextTokens = trial % 3 == 0 ? 1 + pick(5) : 0;
+        const Index dK = 2 * (1 + pick(3));
+        const int heads = 1 + int(pick(3));
+        Session before = randomSession(n, contextTokens, 1 + pick(5), dK, 1 + pick(4), heads, trial);
+        before.precision = trial % 2 ? Precision::Float32 : Precision::Float64;
+        before.positions.type =
+            std::array{PositionType::None, PositionType::Rope, PositionType::Sinusoidal}[trial % 5 % 3];
+        const AttentionResult computed = computeAttention(before);
+        Session after = before;
+        const auto edit = static_cast<Edit>(trial % Edits);
+        const std::size_t h = std::size_t(pick(heads));
+        Head& head = after.heads[h];
+        const auto change = [&](Matrix& m) { m(pick(m.rows()), pick(m.cols())) += 0.5; };
+        switch (edit) {
+        case QueryWeight:
+            change(head.W_Q);
+            break;
+        case KeyWeight:
+            change(head.W_K);
+            break;
+        case ValueWeight:
+            change(head.W_V);
+            break;
+        case QueryBias:
+            head.b_Q = Vector::Constant(head.W_Q.cols(), 0.25);
+            break;
+        case Input:
+            change(after.X);
+            break;
+        case KeyInput:
+            change(after.context ? after.context->Z : after.X);
+            break;
+        case Positions:
+            after.positions.type = PositionType::Alibi;
+            break;
+        case Precision:
+            after.precision = after.precision == Precision::Float32 ? Precision::Float64 : Precision::Float32;
+            break;
+        case NegativeZero: // 0 → −0: equal, yet another number (a product of zeros keeps its sign)
+            head.W_Q.setZero();
+            before.heads[h].W_Q.setZero();
+            head.W_Q(0, 0) = -0.0;
+            break;
+        case Mask:
+            after.mask.type = MaskType::Causal;
+            break;
+        case Nothing:
+        case Edits:
+            break;
+        }
+        const AttentionResult previous = computeAttention(before); // NegativeZero changed `before`
+        ComputeOptions options;
+        options.previousSession = &before;
+        options.previousResult = &previous;
+        const AttentionResult reused = computeAttention(after, options);
+        const AttentionResult fresh = computeAttention(after);
+        QVERIFY2(sameResultBits(reused, fresh),
+                 qPrintable(QStringLiteral("trial %1, edit %2").arg(trial).arg(edit)));
+
+        // Which projections were copied: the previous result's are marked (+1 in every entry, rounded to
+        // float32 so that a float32 computation copies them unchanged).
+        AttentionResult marked = previous;
+        const auto mark = [](Matrix& m) { m = (m.array() + 1.0).cast<float>().cast<double>(); };
+        for (HeadResult& r : marked.heads) {
+            mark(r.Q);
+            mark(r.K);
+            mark(r.V);
+        }
+        options.previousResult = &marked;
+        const AttentionResult probe = computeAttention(after, options);
+        const bool sameInputs = edit != Positions && edit != Precision;
+        const bool cross = after.context.has_value();
+        const bool xChanged = edit == Input || (edit == KeyInput && !cross);
+        for (std::size_t g = 0; g < after.heads.size(); ++g) {
+            const bool edited = g == h;
+            const bool queries =
+                sameInputs && !xChanged &&
+                !(edited && (edit == QueryWeight || edit == QueryBias || edit == NegativeZero));
+            const bool keySide = sameInputs && !(cross ? edit == KeyInput : xChanged);
+            const bool keys = keySide && !(edited && edit == KeyWeight);
+            const bool values = keySide && !(edited && edit == ValueWeight);
+            const QString where = QStringLiteral("trial %1, edit %2, head %3").arg(trial).arg(edit).arg(g);
+            QVERIFY2(sameBits(probe.heads[g].Q, queries ? marked.heads[g].Q : fresh.heads[g].Q),
+                     qPrintable(where));
+            QVERIFY2(sameBits(probe.heads[g].K, keys ? marked.heads[g].K : fresh.heads[g].K),
+                     qPrintable(where));
+            QVERIFY2(sameBits(probe.heads[g].V, values ? marked.heads[g].V : fresh.heads[g].V),
+                     qPrintable(where));
+        }
+    }
 }
 
 void TestEngine::reusedBuffersGiveTheSameResult()

@@ -91,7 +91,7 @@ void Document::cancelComputation()
     if (m_backgroundPending) {
         // The running job is an older session's (already told to stop): the newest never starts.
         m_backgroundPending = false;
-        publish(ComputeOutcome{nullptr, stoppedMessage(), 0.0, m_generation, nullptr});
+        publish(ComputeOutcome{nullptr, stoppedMessage(), 0.0, m_generation, nullptr, nullptr});
     }
     // Otherwise the running job is the newest: its outcome ("stopped", or its result if it had already
     // finished) is published when it ends.
@@ -272,21 +272,32 @@ void Document::startBackground()
     const quint64 generation = m_generation;
     const std::uint64_t memoryLimit = m_memoryLimit;
     const std::shared_ptr<std::atomic<bool>> cancel = m_cancelJob;
-    m_watcher.setFuture(QtConcurrent::run(
-        [snapshot = takeSnapshot(), generation, memoryLimit, cancel, buffer = takeBuffer()] {
-            return computeOutcome(*snapshot, generation, ComputeOptions{cancel.get(), memoryLimit}, buffer);
+    m_watcher.setFuture(
+        QtConcurrent::run([snapshot = takeSnapshot(), generation, memoryLimit, cancel, buffer = takeBuffer(),
+                           previousSession = m_resultSession, previousResult = m_result] {
+            ComputeOptions options{cancel.get(), memoryLimit};
+            if (previousSession && previousResult) {
+                options.previousSession = previousSession.get();
+                options.previousResult = previousResult.get();
+            }
+            ComputeOutcome outcome = computeOutcome(*snapshot, generation, options, buffer);
+            outcome.session = snapshot;
+            return outcome;
         }));
 }
 
 std::shared_ptr<const Session> Document::takeSnapshot()
 {
-    if (m_snapshot && m_snapshot.use_count() == 1) {
-        std::atomic_thread_fence(std::memory_order_acquire); // the job's last reads came before its release
-        *m_snapshot = m_session;
-    } else {
-        m_snapshot = std::make_shared<Session>(m_session);
-    }
-    return m_snapshot;
+    for (std::shared_ptr<Session>& snapshot : m_snapshots)
+        if (snapshot && snapshot.use_count() == 1) {
+            std::atomic_thread_fence(
+                std::memory_order_acquire); // the job's last reads came before its release
+            *snapshot = m_session;
+            return snapshot;
+        }
+    std::shared_ptr<Session>& fresh = m_snapshots[m_snapshots[0] ? 1 : 0];
+    fresh = std::make_shared<Session>(m_session); // (both held: the one replaced lives on with its holder)
+    return fresh;
 }
 
 void Document::onBackgroundFinished()
@@ -326,6 +337,7 @@ void Document::publish(const ComputeOutcome& outcome)
     std::shared_ptr<AttentionResult> previous = std::move(m_resultBuffer);
     m_resultBuffer = outcome.result ? outcome.buffer : nullptr;
     m_result = outcome.result;
+    m_resultSession = outcome.result ? outcome.session : nullptr;
     m_resultError = outcome.error;
     m_lastMilliseconds = outcome.milliseconds;
     if (m_selectOnPublish)

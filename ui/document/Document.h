@@ -9,6 +9,7 @@
 #include <QObject>
 #include <QString>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -27,6 +28,8 @@ struct ComputeOutcome {
     quint64 generation = 0;
     /// The buffers the engine wrote into (the result's own when there is one), for the next computation.
     std::shared_ptr<AttentionResult> buffer;
+    /// The copy of the session a background job computed (null when computed at once from the document's).
+    std::shared_ptr<const Session> session;
 };
 
 class Document : public QObject {
@@ -134,9 +137,9 @@ private:
     /// matrices are reused: no large allocation, no page faults, no freeing on the GUI thread), else new.
     std::shared_ptr<AttentionResult> takeBuffer();
     void recycle(std::shared_ptr<AttentionResult> buffer);
-    /// The session for a background job: a copy of m_session, into the last job's copy when no job holds
-    /// that any more (same shapes: no allocation; fresh copies cost the GUI thread more in page faults than
-    /// in copying at d_model = 512).
+    /// The session for a background job: a copy of m_session, into an earlier copy that neither a job nor
+    /// the shown result holds any more (same shapes: no allocation; fresh copies cost the GUI thread more in
+    /// page faults than in copying at d_model = 512).
     std::shared_ptr<const Session> takeSnapshot();
 
     Session m_session;
@@ -150,7 +153,11 @@ private:
     std::shared_ptr<const AttentionResult> m_result;
     std::shared_ptr<AttentionResult> m_resultBuffer; // m_result, writable once nothing else holds it
     std::shared_ptr<AttentionResult> m_spareBuffer;  // the result before it, for the next computation
-    std::shared_ptr<Session> m_snapshot;             // the session the last background job computed
+    // The copies of the session background jobs computed; they take turns, as the result buffers do.
+    std::array<std::shared_ptr<Session>, 2> m_snapshots;
+    // The copy m_result was computed from (null when computed at once): the next job copies from m_result
+    // the projections whose inputs it has the same (an edit of W_Q computes one projection of three).
+    std::shared_ptr<const Session> m_resultSession;
     QString m_resultError;
     double m_lastMilliseconds = 0;
     quint64 m_generation = 0;          // of the newest edit

@@ -67,13 +67,6 @@ QFont withPixels(QFont font, double pixels)
 // The colour range of a stage: symmetric about 0 for signed values, over the cells that are not masked and
 // that the stage's image shows (every rowStep-th row and columnStep-th column: all of them up to imageLimit),
 // so a 4096-token stage is not read in full three times per edit for colours it cannot show.
-/// The same shape and the same bits (−0 is not 0).
-template <typename M> bool equalBits(const M& a, const M& b)
-{
-    return a.rows() == b.rows() && a.cols() == b.cols() &&
-           std::memcmp(a.data(), b.data(), sizeof(typename M::Scalar) * std::size_t(a.size())) == 0;
-}
-
 std::pair<double, double> divergingRange(const Matrix& values, const MaskMatrix* allowed, Index rowStep,
                                          Index columnStep)
 {
@@ -243,7 +236,7 @@ void PipelineView::rebuild() const
     const auto copyIf = [&unchanged](Matrix& target, const Matrix* source, Index rows, Index columns) {
         if (!source || source->rows() != rows || source->cols() != columns) {
             target.resize(0, 0);
-        } else if (equalBits(target, *source)) {
+        } else if (sameBits(target, *source)) {
             unchanged.push_back(&target);
         } else {
             target = *source;
@@ -421,9 +414,9 @@ void PipelineView::rebuild() const
                 return old.values == stage.values &&
                        std::find(unchanged.begin(), unchanged.end(), stage.values) != unchanged.end();
             const MaskMatrix* oldForbidden = forbidsSome(old.allowed) ? old.allowed : nullptr;
-            return !isCopy(old.values) && equalBits(*old.values, *stage.values) &&
+            return !isCopy(old.values) && sameBits(*old.values, *stage.values) &&
                    (oldForbidden == forbidden ||
-                    (oldForbidden && forbidden && equalBits(*oldForbidden, *forbidden)));
+                    (oldForbidden && forbidden && sameBits(*oldForbidden, *forbidden)));
         });
         if (same != built.end()) {
             stage.lower = same->lower;
@@ -464,17 +457,23 @@ void PipelineView::rebuild() const
                     rowLower = 0.0;
                     rowSpan = largest > 0.0 ? largest : 1.0;
                 }
+                // paletteIndex((v − lower) / span) with a product instead of a division per cell (the
+                // canvas colours up to a million cells per stage); the values are finite.
+                const double last = tableSize - 1;
+                const double perUnit = last / rowSpan;
+                const auto colour = [&](double value) {
+                    const double t = (value - rowLower) * perUnit;
+                    return table[static_cast<int>((t > 0.0 ? (t < last ? t : last) : 0.0) + 0.5)];
+                };
                 if (!forbidden) {
                     for (Index x = 0; x < width; ++x)
-                        line[x] = table[paletteIndex((row[x * columnStep] - rowLower) / rowSpan, tableSize)];
+                        line[x] = colour(row[x * columnStep]);
                     continue;
                 }
                 const std::uint8_t* allowedRow = forbidden->row(y * rowStep).data();
                 for (Index x = 0; x < width; ++x) {
                     const Index j = x * columnStep;
-                    line[x] = allowedRow[j] == 0
-                                  ? grey
-                                  : table[paletteIndex((row[j] - rowLower) / rowSpan, tableSize)];
+                    line[x] = allowedRow[j] == 0 ? grey : colour(row[j]);
                 }
             }
         });

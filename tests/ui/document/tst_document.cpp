@@ -9,6 +9,7 @@
 #include "SessionFile.h"
 
 #include "FuzzyCompare.h"
+#include "ResultBits.h"
 #include "TestSessions.h"
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -44,6 +45,7 @@ private slots:
     void waitPublishesTheNewestEvenWhenItsJobEndedFirst();
     void eventLoopPublishesTheNewestOnce();
     void resultArrivesJustBeforeItChanges();
+    void backgroundResultsAreTheEnginesBits();
     void resetSelectsFromItsOwnResult();
     void stopCancelsTheRunningComputation();
     void memoryLimitRefusesWithAMessage();
@@ -239,6 +241,57 @@ void TestDocument::eventLoopPublishesTheNewestOnce()
 // Views that start background work from a result hear of it first (resultArrived), with the new result
 // already in place, and every other view right after (resultChanged): once each per published result, small
 // sessions (computed at once) and large ones (in the background) alike.
+void TestDocument::backgroundResultsAreTheEnginesBits()
+{
+    // A background job copies from the shown result the projections that an edit left alone (it is given
+    // the copy of the session that result came from): through edits of each input, options, undo, redo and
+    // edits that come while a job runs, every result is the bits of computing its session afresh.
+    Document document;
+    document.reset(backgroundSession());
+    document.waitForResult();
+    QVERIFY(document.result());
+    const auto check = [&document](const char* after) {
+        document.waitForResult();
+        QVERIFY2(document.result(), after);
+        QVERIFY2(test::sameResultBits(*document.result(), computeAttention(document.session())), after);
+    };
+    const auto cell = [&document](MatrixKind kind, Index row, Index column, double value) {
+        document.push(makeCellCommand(&document, {kind, 0}, row, column, value));
+    };
+    cell(MatrixKind::W_Q, 1, 2, 0.75);
+    check("W_Q");
+    cell(MatrixKind::W_K, 0, 0, -1.5);
+    check("W_K");
+    cell(MatrixKind::W_V, 3, 1, 2.0);
+    check("W_V");
+    cell(MatrixKind::X, 5, 0, 0.5);
+    check("X");
+    cell(MatrixKind::W_Q, 0, 0, 0.0);
+    check("W_Q 0");
+    cell(MatrixKind::W_Q, 0, 0, -0.0);
+    check("W_Q -0");
+    pushEdit(&document, QStringLiteral("Causal"), Document::Options,
+             [](Session& s) { s.mask.type = MaskType::Causal; });
+    check("mask");
+    pushEdit(&document, QStringLiteral("float32"), Document::Options,
+             [](Session& s) { s.precision = Precision::Float32; });
+    check("float32");
+    cell(MatrixKind::W_V, 0, 3, 0.125);
+    check("W_V in float32");
+    pushEdit(&document, QStringLiteral("RoPE"), Document::Options,
+             [](Session& s) { s.positions.type = PositionType::Rope; });
+    check("RoPE");
+    document.undoStack()->undo();
+    check("undo");
+    document.undoStack()->undo();
+    check("undo again");
+    document.undoStack()->redo();
+    check("redo");
+    for (int i = 0; i < 4; ++i) // the newest edit wins over the running job
+        cell(i % 2 ? MatrixKind::W_K : MatrixKind::W_Q, i, 1, 0.1 * i);
+    check("edits while computing");
+}
+
 void TestDocument::resultArrivesJustBeforeItChanges()
 {
     Document document;

@@ -145,7 +145,7 @@ private slots:
     void firstTabOfTheResults();
     void followsThePlotStyle();
     void keptPaintingFollowsEveryChange();
-    void keptImagesOnlyOfUnchangedInputs();
+    void keptImagesOnlyOfUnchangedStages();
 };
 
 void TestPipelineView::dimensionNamesInCellDescriptions()
@@ -682,7 +682,7 @@ void TestPipelineView::keptPaintingFollowsEveryChange()
 
 // An edit keeps the images of the input matrices it did not change: after every kind of edit, each stage of
 // the long-lived canvas has the colours of a canvas built afresh.
-void TestPipelineView::keptImagesOnlyOfUnchangedInputs()
+void TestPipelineView::keptImagesOnlyOfUnchangedStages()
 {
     const auto document = openDocument(QStringLiteral("example:love"));
     Session withOutput = document->session();
