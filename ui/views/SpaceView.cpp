@@ -5,6 +5,7 @@
 #include "OnScreenRefresh.h"
 #include "PlotFigure.h"
 #include "Projection.h"
+#include "StampedScatter.h"
 
 #include <qcustomplot.h>
 
@@ -56,7 +57,7 @@ void SpaceView::setPoints(QCPGraph* graph, const QList<QPointF>& points)
 QCPGraph* SpaceView::addScatter(QCustomPlot* plot, const QString& name, int shape, const QColor& color,
                                 double size)
 {
-    QCPGraph* graph = plot->addGraph();
+    QCPGraph* graph = addStampedScatterGraph(plot);
     graph->setName(name);
     graph->setLineStyle(QCPGraph::lsNone);
     graph->setScatterStyle(

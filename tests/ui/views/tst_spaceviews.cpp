@@ -8,6 +8,7 @@
 #include "Initializers.h"
 #include "QueryKeySpaceView.h"
 #include "SessionEdits.h"
+#include "StampedScatter.h"
 #include "ValueSpaceView.h"
 
 #include "FuzzyCompare.h"
@@ -117,6 +118,7 @@ private slots:
     void largeProjectionsRunInTheBackground();
     void quickProjectionReplacesThePlaneWithoutAMessage();
     void shortPlotKeepsTickLabelsApart();
+    void stampedSymbolsWhereShapesAreDrawn();
     void shortWidePlotHasItsLegendBeside();
     void unlabelledCloudKeepsNoRoomForLabels();
 };
@@ -489,6 +491,88 @@ void TestSpaceViews::quickProjectionReplacesThePlaneWithoutAMessage()
     QVERIFY(view.message().isEmpty());
     QCOMPARE(view.queryPoints().size(), 400);
     QVERIFY(!messages.join(QString()).contains(QStringLiteral("Projecting")));
+}
+
+// On screen the planes stamp one pixmap of the symbol at each point; figures draw every shape. At pixel
+// ratios 1 and 2 each symbol must be as dark and in the same place (within a device pixel) either way.
+void TestSpaceViews::stampedSymbolsWhereShapesAreDrawn()
+{
+    QCustomPlot plot;
+    plot.resize(400, 300);
+    plot.xAxis->setRange(0, 10);
+    plot.yAxis->setRange(0, 10);
+    QCPGraph* discs = addStampedScatterGraph(&plot);
+    discs->setLineStyle(QCPGraph::lsNone);
+    discs->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssDisc, QColor(20, 60, 160), QColor(40, 110, 220), 9));
+    QCPGraph* squares = addStampedScatterGraph(&plot);
+    squares->setLineStyle(QCPGraph::lsNone);
+    squares->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssSquare, QColor(150, 20, 20), QColor(220, 40, 40), 8));
+    QVector<double> x, y;
+    for (int i = 0; i < 8; ++i) {
+        x << 1.0 + i * 1.13;
+        y << 2.0 + std::fmod(i * 2.71, 6.5);
+    }
+    discs->setData(x, y);
+    QVector<double> y2 = y;
+    for (double& v : y2)
+        v = 10.0 - v;
+    squares->setData(x, y2);
+    plot.replot();
+
+    for (const double ratio : {1.0, 2.0}) {
+        const auto render = [&](bool figure) {
+            QPixmap pixmap(plot.size() * ratio);
+            pixmap.setDevicePixelRatio(ratio);
+            pixmap.fill(Qt::white);
+            if (figure) { // as renderPlot draws a figure
+                QCPPainter painter(&pixmap);
+                painter.setMode(QCPPainter::pmNoCaching);
+                plot.toPainter(&painter, plot.width(), plot.height());
+            } else { // the widget, from the buffers a replot painted
+                plot.setBufferDevicePixelRatio(ratio);
+                plot.replot();
+                plot.render(&pixmap);
+            }
+            return pixmap.toImage();
+        };
+        const QImage stamped = render(false), drawn = render(true);
+        QVERIFY(stamped != drawn); // the stamps were used
+        const auto ink = [](const QImage& image, const QPoint& centre, int radius) {
+            double sum = 0, sx = 0, sy = 0;
+            for (int py = centre.y() - radius; py <= centre.y() + radius; ++py)
+                for (int px = centre.x() - radius; px <= centre.x() + radius; ++px) {
+                    const double dark = 255.0 - qGray(image.pixel(px, py));
+                    sum += dark;
+                    sx += dark * px;
+                    sy += dark * py;
+                }
+            return std::array<double, 3>{sum, sx / sum, sy / sum};
+        };
+        for (QCPGraph* graph : {discs, squares})
+            for (const QCPGraphData& point : *graph->data()) {
+                const QPoint centre(qRound(plot.xAxis->coordToPixel(point.key) * ratio),
+                                    qRound(plot.yAxis->coordToPixel(point.value) * ratio));
+                const int radius = qRound(9 * ratio);
+                const auto [inkStamped, xStamped, yStamped] = ink(stamped, centre, radius);
+                const auto [inkDrawn, xDrawn, yDrawn] = ink(drawn, centre, radius);
+                const QString where =
+                    QStringLiteral("ratio %1 at (%2, %3): ink %4 / %5, centre (%6, %7) / (%8, %9)")
+                        .arg(ratio)
+                        .arg(centre.x())
+                        .arg(centre.y())
+                        .arg(inkStamped)
+                        .arg(inkDrawn)
+                        .arg(xStamped)
+                        .arg(yStamped)
+                        .arg(xDrawn)
+                        .arg(yDrawn);
+                QVERIFY2(std::abs(inkStamped - inkDrawn) < 0.1 * inkDrawn, qPrintable(where));
+                QVERIFY2(std::abs(xStamped - xDrawn) < 1.0 && std::abs(yStamped - yDrawn) < 1.0,
+                         qPrintable(where));
+            }
+    }
 }
 
 // A plot squeezed to a strip (the Q/K plane at a scale factor of 2 on 1920 × 1080) draws fewer ticks, never
