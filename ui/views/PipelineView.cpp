@@ -193,6 +193,7 @@ void PipelineView::setPlotStyle(const PlotStyle& style)
         return;
     m_style = style;
     m_layout.size = QSize(); // laid out again (fonts, colours) when next painted
+    m_paintsEverything = true;
     update();
 }
 
@@ -871,16 +872,81 @@ void PipelineView::paintEvent(QPaintEvent*)
         m_painted = QPixmap(size() * ratio);
         m_painted.setDevicePixelRatio(ratio);
         m_paintedStale = true;
+        m_paintsEverything = true;
     }
     if (m_paintedStale) {
         m_paintedStale = false;
-        m_painted.fill(m_style.background);
+        PaintedCanvas now = paintedCanvas();
+        const QRegion region = m_paintsEverything ? QRegion(rect()) : changedRegion(now);
+        m_paintsEverything = false;
+        m_paintedCanvas = std::move(now);
+        m_lastRepainted = region;
         QPainter painter(&m_painted);
         painter.setRenderHint(QPainter::Antialiasing);
         painter.setRenderHint(QPainter::TextAntialiasing);
-        paint(painter, m_layout);
+        if (region == QRegion(rect())) {
+            m_painted.fill(m_style.background);
+            paint(painter, m_layout);
+        } else {
+            // Stage by stage, each clipped to a rectangle (a scaled image clipped to a region of several
+            // rectangles is sampled on other pixels than one drawn whole), with its caption and labels,
+            // which may reach into the pixel around the cells.
+            for (std::size_t s = 0; s < m_stages.size() && s < m_layout.tiles.size(); ++s) {
+                const QRect cells = m_paintedCanvas.stages[s].area.adjusted(-1, -1, 1, 1).toAlignedRect();
+                if (!region.intersects(cells))
+                    continue;
+                painter.save();
+                painter.setClipRect(cells);
+                painter.fillRect(cells, m_style.background);
+                paintStage(painter, m_stages[s], m_layout.tiles[s], m_layout);
+                painter.restore();
+            }
+        }
     }
     QPainter(this).drawPixmap(0, 0, m_painted);
+}
+
+PipelineView::PaintedCanvas PipelineView::paintedCanvas() const
+{
+    PaintedCanvas canvas;
+    canvas.header =
+        m_header + QStringLiteral("|%1|%2").arg(m_document->selectedQuery()).arg(m_document->selectedKey());
+    canvas.message = m_message;
+    canvas.labels = m_queries + m_keys + m_queryDims + m_keyDims;
+    canvas.headerBox = m_layout.header;
+    for (std::size_t s = 0; s < m_stages.size() && s < m_layout.tiles.size(); ++s) {
+        const Stage& stage = m_stages[s];
+        const Tile& tile = m_layout.tiles[s];
+        const QSizeF cells(tile.cellWidth * static_cast<double>(stage.values->cols()),
+                           tile.cellHeight * static_cast<double>(stage.values->rows()));
+        canvas.stages.push_back({QRectF(tile.matrix.topLeft(), cells), tile.caption, tile.arrow, stage.title,
+                                 stage.operatorTop, stage.operatorBottom, stage.image.cacheKey(),
+                                 stageHighlight(stage.name), tile.cellText});
+    }
+    return canvas;
+}
+
+QRegion PipelineView::changedRegion(const PaintedCanvas& now) const
+{
+    const PaintedCanvas& before = m_paintedCanvas;
+    const QRegion everything(rect());
+    if (now.header != before.header || now.message != before.message || now.labels != before.labels ||
+        now.headerBox != before.headerBox || now.stages.size() != before.stages.size())
+        return everything;
+    QRegion changed;
+    for (std::size_t s = 0; s < now.stages.size(); ++s) {
+        const PaintedStage &a = now.stages[s], &b = before.stages[s];
+        if (a.area != b.area || a.caption != b.caption || a.arrow != b.arrow || a.title != b.title ||
+            a.operatorTop != b.operatorTop || a.operatorBottom != b.operatorBottom ||
+            a.highlight != b.highlight || a.cellText != b.cellText)
+            return everything;
+        if (a.image == b.image)
+            continue;
+        if (a.cellText) // numbers may reach past their cells
+            return everything;
+        changed += a.area.adjusted(-1, -1, 1, 1).toAlignedRect(); // with the frame's and the bands' strokes
+    }
+    return changed;
 }
 
 void PipelineView::renderFigure(QPaintDevice* device, const QSize& size) const

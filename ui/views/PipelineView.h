@@ -12,6 +12,7 @@
 #include <QList>
 #include <QPixmap>
 #include <QRectF>
+#include <QRegion>
 #include <QString>
 #include <QStringList>
 #include <QWidget>
@@ -73,6 +74,9 @@ public:
     /// The stages the last build coloured; the others kept the image of the build before (they show the
     /// same numbers) or share the stage before them's.
     QStringList recolouredStages() const;
+    /// What the last repaint on screen painted again (in widget pixels): the cells of the stages that changed
+    /// colour, or everything.
+    QRegion lastRepaintedRegion() const { return m_lastRepainted; }
     /// The highlighted row and column of the stage (−1: none): the selected query and/or key in its terms.
     std::pair<int, int> stageHighlight(const QString& stage) const;
 
@@ -196,6 +200,34 @@ private:
     // selection change marks it stale.
     QPixmap m_painted;
     mutable bool m_paintedStale = true;
+    // What m_painted shows. When a new result changed only some stages' colours (an edit of W_Q leaves X,
+    // W_K, K, W_V and V as they were), the repaint is clipped to those stages' cells; anything else (layout,
+    // labels, header, captions, selection, style) paints everything again.
+    struct PaintedStage {
+        QRectF area; // the cells
+        QRectF caption;
+        QRectF arrow;
+        QString title;
+        QString operatorTop;
+        QString operatorBottom;
+        qint64 image = 0;
+        std::pair<int, int> highlight;
+        bool cellText = false;
+    };
+    struct PaintedCanvas {
+        QString header;
+        QString message;
+        QStringList labels; // queries, keys and both sides' dimensions
+        QRectF headerBox;
+        std::vector<PaintedStage> stages;
+    };
+    PaintedCanvas paintedCanvas() const;
+    /// The region to paint again to show `now` where m_paintedCanvas was shown; everything when more than
+    /// the cells of some stages changed.
+    QRegion changedRegion(const PaintedCanvas& now) const;
+    PaintedCanvas m_paintedCanvas;
+    bool m_paintsEverything = true; // the next repaint: a selection or style change, a new pixmap
+    QRegion m_lastRepainted;
 };
 
 } // namespace qkv::ui

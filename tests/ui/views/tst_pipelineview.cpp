@@ -146,6 +146,8 @@ private slots:
     void followsThePlotStyle();
     void keptPaintingFollowsEveryChange();
     void keptImagesOnlyOfUnchangedStages();
+    void repaintOfChangedStagesLooksLikeAFullOne_data();
+    void repaintOfChangedStagesLooksLikeAFullOne();
 };
 
 void TestPipelineView::dimensionNamesInCellDescriptions()
@@ -745,6 +747,70 @@ void TestPipelineView::keptImagesOnlyOfUnchangedStages()
     document->waitForResult();
     QCOMPARE(view.recolouredStages(), names({"masked", "weights", "output", "final"}));
     sameAsFresh("sliding mask");
+}
+
+// After an edit only the stages whose colours changed are painted again: the canvas on screen must be, pixel
+// for pixel, what a canvas painted afresh shows; and a change of more than colours paints everything.
+void TestPipelineView::repaintOfChangedStagesLooksLikeAFullOne_data()
+{
+    QTest::addColumn<QString>("session"); // no numbers in the cells
+    QTest::addColumn<QSize>("size");
+    QTest::newRow("64 tokens") << QStringLiteral("n=64") << QSize(1000, 560);
+    QTest::newRow("64 tokens, small") << QStringLiteral("n=64") << QSize(640, 400);
+    QTest::newRow("300 tokens") << QStringLiteral("n=300") << QSize(900, 520);
+}
+
+void TestPipelineView::repaintOfChangedStagesLooksLikeAFullOne()
+{
+    QFETCH(QString, session);
+    QFETCH(QSize, size);
+    const auto document = openDocument(session);
+    PipelineView view(document.get());
+    view.resize(size);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.grab();
+    const QRegion everything(view.rect());
+    const auto sameAsFresh = [&](const char* after) {
+        const QImage shown = view.grab().toImage();
+        PipelineView fresh(document.get());
+        fresh.resize(view.size());
+        fresh.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&fresh));
+        const QImage expected = fresh.grab().toImage();
+        QVERIFY2(shown == expected, after);
+    };
+    const auto edit = [&](MatrixKind kind, double value) {
+        document->push(makeCellCommand(document.get(), {kind, 0}, 0, 1, value));
+        document->waitForResult();
+        QCoreApplication::processEvents();
+    };
+    edit(MatrixKind::W_Q, 3.0);
+    sameAsFresh("W_Q");
+    const QRegion afterQuery = view.lastRepaintedRegion();
+    QVERIFY(!afterQuery.isEmpty());
+    QVERIFY(afterQuery != everything);
+    QVERIFY(!afterQuery.intersects(view.stageRect(QStringLiteral("K")).toAlignedRect()));
+    QVERIFY(afterQuery.intersects(view.stageRect(QStringLiteral("weights")).toAlignedRect()));
+    edit(MatrixKind::W_V, -2.0);
+    sameAsFresh("W_V");
+    QVERIFY(view.lastRepaintedRegion() != everything);
+    edit(MatrixKind::X, 0.5);
+    sameAsFresh("X");
+    document->setSelection(3, 5); // bands move: everything
+    QCoreApplication::processEvents();
+    sameAsFresh("selection");
+    QCOMPARE(view.lastRepaintedRegion(), everything);
+    pushEdit(document.get(), QStringLiteral("Causal"), Document::Options,
+             [](Session& s) { s.mask.type = MaskType::Causal; }); // the mask's name on an arrow: everything
+    document->waitForResult();
+    QCoreApplication::processEvents();
+    sameAsFresh("causal mask");
+    QCOMPARE(view.lastRepaintedRegion(), everything);
+    document->undoStack()->undo();
+    document->waitForResult();
+    QCoreApplication::processEvents();
+    sameAsFresh("undo");
 }
 
 QTEST_MAIN(TestPipelineView)
