@@ -73,6 +73,14 @@ std::unique_ptr<Document> openDocument(const QString& which)
     return document;
 }
 
+/// Shows `view` at `size` (laid out and painted as on screen).
+bool showAt(QWidget& view, const QSize& size)
+{
+    view.resize(size);
+    view.show();
+    return QTest::qWaitForWindowExposed(&view);
+}
+
 /// The matrix the document holds for a stage of the current head.
 const Matrix* documentMatrix(const Document& document, const QString& stage)
 {
@@ -219,9 +227,7 @@ void TestPipelineView::numbersAreTheDocuments()
     const auto document = openDocument(session);
     document->setCurrentHead(head);
     PipelineView view(document.get());
-    view.resize(1600, 900);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showAt(view, QSize(1600, 900)));
     for (const QString& stage : view.stageNames()) {
         const Matrix* expected = documentMatrix(*document, stage);
         QVERIFY2(expected, qPrintable(stage));
@@ -337,9 +343,7 @@ void TestPipelineView::clickingACellSelectsIt()
 {
     const auto document = openDocument(QStringLiteral("example:love"));
     PipelineView view(document.get());
-    view.resize(1280, 720);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showAt(view, QSize(1280, 720)));
     QTest::mouseClick(&view, Qt::LeftButton, Qt::NoModifier,
                       view.cellRect(QStringLiteral("weights"), 2, 0).center().toPoint());
     QCOMPARE(document->selectedQuery(), Index(2));
@@ -372,9 +376,7 @@ void TestPipelineView::everyValueReadableAtThreeTokens()
     QFETCH(QSize, size);
     const auto document = openDocument(session);
     PipelineView view(document.get());
-    view.resize(size);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showAt(view, size));
     QVERIFY(view.showsCellValues());
     QVERIFY(view.showsTokenLabels());
     const QFontMetricsF metrics(view.cellFont());
@@ -426,9 +428,7 @@ void TestPipelineView::labelsNeverOverlap()
     QFETCH(QSize, size);
     const auto document = openDocument(QStringLiteral("n=%1").arg(n));
     PipelineView view(document.get());
-    view.resize(size);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showAt(view, size));
     QVERIFY(view.showsTokenLabels());
     QList<QRectF> boxes;
     const QRectF canvas(QPointF(0, 0), QSizeF(size));
@@ -449,9 +449,7 @@ void TestPipelineView::captionTitlesWholeWhenNarrow()
 {
     const auto document = openDocument(QStringLiteral("love"));
     PipelineView view(document.get());
-    view.resize(520, 300);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showAt(view, QSize(520, 300)));
     int largest = 0, smallest = 1 << 20;
     for (const QString& stage : view.stageNames()) {
         const auto [title, font] = view.captionTitle(stage);
@@ -469,9 +467,7 @@ void TestPipelineView::colourOnlyAtLargeSizes()
     const auto document = openDocument(QStringLiteral("n=1024"));
     QVERIFY(document->result());
     PipelineView view(document.get());
-    view.resize(1280, 720);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showAt(view, QSize(1280, 720)));
     QCOMPARE(view.stageShape(QStringLiteral("weights")), std::make_pair(Index(1024), Index(1024)));
     QVERIFY(!view.showsCellValues());
     QVERIFY(!view.showsTokenLabels());
@@ -526,9 +522,7 @@ void TestPipelineView::maskedStageGreyExactlyWhereMasked()
 {
     const auto document = openDocument(QStringLiteral("n=256"));
     PipelineView view(document.get());
-    view.resize(1280, 720);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showAt(view, QSize(1280, 720)));
     const auto colourAt = [&view](const QImage& image, const QString& stage, double across, double down) {
         const QRectF rect = view.stageRect(stage).adjusted(2, 2, -2, -2);
         return image.pixel(
@@ -560,9 +554,7 @@ void TestPipelineView::hiddenCanvasBuildsWhenShown()
 {
     const auto document = openDocument(QStringLiteral("example:love"));
     PipelineView view(document.get());
-    view.resize(800, 600);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showAt(view, QSize(800, 600)));
     QVERIFY(view.isUpToDate());
     view.hide();
     QString error;
@@ -633,9 +625,7 @@ void TestPipelineView::followsThePlotStyle()
 {
     const auto document = openDocument(QStringLiteral("example:love"));
     PipelineView view(document.get());
-    view.resize(1280, 720);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showAt(view, QSize(1280, 720)));
     const int before = view.cellFont().pixelSize();
     PlotStyle dark;
     dark.background = QColor(30, 30, 30);
@@ -658,9 +648,7 @@ void TestPipelineView::keptPaintingFollowsEveryChange()
 {
     const auto document = openDocument(QStringLiteral("example:love"));
     PipelineView view(document.get());
-    view.resize(1280, 720);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showAt(view, QSize(1280, 720)));
     document->setSelection(0, 0);
     const QImage first = view.grab().toImage();
     QCOMPARE(view.grab().toImage(), first);
@@ -766,17 +754,13 @@ void TestPipelineView::repaintOfChangedStagesLooksLikeAFullOne()
     QFETCH(QSize, size);
     const auto document = openDocument(session);
     PipelineView view(document.get());
-    view.resize(size);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showAt(view, size));
     view.grab();
     const QRegion everything(view.rect());
     const auto sameAsFresh = [&](const char* after) {
         const QImage shown = view.grab().toImage();
         PipelineView fresh(document.get());
-        fresh.resize(view.size());
-        fresh.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&fresh));
+        QVERIFY(showAt(fresh, view.size()));
         const QImage expected = fresh.grab().toImage();
         QVERIFY2(shown == expected, after);
     };
