@@ -290,8 +290,8 @@ std::shared_ptr<const Session> Document::takeSnapshot()
 {
     for (std::shared_ptr<Session>& snapshot : m_snapshots)
         if (snapshot && snapshot.use_count() == 1) {
-            std::atomic_thread_fence(
-                std::memory_order_acquire); // the job's last reads came before its release
+            // The job's last reads came before its release.
+            std::atomic_thread_fence(std::memory_order_acquire);
             *snapshot = m_session;
             return snapshot;
         }
