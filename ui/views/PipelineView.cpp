@@ -892,7 +892,7 @@ void PipelineView::paintEvent(QPaintEvent*)
             // rectangles is sampled on other pixels than one drawn whole), with its caption and labels,
             // which may reach into the pixel around the cells.
             for (std::size_t s = 0; s < m_stages.size() && s < m_layout.tiles.size(); ++s) {
-                const QRect cells = m_paintedCanvas.stages[s].area.adjusted(-1, -1, 1, 1).toAlignedRect();
+                const QRect cells = repaintRect(m_paintedCanvas.stages[s].area);
                 if (!region.intersects(cells))
                     continue;
                 painter.save();
@@ -917,9 +917,7 @@ PipelineView::PaintedCanvas PipelineView::paintedCanvas() const
     for (std::size_t s = 0; s < m_stages.size() && s < m_layout.tiles.size(); ++s) {
         const Stage& stage = m_stages[s];
         const Tile& tile = m_layout.tiles[s];
-        const QSizeF cells(tile.cellWidth * static_cast<double>(stage.values->cols()),
-                           tile.cellHeight * static_cast<double>(stage.values->rows()));
-        canvas.stages.push_back({QRectF(tile.matrix.topLeft(), cells), tile.caption, tile.arrow, stage.title,
+        canvas.stages.push_back({cellArea(stage, tile), tile.caption, tile.arrow, stage.title,
                                  stage.operatorTop, stage.operatorBottom, stage.image.cacheKey(),
                                  stageHighlight(stage.name), tile.cellText});
     }
@@ -944,7 +942,7 @@ QRegion PipelineView::changedRegion(const PaintedCanvas& now) const
             continue;
         if (a.cellText) // numbers may reach past their cells
             return everything;
-        changed += a.area.adjusted(-1, -1, 1, 1).toAlignedRect(); // with the frame's and the bands' strokes
+        changed += repaintRect(a.area);
     }
     return changed;
 }
@@ -1084,8 +1082,7 @@ void PipelineView::paintStage(QPainter& painter, const Stage& stage, const Tile&
 
     // The cells: rectangles while they are a few pixels across (crisp in vector files), else the image.
     const double cw = tile.cellWidth, ch = tile.cellHeight;
-    const QRectF area(tile.matrix.topLeft(),
-                      QSizeF(cw * static_cast<double>(columns), ch * static_cast<double>(rows)));
+    const QRectF area = cellArea(stage, tile);
     if (cw >= 3 && ch >= 3 && stage.image.width() == columns && stage.image.height() == rows) {
         painter.save();
         painter.setRenderHint(QPainter::Antialiasing, false);
@@ -1169,8 +1166,7 @@ void PipelineView::paintHighlight(QPainter& painter, const Stage& stage, const T
     const auto [row, column] = stageHighlight(stage.name);
     const Index rows = stage.values->rows(), columns = stage.values->cols();
     const double cw = tile.cellWidth, ch = tile.cellHeight;
-    const QRectF area(tile.matrix.topLeft(),
-                      QSizeF(cw * static_cast<double>(columns), ch * static_cast<double>(rows)));
+    const QRectF area = cellArea(stage, tile);
     const auto band = [&](const QRectF& rect, const QColor& colour) {
         QColor fill = colour;
         fill.setAlpha(55);
@@ -1269,15 +1265,23 @@ QFont PipelineView::cellFont() const
     return m_layout.cellFont;
 }
 
+QRectF PipelineView::cellArea(const Stage& stage, const Tile& tile)
+{
+    return QRectF(tile.matrix.topLeft(), QSizeF(tile.cellWidth * static_cast<double>(stage.values->cols()),
+                                                tile.cellHeight * static_cast<double>(stage.values->rows())));
+}
+
+QRect PipelineView::repaintRect(const QRectF& cells)
+{
+    return cells.adjusted(-1, -1, 1, 1).toAlignedRect(); // with the frame's and the bands' strokes
+}
+
 QRectF PipelineView::stageRect(const QString& name) const
 {
     const int s = stageIndex(name);
     if (s < 0 || static_cast<std::size_t>(s) >= m_layout.tiles.size())
         return QRectF();
-    const Stage& stage = m_stages[static_cast<std::size_t>(s)];
-    const Tile& tile = m_layout.tiles[static_cast<std::size_t>(s)];
-    return QRectF(tile.matrix.topLeft(), QSizeF(tile.cellWidth * static_cast<double>(stage.values->cols()),
-                                                tile.cellHeight * static_cast<double>(stage.values->rows())));
+    return cellArea(m_stages[static_cast<std::size_t>(s)], m_layout.tiles[static_cast<std::size_t>(s)]);
 }
 
 QRectF PipelineView::captionRect(const QString& name) const

@@ -172,6 +172,10 @@ private:
     void paint(QPainter& painter, const Layout& layout) const;
     void paintHeader(QPainter& painter, const Layout& layout) const;
     void paintStage(QPainter& painter, const Stage& stage, const Tile& tile, const Layout& layout) const;
+    /// Where the stage's cells are drawn in its tile.
+    static QRectF cellArea(const Stage& stage, const Tile& tile);
+    /// What a repaint of a stage's cells paints: the cells and a pixel around them, in whole pixels.
+    static QRect repaintRect(const QRectF& cells);
     static std::pair<QString, QFont> fittedTitle(const Stage& stage, const Tile& tile, const Layout& layout);
     void paintHighlight(QPainter& painter, const Stage& stage, const Tile& tile) const;
     void paintArrow(QPainter& painter, const Stage& stage, const Tile& tile, const Layout& layout) const;
@@ -226,7 +230,7 @@ private:
     /// the cells of some stages changed.
     QRegion changedRegion(const PaintedCanvas& now) const;
     PaintedCanvas m_paintedCanvas;
-    bool m_paintsEverything = true; // the next repaint: a selection or style change, a new pixmap
+    bool m_paintsEverything = true; // the next repaint: after a style change or on a new pixmap
     QRegion m_lastRepainted;
 };
 
