@@ -518,7 +518,6 @@ void TestEngine::reusedProjectionsGiveTheSameBits()
         before.precision = trial % 2 ? Precision::Float32 : Precision::Float64;
         before.positions.type =
             std::array{PositionType::None, PositionType::Rope, PositionType::Sinusoidal}[trial % 5 % 3];
-        const AttentionResult computed = computeAttention(before);
         Session after = before;
         const auto edit = static_cast<Edit>(trial % Edits);
         const std::size_t h = std::size_t(pick(heads));
