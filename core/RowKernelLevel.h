@@ -627,19 +627,34 @@ bool widen(const float* x, double* y, Index m)
 
 std::uint64_t rowHash(const double* x, Index m)
 {
-    // FNV-1a over the entries' bits, one running hash per lane, then the lanes' hashes in turn.
-    std::uint64_t lane[lanes];
-    for (int l = 0; l < lanes; ++l)
-        lane[l] = 1469598103934665603ull;
-    forEachLane(m, [&](Index j, int l) QKV_INLINE_LAMBDA {
-        const double value = x[j] == 0.0 ? 0.0 : x[j];
+    // FNV-1a over the entries' bits, each folded in half first: a product carries a bit only upwards, so
+    // without the fold entries that differ only in sign, exponent and leading mantissa bits (one-hot tokens)
+    // would differ only in the hash's top 12 bits. One running hash per lane of each of four packs, so that
+    // four multiplications are in flight at once (one chain of them made this latency-bound), then the
+    // lanes' hashes in turn. Each lane sees its entries in order, so permuted rows hash apart.
+    constexpr int chains = 4;
+    constexpr std::uint64_t basis = 1469598103934665603ull, prime = 1099511628211ull;
+    std::uint64_t lane[chains][lanes];
+    for (auto& chain : lane)
+        for (std::uint64_t& h : chain)
+            h = basis;
+    const auto mix = [](std::uint64_t& h, double entry) QKV_INLINE_LAMBDA {
+        const double value = entry == 0.0 ? 0.0 : entry;
         std::uint64_t bits;
         std::memcpy(&bits, &value, sizeof bits);
-        lane[l] = (lane[l] ^ bits) * 1099511628211ull;
-    });
-    std::uint64_t hash = 1469598103934665603ull;
-    for (std::uint64_t h : lane)
-        hash = (hash ^ h) * 1099511628211ull;
+        h = (h ^ bits ^ (bits >> 32)) * prime;
+    };
+    Index j = 0;
+    for (; j + chains * lanes <= m; j += chains * lanes)
+        for (int c = 0; c < chains; ++c)
+            for (int l = 0; l < lanes; ++l)
+                mix(lane[c][l], x[j + c * lanes + l]);
+    for (; j < m; ++j)
+        mix(lane[0][0], x[j]);
+    std::uint64_t hash = basis;
+    for (const auto& chain : lane)
+        for (std::uint64_t h : chain)
+            hash = (hash ^ h ^ (h >> 32)) * prime;
     return hash;
 }
 

@@ -15,6 +15,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 using namespace qkv;
@@ -100,9 +101,11 @@ private slots:
     void reusedBuffersGiveTheSameResult();
     void overflowingResultsNameStageAndHead_data();
     void overflowingResultsNameStageAndHead();
+    void overflowingProjectionsAreNamedFirst();
     void scoresSpanningMoreThanTheDoubleRange_data();
     void scoresSpanningMoreThanTheDoubleRange();
     void identicalTokensShareHardmaxEqually();
+    void identicalTokensOfALongSequenceShareTheirRows();
     void memoryGuardRefusesBeforeAllocating();
     void cancelledComputationStops();
     void biasesAreAddedAfterTheProducts_data();
@@ -666,6 +669,55 @@ void TestEngine::overflowingResultsNameStageAndHead()
     }
 }
 
+void TestEngine::overflowingProjectionsAreNamedFirst()
+{
+    // A projection that overflows is named before anything it makes overflow later (scores, output), with
+    // every score function and in both precisions: in float64 with dot scores the engine reads Q, K and V
+    // only when a later stage is not finite, so this checks that every such overflow reaches a later stage.
+    // The overflowing entry sits in the last token, which the causal mask hides from every other query, in
+    // a session large enough for the engine's threads (blocks and chunks of rows).
+    std::mt19937_64 random(11);
+    for (const Precision precision : {Precision::Float64, Precision::Float32})
+        for (const ScoreFunction score :
+             {ScoreFunction::Dot, ScoreFunction::Cosine, ScoreFunction::General, ScoreFunction::Additive})
+            for (int projection = 0; projection < 3; ++projection)
+                for (const bool masked : {false, true}) {
+                    const Index n = 300, dModel = 96, d = 32;
+                    Session s = randomSession(n, 0, dModel, d, d, 2, random());
+                    s.precision = precision;
+                    s.score = score;
+                    s.scale = defaultScale(score);
+                    s.mask.type = masked ? MaskType::Causal : MaskType::None;
+                    for (Head& head : s.heads) {
+                        head.W_S = initializeMatrix({Initializer::XavierNormal, 1.0, random()}, d, d);
+                        head.W_a = initializeMatrix({Initializer::XavierNormal, 1.0, random()}, d, 8);
+                        head.U_a = initializeMatrix({Initializer::XavierNormal, 1.0, random()}, d, 8);
+                        head.v_a = initializeMatrix({Initializer::XavierNormal, 1.0, random()}, 8, 1).col(0);
+                    }
+                    const double huge = precision == Precision::Float32 ? 1e30 : 1e300;
+                    for (Matrix* first : {&s.heads[0].W_Q, &s.heads[0].W_K, &s.heads[0].W_V})
+                        first->row(5).setZero(); // the first head stays finite
+                    Head& second = s.heads[1];
+                    Matrix& W = projection == 0 ? second.W_Q : projection == 1 ? second.W_K : second.W_V;
+                    s.X(n - 1, 5) = huge; // finite, and so is W: only their product overflows
+                    W(5, 7) = huge;
+                    const QString expected = QStringLiteral("heads[1].%1: ").arg(QLatin1Char("QKV"[projection]));
+                    const QString where = QStringLiteral("%1, %2 score, %3, %4")
+                                              .arg(QLatin1String(toString(precision)))
+                                              .arg(QLatin1String(toString(score)))
+                                              .arg(expected)
+                                              .arg(QLatin1String(masked ? "causal" : "no mask"));
+                    try {
+                        computeAttention(s);
+                        QFAIL(qPrintable(where + QStringLiteral(": expected the session to be refused")));
+                    } catch (const Error& e) {
+                        QVERIFY2(QString::fromUtf8(e.what()).startsWith(expected) &&
+                                     QByteArray(e.what()).contains("overflows"),
+                                 qPrintable(where + QStringLiteral(": ") + QString::fromUtf8(e.what())));
+                    }
+                }
+}
+
 void TestEngine::scoresSpanningMoreThanTheDoubleRange_data()
 {
     QTest::addColumn<int>("normalizer");
@@ -749,6 +801,35 @@ void TestEngine::identicalTokensShareHardmaxEqually()
                                             .arg(r.heads[0].scaled(i, a), 0, 'g', 17)
                                             .arg(r.heads[0].scaled(i, b), 0, 'g', 17)));
     }
+}
+
+void TestEngine::identicalTokensOfALongSequenceShareTheirRows()
+{
+    // Long enough that the rows are hashed in chunks on the engine's threads: copies far apart (in other
+    // chunks), a copy whose zero is −0, and a near-copy (its last entry one ulp away) that must stay itself.
+    const Index n = 900, dModel = 128;
+    Session s = randomSession(n, 0, dModel, 48, 40, 1, 21);
+    s.X(17, 3) = 0.0;
+    const std::vector<Index> copiesOf17 = {18, 450, 899};
+    for (Index copy : copiesOf17)
+        s.X.row(copy) = s.X.row(17);
+    s.X(450, 3) = -0.0;
+    s.X.row(700) = s.X.row(17);
+    s.X(700, dModel - 1) = std::nextafter(s.X(700, dModel - 1), INFINITY);
+    s.X.row(800) = s.X.row(5);
+    const AttentionResult r = computeAttention(s);
+    const HeadResult& h = r.heads[0];
+    const auto sameRow = [](const Matrix& m, Index a, Index b) {
+        return std::memcmp(m.row(a).data(), m.row(b).data(), sizeof(double) * std::size_t(m.cols())) == 0;
+    };
+    for (const auto& [copy, original] :
+         std::vector<std::pair<Index, Index>>{{18, 17}, {450, 17}, {899, 17}, {800, 5}}) {
+        QVERIFY2(sameRow(h.K, copy, original) && sameRow(h.V, copy, original),
+                 qPrintable(QStringLiteral("row %1 of %2").arg(copy).arg(original)));
+        for (Index i = 0; i < n; ++i)
+            QVERIFY(std::memcmp(&h.scores(i, copy), &h.scores(i, original), sizeof(double)) == 0);
+    }
+    QVERIFY(!sameRow(h.K, 700, 17));
 }
 
 void TestEngine::memoryGuardRefusesBeforeAllocating()

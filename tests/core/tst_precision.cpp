@@ -24,6 +24,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -463,6 +464,16 @@ void TestPrecision::roundToFloatAndRowHash()
     QCOMPARE(hash(negativeZero), hash(x));
     QVERIFY(hash(other) != hash(x));
     QVERIFY(hash({1.0, 2.0}) != hash({2.0, 1.0}));
+    // One-hot tokens are permutations of one another: every position must hash apart, the tail's too.
+    for (std::size_t length : {std::size_t(64), std::size_t(77)}) {
+        std::set<std::uint64_t> oneHot;
+        for (std::size_t at = 0; at < length; ++at) {
+            std::vector<double> row(length, 0.0);
+            row[at] = 1.0;
+            oneHot.insert(hash(row));
+        }
+        QCOMPARE(oneHot.size(), length);
+    }
 }
 
 void TestPrecision::rowKernelsMatchPlainLoops()
