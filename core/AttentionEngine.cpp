@@ -207,11 +207,11 @@ template <typename Scalar> MatrixOf<Scalar> normalizedRows(const MatrixOf<Scalar
 }
 
 /// (copy, original) for every row of `rows` equal to an earlier one (−0 equals +0), the original being the
-/// first of its kind, in the order of the copies. Identical tokens must get bit-identical K, V and scores, but
-/// a matrix product rounds its rows by different kernels (the last rows of a block differ in the last bit),
-/// so the engine copies the original's results over its copies. The rows are hashed on the engine's threads
-/// (this ran on one thread before the projections: 2 % of the pipeline at n = 256, d = 512), then sorted by
-/// hash, and only rows of one hash are compared; nothing is copied when every row is unique.
+/// first of its kind, in the order of the copies. Identical tokens must get bit-identical K, V and scores,
+/// but a matrix product rounds its rows by different kernels (the last rows of a block differ in the last
+/// bit), so the engine copies the original's results over its copies. The rows are hashed on the engine's
+/// threads (this ran on one thread before the projections: 2 % of the pipeline at n = 256, d = 512), then
+/// sorted by hash, and only rows of one hash are compared; nothing is copied when every row is unique.
 std::vector<std::pair<Index, Index>> duplicateRows(const Matrix& rows)
 {
     std::vector<std::pair<std::uint64_t, Index>> byHash(static_cast<std::size_t>(rows.rows()));
@@ -429,15 +429,16 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
                                      projection(keyInput, "W_V", head.b_V, "b_V")};
         for (std::size_t i = 0; i < 3; ++i)
             if (!finite[i])
-                throw Error(path + "QKV"[i] + ": " + what[i] + " overflows " + precisionWords<Scalar>() + "; " +
-                            reduceInputs);
+                throw Error(path + "QKV"[i] + ": " + what[i] + " overflows " + precisionWords<Scalar>() +
+                            "; " + reduceInputs);
     };
     // In float64 with dot-product scores an infinite or NaN entry of Q or K makes its row or column of the
     // scores non-finite, and one of V the output (0 · ∞ is NaN), which the blocks check anyway: there Q, K
     // and V are read only when a block found a problem, and named first as before (0.6 % of the pipeline at
     // n = 1024). Other scores can hide one (cosine clamps, tanh saturates), and float32 widens them into the
     // result, reading them anyway.
-    const bool blocksRevealProjections = isDouble<Scalar> && session.score == ScoreFunction::Dot && n > 0 && m > 0;
+    const bool blocksRevealProjections =
+        isDouble<Scalar> && session.score == ScoreFunction::Dot && n > 0 && m > 0;
     if (!blocksRevealProjections)
         checkProjections();
     stopIfCancelled(options);

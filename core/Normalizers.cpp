@@ -704,7 +704,7 @@ bool fastSoftmaxRow(const double* scaled, const std::uint8_t* allowed, Index m, 
     const rows::Range range = rows::allowedRange(scaled, allowed, m);
     if (!(range.min <= range.max) || !std::isfinite(range.max - range.min))
         return false; // nothing allowed, or s − max could overflow
-    const rows::ExpSums sums = rows::shiftedExp(scaled, allowed, range.max, temperature, out, m);
+    const rows::ExpSums sums = rows::shiftedExp(scaled, allowed, range, temperature, out, m);
     if (!std::isfinite(sums.sum)) // a NaN or infinite score
         return false;
     rows::multiply(out, 1.0 / sums.sum, m);

@@ -310,8 +310,10 @@ QKV_INLINE void loadLanes(const Scalar* x, const std::uint8_t* allowed, Index j,
 /// to r¹³ (truncation below 5e-18, summed by Estrin's scheme), 2^k built in the exponent bits. Below −700,
 /// 2^(k+60) is built and the product scaled by 2^−60, so that subnormal results come out right. No branches.
 /// On one of the CPU's vectors at a time: done on a whole pack at once, the polynomial's terms for two or
-/// four vectors would not fit in AVX2's or SSE2's sixteen registers.
-template <typename Vector> QKV_INLINE Vector expNonPositive(Vector z)
+/// four vectors would not fit in AVX2's or SSE2's sixteen registers. `normalOnly` when every z ≥ −700 (the
+/// result is then a normal number): the same bits without the steps for subnormal and zero results, a
+/// fifth of a softmax row's work.
+template <bool normalOnly = false, typename Vector> QKV_INLINE Vector expNonPositive(Vector z)
 {
     typedef std::int64_t Bits __attribute__((vector_size(sizeof(Vector))));
     constexpr double log2e = 1.4426950408889634;
@@ -319,7 +321,8 @@ template <typename Vector> QKV_INLINE Vector expNonPositive(Vector z)
     constexpr double ln2High = 0x1.62e42fee00000p-1; // trailing zeros: k·ln2High is exact for |k| < 2^11
     constexpr double ln2Low = 0x1.a39ef35793c76p-33;
     const Vector none{};
-    z = z > -746.0 ? z : none - 746.0;
+    if constexpr (!normalOnly)
+        z = z > -746.0 ? z : none - 746.0;
     const Vector t = z * log2e + shifter;
     const Vector k = t - shifter;
     const Vector r = (z - k * ln2High) - k * ln2Low;
@@ -341,10 +344,16 @@ template <typename Vector> QKV_INLINE Vector expNonPositive(Vector z)
     const Vector d0 = b0 + r4 * b1;
     const Vector d1 = b2 + r4 * a6;
     const Vector p = d0 + r8 * d1;
-    const Bits subnormal = z < -700.0;
-    const Bits offset = subnormal ? Bits{} + (1023 + 60) : Bits{} + 1023;
     Bits bits;
     std::memcpy(&bits, &t, sizeof bits); // t's low bits: k, offset by the shifter
+    if constexpr (normalOnly) {
+        bits = (bits + 1023) << 52;
+        Vector twoToK;
+        std::memcpy(&twoToK, &bits, sizeof twoToK);
+        return p * twoToK;
+    }
+    const Bits subnormal = z < -700.0;
+    const Bits offset = subnormal ? Bits{} + (1023 + 60) : Bits{} + 1023;
     bits = (bits + offset) << 52;
     Vector twoToK;
     std::memcpy(&twoToK, &bits, sizeof twoToK);
@@ -357,11 +366,11 @@ template <typename Vector> QKV_INLINE Vector expNonPositive(Vector z)
     return result;
 }
 
-QKV_INLINE Doubles expNonPositive(const Doubles& z)
+template <bool normalOnly = false> QKV_INLINE Doubles expNonPositive(const Doubles& z)
 {
     Doubles e;
     QKV_FOR_EACH_PART (int i = 0; i < Doubles::parts; ++i)
-        e.part[i] = expNonPositive(z.part[i]);
+        e.part[i] = expNonPositive<normalOnly>(z.part[i]);
     return e;
 }
 
@@ -436,7 +445,7 @@ RangeF allowedRangeFloat(const float* x, const std::uint8_t* allowed, Index m)
 
 /// One pack of shiftedExp: z = max((x − max)/τ, −746) where allowed, else 0; e = exp(z) where allowed,
 /// else 0; the sums gain e and e·z, and `check` gains (x − max)·0, NaN when an allowed x is not finite.
-template <bool divideByTemperature>
+template <bool divideByTemperature, bool normalOnly>
 QKV_INLINE Doubles shiftedExpPack(const Doubles& x, const Longs& allowed, double max, double temperature,
                                   Doubles& sum, Doubles& weighted, Doubles& check)
 {
@@ -446,14 +455,14 @@ QKV_INLINE Doubles shiftedExpPack(const Doubles& x, const Longs& allowed, double
     Doubles z = divideByTemperature ? shifted / temperature : shifted;
     z = select(z > -746.0, z, Doubles::splat(-746.0));
     z = select(isAllowed, z, zero);
-    const Doubles e = select(isAllowed, expNonPositive(z), zero);
+    const Doubles e = select(isAllowed, expNonPositive<normalOnly>(z), zero);
     check += select(isAllowed, shifted * 0.0, zero);
     sum += e;
     weighted += e * z;
     return e;
 }
 
-template <bool divideByTemperature>
+template <bool divideByTemperature, bool normalOnly>
 QKV_INLINE ExpSums shiftedExpRow(const double* x, const std::uint8_t* allowed, double max, double temperature,
                                  double* e, Index m)
 {
@@ -463,7 +472,8 @@ QKV_INLINE ExpSums shiftedExpRow(const double* x, const std::uint8_t* allowed, d
         Doubles xs;
         Longs a;
         loadLanes(x, allowed, j, xs, a);
-        shiftedExpPack<divideByTemperature>(xs, a, max, temperature, sum, weighted, check).store(e + j);
+        shiftedExpPack<divideByTemperature, normalOnly>(xs, a, max, temperature, sum, weighted, check)
+            .store(e + j);
     }
     if (j < m) { // the tail, padded with masked entries, which add nothing
         double tailX[lanes] = {}, tailE[lanes];
@@ -472,8 +482,8 @@ QKV_INLINE ExpSums shiftedExpRow(const double* x, const std::uint8_t* allowed, d
             tailX[l] = x[j + l];
             tailAllowed[l] = allowed[j + l];
         }
-        shiftedExpPack<divideByTemperature>(Doubles::load(tailX), Longs::load(tailAllowed), max, temperature,
-                                            sum, weighted, check)
+        shiftedExpPack<divideByTemperature, normalOnly>(Doubles::load(tailX), Longs::load(tailAllowed), max,
+                                                        temperature, sum, weighted, check)
             .store(tailE);
         for (int l = 0; j + l < m; ++l)
             e[j + l] = tailE[l];
@@ -481,12 +491,20 @@ QKV_INLINE ExpSums shiftedExpRow(const double* x, const std::uint8_t* allowed, d
     return {total(check) == 0.0 ? total(sum) : __builtin_nan(""), total(weighted)};
 }
 
-ExpSums shiftedExp(const double* x, const std::uint8_t* allowed, double max, double temperature, double* e,
+ExpSums shiftedExp(const double* x, const std::uint8_t* allowed, Range range, double temperature, double* e,
                    Index m)
 {
+    // Every allowed z at least (min − max)/τ, computed as z is: then no result is subnormal or zero. (A NaN
+    // min or an allowed NaN, which the range passes over, makes the sum NaN either way.)
+    const double max = range.max;
+    const double shifted = range.min - max;
+    const bool normalOnly = (temperature == 1.0 ? shifted : shifted / temperature) >= -700.0;
     // x / 1 is x, bit for bit: the common τ = 1 skips the division.
-    return temperature == 1.0 ? shiftedExpRow<false>(x, allowed, max, temperature, e, m)
-                              : shiftedExpRow<true>(x, allowed, max, temperature, e, m);
+    if (temperature == 1.0)
+        return normalOnly ? shiftedExpRow<false, true>(x, allowed, max, temperature, e, m)
+                          : shiftedExpRow<false, false>(x, allowed, max, temperature, e, m);
+    return normalOnly ? shiftedExpRow<true, true>(x, allowed, max, temperature, e, m)
+                      : shiftedExpRow<true, false>(x, allowed, max, temperature, e, m);
 }
 
 template <bool divideByTemperature>

@@ -9,7 +9,7 @@ namespace qkv::rows {
 struct KernelTable {
     Range (*allowedRange)(const double*, const std::uint8_t*, Index);
     RangeF (*allowedRangeFloat)(const float*, const std::uint8_t*, Index);
-    ExpSums (*shiftedExp)(const double*, const std::uint8_t*, double, double, double*, Index);
+    ExpSums (*shiftedExp)(const double*, const std::uint8_t*, Range, double, double*, Index);
     ExpSums (*shiftedExpFloat)(const float*, const std::uint8_t*, float, float, float*, Index);
     void (*multiply)(double*, double, Index);
     void (*multiplyFloat)(const float*, float, float*, Index);

@@ -122,10 +122,10 @@ RangeF allowedRange(const float* x, const std::uint8_t* allowed, Index m)
     return table().allowedRangeFloat(x, allowed, m);
 }
 
-ExpSums shiftedExp(const double* x, const std::uint8_t* allowed, double max, double temperature, double* e,
+ExpSums shiftedExp(const double* x, const std::uint8_t* allowed, Range range, double temperature, double* e,
                    Index m)
 {
-    return table().shiftedExp(x, allowed, max, temperature, e, m);
+    return table().shiftedExp(x, allowed, range, temperature, e, m);
 }
 
 ExpSums shiftedExp(const float* x, const std::uint8_t* allowed, float max, float temperature, float* e,

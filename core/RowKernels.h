@@ -39,14 +39,15 @@ struct RangeF {
 RangeF allowedRange(const float* x, const std::uint8_t* allowed, Index m);
 
 /// The softmax numerators of a row: e_j = exp(z_j) with z_j = max((x_j − max)/τ, −746) for allowed j,
-/// 0 for masked j. Returns Σ e (NaN when an allowed x is not finite) and Σ e·z (the entropy is
-/// ln Σe − Σez/Σe). exp is accurate to 2 units in the
-/// last place down to the smallest subnormal (z ≥ −745.13); below, e = 0, as exp's correctly rounded value.
+/// 0 for masked j, where `range` is the row's allowedRange (max = range.max; a row whose allowed z all
+/// exceed −700 skips exp's steps for subnormal results). Returns Σ e (NaN when an allowed x is not finite)
+/// and Σ e·z (the entropy is ln Σe − Σez/Σe). exp is accurate to 2 units in the last place down to the
+/// smallest subnormal (z ≥ −745.13); below, e = 0, as exp's correctly rounded value.
 struct ExpSums {
     double sum;
     double weightedLogits;
 };
-ExpSums shiftedExp(const double* x, const std::uint8_t* allowed, double max, double temperature, double* e,
+ExpSums shiftedExp(const double* x, const std::uint8_t* allowed, Range range, double temperature, double* e,
                    Index m);
 
 /// The float32 softmax numerators: e_j = exp(z_j) in float32 with z_j = (x_j − max)/τ in float32 for allowed

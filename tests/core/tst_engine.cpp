@@ -701,7 +701,8 @@ void TestEngine::overflowingProjectionsAreNamedFirst()
                     Matrix& W = projection == 0 ? second.W_Q : projection == 1 ? second.W_K : second.W_V;
                     s.X(n - 1, 5) = huge; // finite, and so is W: only their product overflows
                     W(5, 7) = huge;
-                    const QString expected = QStringLiteral("heads[1].%1: ").arg(QLatin1Char("QKV"[projection]));
+                    const QString expected =
+                        QStringLiteral("heads[1].%1: ").arg(QLatin1Char("QKV"[projection]));
                     const QString where = QStringLiteral("%1, %2 score, %3, %4")
                                               .arg(QLatin1String(toString(precision)))
                                               .arg(QLatin1String(toString(score)))

@@ -95,6 +95,7 @@ private slots:
     void precisionRoundTripsAndIsValidated_data();
     void precisionRoundTripsAndIsValidated();
     void rowKernelExpIsAccurate();
+    void softmaxNumeratorsOfNarrowRowsSkipNothing();
     void rowKernelsMatchPlainLoops();
     void rowKernelLevelsGiveTheSameBits();
     void float32ExpIsAccurate();
@@ -377,6 +378,50 @@ void TestPrecision::rowKernelExpIsAccurate()
     QVERIFY2(worstUlps <= 2.0, qPrintable(QString::number(worstUlps)));
 }
 
+void TestPrecision::softmaxNumeratorsOfNarrowRowsSkipNothing()
+{
+    // shiftedExp skips exp's steps for subnormal results when the row's range says every allowed z exceeds
+    // −700: the numerators must be the bits of the full steps (a range with min = −∞ forces them), on rows
+    // whose span lies just inside and just outside that bound, at τ = 1 and another τ, with masked entries
+    // far below it, at every kernel level the CPU has.
+    std::mt19937_64 random(5);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    const rows::KernelLevel inUse = rows::kernelLevel();
+    for (const rows::KernelLevel level :
+         {rows::KernelLevel::Baseline, rows::KernelLevel::X86_64_V3, rows::KernelLevel::X86_64_V4}) {
+        if (!rows::useKernelLevel(level))
+            continue;
+        for (const double temperature : {1.0, 0.37, 3.0})
+            for (const double span : {1.0, 699.0, 700.0 * temperature, 700.5 * temperature, 745.0, 760.0})
+                for (const Index m : {Index(5), Index(8), Index(37), Index(1000)}) {
+                    std::vector<double> x(static_cast<std::size_t>(m)), fast(x.size()), full(x.size());
+                    std::vector<std::uint8_t> allowed(x.size());
+                    for (std::size_t j = 0; j < x.size(); ++j) {
+                        x[j] = 3.0 - span * unit(random);
+                        allowed[j] = j % 5 != 2;
+                        if (!allowed[j])
+                            x[j] = -1e6; // masked: never part of the range
+                    }
+                    x[0] = 3.0;        // the max
+                    x[1] = 3.0 - span; // the min
+                    const rows::Range range = rows::allowedRange(x.data(), allowed.data(), m);
+                    const rows::ExpSums a =
+                        rows::shiftedExp(x.data(), allowed.data(), range, temperature, fast.data(), m);
+                    const rows::ExpSums b = rows::shiftedExp(x.data(), allowed.data(), {-INFINITY, range.max},
+                                                             temperature, full.data(), m);
+                    const QString where = QStringLiteral("level %1, τ %2, span %3, m %4")
+                                              .arg(int(level))
+                                              .arg(temperature)
+                                              .arg(span)
+                                              .arg(m);
+                    QVERIFY2(std::memcmp(fast.data(), full.data(), sizeof(double) * x.size()) == 0,
+                             qPrintable(where));
+                    QVERIFY2(std::memcmp(&a, &b, sizeof a) == 0, qPrintable(where));
+                }
+    }
+    QVERIFY(rows::useKernelLevel(inUse));
+}
+
 void TestPrecision::float32ExpIsAccurate()
 {
     // Within 2 units in float32's last place of the exact value over the whole range it is used on.
@@ -624,7 +669,7 @@ std::string everyKernelOn(const std::vector<double>& x, const std::vector<std::u
     put(range.min, range.max);
     for (double temperature : {1.0, 0.3}) {
         const rows::ExpSums sums =
-            rows::shiftedExp(x.data(), allowed.data(), range.max, temperature, e.data(), m);
+            rows::shiftedExp(x.data(), allowed.data(), range, temperature, e.data(), m);
         put(sums.sum, sums.weightedLogits);
         putDoubles(e);
     }
