@@ -690,12 +690,9 @@ void hardmaxRow(const double* scaled, const std::uint8_t* allowed, Index m, cons
         out[j] *= share;
 }
 
-/// Normalizes the row and returns the trace fields other than the support.
-/// Softmax of a row without a mask, entirely vectorised: the common case, and most of a large session's time.
-/// Returns false (having written only to out) when the row needs the careful path: a non-finite score, or
-/// logits below −700 where Eigen's exp is not exact.
 /// Softmax of a row whose allowed scores are finite and span less than DBL_MAX, in the vectorised row
-/// kernels (in place too); false (and nothing written) for any other row, which takes the exact general path.
+/// kernels (in place too): the common case, and most of a large session's time. False for any other row
+/// (having written at most to out), which then takes the exact general path.
 bool fastSoftmaxRow(const double* scaled, const std::uint8_t* allowed, Index m, double temperature,
                     double* out, NormalizerTrace& trace)
 {
@@ -715,6 +712,7 @@ bool fastSoftmaxRow(const double* scaled, const std::uint8_t* allowed, Index m, 
     return true;
 }
 
+/// Normalizes the row and returns the trace fields other than the support.
 NormalizerTrace normalizeRowImpl(const NormalizerSpec& spec, const double* scaled,
                                  const std::uint8_t* allowed, Index m, double temperature, double* out,
                                  NormalizerScratch& scratch)

@@ -61,8 +61,9 @@ void TestMasks::patterns_data()
     QTest::addColumn<int>("prefix");
     QTest::addColumn<int>("window");
     for (int type = 0; type <= int(MaskType::Custom); ++type)
-        for (auto [n, m] : {std::pair{1, 1}, std::pair{5, 5}, std::pair{4, 7}, std::pair{7, 3}})
-            for (int parameter : {0, 1, 2, 9}) {
+        for (auto [n, m] :
+             {std::pair{1, 1}, std::pair{5, 5}, std::pair{4, 7}, std::pair{7, 3}, std::pair{40, 33}})
+            for (int parameter : {0, 1, 2, 9, 100}) {
                 if (type == int(MaskType::Sliding) && parameter == 0)
                     continue; // window ≥ 1
                 QTest::addRow("%s %dx%d p=%d", toString(MaskType(type)), n, m, parameter)
