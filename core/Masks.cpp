@@ -6,36 +6,19 @@
 
 namespace qkv {
 
-bool patternAllows(const MaskSpec& mask, Index i, Index j)
-{
-    switch (mask.type) {
-    case MaskType::None:
-        return true;
-    case MaskType::Causal:
-        return j <= i;
-    case MaskType::Prefix:
-        return j < mask.prefixLength || j <= i;
-    case MaskType::Sliding:
-        return j <= i && i - j < mask.window;
-    case MaskType::Custom:
-        return i < mask.allowed.rows() && j < mask.allowed.cols() && mask.allowed(i, j) != 0;
-    }
-    return false;
-}
-
 namespace {
 
-/// The keys [first, last] that a causal, prefix or sliding-window mask allows query i to see (patternAllows
-/// for every j of that interval, before clipping to the keys there are).
+/// The keys [first, last] that a causal, prefix or sliding-window mask allows query i to see, before
+/// clipping to the keys there are: each of these patterns allows one interval of keys to a query.
 std::pair<Index, Index> allowedKeys(const MaskSpec& mask, Index i)
 {
     switch (mask.type) {
     case MaskType::Causal:
-        return {0, i};
+        return {0, i}; // j ≤ i
     case MaskType::Prefix:
-        return {0, std::max(mask.prefixLength - 1, i)};
+        return {0, std::max(mask.prefixLength - 1, i)}; // j < prefixLength or j ≤ i
     case MaskType::Sliding:
-        return {i - mask.window + 1, i};
+        return {i - mask.window + 1, i}; // j ≤ i and i − j < window
     default:
         break;
     }
@@ -43,6 +26,20 @@ std::pair<Index, Index> allowedKeys(const MaskSpec& mask, Index i)
 }
 
 } // namespace
+
+bool patternAllows(const MaskSpec& mask, Index i, Index j)
+{
+    switch (mask.type) {
+    case MaskType::None:
+        return true;
+    case MaskType::Custom:
+        return i < mask.allowed.rows() && j < mask.allowed.cols() && mask.allowed(i, j) != 0;
+    default: {
+        const auto [first, last] = allowedKeys(mask, i);
+        return first <= j && j <= last;
+    }
+    }
+}
 
 void buildMask(const Session& session, MaskMatrix& allowed)
 {
@@ -58,8 +55,8 @@ void buildMask(const Session& session, MaskMatrix& allowed)
         allowed = mask.allowed;
         break;
     default:
-        // Each pattern allows one interval of keys to a query, filled a row at a time (entry by entry, a
-        // 4096-token causal mask took 16 M calls of patternAllows on every computation).
+        // A row at a time (entry by entry, a 4096-token causal mask took 16 M calls of patternAllows on every
+        // computation).
         for (Index i = 0; i < n; ++i) {
             const auto [first, last] = allowedKeys(mask, i);
             const Index from = std::max<Index>(first, 0), to = std::min(last, m - 1);
