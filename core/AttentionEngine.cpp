@@ -462,6 +462,12 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
     out.output.resize(n, dV);
     out.rowStats.resize(static_cast<std::size_t>(n));
 
+    // In float32 the double scores, scaled scores and weights are widened from the float32 rows that the
+    // products use, and not read again here: when each is far larger than the caches, they are written
+    // around them, so that each line is not first read in (n = 2048, d = 512: 1.5 % faster).
+    constexpr Index smallestStreamedHead = Index(1) << 21; // n · m entries: 16 MiB of doubles
+    const rows::WideRows wideRows = n * m >= smallestStreamedHead ? rows::WideRows::Streamed
+                                                                   : rows::WideRows::Cached;
     const Index rowsPerBlock = blockRows(n, m, Q.cols(), dV);
     std::vector<Problem> problems(static_cast<std::size_t>((n + rowsPerBlock - 1) / rowsPerBlock),
                                   Problem::None);
@@ -511,7 +517,7 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
                 // The row's float32 scores become its float32 scaled scores, then its float32 weights, for
                 // weights · V.
                 float* row32 = &blockScores(r, 0);
-                const bool finite = rows::divide(row32, divisor, scoreRow, scaledRow, m);
+                const bool finite = rows::divide(row32, divisor, scoreRow, scaledRow, m, wideRows);
                 if (!finite)
                     report(rows::allFinite(scoreRow, m) ? Problem::Scaled : Problem::Score);
                 const bool biased = !alibi || addAlibiBias(row32, m, i, static_cast<float>(slope), scaledRow);
@@ -520,7 +526,7 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
                 if (finite && biased &&
                     softmaxRowFloat32(session.normalizer, row32, allowedRow, m, temperature32, row32, trace,
                                       normalizerScratch)) {
-                    sums = rows::widenAndSum(row32, weightRow, m);
+                    sums = rows::widenAndSum(row32, weightRow, m, wideRows);
                 } else {
                     trace = normalizeRow(session.normalizer, scaledRow, allowedRow, m, session.temperature,
                                          weightRow, normalizerScratch);

@@ -19,6 +19,9 @@
 #include <cstdint>
 #include <cstring>
 #include <utility>
+#if defined(__SSE2__)
+#include <emmintrin.h> // non-temporal stores (WideRows::Streamed)
+#endif
 
 #if !defined(QKV_ROW_LEVEL) || !defined(QKV_REGISTER_BYTES)
 #error "define QKV_ROW_LEVEL and QKV_REGISTER_BYTES before including RowKernelLevel.h"
@@ -89,6 +92,23 @@ template <typename T, int N> struct Pack {
     {
         QKV_FOR_EACH_PART (int i = 0; i < parts; ++i)
             std::memcpy(to + i * partLanes, &part[i], sizeof(Part));
+    }
+    /// store(to), around the caches when `streamed` (`to` 16-byte aligned; doubles only).
+    template <bool streamed> QKV_INLINE void storeWide(T* to) const
+    {
+#if defined(__SSE2__)
+        if constexpr (streamed) {
+            static_assert(sizeof(T) == sizeof(double) && sizeof(Part) % 16 == 0);
+            QKV_FOR_EACH_PART (int i = 0; i < parts; ++i)
+                QKV_FOR_EACH_PART (int k = 0; k < int(sizeof(Part)) / 16; ++k) {
+                    __m128d piece;
+                    std::memcpy(&piece, reinterpret_cast<const char*>(&part[i]) + 16 * k, 16);
+                    _mm_stream_pd(to + i * partLanes + 2 * k, piece);
+                }
+            return;
+        }
+#endif
+        store(to);
     }
     QKV_INLINE T operator[](int lane) const { return part[lane / partLanes][lane % partLanes]; }
     QKV_INLINE void set(int lane, T value) { part[lane / partLanes][lane % partLanes] = value; }
@@ -576,17 +596,39 @@ bool divide(const double* scores, double divisor, double* scaled, Index m)
     return total(check) == 0.0;
 }
 
-bool divideFloat(float* scores, float divisor, double* scoresOut, double* scaled, Index m)
+/// Whether WideRows::Streamed can stream into every one of `rows`: on x86-64, when each is 16-byte aligned.
+template <typename... Rows> QKV_INLINE bool streams(WideRows stores, Rows... rows)
+{
+#if defined(__SSE2__)
+    return stores == WideRows::Streamed && ((reinterpret_cast<std::uintptr_t>(rows) % 16 == 0) && ...);
+#else
+    (void)stores;
+    ((void)rows, ...);
+    return false;
+#endif
+}
+
+/// Non-temporal stores are weakly ordered: fenced before the rows are handed on (to another thread).
+template <bool streamed> QKV_INLINE void endStreaming()
+{
+#if defined(__SSE2__)
+    if constexpr (streamed)
+        _mm_sfence();
+#endif
+}
+
+template <bool streamed>
+QKV_INLINE bool divideFloatRow(float* scores, float divisor, double* scoresOut, double* scaled, Index m)
 {
     Doubles check{};
     Index j = 0;
     for (; j + lanes <= m; j += lanes) {
         const Floats s = Floats::load(scores + j);
-        convert<Doubles>(s).store(scoresOut + j);
+        convert<Doubles>(s).template storeWide<streamed>(scoresOut + j);
         const Floats quotient = s / divisor;
         quotient.store(scores + j);
         const Doubles wide = convert<Doubles>(quotient);
-        wide.store(scaled + j);
+        wide.template storeWide<streamed>(scaled + j);
         check += wide * 0.0; // inf·0 and NaN·0 are NaN
     }
     for (; j < m; ++j) {
@@ -595,7 +637,14 @@ bool divideFloat(float* scores, float divisor, double* scoresOut, double* scaled
         scaled[j] = static_cast<double>(scores[j]);
         check.set(0, check[0] + scaled[j] * 0.0);
     }
+    endStreaming<streamed>();
     return total(check) == 0.0;
+}
+
+bool divideFloat(float* scores, float divisor, double* scoresOut, double* scaled, Index m, WideRows stores)
+{
+    return streams(stores, scoresOut, scaled) ? divideFloatRow<true>(scores, divisor, scoresOut, scaled, m)
+                                                : divideFloatRow<false>(scores, divisor, scoresOut, scaled, m);
 }
 
 bool allFinite(const double* x, Index m)
@@ -678,7 +727,8 @@ std::uint64_t rowHash(const double* x, Index m)
 
 enum class WeightsIn { Double, DoubleToRound, Float };
 
-template <WeightsIn source> QKV_INLINE WeightSums sumWeights(double* w, float* rounded, Index m)
+template <WeightsIn source, bool streamed = false>
+QKV_INLINE WeightSums sumWeights(double* w, float* rounded, Index m)
 {
     Doubles sum{}, count{}, high{};
     Index j = 0;
@@ -693,7 +743,7 @@ template <WeightsIn source> QKV_INLINE WeightSums sumWeights(double* w, float* r
             v.store(w + j);
         } else {
             v = convert<Doubles>(Floats::load(rounded + j));
-            v.store(w + j);
+            v.template storeWide<streamed>(w + j);
         }
         sum += v;
         count += select(v > 0.0, Doubles::splat(1.0), Doubles::splat(0.0));
@@ -715,6 +765,7 @@ template <WeightsIn source> QKV_INLINE WeightSums sumWeights(double* w, float* r
         count.set(0, count[0] + (v > 0.0 ? 1.0 : 0.0));
         high.set(0, v > high[0] ? v : high[0]);
     }
+    endStreaming<streamed>();
     WeightSums sums{total(sum), static_cast<Index>(total(count)), 0.0};
     for (int l = 0; l < lanes; ++l)
         sums.max = high[l] > sums.max ? high[l] : sums.max;
@@ -731,9 +782,11 @@ WeightSums roundToFloatAndSum(double* w, float* rounded, Index m)
     return sumWeights<WeightsIn::DoubleToRound>(w, rounded, m);
 }
 
-WeightSums widenAndSum(const float* w, double* wide, Index m)
+WeightSums widenAndSum(const float* w, double* wide, Index m, WideRows stores)
 {
-    return sumWeights<WeightsIn::Float>(wide, const_cast<float*>(w), m); // reads w only
+    float* readOnly = const_cast<float*>(w); // reads w only
+    return streams(stores, wide) ? sumWeights<WeightsIn::Float, true>(wide, readOnly, m)
+                                   : sumWeights<WeightsIn::Float, false>(wide, readOnly, m);
 }
 
 double expOfNonPositive(double z)

@@ -14,14 +14,14 @@ struct KernelTable {
     void (*multiply)(double*, double, Index);
     void (*multiplyFloat)(const float*, float, float*, Index);
     bool (*divide)(const double*, double, double*, Index);
-    bool (*divideFloat)(float*, float, double*, double*, Index);
+    bool (*divideFloat)(float*, float, double*, double*, Index, WideRows);
     bool (*allFinite)(const double*, Index);
     bool (*roundToFloat)(const double*, float*, Index);
     bool (*widen)(const float*, double*, Index);
     std::uint64_t (*rowHash)(const double*, Index);
     WeightSums (*weightSums)(const double*, Index);
     WeightSums (*roundToFloatAndSum)(double*, float*, Index);
-    WeightSums (*widenAndSum)(const float*, double*, Index);
+    WeightSums (*widenAndSum)(const float*, double*, Index, WideRows);
     double (*expOfNonPositive)(double);
     float (*expOfNonPositiveFloat)(float);
 };

@@ -149,9 +149,9 @@ bool divide(const double* scores, double divisor, double* scaled, Index m)
     return table().divide(scores, divisor, scaled, m);
 }
 
-bool divide(float* scores, float divisor, double* scoresOut, double* scaled, Index m)
+bool divide(float* scores, float divisor, double* scoresOut, double* scaled, Index m, WideRows stores)
 {
-    return table().divideFloat(scores, divisor, scoresOut, scaled, m);
+    return table().divideFloat(scores, divisor, scoresOut, scaled, m, stores);
 }
 
 bool allFinite(const double* x, Index m)
@@ -184,9 +184,9 @@ WeightSums roundToFloatAndSum(double* w, float* rounded, Index m)
     return table().roundToFloatAndSum(w, rounded, m);
 }
 
-WeightSums widenAndSum(const float* w, double* wide, Index m)
+WeightSums widenAndSum(const float* w, double* wide, Index m, WideRows stores)
 {
-    return table().widenAndSum(w, wide, m);
+    return table().widenAndSum(w, wide, m, stores);
 }
 
 double expOfNonPositive(double z)

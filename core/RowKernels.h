@@ -61,10 +61,16 @@ ExpSums shiftedExp(const float* x, const std::uint8_t* allowed, float max, float
 void multiply(double* x, double factor, Index m);
 void multiply(const float* x, float factor, float* product, Index m);
 
+/// How a float32 kernel writes the double rows it widens into: through the caches, or around them
+/// (non-temporal stores, on x86-64 when the row is 16-byte aligned) when the rows are far larger than the
+/// caches and nothing reads them soon. The bits written are the same either way.
+enum class WideRows { Cached, Streamed };
+
 /// scaled_j = s_j / divisor, in the precision of s; true when every scaled entry is finite. A float32 row is
 /// divided in place, and its scores and scaled scores are also widened into the double rows.
 bool divide(const double* scores, double divisor, double* scaled, Index m);
-bool divide(float* scores, float divisor, double* scoresOut, double* scaled, Index m);
+bool divide(float* scores, float divisor, double* scoresOut, double* scaled, Index m,
+            WideRows stores = WideRows::Cached);
 
 bool allFinite(const double* x, Index m);
 
@@ -88,7 +94,7 @@ WeightSums weightSums(const double* w, Index m);
 /// The same after rounding each entry to the nearest float32 value, which also goes to `rounded`.
 WeightSums roundToFloatAndSum(double* w, float* rounded, Index m);
 /// The same for float32 weights, which are also widened into `wide`.
-WeightSums widenAndSum(const float* w, double* wide, Index m);
+WeightSums widenAndSum(const float* w, double* wide, Index m, WideRows stores = WideRows::Cached);
 
 /// exp(z) for z ≤ 0 as shiftedExp computes it, for tests against std::exp.
 double expOfNonPositive(double z);

@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cfloat>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <set>
@@ -98,6 +99,7 @@ private slots:
     void softmaxNumeratorsOfNarrowRowsSkipNothing();
     void rowKernelsMatchPlainLoops();
     void rowKernelLevelsGiveTheSameBits();
+    void streamedWideRowsMatchCached();
     void float32ExpIsAccurate();
     void float32SoftmaxRow();
     void roundToFloatAndRowHash();
@@ -793,6 +795,54 @@ void TestPrecision::rowKernelLevelsGiveTheSameBits()
                     .arg(QString::fromStdString(actual.substr(std::size_t(std::max<long>(0, at - 40)), 80)))
                     .arg(QString::fromStdString(
                         expected.substr(std::size_t(std::max<long>(0, at - 40)), 80)))));
+        }
+    }
+    QVERIFY(rows::useKernelLevel(inUse));
+}
+
+void TestPrecision::streamedWideRowsMatchCached()
+{
+    // WideRows::Streamed changes how the double rows are stored, never what: the same bits and sums as
+    // WideRows::Cached on every level, into 16-byte-aligned rows (streamed) and rows one double off (which
+    // fall back to cached stores), with tails of every length.
+    const rows::KernelLevel inUse = rows::kernelLevel();
+    std::mt19937_64 random(5);
+    std::normal_distribution<float> normal(0.0f, 3.0f);
+    for (rows::KernelLevel level :
+         {rows::KernelLevel::Baseline, rows::KernelLevel::X86_64_V3, rows::KernelLevel::X86_64_V4}) {
+        if (!rows::useKernelLevel(level))
+            continue;
+        for (Index m : {1, 7, 8, 9, 16, 23, 64, 2051}) {
+            const std::size_t size = std::size_t(m);
+            std::vector<float> x(size);
+            for (float& v : x)
+                v = normal(random);
+            x[size / 2] = size > 8 ? INFINITY : x[size / 2]; // the finiteness check sees streamed rows too
+            for (std::size_t offset : {0, 1}) {
+                std::vector<double> scores[2], scaled[2], weights[2];
+                bool finite[2];
+                rows::WeightSums sums[2];
+                std::vector<float> divided[2];
+                for (int streamed = 0; streamed < 2; ++streamed) {
+                    const rows::WideRows stores = streamed ? rows::WideRows::Streamed : rows::WideRows::Cached;
+                    scores[streamed].assign(size + offset, -1.0);
+                    scaled[streamed].assign(size + offset, -1.0);
+                    weights[streamed].assign(size + offset, -1.0);
+                    divided[streamed] = x;
+                    finite[streamed] = rows::divide(divided[streamed].data(), 3.0f, scores[streamed].data() + offset,
+                                                    scaled[streamed].data() + offset, m, stores);
+                    sums[streamed] = rows::widenAndSum(x.data(), weights[streamed].data() + offset, m, stores);
+                }
+                const QByteArray where = QByteArrayLiteral("level ") + rows::kernelLevelName(level) +
+                                         ", m = " + QByteArray::number(qlonglong(m)) + ", offset " +
+                                         QByteArray::number(qulonglong(offset));
+                QVERIFY2(finite[0] == finite[1] && finite[0] == (size <= 8), where);
+                QVERIFY2(divided[0] == divided[1], where);
+                for (auto* pair : {scores, scaled, weights})
+                    QVERIFY2(std::memcmp(pair[0].data(), pair[1].data(), pair[0].size() * sizeof(double)) == 0,
+                             where);
+                QVERIFY2(std::memcmp(&sums[0], &sums[1], sizeof sums[0]) == 0, where);
+            }
         }
     }
     QVERIFY(rows::useKernelLevel(inUse));
