@@ -299,7 +299,7 @@ template <typename Scalar> struct ScoreOperands {
                         ((left->row(first + i) + right->row(j)).array().tanh().matrix() * v_a).value();
             return;
         }
-        multiply<Scalar>(left->middleRows(first, count), *right, out, Operand::Transposed);
+        multiplyOnThisThread<Scalar>(left->middleRows(first, count), *right, out, Operand::Transposed);
         if (score == ScoreFunction::Cosine)
             out = out.cwiseMax(Scalar(-1)).cwiseMin(Scalar(1)); // rounding can step just outside [−1, 1]
     }
@@ -544,11 +544,12 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
         double* outputRows = out.output.row(first).data(); // whole rows: contiguous
         bool outputFinite = true;
         if constexpr (isDouble<Scalar>) {
-            multiply<double>(out.weights.middleRows(first, count), V, out.output.middleRows(first, count));
+            multiplyOnThisThread<double>(out.weights.middleRows(first, count), V,
+                                         out.output.middleRows(first, count));
             outputFinite = rows::allFinite(outputRows, count * dV);
         } else {
             scratchOutput.resize(count, dV);
-            multiply<float>(scratchScores, V, scratchOutput); // now the block's float32 weights
+            multiplyOnThisThread<float>(scratchScores, V, scratchOutput); // now the block's float32 weights
             outputFinite = rows::widen(scratchOutput.data(), outputRows, count * dV);
         }
         if (!outputFinite)

@@ -194,8 +194,23 @@ void multiply(const ConstRows<Scalar>& a, const ConstRows<Scalar>& b, Rows<Scala
     multiplyAll<Scalar>({Product<Scalar>{a, b, c, bForm}});
 }
 
+template <typename Scalar>
+void multiplyOnThisThread(const ConstRows<Scalar>& a, const ConstRows<Scalar>& b, Rows<Scalar> c, Operand bForm)
+{
+    if (c.size() == 0)
+        return;
+    if (a.cols() == 0)
+        c.setZero();
+    else
+        multiplyHere<Scalar>(a, b, c, bForm);
+}
+
 template void multiply<double>(const ConstRows<double>&, const ConstRows<double>&, Rows<double>, Operand);
 template void multiply<float>(const ConstRows<float>&, const ConstRows<float>&, Rows<float>, Operand);
+template void multiplyOnThisThread<double>(const ConstRows<double>&, const ConstRows<double>&, Rows<double>,
+                                           Operand);
+template void multiplyOnThisThread<float>(const ConstRows<float>&, const ConstRows<float>&, Rows<float>,
+                                          Operand);
 template void multiplyAll<double>(const std::vector<Product<double>>&);
 template void multiplyAll<float>(const std::vector<Product<float>>&);
 
