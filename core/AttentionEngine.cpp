@@ -467,8 +467,8 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
     // caches, they are written around them, so that each line is not first read in (n = 2048, d = 512:
     // 1.5 % faster; sparsemax, which reads the scaled row back, no slower).
     constexpr Index smallestStreamedHead = Index(1) << 21; // n · m entries: 16 MiB of doubles
-    const rows::WideRows wideRows = n * m >= smallestStreamedHead ? rows::WideRows::Streamed
-                                                                   : rows::WideRows::Cached;
+    const rows::WideRows wideRows =
+        n * m >= smallestStreamedHead ? rows::WideRows::Streamed : rows::WideRows::Cached;
     const Index rowsPerBlock = blockRows(n, m, Q.cols(), dV);
     std::vector<Problem> problems(static_cast<std::size_t>((n + rowsPerBlock - 1) / rowsPerBlock),
                                   Problem::None);

@@ -195,7 +195,8 @@ void multiply(const ConstRows<Scalar>& a, const ConstRows<Scalar>& b, Rows<Scala
 }
 
 template <typename Scalar>
-void multiplyOnThisThread(const ConstRows<Scalar>& a, const ConstRows<Scalar>& b, Rows<Scalar> c, Operand bForm)
+void multiplyOnThisThread(const ConstRows<Scalar>& a, const ConstRows<Scalar>& b, Rows<Scalar> c,
+                          Operand bForm)
 {
     if (c.size() == 0)
         return;

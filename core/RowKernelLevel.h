@@ -93,6 +93,8 @@ template <typename T, int N> struct Pack {
         QKV_FOR_EACH_PART (int i = 0; i < parts; ++i)
             std::memcpy(to + i * partLanes, &part[i], sizeof(Part));
     }
+    QKV_INLINE T operator[](int lane) const { return part[lane / partLanes][lane % partLanes]; }
+    QKV_INLINE void set(int lane, T value) { part[lane / partLanes][lane % partLanes] = value; }
     /// store(to), around the caches when `streamed` (`to` 16-byte aligned; doubles only).
     template <bool streamed> QKV_INLINE void storeWide(T* to) const
     {
@@ -110,8 +112,6 @@ template <typename T, int N> struct Pack {
 #endif
         store(to);
     }
-    QKV_INLINE T operator[](int lane) const { return part[lane / partLanes][lane % partLanes]; }
-    QKV_INLINE void set(int lane, T value) { part[lane / partLanes][lane % partLanes] = value; }
 
 // Lane by lane, on a pack and a pack, a pack and a scalar, a scalar and a pack: arithmetic gives a Pack,
 // comparisons a Mask.
@@ -644,7 +644,7 @@ QKV_INLINE bool divideFloatRow(float* scores, float divisor, double* scoresOut, 
 bool divideFloat(float* scores, float divisor, double* scoresOut, double* scaled, Index m, WideRows stores)
 {
     return streams(stores, scoresOut, scaled) ? divideFloatRow<true>(scores, divisor, scoresOut, scaled, m)
-                                                : divideFloatRow<false>(scores, divisor, scoresOut, scaled, m);
+                                              : divideFloatRow<false>(scores, divisor, scoresOut, scaled, m);
 }
 
 bool allFinite(const double* x, Index m)
@@ -786,7 +786,7 @@ WeightSums widenAndSum(const float* w, double* wide, Index m, WideRows stores)
 {
     float* readOnly = const_cast<float*>(w); // reads w only
     return streams(stores, wide) ? sumWeights<WeightsIn::Float, true>(wide, readOnly, m)
-                                   : sumWeights<WeightsIn::Float, false>(wide, readOnly, m);
+                                 : sumWeights<WeightsIn::Float, false>(wide, readOnly, m);
 }
 
 double expOfNonPositive(double z)

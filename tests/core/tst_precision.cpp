@@ -817,30 +817,35 @@ void TestPrecision::streamedWideRowsMatchCached()
             std::vector<float> x(size);
             for (float& v : x)
                 v = normal(random);
-            x[size / 2] = size > 8 ? INFINITY : x[size / 2]; // the finiteness check sees streamed rows too
+            if (size > 8)
+                x[size / 2] = INFINITY; // the finiteness check sees streamed rows too
             for (std::size_t offset : {0, 1}) {
                 std::vector<double> scores[2], scaled[2], weights[2];
                 bool finite[2];
                 rows::WeightSums sums[2];
                 std::vector<float> divided[2];
                 for (int streamed = 0; streamed < 2; ++streamed) {
-                    const rows::WideRows stores = streamed ? rows::WideRows::Streamed : rows::WideRows::Cached;
+                    const rows::WideRows stores =
+                        streamed ? rows::WideRows::Streamed : rows::WideRows::Cached;
                     scores[streamed].assign(size + offset, -1.0);
                     scaled[streamed].assign(size + offset, -1.0);
                     weights[streamed].assign(size + offset, -1.0);
                     divided[streamed] = x;
-                    finite[streamed] = rows::divide(divided[streamed].data(), 3.0f, scores[streamed].data() + offset,
-                                                    scaled[streamed].data() + offset, m, stores);
-                    sums[streamed] = rows::widenAndSum(x.data(), weights[streamed].data() + offset, m, stores);
+                    finite[streamed] =
+                        rows::divide(divided[streamed].data(), 3.0f, scores[streamed].data() + offset,
+                                     scaled[streamed].data() + offset, m, stores);
+                    sums[streamed] =
+                        rows::widenAndSum(x.data(), weights[streamed].data() + offset, m, stores);
                 }
                 const QByteArray where = QByteArrayLiteral("level ") + rows::kernelLevelName(level) +
                                          ", m = " + QByteArray::number(qlonglong(m)) + ", offset " +
                                          QByteArray::number(qulonglong(offset));
                 QVERIFY2(finite[0] == finite[1] && finite[0] == (size <= 8), where);
                 QVERIFY2(divided[0] == divided[1], where);
-                for (auto* pair : {scores, scaled, weights})
-                    QVERIFY2(std::memcmp(pair[0].data(), pair[1].data(), pair[0].size() * sizeof(double)) == 0,
-                             where);
+                for (const std::vector<double>* pair : {scores, scaled, weights}) {
+                    const std::size_t bytes = pair[0].size() * sizeof(double);
+                    QVERIFY2(std::memcmp(pair[0].data(), pair[1].data(), bytes) == 0, where);
+                }
                 QVERIFY2(std::memcmp(&sums[0], &sums[1], sizeof sums[0]) == 0, where);
             }
         }
