@@ -25,11 +25,11 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME "DEB-DEFAULT")
 set(CPACK_DEBIAN_PACKAGE_SECTION "science")
 set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
-# Depends: the libraries the program links, found by dpkg-shlibdeps (dpkg-dev), and what it opens itself:
-# OpenBLAS with dlopen (the engine falls back to Eigen without it, much slower), and the SVG plugins of
-# libqt6svg6 that draw the window's icon.
+# Depends: the libraries the program links, found by dpkg-shlibdeps (dpkg-dev), and OpenBLAS, which the
+# engine opens with dlopen (it falls back to Eigen's slower products without it). libqt6svg6, whose SVG
+# plugins draw the window's icon, is among the linked ones (figure export links Qt6::Svg).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libopenblas0, libqt6svg6")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libopenblas0")
 # The icon theme whose trigger registers the icon, and Qt's Wayland platform (XWayland serves without it).
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "hicolor-icon-theme, qt6-wayland")
 if(QKV_HOMEPAGE_URL)
