@@ -6,6 +6,7 @@
 #include "TestHooks.h"
 
 #include <QApplication>
+#include <QIcon>
 
 #include <iostream>
 #include <new>
@@ -47,6 +48,9 @@ int main(int argc, char* argv[])
     QApplication::setApplicationName(QStringLiteral("QKV Lab"));
     QApplication::setOrganizationName(QStringLiteral("QKV Lab"));
     QApplication::setApplicationVersion(QStringLiteral(QKV_VERSION));
+    // The installed desktop entry's id: Wayland compositors find the entry, and so the icon, by it.
+    QApplication::setDesktopFileName(QStringLiteral("io.github.qkvlab.QKVLab"));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/io.github.qkvlab.QKVLab.svg")));
     qkv::ui::MainWindow window;
     window.openSession(QString::fromStdString(outcome.sessionToOpen));
     window.show();
