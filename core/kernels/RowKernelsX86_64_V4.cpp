@@ -2,4 +2,4 @@
 // -march (core/CMakeLists.txt); RowKernels.cpp calls them only on a CPU that has it.
 #define QKV_ROW_LEVEL x86_64_v4
 #define QKV_REGISTER_BYTES 64
-#include "RowKernelLevel.h"
+#include "RowKernelLevel.inc"

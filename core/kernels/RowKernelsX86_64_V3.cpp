@@ -2,4 +2,4 @@
 // (core/CMakeLists.txt); RowKernels.cpp calls them only on a CPU that has it.
 #define QKV_ROW_LEVEL x86_64_v3
 #define QKV_REGISTER_BYTES 32
-#include "RowKernelLevel.h"
+#include "RowKernelLevel.inc"

@@ -2,4 +2,4 @@
 // with no -march of its own, so any CPU of the target runs it.
 #define QKV_ROW_LEVEL baseline
 #define QKV_REGISTER_BYTES 16
-#include "RowKernelLevel.h"
+#include "RowKernelLevel.inc"
