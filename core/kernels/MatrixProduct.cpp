@@ -81,14 +81,13 @@ OpenBlas loadOpenBlas()
     return blas;
 }
 
+/// Opened once: by prepareMatrixProducts() at the start of main(), while the process has one thread
+/// (setenv() is not safe beside other threads), or else by the first product.
 const OpenBlas& openBlas()
 {
     static const OpenBlas loaded = loadOpenBlas();
     return loaded;
 }
-
-// Loaded before main(), while the process has one thread: setenv() is not safe beside other threads.
-[[maybe_unused]] const bool openBlasLoadedAtStart = (openBlas(), true);
 
 Gemm<double>* gemmFor(double)
 {
@@ -218,6 +217,11 @@ template void multiplyAll<float>(const std::vector<Product<float>>&);
 std::string productLibrary()
 {
     return openBlas().description;
+}
+
+void prepareMatrixProducts()
+{
+    openBlas();
 }
 
 } // namespace qkv

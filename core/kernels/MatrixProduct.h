@@ -6,12 +6,12 @@
 /// AVX-512 kernels, chosen for the CPU it runs on), so a build from source and a package are both fast on
 /// any x86-64; on this project's reference machine its 1024³ product reached 130 GFLOP/s (float64) and
 /// 300 (float32) on 2 cores where Eigen's own kernels, built for plain x86-64, reached 15–20. It is opened
-/// with dlopen() before main() so that QKV Lab can choose its kernels: OpenBLAS 0.3.21 (Debian 12) does not
-/// know CPUs newer than itself and falls back to its SSE3 kernels, 5× slower (this Xeon, model 207). When
-/// OPENBLAS_CORETYPE is not set, QKV Lab names the family from the CPU's instruction sets (SkylakeX with
-/// AVX-512, Haswell with AVX2 and FMA, Sandybridge with AVX); a value the user set is left alone. OpenBLAS
-/// itself runs on one thread per call: the engine splits products over its own threads (Parallel.h).
-/// Without OpenBLAS, Eigen does the products.
+/// with dlopen() (by prepareMatrixProducts(), else by the first product) so that QKV Lab can choose its
+/// kernels: OpenBLAS 0.3.21 (Debian 12) does not know CPUs newer than itself and falls back to its SSE3
+/// kernels, 5× slower (this Xeon, model 207). When OPENBLAS_CORETYPE is not set, QKV Lab names the family
+/// from the CPU's instruction sets (SkylakeX with AVX-512, Haswell with AVX2 and FMA, Sandybridge with AVX);
+/// a value the user set is left alone. OpenBLAS itself runs on one thread per call: the engine splits
+/// products over its own threads (Parallel.h). Without OpenBLAS, Eigen does the products.
 
 #include "EigenTypes.h"
 
@@ -56,5 +56,10 @@ template <typename Scalar> void multiplyAll(const std::vector<Product<Scalar>>& 
 /// What does the products, for the About box and the benchmark: "OpenBLAS 0.3.21, SkylakeX kernels" or
 /// "Eigen (OpenBLAS not found)".
 std::string productLibrary();
+
+/// Opens OpenBLAS with the kernel family for this CPU. Call it once at the start of main(), before any other
+/// thread starts: it sets environment variables for OpenBLAS's start-up, and setenv() is not safe while
+/// other threads run. Without the call, the first product opens OpenBLAS itself.
+void prepareMatrixProducts();
 
 } // namespace qkv
