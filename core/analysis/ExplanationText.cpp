@@ -1,239 +1,23 @@
 #include "ExplanationText.h"
 
+#include "ExplanationSpelling.h"
+
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
 
-// Both renderings are built together: every piece of a line is a Both holding its plain-text and its LaTeX
-// spelling, so which steps appear, which keys are listed and how numbers are rounded are decided once.
+// Which lines an explanation has; how each piece of a line is spelled in plain text and in LaTeX is
+// ExplanationSpelling.h's part.
 
 namespace qkv {
+
+namespace explanationText {
 
 namespace {
 
 constexpr std::size_t maxListedKeys = 12; ///< keys listed per row before "..."
-constexpr Index maxShownTerms = 8;        ///< vector components or sum terms before "..."
-
-// ---------------------------------------------------------------------------------------------------------
-// Numbers. std::to_chars ignores the C locale, which a Qt application sets from the environment.
-
-std::string chars(double x, std::chars_format format, int precision)
-{
-    char buffer[64];
-    const auto result = std::to_chars(buffer, buffer + sizeof buffer, x, format, precision);
-    return std::string(buffer, result.ptr);
-}
-
-std::string nonFinite(double x)
-{
-    return std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf");
-}
-
-/// Inputs and exact values: integers without decimals, otherwise up to 4 decimals, trailing zeros dropped.
-std::string compactNumber(double x)
-{
-    if (!std::isfinite(x))
-        return nonFinite(x);
-    if (x == 0.0)
-        return "0";
-    const double magnitude = std::abs(x);
-    if (magnitude < 1e15 && x == std::round(x))
-        return chars(x, std::chars_format::fixed, 0);
-    if (magnitude >= 1e6 || magnitude < 1e-4)
-        return chars(x, std::chars_format::scientific, 3);
-    std::string s = chars(x, std::chars_format::fixed, 4);
-    while (s.back() == '0')
-        s.pop_back();
-    if (s.back() == '.')
-        s.pop_back();
-    return s;
-}
-
-/// Derived values (scaled scores, exponentials, weights, outputs): 3 decimals, as the worked examples print.
-std::string fixedNumber(double x)
-{
-    if (!std::isfinite(x))
-        return nonFinite(x);
-    if (x == 0.0)
-        return "0.000";
-    const double magnitude = std::abs(x);
-    if (magnitude >= 1e6 || magnitude < 5e-4)
-        return chars(x, std::chars_format::scientific, 3);
-    return chars(x, std::chars_format::fixed, 3);
-}
-
-/// "1.235e+06" → "1.235 \times 10^{6}"; other numbers unchanged.
-std::string latexNumber(const std::string& plain)
-{
-    const std::size_t e = plain.find('e');
-    if (e == std::string::npos || plain == "inf" || plain == "-inf")
-        return plain == "inf" ? "\\infty" : plain == "-inf" ? "-\\infty" : plain;
-    int exponent = 0;
-    const char* begin = plain.data() + e + 1;
-    if (*begin == '+')
-        ++begin;
-    std::from_chars(begin, plain.data() + plain.size(), exponent);
-    return plain.substr(0, e) + " \\times 10^{" + std::to_string(exponent) + "}";
-}
-
-std::string plainToken(const std::string& token)
-{
-    std::string s = token;
-    std::replace_if(
-        s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
-    return "\"" + s + "\"";
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Both spellings of a piece of a line.
-
-struct Both {
-    std::string plain;
-    std::string latex;
-};
-
-Both operator+(Both a, const Both& b)
-{
-    a.plain += b.plain;
-    a.latex += b.latex;
-    return a;
-}
-
-/// The same characters in both (only for ASCII that means the same in LaTeX math).
-Both operator+(Both a, const char* same)
-{
-    a.plain += same;
-    a.latex += same;
-    return a;
-}
-
-Both lit(std::string plain, std::string latex)
-{
-    return {std::move(plain), std::move(latex)};
-}
-
-Both compact(double x)
-{
-    const std::string s = compactNumber(x);
-    return {s, latexNumber(s)};
-}
-
-Both fixed3(double x)
-{
-    const std::string s = fixedNumber(x);
-    return {s, latexNumber(s)};
-}
-
-/// A factor of a product: negative numbers in parentheses, "(-1)*2".
-Both factor(double x)
-{
-    const Both b = compact(x);
-    return x < 0 ? Both{"(" + b.plain + ")", "(" + b.latex + ")"} : b;
-}
-
-Both times()
-{
-    return lit("*", " \\cdot ");
-}
-
-/// " - x" for a subtracted derived value, " + |x|" when it is negative.
-Both minus(double x)
-{
-    return x < 0 ? Both{" + ", " + "} + fixed3(-x) : Both{" - ", " - "} + fixed3(x);
-}
-
-/// A derived value as a factor: negative numbers in parentheses.
-Both fixedFactor(double x)
-{
-    const Both b = fixed3(x);
-    return x < 0 ? Both{"(" + b.plain + ")", "(" + b.latex + ")"} : b;
-}
-
-/// Text inside a line: in LaTeX it is escaped (the line wraps it in \text{}).
-Both text(const std::string& s)
-{
-    return {s, escapeLatex(s)};
-}
-
-/// Maths inside a text line: "$...$" in LaTeX.
-Both inlineMath(const std::string& plain, const std::string& latex)
-{
-    return {plain, "$" + latex + "$"};
-}
-
-Both token(const std::string& t)
-{
-    return {plainToken(t), "``" + escapeLatex(t) + "''"};
-}
-
-/// A vector with compact (inputs) or 3-decimal (derived) entries, shortened in the middle when long.
-Both vectorOf(const RowVector& v, bool derived)
-{
-    Both b{"[", "\\begin{bmatrix}"};
-    const Index size = v.size();
-    const bool shorten = size > maxShownTerms;
-    for (Index t = 0; t < size; ++t) {
-        if (shorten && t == maxShownTerms - 2) {
-            b = b + lit(", ...", " & \\cdots");
-            t = size - 1;
-        }
-        if (t > 0)
-            b = b + lit(", ", " & ");
-        b = b + (derived ? fixed3(v(t)) : compact(v(t)));
-    }
-    if (size == 0)
-        b = b + lit("", "\\,");
-    return b + lit("]", "\\end{bmatrix}");
-}
-
-/// "l_0*r_0 + l_1*r_1 + ...", shortened in the middle when long.
-Both productSum(const RowVector& left, const RowVector& right)
-{
-    Both b;
-    const Index size = left.size();
-    const bool shorten = size > maxShownTerms;
-    for (Index t = 0; t < size; ++t) {
-        if (shorten && t == maxShownTerms - 2) {
-            b = b + lit(" + ...", " + \\dots");
-            t = size - 1;
-        }
-        if (t > 0)
-            b = b + " + ";
-        b = b + factor(left(t)) + times() + factor(right(t));
-    }
-    if (size == 0)
-        b = b + "0";
-    return b;
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Lines.
-
-struct Line {
-    std::string plain;
-    std::string latex; ///< one row of the align* environment, without the trailing "\\"
-};
-
-class Lines {
-public:
-    /// A formula line: plain `label + body`, LaTeX `lhs &= body`-style (lhs includes the "&").
-    void formula(const std::string& label, const std::string& lhs, const Both& body)
-    {
-        m_lines.push_back({label + body.plain, lhs + body.latex});
-    }
-    /// A line of words (with inline maths): plain as is, LaTeX in \text{} at the alignment point.
-    void words(const std::string& indent, const Both& body)
-    {
-        m_lines.push_back({indent + body.plain, "&\\text{" + body.latex + "}"});
-    }
-    const std::vector<Line>& lines() const { return m_lines; }
-
-private:
-    std::vector<Line> m_lines;
-};
 
 bool isSparsemax(const NormalizerSpec& spec)
 {
@@ -741,89 +525,28 @@ std::vector<Line> precisionLines(const PrecisionComparison& c)
     return out.lines();
 }
 
-std::string plainTextOf(const std::vector<Line>& lines)
-{
-    std::string text;
-    for (const Line& line : lines)
-        text += line.plain + "\n";
-    return text;
-}
-
-std::string latexOf(const std::vector<Line>& lines)
-{
-    std::string latex = "\\begin{align*}\n";
-    for (std::size_t k = 0; k < lines.size(); ++k)
-        latex += lines[k].latex + (k + 1 < lines.size() ? " \\\\\n" : "\n");
-    latex += "\\end{align*}\n";
-    return latex;
-}
-
 } // namespace
+
+} // namespace explanationText
 
 std::string toPlainText(const PrecisionComparison& comparison)
 {
-    return plainTextOf(precisionLines(comparison));
+    return explanationText::plainTextOf(explanationText::precisionLines(comparison));
 }
 
 std::string toLatex(const PrecisionComparison& comparison)
 {
-    return latexOf(precisionLines(comparison));
+    return explanationText::latexOf(explanationText::precisionLines(comparison));
 }
 
 std::string toPlainText(const CellExplanation& explanation)
 {
-    return plainTextOf(buildLines(explanation));
+    return explanationText::plainTextOf(explanationText::buildLines(explanation));
 }
 
 std::string toLatex(const CellExplanation& explanation)
 {
-    return latexOf(buildLines(explanation));
-}
-
-std::string escapeLatex(const std::string& text)
-{
-    std::string out;
-    out.reserve(text.size());
-    for (const char c : text) {
-        switch (c) {
-        case '\\':
-            out += "\\textbackslash{}";
-            break;
-        case '{':
-            out += "\\{";
-            break;
-        case '}':
-            out += "\\}";
-            break;
-        case '$':
-            out += "\\$";
-            break;
-        case '&':
-            out += "\\&";
-            break;
-        case '#':
-            out += "\\#";
-            break;
-        case '_':
-            out += "\\_";
-            break;
-        case '%':
-            out += "\\%";
-            break;
-        case '^':
-            out += "\\textasciicircum{}";
-            break;
-        case '~':
-            out += "\\textasciitilde{}";
-            break;
-        default:
-            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-                out += ' ';
-            else
-                out += c;
-        }
-    }
-    return out;
+    return explanationText::latexOf(explanationText::buildLines(explanation));
 }
 
 } // namespace qkv
