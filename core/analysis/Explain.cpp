@@ -67,7 +67,7 @@ std::vector<Index> firstOfIdenticalRows(const Matrix& rows)
     return first;
 }
 
-/// s(q, k_j) for every row k_j of K (spec section 1), in double.
+/// s(q, k_j) for every row k_j of K (the score functions of docs/semantics.md), in double.
 RowVector rowScores(ScoreFunction score, const Head& parameters, const RowVector& q, const Matrix& K)
 {
     RowVector scores(K.rows());

@@ -79,8 +79,8 @@ Matrix leadingAxes(const Matrix& centred)
 
 bool isLargePcaProblem(Index rows, Index width)
 {
-    // About 2.5 ms of products at SSE2 speed: beyond it the GUI thread does its other work meanwhile
-    // (n = 256, d_k = 256 took 12 ms of the GUI thread's 75 per edit).
+    // A few milliseconds of products at SSE2 speed: beyond that the projection runs on a worker, so that
+    // the GUI thread does its other work meanwhile instead of waiting for it on every edit.
     constexpr double largeWork = 1 << 23;
     return width > 2 && static_cast<double>(rows) * static_cast<double>(width) *
                                 static_cast<double>(std::min(rows, width)) >

@@ -1,8 +1,9 @@
 #pragma once
 /// @file
-/// Softmax saturation (seed 004): one row's scores multiplied by a factor c, the weights that come out, and
-/// the gradient that still reaches each score. As c grows softmax's top weight tends to 1 and every gradient
-/// to 0; sparsemax's gradients are exactly 0 off its support whatever c is.
+/// Softmax saturation (after the experiment in Brenndoerfer's article, docs/references.md): one row's scores
+/// multiplied by a factor c, the weights that come out, and the gradient that still reaches each score. As c
+/// grows softmax's top weight tends to 1 and every gradient to 0; sparsemax's gradients are exactly 0 off its
+/// support whatever c is.
 
 #include "EigenTypes.h"
 #include "Session.h"
@@ -33,7 +34,8 @@ struct SaturationPanel {
 /// Scores larger in magnitude are clamped (the normalizers take finite scores and differences of them).
 inline constexpr double saturationScoreLimit = 1e300;
 
-/// The default factors of the three panels, as seed 004's code (`scores`, `scores * 5`, `scores * 20`).
+/// The default factors of the three panels, as the article's code has them (`scores`, `scores * 5`,
+/// `scores * 20`).
 inline constexpr double defaultSaturationFactors[] = {1.0, 5.0, 20.0};
 
 /// Normalizes c · S' / τ of one row and the gradient of a unit upstream signal on `upstreamKey` (−1: the

@@ -1,7 +1,8 @@
 #pragma once
 /// @file
-/// Scaled against unscaled attention (seed 004's comparison figure): the same session computed by the engine
-/// under two scale/temperature settings, one head's weights and row entropies side by side.
+/// Scaled against unscaled attention (the comparison figure of Brenndoerfer's article, docs/references.md):
+/// the same session computed by the engine under two scale/temperature settings, one head's weights and row
+/// entropies side by side.
 
 #include "AttentionEngine.h"
 #include "EigenTypes.h"

@@ -52,7 +52,8 @@ struct ValuePlane {
     std::string yLabel;
 };
 
-/// The rows of a head that a plane of their own shows (seed 004 draws Q, K and V as three separate spaces).
+/// The rows of a head that a plane of their own shows (Brenndoerfer's article, docs/references.md, draws Q,
+/// K and V as three separate spaces).
 enum class HeadRows { Queries, Keys, Values };
 
 /// One of Q, K, V projected on its own (the map fitted on those rows alone); RopePair is refused

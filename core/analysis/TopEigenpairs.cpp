@@ -58,8 +58,8 @@ public:
     explicit ScatterOperator(const Matrix& centred) : m_centred(centred)
     {
         const Index n = centred.rows(), d = centred.cols();
-        // Formed by the engine's products (OpenBLAS): Eigen's own rank update, built for plain x86-64, took
-        // 2.3 of the 7 ms the Q/K plane of 512 points × 256 dimensions took.
+        // Formed by the engine's products (OpenBLAS): Eigen's own rank update, built for plain x86-64, would
+        // be a large part of a plane's time.
         Matrix formed;
         if (d <= n && d <= formedLimit) {
             m_kind = Kind::Scatter;
@@ -259,11 +259,11 @@ double tridiagonalEigenvalue(const Eigen::VectorXd& diagonal, const Eigen::Vecto
 }
 
 /// The two largest eigenvalues of the symmetric `h` (largest first) and unit eigenvectors for them, without
-/// the whole eigendecomposition (which accumulates every rotation into k × k vectors: 55 % of the iteration's
-/// time at a basis of about a hundred): Householder tridiagonalisation, the two eigenvalues by bisection,
-/// inverse iteration for their vectors (the second kept orthogonal to the first, for a repeated eigenvalue),
-/// and the Householder reflections applied back. The caller checks the residuals in the full space, so a poor
-/// vector costs another block, never a wrong answer. False when a vector is not finite.
+/// the whole eigendecomposition (which accumulates every rotation into k × k vectors, more work than the rest
+/// of the iteration at a basis of about a hundred): Householder tridiagonalisation, the two eigenvalues by
+/// bisection, inverse iteration for their vectors (the second kept orthogonal to the first, for a repeated
+/// eigenvalue), and the Householder reflections applied back. The caller checks the residuals in the full
+/// space, so a poor vector costs another block, never a wrong answer. False when a vector is not finite.
 bool leadingRitzPairs(const Columns& h, double (&theta)[2], Eigen::VectorXd (&vectors)[2])
 {
     const Index k = h.rows();

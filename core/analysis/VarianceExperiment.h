@@ -1,8 +1,8 @@
 #pragma once
 /// @file
-/// The √d_k variance experiment (seed 004): for random q and k with unit-variance components, Var(q·k) grows
-/// as d_k, and Var(q·k / √d_k) stays at 1. Drawn from NumPy's legacy stream so seed 42 reproduces the
-/// article's `measure_dot_product_variance` exactly.
+/// The √d_k variance experiment (from Brenndoerfer's article, docs/references.md): for random q and k with
+/// unit-variance components, Var(q·k) grows as d_k, and Var(q·k / √d_k) stays at 1. Drawn from NumPy's legacy
+/// stream, so that np.random.seed(42) reproduces the article's `measure_dot_product_variance` exactly.
 
 #include "EigenTypes.h"
 
@@ -23,7 +23,7 @@ struct VarianceSettings {
     static constexpr double maxDraws = 2e8;
 };
 
-/// 1, 2, 4, …, 1024: the log axis.
+/// 1, 2, 4, …, 1024: the dimensions of the experiment's log axis.
 std::vector<Index> defaultVarianceDimensions();
 
 /// The sample variance of q·k (and of q·k / √d_k) at one d_k, with its standard error.

@@ -69,8 +69,8 @@ public:
                 return;
             }
             m_rounded.resize(m.rows(), m.cols());
-            // On the engine's threads: on one, the three 512 × 512 weight matrices took 7 % of the float32
-            // pipeline at n = 256.
+            // On the engine's threads: rounding large weight matrices on one thread is a noticeable part of
+            // a float32 pipeline.
             const double* from = m.data();
             float* to = m_rounded.data();
             if (!allPiecesPass(m.size(), [from, to](Index first, Index size) {
@@ -134,8 +134,8 @@ template <typename Scalar> void addBias(MatrixOf<Scalar>& rows, const Vector& bi
 }
 
 /// The float32 working matrices of a head (Q, K, V) and of a block of its rows (scores, output). They outlive
-/// a computation on their thread, so that the next one of the same size allocates nothing: fresh pages cost
-/// the float32 pipeline 1.5 % at n = 2048, d = 512 in page faults. Kept until the thread ends (for a head
+/// a computation on their thread, so that the next one of the same size allocates nothing and takes no page
+/// faults on fresh pages. Kept until the thread ends (for a head
 /// of 4096 tokens and d = 512, 60 MB on the thread that computes it and 10 MB on each that computes blocks).
 enum class Scratch { Q, K, V, Scores, Output, Count };
 template <typename Scalar> MatrixOf<Scalar>& threadScratch(Scratch which)
@@ -161,7 +161,7 @@ template <typename Scalar> void storeInResult(const MatrixOf<Scalar>& work, Matr
 }
 
 /// Whether each work matrix (Q, K, V) is finite, and in float32 each widened into its result matrix: in
-/// chunks of rows on the engine's threads (on one thread this took 7 of 125 ms at n = 2048, d = 512).
+/// chunks of rows on the engine's threads (a pass over three large matrices is worth sharing out).
 template <typename Scalar, std::size_t count>
 std::array<bool, count> checkAndStore(const std::array<const MatrixOf<Scalar>*, count>& work,
                                       const std::array<Matrix*, count>& results)
@@ -221,8 +221,8 @@ template <typename Scalar> MatrixOf<Scalar> normalizedRows(const MatrixOf<Scalar
 /// first of its kind, in the order of the copies. Identical tokens must get bit-identical K, V and scores,
 /// but a matrix product rounds its rows by different kernels (the last rows of a block differ in the last
 /// bit), so the engine copies the original's results over its copies. The rows are hashed on the engine's
-/// threads (this ran on one thread before the projections: 2 % of the pipeline at n = 256, d = 512), then
-/// sorted by hash, and only rows of one hash are compared; nothing is copied when every row is unique.
+/// threads (the hashing would otherwise hold up the projections that follow), then sorted by hash, and only
+/// rows of one hash are compared; nothing is copied when every row is unique.
 std::vector<std::pair<Index, Index>> duplicateRows(const Matrix& rows)
 {
     std::vector<std::pair<std::uint64_t, Index>> byHash(static_cast<std::size_t>(rows.rows()));
@@ -307,13 +307,12 @@ template <typename Scalar> struct ScoreOperands {
 
 /// Query rows per block: all of them when the head is too small for threads to pay, else blocks of 16 to 512
 /// rows (at least two blocks), by the sizes alone. Each block packs all of K and V again for its products, so
-/// fewer, taller blocks are faster (n = 2048: 3–5 % against blocks of 256), and two blocks are still never
-/// slower than one thread beside a spinning process (qkv_bench --qkv_competing_load, 2026-11-24).
+/// fewer, taller blocks are faster, and two blocks still leave a chunk to hand over when another process
+/// takes a core (docs/design.md, "Threads that do not spin-wait").
 Index blockRows(Index n, Index m, Index dK, Index dV)
 {
-    // Below this a second thread saves less than it costs. n = 64, d = 512 (8.4 MFLOP) pays since the pool's
-    // workers watch briefly for the next job (Parallel.cpp): 10–15 % faster on free cores, and beside a
-    // spinning process no slower than one thread (qkv_bench --qkv_competing_load, 2026-11-24).
+    // Below this a second thread saves less than it costs. Above it, threads pay because the pool's workers
+    // watch briefly for the next job (Parallel.cpp) instead of sleeping between the pipeline's steps.
     constexpr double smallestParallelFlops = 4e6;
     if (2.0 * double(n) * double(m) * double(dK + dV) < smallestParallelFlops)
         return n;
@@ -444,8 +443,8 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
     };
     // In float64 with dot-product scores an infinite or NaN entry of Q or K makes its row or column of the
     // scores non-finite, and one of V the output (0 · ∞ is NaN), which the blocks check anyway: there Q, K
-    // and V are read only when a block found a problem, and named first as before (0.6 % of the pipeline at
-    // n = 1024). Other scores can hide one (cosine clamps, tanh saturates), and float32 widens them into the
+    // and V are read only when a block found a problem, and named first as before, which saves a pass over
+    // them. Other scores can hide one (cosine clamps, tanh saturates), and float32 widens them into the
     // result, reading them anyway.
     const bool blocksRevealProjections =
         isDouble<Scalar> && session.score == ScoreFunction::Dot && n > 0 && m > 0;
@@ -464,8 +463,8 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
 
     // In float32 the double scores, scaled scores and weights are widened from the float32 rows that the
     // products use, and under softmax nothing here reads them again: when each is far larger than the
-    // caches, they are written around them, so that each line is not first read in (n = 2048, d = 512:
-    // 1.5 % faster; sparsemax, which reads the scaled row back, no slower).
+    // caches, they are written around them, so that each line is not first read in (sparsemax, which reads
+    // the scaled row back, loses nothing by it).
     constexpr Index smallestStreamedHead = Index(1) << 21; // n · m entries: 16 MiB of doubles
     const rows::WideRows wideRows =
         n * m >= smallestStreamedHead ? rows::WideRows::Streamed : rows::WideRows::Cached;
@@ -626,8 +625,8 @@ void computeInPrecision(const Session& session, AttentionResult& result, const C
     result.heads.resize(static_cast<std::size_t>(headCount));
     result.concat.resize(n, headCount * dV);
     // Each head's blocks write its columns of concat, and of the output when there is no W_O (output =
-    // concat): on the engine's threads, while the rows are in cache (after the heads, on one thread, this
-    // took 3 of 125 ms at n = 2048).
+    // concat): on the engine's threads, while the rows are in cache, rather than after the heads on one
+    // thread.
     std::vector<Matrix*> concatenated = {&result.concat};
     if (!projectsOutput) {
         result.output.resize(n, headCount * dV);

@@ -1,6 +1,7 @@
 #pragma once
 /// @file
-/// The pipeline of spec section 2, as pure functions of the session.
+/// The attention pipeline (docs/semantics.md, "The pipeline, for each head"), as pure functions of the
+/// session.
 
 #include "AttentionResult.h"
 #include "Session.h"
@@ -40,8 +41,8 @@ AttentionResult computeAttention(const Session& session, const ComputeOptions& o
 /// calls on a session of the same size allocate nothing large.
 void computeAttention(const Session& session, AttentionResult& result, const ComputeOptions& options = {});
 
-/// Row statistics of a weights matrix (spec section 2). A known entropy (≥ 0) is taken as it is instead of
-/// being summed again.
+/// Row statistics of a weights matrix: entropy, support, maximum and sum (docs/semantics.md). A known entropy
+/// (≥ 0) is taken as it is instead of being summed again.
 RowStats rowStatistics(const double* weights, Index m, double knownEntropy = -1.0);
 
 } // namespace qkv

@@ -55,8 +55,8 @@ void buildMask(const Session& session, MaskMatrix& allowed)
         allowed = mask.allowed;
         break;
     default:
-        // A row at a time (entry by entry, a 4096-token causal mask took 16 M calls of patternAllows on every
-        // computation).
+        // A row at a time, an interval of keys each: entry by entry, a large mask would take n · m calls of
+        // patternAllows on every computation.
         for (Index i = 0; i < n; ++i) {
             const auto [first, last] = allowedKeys(mask, i);
             const Index from = std::max<Index>(first, 0), to = std::min(last, m - 1);

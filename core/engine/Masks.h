@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// The mask rules of spec section 3, padding included.
+/// The mask rules (docs/semantics.md, "Masks"), padding included.
 
 #include "EigenTypes.h"
 #include "Session.h"

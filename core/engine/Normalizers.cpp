@@ -10,7 +10,7 @@
 #include <limits>
 #include <stdexcept>
 
-// Algorithms (spec section 4):
+// Algorithms (docs/semantics.md, "Normalizers", says what each computes):
 //
 // * All shift-invariant normalizers work on z_j = (S'_j − max S') / τ over the allowed entries, clamped to
 //   [−DBL_MAX, 0], so max z = 0 exactly and no infinity ever enters the arithmetic. Since max z = 0, the
@@ -71,8 +71,8 @@ void computeLogits(const double* scaled, const std::uint8_t* allowed, Index m, d
         const double s = scaled[j];
         double z = (s - max) / temperature;
         // s − max overflows when the scores span more than DBL_MAX (−1.7e308 against 1.7e308); halving both
-        // first is exact and keeps (s − max)/τ right for a large τ (spec section 4: every finite score and
-        // τ).
+        // first is exact and keeps (s − max)/τ right for a large τ (every finite score and τ gives a finite,
+        // correct row).
         if (std::isinf(z) && std::isfinite(s) && std::isfinite(max))
             z = (0.5 * s - 0.5 * max) / temperature * 2.0;
         z = s == max ? 0.0 : z;         // also for s = max = ±∞
@@ -142,8 +142,9 @@ void sigmoidRow(const double* scaled, const std::uint8_t* allowed, Index m, doub
 }
 
 /// Hardmax: an equal share for every allowed score within hardmaxTieUlps units in the last place of the row
-/// maximum (spec section 4). Identical tokens can give scores that differ in the last bits (a matrix product
-/// rounds its last rows differently; cosine gives 0.9999999999999999 for 1), and they must share equally.
+/// maximum (docs/semantics.md, "Hardmax ties"). Identical tokens can give scores that differ in the last bits
+/// (a matrix product rounds its last rows differently; cosine gives 0.9999999999999999 for 1), and they must
+/// share equally.
 void hardmaxRow(const double* scaled, const std::uint8_t* allowed, Index m, const RowScan& scan, double* out)
 {
     const double tolerance = hardmaxTieUlps * DBL_EPSILON * std::abs(scan.max); // 0.5–1 ulp per unit
@@ -245,7 +246,8 @@ NormalizerTrace normalizeRowImpl(const NormalizerSpec& spec, const double* scale
         break;
     }
     if (thresholdSlope > 0.0 && scan.found) {
-        // Report t for the unshifted logits S'/τ (spec section 4): (α−1)(z + max/τ) − t' = (α−1)z − t.
+        // Report t for the unshifted logits S'/τ, as NormalizerTrace says: (α−1)(z + max/τ) − t' = (α−1)z −
+        // t.
         trace.threshold =
             clampFinite(trace.threshold + clampFinite(thresholdSlope * (scan.max / temperature)));
     }

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Row normalizers (spec section 4): softmax, sparsemax, α-entmax, sigmoid and hardmax.
+/// Row normalizers (docs/semantics.md, "Normalizers"): softmax, sparsemax, α-entmax, sigmoid and hardmax.
 /// Each works on one row of scaled scores with its mask and never produces NaN or infinity.
 
 #include "EigenTypes.h"
@@ -23,8 +23,8 @@ struct NormalizerScratch {
 
 /// What a normalizer did to one row, for the step-by-step view: the threshold t of sparsemax/entmax
 /// (p_j = [(α−1) z_j − t]₊^{1/(α−1)}, with α = 2 for sparsemax), the sum of exponentials of softmax, and
-/// the support size. Fields that do not apply to the normalizer are 0. As in spec section 4, z here is the
-/// unshifted S'/τ (t is clamped to ±DBL_MAX), and expSum = Σ exp(z − max z) over the allowed entries.
+/// the support size. Fields that do not apply to the normalizer are 0. z here is the unshifted S'/τ (t is
+/// clamped to ±DBL_MAX), and expSum = Σ exp(z − max z) over the allowed entries.
 struct NormalizerTrace {
     double threshold = 0.0;
     double expSum = 0.0;

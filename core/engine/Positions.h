@@ -1,8 +1,9 @@
 #pragma once
 /// @file
-/// Positional encodings (spec section 7) as pure functions: the sinusoidal and learned tables added to X and
-/// Z before the projections, RoPE's rotation of Q and K after them, ALiBi's per-head linear bias on the
-/// scaled scores. Positions count from 0 on each side (the queries, and the keys of cross-attention).
+/// Positional encodings (docs/semantics.md, "Positional encodings") as pure functions: the sinusoidal and
+/// learned tables added to X and Z before the projections, RoPE's rotation of Q and K after them, ALiBi's
+/// per-head linear bias on the scaled scores. Positions count from 0 on each side (the queries, and the keys
+/// of cross-attention).
 
 #include "EigenTypes.h"
 #include "Session.h"

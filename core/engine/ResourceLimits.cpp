@@ -17,7 +17,7 @@ namespace {
 
 constexpr std::uint64_t gib = std::uint64_t(1) << 30;
 
-/// a · b · … as a double, so that no product of the spec's limits can overflow.
+/// a · b · … as a double, so that no product of the session's size limits can overflow.
 double bytesOf(std::initializer_list<double> factors)
 {
     double product = 1.0;

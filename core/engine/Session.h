@@ -13,7 +13,7 @@
 
 namespace qkv {
 
-/// Size limits from the spec (section 5).
+/// The size limits of a session (docs/session-file.md, "Limits").
 struct Limits {
     static constexpr Index maxTokens = 4096;    ///< n and m
     static constexpr Index maxDimension = 4096; ///< d_model, d_k, d_v, d_a, d_out
@@ -25,12 +25,12 @@ struct Limits {
 enum class ScoreFunction { Dot, General, Additive, Cosine };
 enum class MaskType { None, Causal, Prefix, Sliding, Custom };
 enum class NormalizerType { Softmax, Sparsemax, Entmax, Sigmoid, Hardmax };
-/// What the engine computes in (spec section 7): float64 is exact for teaching, float32 is what models run
-/// in.
+/// What the engine computes in (docs/semantics.md, "Precision"): float64 is exact for teaching, float32 is
+/// what models run in.
 enum class Precision { Float64, Float32 };
 
-/// The positional encoding (spec section 7): none, added to X and Z (sinusoidal, learned), a rotation of Q
-/// and K (rope) or a bias on the scaled scores (alibi).
+/// The positional encoding (docs/semantics.md, "Positional encodings"): none, added to X and Z (sinusoidal,
+/// learned), a rotation of Q and K (rope) or a bias on the scaled scores (alibi).
 enum class PositionType { None, Sinusoidal, Learned, Rope, Alibi };
 /// Which coordinates RoPE rotates together: r with r + d_k/2 (GPT-NeoX, LLaMA) or 2r with 2r + 1 (GPT-J).
 enum class RopePairing { Half, Interleaved };
@@ -112,7 +112,7 @@ struct PositionSpec {
 };
 
 /// One attention head's parameters. The score parameters are empty unless the score function needs them;
-/// the biases are empty when the head has none (spec section 7: Q = X W_Q + b_Q, ...).
+/// the biases are empty when the head has none (Q = X W_Q + b_Q, ...; docs/semantics.md, "Biases").
 struct Head {
     Matrix W_Q; ///< d_model × d_k
     Matrix W_K; ///< d_model × d_k
@@ -147,8 +147,8 @@ struct Context {
     }
 };
 
-/// What the window shows, saved with the session in its free-form `view` object (spec section 5) and ignored
-/// by the engine: the head on show and the selected cell. Absent values leave the window's defaults.
+/// What the window shows, saved with the session in its free-form `view` object (docs/session-file.md) and
+/// ignored by the engine: the head on show and the selected cell. Absent values leave the window's defaults.
 struct ViewState {
     std::optional<int> head;                          ///< 0-based
     std::optional<std::pair<Index, Index>> selection; ///< query i, key j
@@ -261,7 +261,8 @@ std::vector<int> headsSharingKeysAndValues(const Session& session, int head);
 /// A float32 session's projection weights held in float32 outside it, for a caller that has them so
 /// already: the forward pass through a checkpoint cuts its tensors into heads this way, and its sessions then
 /// hold no W_Q, W_K, W_V and no W_O (widening every weight to double for the session and rounding it back in
-/// the engine took a fifth of GPT-2's float32 pass). Everything else, biases included, stays in the session.
+/// the engine would be a large part of a float32 pass). Everything else, biases included, stays in the
+/// session.
 struct Float32Weights {
     struct Projections {
         MatrixF W_Q, W_K, W_V;
@@ -275,7 +276,7 @@ enum class FiniteScan {
     Everything,
     /// All but X, context.Z and the heads' W_Q, W_K, W_V: the computation finds those anyway, since any
     /// infinite or NaN entry of them makes a row or column of Q, K or V non-finite, which the engine refuses.
-    /// Reading them costs the engine a pass over every input (a tenth of the pipeline at n = 64, d = 512).
+    /// Reading them costs the engine a pass over every input, a noticeable part of a small pipeline.
     AllButProjectionOperands,
 };
 

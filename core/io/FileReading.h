@@ -1,5 +1,7 @@
 #pragma once
-// Internal to core: the one place that reads a file, shared by the session file and matrix import.
+/// @file
+/// The one place that reads a file: the session file, matrix import, checkpoints and tokenizers, and the
+/// command line's standard input (readStream).
 
 #include <cstdint>
 #include <iosfwd>

@@ -10,7 +10,7 @@
 
 namespace qkv {
 
-/// The largest matrix the readers accept, in each direction (the session's limits, spec section 5).
+/// The largest matrix the readers accept, in each direction (the session's limits, Limits in Session.h).
 inline constexpr Index maxMatrixSide = std::max(Limits::maxTokens, Limits::maxDimension);
 
 /// maxMatrixSide as messages write it.

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// The output of `qkvlab compute` (spec section 6): results as one JSON object whose numbers read back
-/// to the same doubles, written as it goes.
+/// The output of `qkvlab compute` (docs/session-file.md, "The `compute` output"): results as one JSON object
+/// whose numbers read back to the same doubles, written as it goes.
 
 #include "AttentionResult.h"
 

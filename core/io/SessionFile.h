@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// The session file, version 1 (spec section 5): JSON in, validated completely, and JSON out.
+/// The session file, version 1 (docs/session-file.md): JSON in, validated completely, and JSON out.
 
 #include "Session.h"
 
@@ -15,7 +15,7 @@ inline constexpr int maxSessionNesting = 512;
 
 /// Parses a session from JSON text. Throws qkv::Error with one message naming the key path
 /// (for example "heads[1].W_K: expected 4 rows, found 3"); nothing is returned half-loaded. A file without
-/// `title` gets `defaultTitle`; one without `score` gets dot (spec section 5).
+/// `title` gets `defaultTitle`; one without `score` gets dot.
 Session parseSession(const std::string& jsonText, const std::string& defaultTitle = "Untitled");
 
 /// Reads and parses a regular file of at most `maxBytes` (0: sessionFileSizeLimit(defaultMemoryLimit())).

@@ -330,8 +330,8 @@ NormalizerSpec readNormalizer(const Json& value, Json& extras)
     return normalizer;
 }
 
-/// `positions` (spec section 7): the type and whichever parameters are given (kept whatever the type); what
-/// the type needs of the session (P's rows, an even d_k) is checked by validate().
+/// `positions` (docs/semantics.md, "Positional encodings"): the type and whichever parameters are given (kept
+/// whatever the type); what the type needs of the session (P's rows, an even d_k) is checked by validate().
 /// `positions.scaling`, Hugging Face's rope_scaling as its config.json writes it: {"type": "linear",
 /// "factor"} or {"type": "llama3", "factor", "low_freq_factor", "high_freq_factor",
 /// "original_max_position_embeddings"}. The values' ranges are checked with the session (checkPositions).
@@ -430,7 +430,7 @@ Scale readScale(const Json& value)
 }
 
 /// The typed part of `view` (its head and selection, when they have the right form); the rest of the object
-/// is kept in extras["view"], free-form, as the spec allows.
+/// is kept in extras["view"], free-form, as docs/session-file.md allows.
 ViewState readViewState(const Json& view, Json& extras)
 {
     ViewState state;

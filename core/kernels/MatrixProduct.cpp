@@ -132,7 +132,7 @@ struct Chunk {
 };
 
 /// The chunks of one product: two halves, or chunks of 128 rows when that is more. Each chunk packs all of b
-/// again, which pays only for tall chunks (a 1024³ product: 3–8 % faster in halves than in quarters). Short
+/// again, which pays only for tall chunks (so halves, not quarters, for a large product). Short
 /// and wide products (the projections of a short sentence, X · W with d = 512) are split by columns instead,
 /// each chunk packing its own part of b and all of the short a. The chunks depend on the shape alone, never
 /// on how many threads are free, so the result is the same bits either way.

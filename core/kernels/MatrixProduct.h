@@ -4,11 +4,10 @@
 ///
 /// Why OpenBLAS, loaded at run time: Debian builds it with DYNAMIC_ARCH (one library holding SSE, AVX2 and
 /// AVX-512 kernels, chosen for the CPU it runs on), so a build from source and a package are both fast on
-/// any x86-64; on this project's reference machine its 1024³ product reached 130 GFLOP/s (float64) and
-/// 300 (float32) on 2 cores where Eigen's own kernels, built for plain x86-64, reached 15–20. It is opened
-/// with dlopen() (by prepareMatrixProducts(), else by the first product) so that QKV Lab can choose its
-/// kernels: OpenBLAS 0.3.21 (Debian 12) does not know CPUs newer than itself and falls back to its SSE3
-/// kernels, 5× slower (this Xeon, model 207). When OPENBLAS_CORETYPE is not set, QKV Lab names the family
+/// any x86-64, where Eigen's own kernels, built for plain x86-64, reach a fraction of the CPU's speed. It is
+/// opened with dlopen() (by prepareMatrixProducts(), else by the first product) so that QKV Lab can choose
+/// its kernels: an OpenBLAS older than the CPU does not recognise it and falls back to its far slower SSE3
+/// kernels (docs/design.md, "Matrix products"). When OPENBLAS_CORETYPE is not set, QKV Lab names the family
 /// from the CPU's instruction sets (SkylakeX with AVX-512, Haswell with AVX2 and FMA, Sandybridge with AVX);
 /// a value the user set is left alone. OpenBLAS itself runs on one thread per call: the engine splits
 /// products over its own threads (Parallel.h). Without OpenBLAS, Eigen does the products.
@@ -34,8 +33,7 @@ void multiply(const ConstRows<Scalar>& a, const ConstRows<Scalar>& b, Rows<Scala
               Operand bForm = Operand::AsIs);
 
 /// c = a · op(b) in one call on the calling thread, never cut: for the engine's blocks of query rows,
-/// which are already the threads' unit of work (cut in halves, each half packed all of b again: n = 2048,
-/// d = 512, float32, 3 % slower).
+/// which are already the threads' unit of work (cut in halves, each half would pack all of b again).
 template <typename Scalar>
 void multiplyOnThisThread(const ConstRows<Scalar>& a, const ConstRows<Scalar>& b, Rows<Scalar> c,
                           Operand bForm = Operand::AsIs);

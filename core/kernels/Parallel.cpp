@@ -19,10 +19,10 @@ thread_local bool insideChunk = false;
 using Clock = std::chrono::steady_clock;
 
 /// How long a thread that just worked on a job watches for the next one before it sleeps: an eighth of the
-/// time it worked, at most 50 µs. Waking a sleeping thread took 20–50 µs on these virtual machines (the
-/// pipeline at n = 64 is 0.8 ms), and the engine's parallel steps follow one another closely; a watch this
-/// short costs a busy machine at most an eighth more CPU, where OpenMP's and OpenBLAS's spinning between jobs
-/// made it up to 10× slower.
+/// time it worked, at most 50 µs. Waking a sleeping thread costs tens of microseconds, a sizeable part of a
+/// small pipeline, and the engine's parallel steps follow one another closely; a watch this short costs a
+/// busy machine at most an eighth more CPU, where spinning between jobs as OpenMP and OpenBLAS do costs it
+/// the core.
 Clock::duration watchTime(Clock::duration worked)
 {
     return std::min<Clock::duration>(worked / 8, std::chrono::microseconds(50));

@@ -2,13 +2,14 @@
 /// @file
 /// The engine's threads: one small pool of sleeping workers that the calling thread works beside.
 ///
-/// Why not OpenMP or OpenBLAS's own threads: both spin-wait between jobs, and on a busy 2-core machine a
-/// spinning worker took the core the job needed (the pipeline ran up to 10× slower than on one thread).
+/// Why not OpenMP or OpenBLAS's own threads: both spin-wait between jobs, and on a busy machine a spinning
+/// worker takes the core the job needs, so the pipeline runs far slower than on one thread.
 /// Here workers sleep on a condition variable, and work is split into chunks that whichever thread is free
 /// claims next, the caller included: when the other core is taken, the caller simply does every chunk
 /// itself, so two threads are never much slower than one. After a job, a worker (and a caller waiting for
-/// it) watches for the next for an eighth of the time it just worked, at most 50 µs, before sleeping:
-/// waking a sleeping thread took 20–50 µs here, and the pipeline's parallel steps follow one another closely.
+/// it) watches for the next for an eighth of the time it just worked, at most 50 µs, before sleeping: waking
+/// a sleeping thread costs tens of microseconds, and the pipeline's parallel steps follow one another closely
+/// (docs/design.md, "Threads that do not spin-wait").
 
 #include "EigenTypes.h"
 

@@ -11,7 +11,8 @@
 
 namespace qkv::rows {
 
-using Index = std::ptrdiff_t; // Eigen::Index: the kernels' files include no Eigen (RowKernelLevel.h says why)
+// Eigen::Index: the kernels' files include no Eigen (RowKernelLevel.inc says why).
+using Index = std::ptrdiff_t;
 
 /// The instruction-set levels the kernels are compiled for.
 enum class KernelLevel { Baseline, X86_64_V3, X86_64_V4 };

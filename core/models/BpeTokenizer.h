@@ -72,8 +72,8 @@ private:
 /// Whether `text` is valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
 bool isValidUtf8(const std::string& text);
 
-/// What `qkvlab tokenize` prints (spec section 8): {"ids": [...], "tokens": [...]} on one line, the tokens
-/// as their vocabulary entries (byte-level alphabet: "Ġsat", as Hugging Face's tokenize() gives them).
+/// What `qkvlab tokenize` prints (docs/command-line.md): {"ids": [...], "tokens": [...]} on one line, the
+/// tokens as their vocabulary entries (byte-level alphabet: "Ġsat", as Hugging Face's tokenize() gives them).
 std::string tokenizationJson(const BpeTokenizer& tokenizer, const std::vector<std::int64_t>& ids);
 
 } // namespace qkv

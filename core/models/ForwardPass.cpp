@@ -28,8 +28,8 @@ namespace {
 constexpr double pi = 3.14159265358979323846;
 
 /// f(value, row, column) applied to every entry of `values` in place, each result rounded to float32 in a
-/// float32 pass: one pass, in chunks of rows on the engine's threads (on one thread, GPT-2's GELU alone took
-/// a tenth of the forward pass at 512 tokens). The same bits as an entry-by-entry loop, with any number of
+/// float32 pass: one pass, in chunks of rows on the engine's threads (the element-wise steps are too large a
+/// part of a forward pass for one thread). The same bits as an entry-by-entry loop, with any number of
 /// threads.
 template <typename EntryFunction>
 void transformEntries(Matrix& values, Precision precision, const EntryFunction& f)
@@ -48,7 +48,7 @@ void transformEntries(Matrix& values, Precision precision, const EntryFunction& 
 }
 
 /// What a forward pass reuses from one layer to the next: the weight matrix a product reads, and its float32
-/// operands. Fresh buffers at every product cost a page fault per 4 KB (a tenth of the pass).
+/// operands. Fresh buffers at every product would cost a page fault per 4 KB.
 struct PassBuffers {
     Matrix weight;
     MatrixF weightF, inputF, productF;
@@ -108,8 +108,8 @@ Matrix rmsNorm(const Matrix& x, const RowVector& gain, double epsilon)
 
 /// GELU in its tanh form (GPT-2's gelu_new, PyTorch's approximate="tanh"): ½·x·(1 + tanh u) with
 /// u = √(2/π)·(x + 0.044715·x³), written as x / (1 + e^(−2u)), the same function: one exp instead of a tanh
-/// (which costs an expm1 and more: GELU was a tenth of a forward pass), and no cancellation in 1 + tanh u
-/// for negative x. e^(−2u) overflows to ∞ only where the result is −0, as it should be.
+/// (which costs an expm1 and more, on every entry of the MLP's widest matrix), and no cancellation in 1 +
+/// tanh u for negative x. e^(−2u) overflows to ∞ only where the result is −0, as it should be.
 double geluTanh(double x)
 {
     const double u = std::sqrt(2.0 / pi) * (x + 0.044715 * x * x * x);

@@ -76,7 +76,7 @@ private:
 };
 
 /// body(k) for each of `count` heads, on the engine's threads: copying the heads' columns out of a layer's
-/// weights took a tenth of a float32 forward pass on one thread.
+/// weights is too much copying for one thread in every layer of a forward pass.
 void forEachHead(std::size_t count, const std::function<void(std::size_t)>& body)
 {
     parallelFor(Index(count), 1, [&](Index begin, Index end) {

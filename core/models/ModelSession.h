@@ -1,8 +1,8 @@
 #pragma once
 /// @file
-/// A head of a real model as a session (issue 12): a model folder opened (Model.h), the forward pass run up
-/// to a layer (ForwardPass.h), and that layer's heads cut out of its weights into an ordinary session whose
-/// weights are the model's attention probabilities.
+/// A head of a real model as a session (docs/models.md): a model folder opened (Model.h), the forward pass
+/// run up to a layer (ForwardPass.h), and that layer's heads cut out of its weights into an ordinary session
+/// whose weights are the model's attention probabilities.
 
 #include "ForwardPass.h"
 #include "Model.h"

@@ -375,8 +375,8 @@ void SafetensorsFile::convert(const SafetensorsTensorInfo& tensor, std::uint64_t
         else
             convertElements<std::uint16_t>(from, length, to, bfloat16ToDouble);
     });
-    // The scan is skipped for a tensor already found finite (at GPT-2's size it was a sixth of a float64
-    // forward pass), unless float32 could overflow where the stored F64 did not.
+    // The scan is skipped for a tensor already found finite (the bytes do not change, and the scan is a pass
+    // over every weight of every forward pass), unless float32 could overflow where the stored F64 did not.
     std::atomic<bool>& knownFinite = foundFinite(tensor);
     if (knownFinite.load(std::memory_order_acquire) &&
         !(std::is_same_v<Scalar, float> && tensor.dtype == "F64"))
@@ -455,8 +455,8 @@ std::optional<Eigen::Map<const MatrixF>> SafetensorsFile::storedFloat32(const st
     const Eigen::Map<const MatrixF> stored(reinterpret_cast<const float*>(data),
                                            static_cast<Index>(tensor.shape[0]),
                                            static_cast<Index>(tensor.shape[1]));
-    // Checked once per tensor: the mapped bytes do not change, and at GPT-2's size the scan was 5 % of a
-    // float32 forward pass.
+    // Checked once per tensor: the mapped bytes do not change, and a scan at every read would cost every
+    // forward pass a pass over all its weights.
     std::atomic<bool>& checked = foundFinite(tensor);
     if (!checked.load(std::memory_order_acquire)) {
         const bool finite = allPiecesPass(stored.size(), [&stored](Index first, Index size) {

@@ -86,7 +86,7 @@ public:
     MatrixF readMatrixFloat32(const std::string& name) const;
     /// readMatrix (Scalar = double) or readMatrixFloat32 (float) into `out`, reusing its storage when it
     /// already has the tensor's size: a forward pass reads every layer's weights into the same buffers
-    /// (fresh ones cost a page fault per 4 KB, a tenth of the pass). After a refusal `out` means nothing.
+    /// (fresh ones would cost a page fault per 4 KB). After a refusal `out` means nothing.
     template <typename Scalar> void readMatrixInto(const std::string& name, MatrixOf<Scalar>& out) const;
     /// A 2-D F32 tensor where it is stored, without a copy (a float32 forward pass multiplies by it
     /// directly); std::nullopt for any other tensor, or one not aligned for float. Refused as readMatrix

@@ -3,7 +3,8 @@
 /// Seeded weight initializers. The random stream is std::mt19937_64 (its output is fixed by the C++
 /// standard) turned into numbers by our own code, so a seed gives the same matrix with every standard
 /// library (std::normal_distribution does not). The NumPy legacy initializer uses NumPy's own stream
-/// instead (NumpyRandom.h), so the articles' `np.random.seed(s); randn(...)` matrices come out exactly.
+/// instead (NumpyRandom.h), so the articles' `np.random.seed(s); randn(...)` matrices come out exactly
+/// (docs/references.md).
 
 #include "EigenTypes.h"
 

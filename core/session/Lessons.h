@@ -1,10 +1,10 @@
 #pragma once
 /// @file
-/// Lessons: guided walk-throughs of the articles, each a JSON file (resources/lessons/*.lesson.json, compiled
-/// in like the examples). A lesson is a title and a sequence of steps; a step is a short text, optionally a
-/// session to load or an edit to apply, the view to show, the cell to select, and optionally a
-/// multiple-choice question. Parsing checks everything a step will do against the session it will meet,
-/// so a lesson that loads is a lesson that plays.
+/// Lessons: guided walk-throughs of the articles QKV Lab comes from (docs/references.md), each a JSON file
+/// (resources/lessons/*.lesson.json, compiled in like the examples). A lesson is a title and a sequence of
+/// steps; a step is a short text, optionally a session to load or an edit to apply, the view to show, the
+/// cell to select, and optionally a multiple-choice question. Parsing checks everything a step will do
+/// against the session it will meet, so a lesson that loads is a lesson that plays.
 
 #include "Initializers.h"
 #include "Session.h"

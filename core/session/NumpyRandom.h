@@ -1,7 +1,8 @@
 #pragma once
 /// @file
 /// NumPy's legacy random stream (`np.random.seed(s)`, `np.random.random_sample`, `np.random.randn`), bit for
-/// bit, so the articles' examples drawn with NumPy can be reproduced from the generator itself.
+/// bit, so the articles' examples drawn with NumPy (docs/references.md) can be reproduced from the generator
+/// itself.
 
 #include "EigenTypes.h"
 

@@ -48,7 +48,7 @@ void reinitializeEmbeddings(Session& session, const InitializerSpec& init);
 /// Creates the score function's parameters where they are missing (W_S; W_a, U_a and v_a with d_a = d_k).
 void ensureScoreParameters(Session& session, const InitializerSpec& init);
 
-/// A new score function with its default scale (spec section 1) and the parameters it needs.
+/// A new score function with its default scale (docs/semantics.md, "Inputs") and the parameters it needs.
 void setScoreFunction(Session& session, ScoreFunction score, const InitializerSpec& init);
 
 /// A new mask type. A custom mask starts from "everything allowed" unless one of the right shape exists

@@ -1,8 +1,8 @@
 #pragma once
-// Internal to core (SessionFile.cpp): the session file's JSON read from the parser's events (Json::sax_parse)
-// into the document tree Json::parse would build, except that the matrices of a session go straight into
-// Eigen storage as they come and the tree holds placeholders for them: a 4096 × 4096 matrix takes its 128
-// MiB, not a tree node per number.
+// Internal to core (SessionFileReader.cpp): the session file's JSON read from the parser's events
+// (Json::sax_parse) into the document tree Json::parse would build, except that the matrices of a session go
+// straight into Eigen storage as they come and the tree holds placeholders for them: a 4096 × 4096 matrix
+// takes its 128 MiB, not a tree node per number.
 
 #include "EigenTypes.h"
 #include "Error.h"

@@ -1,6 +1,6 @@
 #pragma once
 // Internal to the row kernels: one table of functions for each instruction-set level they are compiled for
-// (RowKernelLevel.h, once per level), and the dispatcher in RowKernels.cpp that picks one for the CPU.
+// (RowKernelLevel.inc, once per level), and the dispatcher in RowKernels.cpp that picks one for the CPU.
 
 #include "RowKernels.h"
 
