@@ -3,6 +3,7 @@
 #include "CommandLine.h"
 #include "ExportCommand.h"
 #include "MainWindow.h"
+#include "MatrixProduct.h"
 #include "TestHooks.h"
 
 #include <QApplication>
@@ -35,6 +36,7 @@ int runHeadless(int argc, char* argv[], qkv::app::CommandLineOutcome& outcome)
 
 int main(int argc, char* argv[])
 {
+    qkv::prepareMatrixProducts(); // OpenBLAS for this CPU; it calls setenv, so before any other thread
     qkv::app::CommandLineOutcome outcome;
     try {
         if (const int exitCode = runHeadless(argc, argv, outcome); exitCode >= 0)

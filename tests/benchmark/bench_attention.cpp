@@ -695,6 +695,7 @@ void registerRowKernelBenchmarks(); // bench_rowkernels.cpp
 
 int main(int argc, char** argv)
 {
+    qkv::prepareMatrixProducts(); // OpenBLAS for this CPU; it calls setenv, so before any other thread
     std::vector<char*> args;
     bool competingLoadWanted = false;
     for (int i = 0; i < argc; ++i) {

@@ -25,6 +25,7 @@
 #include "Figure.h"
 #include "Initializers.h"
 #include "MainWindow.h"
+#include "MatrixProduct.h"
 #include "OnScreenRefresh.h"
 #include "Session.h"
 #include "SpaceView.h"
@@ -226,6 +227,7 @@ void engineOnly(benchmark::State& state, const Shape& shape)
 
 int main(int argc, char** argv)
 {
+    qkv::prepareMatrixProducts(); // OpenBLAS for this CPU; it calls setenv, so before any other thread
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
     // Settings, recent files and recovery files of a throwaway location, never the user's.

@@ -473,7 +473,9 @@ def git_state(tree):
 def newer_engine_sources(bench, tree):
     """core/ files changed after qkv_bench was built: the binary does not measure them."""
     built = Path(bench).stat().st_mtime
-    return sorted(path.name for path in (tree / "core").iterdir() if path.is_file() and path.stat().st_mtime > built)
+    core = tree / "core"
+    return sorted(str(path.relative_to(core)) for path in core.rglob("*")
+                  if path.is_file() and path.stat().st_mtime > built)
 
 
 def blas_alternative():
