@@ -20,6 +20,16 @@ class QUndoStack;
 
 namespace qkv::ui {
 
+/// The current head's part of the newest result, or why there is none (Document::currentHeadResult()).
+struct CurrentHeadResult {
+    std::shared_ptr<const AttentionResult> result; ///< null when the engine refused the session
+    const HeadResult* head = nullptr;              ///< the shown head of `result`; null without one
+    int index = 0;                                 ///< which head: the document's, clamped to the result's
+    int count = 0;                                 ///< how many heads the result has
+    QString error;                                 ///< "Cannot compute attention: …" when there is no head
+    explicit operator bool() const { return head != nullptr; }
+};
+
 /// One finished computation, handed from the worker thread as a plain value.
 struct ComputeOutcome {
     std::shared_ptr<const AttentionResult> result; ///< null when the engine refused the session
@@ -53,6 +63,9 @@ public:
     /// The newest finished result (null if the engine refused the session: see resultError()).
     std::shared_ptr<const AttentionResult> result() const { return m_result; }
     QString resultError() const { return m_resultError; }
+    /// The head the views show, taken from the newest result (the current head clamped to the heads it has),
+    /// or the message a view shows instead when the engine refused the session.
+    CurrentHeadResult currentHeadResult() const;
     double lastComputeMilliseconds() const { return m_lastMilliseconds; }
     /// True until the result of the newest edit is published: result() may still be an older session's.
     bool isComputing() const { return m_publishedGeneration != m_generation; }

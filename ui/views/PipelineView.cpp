@@ -208,17 +208,14 @@ void PipelineView::rebuild() const
     m_stages.clear();
     m_recoloured.clear();
     const std::shared_ptr<const AttentionResult> builtResult = m_result; // what `built`'s stages show
-    m_result = m_document->result();
-    m_message.clear();
-    if (!m_result || m_result->heads.empty()) {
-        m_message = tr("Cannot compute attention: %1").arg(m_document->resultError());
-        m_result.reset();
+    const CurrentHeadResult current = m_document->currentHeadResult();
+    m_result = current.result;
+    m_message = current.error;
+    if (!current)
         return;
-    }
     const Session& session = m_document->session();
-    const int headCount = static_cast<int>(m_result->heads.size());
-    const int head = std::clamp(m_document->currentHead(), 0, headCount - 1);
-    const HeadResult& r = m_result->heads[static_cast<std::size_t>(head)];
+    const int head = current.index, headCount = current.count;
+    const HeadResult& r = *current.head;
     const Index n = r.Q.rows(), m = r.K.rows();
     m_queries = tokenLabels(session.tokens, n);
     m_keys = tokenLabels(session.keyTokens(), m);

@@ -222,23 +222,17 @@ QString SpaceView::yAxisLabel() const
 
 std::shared_ptr<const AttentionResult> SpaceView::shownResult() const
 {
-    std::shared_ptr<const AttentionResult> result = m_document->result();
-    return result && !result->heads.empty() ? result : nullptr;
+    return m_document->currentHeadResult().result;
 }
 
 const HeadResult* SpaceView::currentHead() const
 {
-    const std::shared_ptr<const AttentionResult> result = m_document->result();
-    if (!result || result->heads.empty())
-        return nullptr;
-    return &result->heads[static_cast<std::size_t>(currentHeadIndex())];
+    return m_document->currentHeadResult().head;
 }
 
 int SpaceView::currentHeadIndex() const
 {
-    const std::shared_ptr<const AttentionResult> result = m_document->result();
-    const int count = result ? static_cast<int>(result->heads.size()) : 0;
-    return count > 0 ? std::clamp(m_document->currentHead(), 0, count - 1) : 0;
+    return m_document->currentHeadResult().index;
 }
 
 QStringList SpaceView::queryTokens(Index count) const

@@ -181,10 +181,8 @@ void VarianceView::showExperiment(Outcome outcome)
 void VarianceView::refreshSession()
 {
     m_sessionPoint.reset();
-    const std::shared_ptr<const AttentionResult> result = m_document->result();
-    if (result && !result->heads.empty()) {
-        const int head = std::clamp(m_document->currentHead(), 0, static_cast<int>(result->heads.size()) - 1);
-        const HeadResult& r = result->heads[static_cast<std::size_t>(head)];
+    if (const CurrentHeadResult current = m_document->currentHeadResult()) {
+        const HeadResult& r = *current.head;
         const double variance = scoreVariance(r.scores);
         if (r.scores.size() > 1 && std::isfinite(variance) && variance > 0.0)
             m_sessionPoint = std::pair<Index, double>(r.K.cols(), variance);
