@@ -30,7 +30,7 @@ class Document;
 /// query row and key column are highlighted in every stage; clicking a cell selects it. Values are written
 /// in the cells when they fit, token labels when they fit, colour only beyond. Only draws: every number is
 /// the document's. A hidden canvas does no work until it is shown (or exported).
-class PipelineView : public QWidget, public Figure {
+class PipelineView : public QWidget, public Figure, public StyledCanvas {
     Q_OBJECT
 public:
     /// What a stage's rows and columns are: both token sides (X in self-attention), queries, keys, queries ×
@@ -99,7 +99,7 @@ public:
 
     /// The screen's colours and text size (the palette's, presentation mode's): exported figures stay black
     /// on white at their own size.
-    void setPlotStyle(const PlotStyle& style);
+    void setPlotStyle(const PlotStyle& style) override;
 
     QString figureName() const override { return QStringLiteral("pipeline"); }
     QString figureTitle() const override;

@@ -6,6 +6,7 @@
 #include "MatrixCatalog.h"
 #include "MatrixRef.h"
 
+#include <QHash>
 #include <QMainWindow>
 
 #include <functional>
@@ -83,6 +84,10 @@ protected:
 
 private:
     /// The matrices Export Matrix offers, by name, each produced when it is exported.
+    /// Makes the registered view `id` (ViewRegistry) as a child of the window.
+    QWidget* createView(const QString& id);
+    /// The dock or tab title of a view createView() made.
+    QString viewTitle(QWidget* view) const;
     void createDocks();
     void connectActions();
     void createLessons();
@@ -115,6 +120,7 @@ private:
     MaskEditor* m_maskEditor = nullptr;
     UserGuide* m_userGuide = nullptr; // created when first asked for
     QList<const Figure*> m_figures;
+    QHash<QString, QWidget*> m_views; ///< the registered views, by id
     MatrixCatalog m_matrices;
     MatrixEditor* m_selectedEditor = nullptr;
     QDockWidget* m_contextDock = nullptr;
