@@ -3,6 +3,7 @@
 #include "CommandLine.h"
 #include "ExportCommand.h"
 #include "MainWindow.h"
+#include "RasterFills.h"
 #include "TestHooks.h"
 
 #include <QApplication>
@@ -44,6 +45,9 @@ int main(int argc, char* argv[])
     }
 
     QApplication app(argc, argv);
+    // Qt's raster fills stay on the painting thread: handing them to Qt's thread pool costs more than it
+    // saves.
+    qkv::ui::RasterFills::keepOnPaintingThread();
     QApplication::setApplicationName(QStringLiteral("QKV Lab"));
     QApplication::setOrganizationName(QStringLiteral("QKV Lab"));
     QApplication::setApplicationVersion(QStringLiteral(QKV_VERSION));

@@ -21,7 +21,6 @@
 #include "ModelView.h"
 #include "PlotFigure.h"
 #include "Preferences.h"
-#include "RasterFills.h"
 #include "RecoveryPrompt.h"
 #include "ResultViews.h"
 #include "SessionEdits.h"
@@ -104,7 +103,6 @@ MainWindow::MainWindow(QWidget* parent)
       m_modelLoading(new ModelLoading(m_document, this, [this] { return maybeSave(); })),
       m_matrices(m_document)
 {
-    RasterFills::keepOnPaintingThread(); // painting never waits for Qt's thread pool
     setObjectName(QStringLiteral("mainWindow"));
     setAcceptDrops(true);
     setDockNestingEnabled(true);
