@@ -119,9 +119,8 @@ public:
 signals:
     void sessionChanged(qkv::ui::Document::Changes changes);
     /// A new result (or error) is published: emitted just before resultChanged, for views that start
-    /// background work from it (the PCA planes), so that the work runs while the others redraw (at n = 256,
-    /// d_model = 512 the Q/K plane's projection, started after the pipeline canvas had recoloured its stages,
-    /// was the last thing an edit waited for).
+    /// background work from it (the PCA planes), so that the work runs while the others redraw (a projection
+    /// started after them would be the last thing an edit waits for).
     void resultArrived();
     void resultChanged();
     /// isComputing() turned true (an edit started a background computation) or false (its result, or
@@ -151,8 +150,8 @@ private:
     std::shared_ptr<AttentionResult> takeBuffer();
     void recycle(std::shared_ptr<AttentionResult> buffer);
     /// The session for a background job: a copy of m_session, into an earlier copy that neither a job nor
-    /// the shown result holds any more (same shapes: no allocation; fresh copies cost the GUI thread more in
-    /// page faults than in copying at d_model = 512).
+    /// the shown result holds any more (same shapes: no allocation; a fresh copy of a large session costs the
+    /// GUI thread more in page faults than in copying).
     std::shared_ptr<const Session> takeSnapshot();
 
     Session m_session;

@@ -94,7 +94,8 @@ public:
     /// Where each stage's matrix and caption are drawn.
     QRectF stageRect(const QString& stage) const;
     QRectF captionRect(const QString& stage) const;
-    /// The stage's title as its caption draws it, and in what font: smaller (to 70 %) before elided.
+    /// The stage's title as its caption draws it, and in what font: written smaller, down to seven tenths of
+    /// the size, before it is elided.
     std::pair<QString, QFont> captionTitle(const QString& stage) const;
 
     /// The screen's colours and text size (the palette's, presentation mode's): exported figures stay black

@@ -25,7 +25,7 @@ namespace {
 const QColor seriesColors[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
                                QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd)};
 const QColor markerColor(0x55, 0x55, 0x55);
-constexpr double heavyEntries = 8192; // n·m above this: swept off the GUI thread (≈ 20 ms)
+constexpr double heavyEntries = 8192; // n·m above this: swept off the GUI thread (long enough to be felt)
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
 QColor colorOf(const NormalizerSpec& spec)

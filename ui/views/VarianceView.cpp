@@ -54,7 +54,7 @@ VarianceView::VarianceView(Document* document, QWidget* parent)
     m_seed->setDecimals(0); // whole numbers up to 2³² − 1, all np.random.seed takes (more than an int holds)
     m_seed->setRange(0.0, static_cast<double>(NumpyRandom::maxSeed));
     m_seed->setValue(42);
-    m_seed->setToolTip(tr("np.random.seed(seed) before the first d_k, as seed 004 does (42)"));
+    m_seed->setToolTip(tr("np.random.seed(seed) before the first d_k, as the article's code does (42)"));
     auto* controls = new QHBoxLayout;
     controls->setContentsMargins(4, 2, 4, 0);
     controls->addWidget(new QLabel(tr("samples per d_k:"), this));

@@ -74,7 +74,8 @@ public:
     bool isPresentation() const { return m_presentation; }
     /// Colours of the window and its plots for Preferences::theme().
     void applyTheme();
-    /// How long a computation runs before the progress bar and Stop show (200 ms; tests set 0).
+    /// How long a computation runs before the progress bar and Stop show (in milliseconds, 200 by default;
+    /// tests set 0).
     void setBusyDelay(int milliseconds);
 
 protected:
