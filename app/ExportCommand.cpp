@@ -6,6 +6,7 @@
 #include "FigureCatalog.h"
 #include "FigureExport.h"
 #include "ModelView.h"
+#include "RasterFills.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -22,6 +23,7 @@ void prepareHeadlessPlatform()
 
 int runExport(const ExportRequest& request, std::ostream& out, std::ostream& err)
 {
+    ui::RasterFills::keepOnPaintingThread(); // as in the window: Qt's fills stay on the painting thread
     ui::Document document;
     ui::FigureCatalog catalog(&document);
     const QStringList names = catalog.names();

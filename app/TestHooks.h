@@ -1,5 +1,5 @@
 #pragma once
-// Hidden hooks for tests that drive a real window process (tests/app/tst_recovery.cpp) without a GUI
+// Hidden hooks for tests that drive a real window process (the crash-recovery test) without a GUI
 // driver. Each is read from the environment once, at start, and does nothing when unset.
 
 #include <optional>

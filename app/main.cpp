@@ -4,6 +4,7 @@
 #include "ExportCommand.h"
 #include "MainWindow.h"
 #include "MatrixProduct.h"
+#include "RasterFills.h"
 #include "TestHooks.h"
 
 #include <QApplication>
@@ -27,6 +28,7 @@ int runHeadless(int argc, char* argv[], qkv::app::CommandLineOutcome& outcome)
         qkv::app::prepareHeadlessPlatform();
         int qtArgc = 1; // the export's arguments are not Qt's
         QApplication app(qtArgc, argv);
+        qkv::ui::RasterFills::keepOnPaintingThread(); // as in the window below
         return qkv::app::runExport(*outcome.exportRequest, std::cout, std::cerr);
     }
     return -1;
@@ -47,6 +49,9 @@ int main(int argc, char* argv[])
     }
 
     QApplication app(argc, argv);
+    // Qt's raster fills stay on the painting thread: handing them to Qt's thread pool costs more than it
+    // saves.
+    qkv::ui::RasterFills::keepOnPaintingThread();
     QApplication::setApplicationName(QStringLiteral("QKV Lab"));
     QApplication::setOrganizationName(QStringLiteral("QKV Lab"));
     QApplication::setApplicationVersion(QStringLiteral(QKV_VERSION));

@@ -27,6 +27,7 @@
 #include "MainWindow.h"
 #include "MatrixProduct.h"
 #include "OnScreenRefresh.h"
+#include "RasterFills.h"
 #include "Session.h"
 #include "SpaceView.h"
 
@@ -144,6 +145,7 @@ qkv::ui::MainWindow& windowFor(const Shape& shape)
         windows.clear(); // one large session at a time
     auto& slot = windows[key];
     if (!slot) {
+        qkv::ui::RasterFills::keepOnPaintingThread(); // as qkvlab's main() does
         slot = std::make_unique<qkv::ui::MainWindow>();
         slot->resize(1400, 900);
         slot->show();

@@ -193,6 +193,20 @@ void Document::push(QUndoCommand* command)
     m_undoStack->push(command);
 }
 
+CurrentHeadResult Document::currentHeadResult() const
+{
+    CurrentHeadResult current;
+    if (!m_result || m_result->heads.empty()) {
+        current.error = tr("Cannot compute attention: %1").arg(m_resultError);
+        return current;
+    }
+    current.result = m_result;
+    current.count = static_cast<int>(m_result->heads.size());
+    current.index = std::clamp(m_currentHead, 0, current.count - 1);
+    current.head = &m_result->heads[static_cast<std::size_t>(current.index)];
+    return current;
+}
+
 void Document::setCurrentHead(int head)
 {
     head = std::clamp(head, 0, m_session.headCount() - 1);

@@ -20,6 +20,16 @@ class QUndoStack;
 
 namespace qkv::ui {
 
+/// The current head's part of the newest result, or why there is none (Document::currentHeadResult()).
+struct CurrentHeadResult {
+    std::shared_ptr<const AttentionResult> result; ///< null when the engine refused the session
+    const HeadResult* head = nullptr;              ///< the shown head of `result`; null without one
+    int index = 0;                                 ///< which head: the document's, clamped to the result's
+    int count = 0;                                 ///< how many heads the result has
+    QString error;                                 ///< "Cannot compute attention: …" when there is no head
+    explicit operator bool() const { return head != nullptr; }
+};
+
 /// One finished computation, handed from the worker thread as a plain value.
 struct ComputeOutcome {
     std::shared_ptr<const AttentionResult> result; ///< null when the engine refused the session
@@ -53,6 +63,9 @@ public:
     /// The newest finished result (null if the engine refused the session: see resultError()).
     std::shared_ptr<const AttentionResult> result() const { return m_result; }
     QString resultError() const { return m_resultError; }
+    /// The head the views show, taken from the newest result (the current head clamped to the heads it has),
+    /// or the message a view shows instead when the engine refused the session.
+    CurrentHeadResult currentHeadResult() const;
     double lastComputeMilliseconds() const { return m_lastMilliseconds; }
     /// True until the result of the newest edit is published: result() may still be an older session's.
     bool isComputing() const { return m_publishedGeneration != m_generation; }
@@ -106,9 +119,8 @@ public:
 signals:
     void sessionChanged(qkv::ui::Document::Changes changes);
     /// A new result (or error) is published: emitted just before resultChanged, for views that start
-    /// background work from it (the PCA planes), so that the work runs while the others redraw (at n = 256,
-    /// d_model = 512 the Q/K plane's projection, started after the pipeline canvas had recoloured its stages,
-    /// was the last thing an edit waited for).
+    /// background work from it (the PCA planes), so that the work runs while the others redraw (a projection
+    /// started after them would be the last thing an edit waits for).
     void resultArrived();
     void resultChanged();
     /// isComputing() turned true (an edit started a background computation) or false (its result, or
@@ -138,8 +150,8 @@ private:
     std::shared_ptr<AttentionResult> takeBuffer();
     void recycle(std::shared_ptr<AttentionResult> buffer);
     /// The session for a background job: a copy of m_session, into an earlier copy that neither a job nor
-    /// the shown result holds any more (same shapes: no allocation; fresh copies cost the GUI thread more in
-    /// page faults than in copying at d_model = 512).
+    /// the shown result holds any more (same shapes: no allocation; a fresh copy of a large session costs the
+    /// GUI thread more in page faults than in copying).
     std::shared_ptr<const Session> takeSnapshot();
 
     Session m_session;

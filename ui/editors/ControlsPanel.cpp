@@ -74,7 +74,7 @@ int sliderPosition(double temperature)
 }
 
 // Three significant digits, as a person would type it (0.0162, not 0.016218): still a different value at
-// every position (neighbours differ by 2.3 %), and sliderPosition() gives the position back.
+// every position (neighbours differ by a factor of 10^0.01), and sliderPosition() gives the position back.
 double temperatureAt(int position)
 {
     return QString::number(std::pow(10.0, position / 100.0), 'g', 3).toDouble();

@@ -2,21 +2,8 @@
 
 #include "Document.h"
 #include "Figure.h"
-#include "HeadOverview.h"
-#include "Heatmap.h"
-#include "MathPanel.h"
 #include "ModelView.h"
-#include "NormalizerComparisonView.h"
-#include "PipelineView.h"
-#include "QueryKeySpaceView.h"
-#include "ResultViews.h"
-#include "SaturationView.h"
-#include "ScalingView.h"
-#include "SnapshotDiffView.h"
-#include "SweepView.h"
-#include "ThreeSpacesView.h"
-#include "ValueSpaceView.h"
-#include "VarianceView.h"
+#include "ViewRegistry.h"
 
 #include <QWidget>
 
@@ -29,32 +16,12 @@ FigureCatalog::FigureCatalog(Document* document, QObject* parent) : QObject(pare
 
 FigureCatalog::~FigureCatalog() = default;
 
-// ---------------------------------------------------------------------------------------------------------
-// The exportable views, one block per kind. To add a view that is itself a Figure (a QWidget subclass taking
-// the document):
-//
-//     add(own(new QkSpacePlots(m_document)));
-//
-// A view holding several figures: `auto* views = own(new Views(m_document));` then `add(views->...)` for
-// each. Figure names must be unique: they are file names and `qkvlab export --view` names.
-// ---------------------------------------------------------------------------------------------------------
+// The exportable views are the window's (ViewRegistry), each made once here, off screen.
 void FigureCatalog::registerViews()
 {
-    auto* results = own(new ResultViews(m_document));
-    for (Heatmap* map : results->heatmaps())
-        add(map);
-    add(own(new QueryKeySpaceView(m_document)));
-    add(own(new ValueSpaceView(m_document)));
-    add(own(new ThreeSpacesView(m_document)));
-    add(own(new MathPanel(m_document)));
-    add(own(new HeadOverview(m_document)));
-    add(own(new NormalizerComparisonView(m_document)));
-    add(own(new SweepView(m_document)));
-    add(own(new VarianceView(m_document)));
-    add(own(new SaturationView(m_document)));
-    add(own(new ScalingView(m_document)));
-    add(own(new SnapshotDiffView(m_document)));
-    add(results->pipeline());
+    for (const RegisteredView& view : ViewRegistry::views())
+        for (const Figure* figure : view.figures(own(view.create(m_document, nullptr))))
+            add(figure);
     m_modelView = own(new ModelView);
 }
 

@@ -18,7 +18,7 @@ class Document;
 class Figure;
 class ModelView;
 
-/// Creates one instance of every exportable view, bound to `document` and never shown, and lists their
+/// Creates one instance of every view of ViewRegistry, bound to `document` and never shown, and lists their
 /// figures by name. The views follow the document like the window's do (current head, result); a view
 /// lays itself out for the size asked in renderFigure(), whatever the size of its hidden widget.
 class FigureCatalog : public QObject {
@@ -27,7 +27,7 @@ public:
     explicit FigureCatalog(Document* document, QObject* parent = nullptr);
     ~FigureCatalog() override;
 
-    /// In registration order: the result heatmaps first ("Q" … "final_output").
+    /// In the registry's order: the result heatmaps first ("Q" … "final_output"), then the pipeline.
     QList<const Figure*> figures() const { return m_figures; }
     /// The figure named `name` (exact match); null when there is none.
     const Figure* figure(const QString& name) const;

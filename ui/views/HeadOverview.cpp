@@ -176,9 +176,9 @@ bool HeadOverview::eventFilter(QObject* watched, QEvent* event)
 
 void HeadOverview::refresh()
 {
-    const std::shared_ptr<const AttentionResult> result = m_document->result();
-    if (!result || result->heads.empty()) {
-        m_error->setText(tr("Cannot compute attention: %1").arg(m_document->resultError()));
+    const CurrentHeadResult current = m_document->currentHeadResult();
+    if (!current) {
+        m_error->setText(current.error);
         m_error->show();
         for (Heatmap* map : std::as_const(m_maps)) {
             map->setTitle(QString());
@@ -188,8 +188,9 @@ void HeadOverview::refresh()
     }
     m_error->hide();
 
+    const std::shared_ptr<const AttentionResult>& result = current.result;
     const Session& session = m_document->session();
-    const int heads = static_cast<int>(result->heads.size());
+    const int heads = current.count;
     if (heads != m_maps.size())
         rebuildGrid(heads);
     QFont titleFont = font();
@@ -270,8 +271,7 @@ void HeadOverview::renderFigure(QPaintDevice* device, const QSize& size) const
     painter.setPen(Qt::black);
     const QRect titleBox(figureMargin, figureMargin, size.width() - 2 * figureMargin,
                          QFontMetrics(title, device).height() + 4);
-    const QString titleText =
-        m_maps.isEmpty() ? tr("Cannot compute attention: %1").arg(m_document->resultError()) : figureTitle();
+    const QString titleText = m_maps.isEmpty() ? m_document->currentHeadResult().error : figureTitle();
     painter.drawText(titleBox, Qt::AlignCenter | Qt::TextSingleLine,
                      QFontMetrics(title, device).elidedText(titleText, Qt::ElideRight, titleBox.width()));
 

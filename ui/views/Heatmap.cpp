@@ -1,22 +1,15 @@
 #include "Heatmap.h"
 
 #include "ColorScale.h"
+#include "HeatmapMenu.h"
 #include "HeatmapTicks.h"
 #include "LabelText.h"
-
 #include "PlotFigure.h"
 
 #include <qcustomplot.h>
 
-#include <QActionGroup>
-#include <QFontMetrics>
 #include <QGridLayout>
-#include <QKeyEvent>
-#include <QMenu>
-#include <QMouseEvent>
-#include <QNativeGestureEvent>
 #include <QScrollBar>
-#include <QToolTip>
 
 #include <algorithm>
 #include <cmath>
@@ -26,9 +19,6 @@
 namespace qkv::ui {
 
 namespace {
-
-constexpr double scrollSteps = 100.0;  // scroll-bar steps per cell
-constexpr int minimumCellForText = 28; // pixels: below this the values are not written in the cells
 
 // A palette of ColorScale as QCustomPlot's gradient.
 QCPColorGradient gradientOf(Palette palette)
@@ -51,24 +41,6 @@ public:
         return mData;
     }
 };
-
-QSize axisRectSize(QCustomPlot* plot)
-{
-    const QRect rect = plot->axisRect()->rect();
-    if (rect.width() > 10 && rect.height() > 10)
-        return rect.size();
-    // Not laid out yet: a guess that the next layout corrects.
-    return QSize(std::max(50, plot->width() - 120), std::max(50, plot->height() - 90));
-}
-
-// Token labels are cut short; row statistics (`whole`) are not.
-QSharedPointer<QCPAxisTickerText> textTicker(const QStringList& labels, int stride, bool whole = false)
-{
-    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    for (int i = 0; i < labels.size(); i += stride)
-        ticker->addTick(i, whole ? labels.at(i) : elidedLabel(labels.at(i)));
-    return ticker;
-}
 
 // What the colour bar measures; scaled per row, a fraction of each row's largest.
 QString colorBarText(const QString& label, bool perRow)
@@ -164,157 +136,30 @@ Heatmap::Heatmap(QWidget* parent)
 
     connect(m_plot, &QCustomPlot::beforeReplot, this, &Heatmap::updateTickers);
     connect(m_plot, &QCustomPlot::afterLayout, this, &Heatmap::afterLayout);
-    connect(m_plot, &QCustomPlot::mouseMove, this, &Heatmap::onMouseMove);
-    connect(m_plot, &QCustomPlot::mousePress, this, &Heatmap::onMousePress);
-    connect(m_plot, &QCustomPlot::mouseRelease, this, &Heatmap::onMouseRelease);
-    createContextMenu();
-    m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
-    connect(m_plot, &QWidget::customContextMenuRequested, this, [this](const QPoint& position) {
-        updateContextMenu();
-        m_menu->exec(m_plot->mapToGlobal(position));
-    });
-    // The rectangle a paint drag covers, until release.
-    m_paintRect = new QCPItemRect(m_plot);
-    m_paintRect->setPen(QPen(QColor(20, 20, 20), 1.5, Qt::DashLine));
-    m_paintRect->setBrush(QColor(255, 255, 255, 90));
-    m_paintRect->setVisible(false);
-    m_paintRect->setSelectable(false);
-    m_paintRect->setLayer(QStringLiteral("overlay"));
-    // Zoom (wheel) and pan (drag) within the matrix; the tick labels are planned again for the cells shown.
-    m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-    m_plot->installEventFilter(this); // a touchpad pinch zooms too
-    m_plot->axisRect()->setRangeZoomAxes(m_plot->xAxis, m_plot->yAxis);
-    m_plot->axisRect()->setRangeDragAxes(m_plot->xAxis, m_plot->yAxis);
-    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis})
-        connect(axis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
-                [this, axis](const QCPRange& range) { keepInMatrix(axis, range); });
-    for (auto [bar, axis] :
-         {std::pair{m_horizontalScroll, m_plot->xAxis}, std::pair{m_verticalScroll, m_plot->yAxis}})
-        connect(bar, &QScrollBar::valueChanged, this, [this, axis = axis](int value) {
-            if (m_updatingScrollBars)
-                return;
-            const double size = axis->range().size();
-            const double lower = value / scrollSteps - 0.5;
-            axis->setRange(lower, lower + size);
-            m_plot->replot(QCustomPlot::rpQueuedReplot);
-        });
+    setUpInteraction();
 
     rebuild();
 }
 
 Heatmap::~Heatmap() = default;
 
-// One menu for the widget's life, its actions named so that tests (and the window) can find them.
-void Heatmap::createContextMenu()
+QMenu* Heatmap::contextMenu() const
 {
-    m_menu = new QMenu(this);
-    m_menu->setObjectName(QStringLiteral("heatmapMenu"));
-    const auto add = [](QMenu* menu, QActionGroup* group, const QString& text, const char* name,
-                        const QString& tip) {
-        QAction* action = menu->addAction(text);
-        action->setObjectName(QLatin1String(name));
-        action->setStatusTip(tip);
-        action->setToolTip(tip);
-        action->setCheckable(true);
-        group->addAction(action);
-        return action;
-    };
-    QMenu* scales = m_menu->addMenu(tr("Colour Scale"));
-    scales->setObjectName(QStringLiteral("colorScaleMenu"));
-    auto* scaleGroup = new QActionGroup(this);
-    const struct {
-        QString text;
-        const char* name;
-        ColorScale scale;
-        QString tip;
-    } scaleEntries[] = {
-        {tr("Linear"), "colorScale_linear", ColorScale::Linear,
-         tr("The colour map from the smallest value to the largest")},
-        {tr("Logarithmic"), "colorScale_logarithmic", ColorScale::Logarithmic,
-         tr("From the smallest positive value to the largest: small weights that differ by orders of "
-            "magnitude get different colours")},
-        {tr("Per Row"), "colorScale_perRow", ColorScale::PerRow,
-         tr("Each row divided by its own largest value: where each query looks, however spread its "
-            "weights are")},
-        {tr("Diverging (Symmetric about 0)"), "colorScale_diverging", ColorScale::Diverging,
-         tr("Blue for negative, white at 0, red for positive, the same extent both ways")},
-    };
-    for (const auto& entry : scaleEntries)
-        connect(add(scales, scaleGroup, entry.text, entry.name, entry.tip), &QAction::triggered, this,
-                [this, scale = entry.scale] { setColorScale(scale); });
-    QMenu* maps = m_menu->addMenu(tr("Colour Map"));
-    maps->setObjectName(QStringLiteral("colorMapMenu"));
-    auto* mapGroup = new QActionGroup(this);
-    const struct {
-        QString text;
-        const char* name;
-        ColorMap map;
-    } mapEntries[] = {{tr("Viridis"), "colorMap_viridis", ColorMap::Viridis},
-                      {tr("Cividis (Colour-Vision Safe)"), "colorMap_cividis", ColorMap::Cividis},
-                      {tr("Greyscale (Print)"), "colorMap_greyscale", ColorMap::Greyscale}};
-    for (const auto& entry : mapEntries)
-        connect(add(maps, mapGroup, entry.text, entry.name, QString()), &QAction::triggered, this,
-                [this, map = entry.map] { setColorMap(map); });
-    m_menu->addSeparator();
-    // The keys are handled by keyPressEvent, only named here (not action shortcuts: one set per heatmap).
-    const auto addZoom = [this](const QString& text, const char* name) {
-        QAction* action = m_menu->addAction(text);
-        action->setObjectName(QLatin1String(name));
-        return action;
-    };
-    connect(addZoom(tr("Zoom In\tCtrl++"), "zoomIn"), &QAction::triggered, this, [this] { zoomBy(0.5); });
-    connect(addZoom(tr("Zoom Out\tCtrl+-"), "zoomOut"), &QAction::triggered, this, [this] { zoomBy(2.0); });
-    connect(addZoom(tr("Fit\tCtrl+0"), "zoomFit"), &QAction::triggered, this, &Heatmap::fitToView);
-    updateContextMenu();
+    return m_menu;
 }
 
-// The checked entries follow the heatmap; what does not apply to its kind of matrix is disabled.
-void Heatmap::updateContextMenu()
+QSize Heatmap::axisRectSize() const
 {
-    const bool binary = m_mode == ColorMode::Binary;
-    const auto check = [this](const char* name, bool checked, bool enabled) {
-        if (auto* action = m_menu->findChild<QAction*>(QLatin1String(name))) {
-            action->setChecked(checked);
-            action->setEnabled(enabled);
-        }
-    };
-    check("colorScale_linear", m_colorScale == ColorScale::Linear, !binary);
-    // Logarithmic needs positive values: offered for maps that are not signed by nature.
-    check("colorScale_logarithmic", m_colorScale == ColorScale::Logarithmic, m_mode == ColorMode::Sequential);
-    check("colorScale_perRow", m_colorScale == ColorScale::PerRow, !binary);
-    check("colorScale_diverging", m_colorScale == ColorScale::Diverging, !binary);
-    const bool maps = !binary && m_colorScale != ColorScale::Diverging;
-    check("colorMap_viridis", m_colorMap == ColorMap::Viridis, maps);
-    check("colorMap_cividis", m_colorMap == ColorMap::Cividis, maps);
-    check("colorMap_greyscale", m_colorMap == ColorMap::Greyscale, maps);
+    const QRect rect = m_plot->axisRect()->rect();
+    if (rect.width() > 10 && rect.height() > 10)
+        return rect.size();
+    // Not laid out yet: a guess that the next layout corrects.
+    return QSize(std::max(50, m_plot->width() - 120), std::max(50, m_plot->height() - 90));
 }
 
 Heatmap::ColorScale Heatmap::defaultScale() const
 {
     return m_mode == ColorMode::Diverging ? ColorScale::Diverging : ColorScale::Linear;
-}
-
-void Heatmap::setPaintable(bool paintable)
-{
-    m_paintable = paintable;
-    if (!paintable && m_paintAnchor.first >= 0) {
-        m_paintAnchor = m_paintCorner = {-1, -1};
-        m_plot->setInteraction(QCP::iRangeDrag, true);
-        updatePaintRect();
-    }
-}
-
-void Heatmap::updatePaintRect()
-{
-    const bool shown = m_paintAnchor.first >= 0 && m_paintMoved;
-    m_paintRect->setVisible(shown);
-    if (shown) {
-        const auto [r0, c0] = m_paintAnchor;
-        const auto [r1, c1] = m_paintCorner;
-        m_paintRect->topLeft->setCoords(std::min(c0, c1) - 0.5, std::min(r0, r1) - 0.5);
-        m_paintRect->bottomRight->setCoords(std::max(c0, c1) + 0.5, std::max(r0, r1) + 0.5);
-    }
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void Heatmap::setMatrix(const Matrix& values, const QStringList& rowLabels, const QStringList& columnLabels)
@@ -365,7 +210,7 @@ void Heatmap::setColorScale(ColorScale scale)
 {
     const bool refill = (scale == ColorScale::PerRow) != (m_colorScale == ColorScale::PerRow);
     m_colorScale = scale;
-    updateContextMenu();
+    m_menu->refresh();
     if (refill) {
         rebuild(); // the cells hold each row's values divided by its largest
         return;
@@ -382,7 +227,7 @@ void Heatmap::setLogarithmic(bool logarithmic)
 void Heatmap::setColorMap(ColorMap map)
 {
     m_colorMap = map;
-    updateContextMenu();
+    m_menu->refresh();
     updateColors();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -543,7 +388,7 @@ void sampleAxis(const QCPRange& range, Index count, int pixels, Index* first, In
 // the sampling is unchanged (new values). True when it filled.
 bool Heatmap::fillColorMap(bool force)
 {
-    const QSize pixels = axisRectSize(m_plot);
+    const QSize pixels = axisRectSize();
     Sampling s;
     sampleAxis(m_plot->yAxis->range(), m_values.rows(), pixels.height(), &s.firstRow, &s.rowStep, &s.rows);
     sampleAxis(m_plot->xAxis->range(), m_values.cols(), pixels.width(), &s.firstColumn, &s.columnStep,
@@ -589,153 +434,6 @@ void Heatmap::fillCells(double* cells) const
     for (Index k = 0; k < count; ++k)
         if (allowed[k] == 0)
             cells[k] = nan;
-}
-
-// Arrow keys move the selected cell by one, Page Up/Down by a screenful of rows, Home/End to the first or
-// last column (with Ctrl: row); the move is announced as a click, so everything that follows clicks follows.
-void Heatmap::keyPressEvent(QKeyEvent* event)
-{
-    const Index rows = m_values.rows(), columns = m_values.cols();
-    if (rows == 0 || columns == 0) {
-        QWidget::keyPressEvent(event);
-        return;
-    }
-    int row = std::max(0, m_highlight.first);
-    int column = std::max(0, m_highlight.second);
-    const int lastRow = static_cast<int>(rows) - 1, lastColumn = static_cast<int>(columns) - 1;
-    const int page = std::max(1, static_cast<int>(std::floor(m_plot->yAxis->range().size())) - 1);
-    const bool control = event->modifiers() & Qt::ControlModifier;
-    if (control && (event->key() == Qt::Key_Plus || event->key() == Qt::Key_Equal)) {
-        zoomBy(0.5);
-        return;
-    }
-    if (control && event->key() == Qt::Key_Minus) {
-        zoomBy(2.0);
-        return;
-    }
-    if (control && event->key() == Qt::Key_0) {
-        fitToView();
-        return;
-    }
-    if (m_paintable && event->key() == Qt::Key_Space && m_highlight.first >= 0 && m_highlight.second >= 0 &&
-        m_highlight.first <= lastRow && m_highlight.second <= lastColumn) {
-        emit rectanglePainted(m_highlight.first, m_highlight.second, m_highlight.first, m_highlight.second);
-        event->accept();
-        return;
-    }
-    switch (event->key()) {
-    case Qt::Key_Up:
-        --row;
-        break;
-    case Qt::Key_Down:
-        ++row;
-        break;
-    case Qt::Key_Left:
-        --column;
-        break;
-    case Qt::Key_Right:
-        ++column;
-        break;
-    case Qt::Key_PageUp:
-        row -= page;
-        break;
-    case Qt::Key_PageDown:
-        row += page;
-        break;
-    case Qt::Key_Home:
-        (control ? row : column) = 0;
-        break;
-    case Qt::Key_End:
-        (control ? row : column) = control ? lastRow : lastColumn;
-        break;
-    default:
-        QWidget::keyPressEvent(event);
-        return;
-    }
-    emit cellClicked(std::clamp(row, 0, lastRow), std::clamp(column, 0, lastColumn));
-    event->accept();
-}
-
-// A pinch on a touchpad (a native zoom gesture) zooms about its centre, as the wheel does about the pointer.
-bool Heatmap::eventFilter(QObject* watched, QEvent* event)
-{
-    if (watched == m_plot && event->type() == QEvent::NativeGesture) {
-        const auto* gesture = static_cast<QNativeGestureEvent*>(event);
-        if (gesture->gestureType() == Qt::ZoomNativeGesture && m_values.size() > 0) {
-            const double factor = std::clamp(1.0 - gesture->value(), 0.25, 4.0);
-            const QPointF at = gesture->position();
-            m_plot->xAxis->scaleRange(factor, m_plot->xAxis->pixelToCoord(at.x()));
-            m_plot->yAxis->scaleRange(factor, m_plot->yAxis->pixelToCoord(at.y()));
-            m_plot->replot(QCustomPlot::rpQueuedReplot);
-            return true;
-        }
-    }
-    return QWidget::eventFilter(watched, event);
-}
-
-void Heatmap::fitToView()
-{
-    if (m_values.size() == 0)
-        return;
-    m_plot->xAxis->setRange(-0.5, static_cast<double>(m_values.cols()) - 0.5);
-    m_plot->yAxis->setRange(-0.5, static_cast<double>(m_values.rows()) - 0.5);
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
-}
-
-void Heatmap::zoomBy(double factor)
-{
-    if (m_values.size() == 0)
-        return;
-    const auto [row, column] = m_highlight;
-    const QCPRange x = m_plot->xAxis->range(), y = m_plot->yAxis->range();
-    // About the selected cell when it is in view, else about the centre.
-    const double cx = column >= 0 && x.contains(column) ? column : x.center();
-    const double cy = row >= 0 && y.contains(row) ? row : y.center();
-    m_plot->xAxis->scaleRange(factor, cx);
-    m_plot->yAxis->scaleRange(factor, cy);
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
-}
-
-// Zoom and pan stay within the matrix: at most all of it, at least one cell, never beyond an edge.
-void Heatmap::keepInMatrix(QCPAxis* axis, const QCPRange& range)
-{
-    const Index count = axis == m_plot->xAxis ? m_values.cols() : m_values.rows();
-    if (count == 0)
-        return;
-    const double lowest = -0.5, highest = static_cast<double>(count) - 0.5;
-    const double size = std::clamp(range.size(), std::min(1.0, highest - lowest), highest - lowest);
-    const double lower = std::clamp(range.center() - size / 2, lowest, highest - size);
-    const QCPRange kept(lower, lower + size);
-    if (std::abs(kept.lower - range.lower) > 1e-9 || std::abs(kept.upper - range.upper) > 1e-9) {
-        axis->setRange(kept); // emits rangeChanged again, with a range that needs no change
-        return;
-    }
-    m_ticksFor = QSize(); // the cells shown changed: plan the labels again
-    m_relayouts = 0;
-    updateScrollBar(axis == m_plot->xAxis ? m_horizontalScroll : m_verticalScroll, count, kept);
-}
-
-// A scroll bar shows where the cells in view lie in the matrix; hidden when all of it is shown.
-void Heatmap::updateScrollBar(QScrollBar* bar, Index count, const QCPRange& range)
-{
-    const double hidden = static_cast<double>(count) - range.size();
-    m_updatingScrollBars = true;
-    bar->setVisible(hidden > 1e-6);
-    bar->setRange(0, static_cast<int>(std::lround(std::max(0.0, hidden) * scrollSteps)));
-    bar->setPageStep(static_cast<int>(std::lround(range.size() * scrollSteps)));
-    bar->setSingleStep(static_cast<int>(scrollSteps));
-    bar->setValue(static_cast<int>(std::lround((range.lower + 0.5) * scrollSteps)));
-    m_updatingScrollBars = false;
-}
-
-std::pair<double, double> Heatmap::visibleRows() const
-{
-    return {m_plot->yAxis->range().lower, m_plot->yAxis->range().upper};
-}
-
-std::pair<double, double> Heatmap::visibleColumns() const
-{
-    return {m_plot->xAxis->range().lower, m_plot->xAxis->range().upper};
 }
 
 void Heatmap::showEvent(QShowEvent* event)
@@ -788,7 +486,7 @@ void Heatmap::layOutFor(const QRect& viewport)
         for (const auto phase :
              {QCPLayoutElement::upPreparation, QCPLayoutElement::upMargins, QCPLayoutElement::upLayout})
             m_plot->plotLayout()->update(phase);
-        if (!planTicksFor(axisRectSize(m_plot), pass > 0))
+        if (!planTicksFor(axisRectSize(), pass > 0))
             break;
     }
 }
@@ -888,360 +586,12 @@ void Heatmap::updateColors()
         updateCellTexts();
 }
 
-// Plans the tick labels for an axis rectangle of `size`; true when the plan changed. While settling (the
-// labels changed the margins, which changed the rectangle) strides only grow: the plan converges, and it is
-// always at least as sparse as the rectangle it is drawn in needs.
-bool Heatmap::planTicksFor(QSize size, bool settling)
-{
-    m_ticksFor = size;
-    if (m_values.size() == 0)
-        return false;
-    // Zoomed in, the cells are larger: plan as if the whole matrix had that cell size.
-    const double xZoom = static_cast<double>(m_values.cols()) / std::max(1.0, m_plot->xAxis->range().size());
-    const double yZoom = static_cast<double>(m_values.rows()) / std::max(1.0, m_plot->yAxis->range().size());
-    const QSize effective(static_cast<int>(std::min(1e6, size.width() * xZoom)),
-                          static_cast<int>(std::min(1e6, size.height() * yZoom)));
-    TickPlan plan =
-        planTicks(effective, QFontMetrics(m_plot->xAxis->tickLabelFont()), m_rowLabels, m_columnLabels);
-    if (settling && m_ticksPlanned && plan.columnsVertical == m_ticks.columnsVertical) {
-        plan.rowStride = std::max(plan.rowStride, m_ticks.rowStride);
-        plan.columnStride = std::max(plan.columnStride, m_ticks.columnStride);
-    }
-    if (m_ticksPlanned && plan == m_ticks)
-        return false;
-    m_ticks = plan;
-    m_ticksPlanned = true;
-    m_plot->yAxis->setTicker(textTicker(m_rowLabels, m_ticks.rowStride));
-    if (!m_rowAnnotations.isEmpty())
-        m_plot->yAxis2->setTicker(textTicker(m_rowAnnotations, m_ticks.rowStride, true));
-    m_plot->xAxis->setTicker(textTicker(m_columnLabels, m_ticks.columnStride));
-    m_plot->xAxis->setTickLabelRotation(m_ticks.columnsVertical ? -90 : 0);
-    return true;
-}
-
-// Before each replot: the tick labels that fit the axis rectangle of the last layout.
-void Heatmap::updateTickers()
-{
-    const QSize size = axisRectSize(m_plot);
-    if (!m_ticksPlanned || size != m_ticksFor)
-        planTicksFor(size, m_relayouts > 0);
-}
-
-// After the layout of a replot, before drawing: the cell size is known now.
-void Heatmap::afterLayout()
-{
-    if (m_values.size() == 0) {
-        m_cellTextShown = false;
-        return;
-    }
-    const QSize size = axisRectSize(m_plot);
-    if (!m_cellsPending)
-        fillColorMap(false); // the cells shown, or the pixels they have, changed: sampled again
-    // Only a re-layout this plan caused settles (strides that only grow); a new size plans afresh, so a
-    // heatmap first laid out tiny (while the window was built) gets its labels back once it is large.
-    if (size != m_ticksFor && planTicksFor(size, m_relayouts > 0) && m_relayouts < 6) {
-        ++m_relayouts; // the labels changed the margins: lay out once more with the new plan
-        m_plot->replot(QCustomPlot::rpQueuedReplot);
-    } else {
-        m_relayouts = 0;
-    }
-    updateHighlight();
-    updateCellTexts();
-}
-
-QList<QRectF> Heatmap::drawnTickLabelRects() const
-{
-    QList<QRectF> rects;
-    if (m_values.size() == 0)
-        return rects;
-    const QRect axisRect = m_plot->axisRect()->rect();
-    const QPoint origin = m_plot->mapTo(this, QPoint(0, 0));
-    const auto addAxis = [&](QCPAxis* axis) {
-        const auto ticker = axis->ticker().dynamicCast<QCPAxisTickerText>();
-        if (!axis->visible() || !ticker)
-            return;
-        const QFontMetrics metrics(axis->tickLabelFont());
-        const double height = metrics.height();
-        const double offset = axis->tickLabelPadding() + axis->offset();
-        const QCPRange range = axis->range();
-        for (auto it = ticker->ticks().cbegin(); it != ticker->ticks().cend(); ++it) {
-            if (!range.contains(it.key()))
-                continue;
-            const double width = metrics.horizontalAdvance(it.value());
-            const double centre = axis->coordToPixel(it.key());
-            QRectF rect;
-            if (axis->axisType() == QCPAxis::atLeft)
-                rect = QRectF(axisRect.left() - offset - width, centre - height / 2, width, height);
-            else if (axis->axisType() == QCPAxis::atRight)
-                rect = QRectF(axisRect.right() + offset, centre - height / 2, width, height);
-            else if (std::abs(axis->tickLabelRotation()) > 45)
-                rect = QRectF(centre - height / 2, axisRect.bottom() + offset, height, width);
-            else
-                rect = QRectF(centre - width / 2, axisRect.bottom() + offset, width, height);
-            rects.append(rect.translated(origin));
-        }
-    };
-    addAxis(m_plot->yAxis);
-    addAxis(m_plot->yAxis2);
-    addAxis(m_plot->xAxis);
-    return rects;
-}
-
-// Values are written in the cells on screen when those cells are large enough for them, whatever the
-// matrix's size: zoomed into a corner of 1024 tokens, the numbers there are readable. Only the cells in view
-// get a text item (a few hundred at most), reused as the view moves.
-void Heatmap::updateCellTexts()
-{
-    const Index rows = m_values.rows(), columns = m_values.cols();
-    const QRect rect = m_plot->axisRect()->rect();
-    const QCPRange x = m_plot->xAxis->range(), y = m_plot->yAxis->range();
-    const double cellWidth = rows > 0 && columns > 0 ? rect.width() / std::max(1e-9, x.size()) : 0.0;
-    const double cellHeight = rows > 0 && columns > 0 ? rect.height() / std::max(1e-9, y.size()) : 0.0;
-
-    bool show = std::min(cellWidth, cellHeight) >= minimumCellForText;
-    // The cells in view, partly shown ones included.
-    const Index firstRow = std::clamp<Index>(static_cast<Index>(std::floor(y.lower + 0.5)), 0, rows);
-    const Index lastRow = std::clamp<Index>(static_cast<Index>(std::ceil(y.upper - 0.5)), -1, rows - 1);
-    const Index firstColumn = std::clamp<Index>(static_cast<Index>(std::floor(x.lower + 0.5)), 0, columns);
-    const Index lastColumn = std::clamp<Index>(static_cast<Index>(std::ceil(x.upper - 0.5)), -1, columns - 1);
-    const Index shownRows = std::max<Index>(0, lastRow - firstRow + 1);
-    const Index shownColumns = std::max<Index>(0, lastColumn - firstColumn + 1);
-    show = show && shownRows > 0 && shownColumns > 0;
-    QFont font = m_plot->xAxis->tickLabelFont();
-    if (show) {
-        const QFontMetrics metrics(font);
-        int widest = 0;
-        for (Index i = firstRow; i <= lastRow; ++i)
-            for (Index j = firstColumn; j <= lastColumn; ++j)
-                widest = std::max(widest, metrics.horizontalAdvance(cellString(m_values(i, j))));
-        // Shrinks the font a little (not below 6.5 pt) before giving up on writing the values.
-        const double basePoint = font.pointSizeF() > 0 ? font.pointSizeF() : 9.0;
-        const double fit = widest > 0 ? (cellWidth - 4) / widest : 1.0;
-        const double point = std::floor(basePoint * std::min(1.0, fit) * 2.0) / 2.0;
-        font.setPointSizeF(std::max(point, 6.5));
-        show = point >= 6.5;
-    }
-    if (!show) {
-        m_cellTextShown = false;
-        for (QCPItemText* item : std::as_const(m_cellTexts))
-            item->setVisible(false);
-        return;
-    }
-
-    const qsizetype needed = static_cast<qsizetype>(shownRows * shownColumns);
-    while (m_cellTexts.size() < needed) {
-        auto* item = new QCPItemText(m_plot);
-        item->setClipToAxisRect(true);
-        item->setSelectable(false);
-        item->position->setType(QCPItemPosition::ptPlotCoords);
-        item->position->setAxes(m_plot->xAxis, m_plot->yAxis);
-        item->setPositionAlignment(Qt::AlignCenter);
-        m_cellTexts.append(item);
-    }
-    QCPColorGradient gradient = m_map->gradient(); // color() is not const
-    const QCPRange range(m_range.first, m_range.second);
-    const bool logarithmic = m_scale->dataScaleType() == QCPAxis::stLogarithmic;
-    const bool perRow = m_rowFactor.size() == rows;
-    qsizetype k = 0;
-    for (Index i = firstRow; i <= lastRow; ++i)
-        for (Index j = firstColumn; j <= lastColumn; ++j, ++k) {
-            QCPItemText* item = m_cellTexts.at(k);
-            if (isMasked(i, j)) {
-                item->setText(QString());
-                item->setVisible(false);
-                continue;
-            }
-            const double value = m_values(i, j);
-            item->position->setCoords(static_cast<double>(j), static_cast<double>(i));
-            item->setText(cellString(value));
-            item->setFont(font);
-            item->setColor(
-                textColorOn(gradient.color(perRow ? value * m_rowFactor(i) : value, range, logarithmic)));
-            item->setVisible(true);
-        }
-    for (; k < m_cellTexts.size(); ++k)
-        m_cellTexts.at(k)->setVisible(false);
-    m_cellTextFirst = {firstRow, firstColumn};
-    m_cellTextColumns = shownColumns;
-    m_cellTextShown = true;
-}
-
-void Heatmap::removeCellTexts()
-{
-    for (QCPItemText* item : std::as_const(m_cellTexts))
-        m_plot->removeItem(item);
-    m_cellTexts.clear();
-    m_cellTextShown = false;
-}
-
-QPoint Heatmap::cellCentre(Index row, Index column) const
-{
-    const QPointF inPlot(m_plot->xAxis->coordToPixel(static_cast<double>(column)),
-                         m_plot->yAxis->coordToPixel(static_cast<double>(row)));
-    return m_plot->mapTo(this, inPlot.toPoint());
-}
-
-bool Heatmap::cellAt(const QPoint& position, Index* row, Index* column) const
-{
-    if (m_values.size() == 0 || !m_plot->axisRect()->rect().contains(position))
-        return false;
-    const double x = m_plot->xAxis->pixelToCoord(position.x());
-    const double y = m_plot->yAxis->pixelToCoord(position.y());
-    const auto j = static_cast<Index>(std::floor(x + 0.5));
-    const auto i = static_cast<Index>(std::floor(y + 0.5));
-    if (i < 0 || j < 0 || i >= m_values.rows() || j >= m_values.cols())
-        return false;
-    *row = i;
-    *column = j;
-    return true;
-}
-
-void Heatmap::onMouseMove(QMouseEvent* event)
-{
-    Index row = 0, column = 0;
-    const bool onCell = cellAt(event->position().toPoint(), &row, &column);
-    if (m_paintAnchor.first >= 0) {
-        if (onCell && std::make_pair(static_cast<int>(row), static_cast<int>(column)) != m_paintCorner) {
-            m_paintCorner = {static_cast<int>(row), static_cast<int>(column)};
-            m_paintMoved = m_paintMoved || m_paintCorner != m_paintAnchor;
-            updatePaintRect();
-        }
-        return;
-    }
-    if (onCell)
-        QToolTip::showText(event->globalPosition().toPoint(),
-                           m_paintable ? cellDescription(row, column) + QLatin1Char('\n') + toolTip()
-                                       : cellDescription(row, column),
-                           m_plot);
-    else
-        QToolTip::hideText();
-}
-
-// A press selects the cell. On a paintable heatmap it also starts a paint drag (Shift: a pan instead), for
-// which the plot's own drag-to-pan is off until release.
-void Heatmap::onMousePress(QMouseEvent* event)
-{
-    Index row = 0, column = 0;
-    if (event->button() != Qt::LeftButton || !cellAt(event->position().toPoint(), &row, &column))
-        return;
-    if (m_paintable && !(event->modifiers() & Qt::ShiftModifier)) {
-        m_paintAnchor = m_paintCorner = {static_cast<int>(row), static_cast<int>(column)};
-        m_paintMoved = false;
-        m_plot->setInteraction(QCP::iRangeDrag, false);
-    }
-    emit cellClicked(static_cast<int>(row), static_cast<int>(column));
-}
-
-void Heatmap::onMouseRelease(QMouseEvent* event)
-{
-    if (event->button() != Qt::LeftButton || m_paintAnchor.first < 0)
-        return;
-    Index row = 0, column = 0;
-    if (cellAt(event->position().toPoint(), &row, &column)) {
-        m_paintCorner = {static_cast<int>(row), static_cast<int>(column)};
-        m_paintMoved = m_paintMoved || m_paintCorner != m_paintAnchor;
-    }
-    const auto [anchor, corner] = std::make_pair(m_paintAnchor, m_paintCorner);
-    const bool moved = m_paintMoved;
-    m_paintAnchor = m_paintCorner = {-1, -1};
-    m_paintMoved = false;
-    m_plot->setInteraction(QCP::iRangeDrag, true);
-    updatePaintRect();
-    // A click without a drag only selects; the shape may have changed meanwhile (an undo mid-drag).
-    const bool inside = anchor.first < m_values.rows() && anchor.second < m_values.cols() &&
-                        corner.first < m_values.rows() && corner.second < m_values.cols();
-    if (moved && inside)
-        emit rectanglePainted(anchor.first, anchor.second, corner.first, corner.second);
-}
-
 void Heatmap::setColorBarLabel(const QString& label)
 {
     m_colorBarLabel = label;
     m_scale->axis()->setLabel(
         colorBarText(label, m_colorScale == ColorScale::PerRow && m_mode != ColorMode::Binary));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
-}
-
-void Heatmap::setRowAnnotations(const QStringList& annotations, const QString& title)
-{
-    m_rowAnnotations = annotations;
-    m_annotationTitle = title;
-    updateRowAnnotations();
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
-}
-
-void Heatmap::updateRowAnnotations()
-{
-    const bool shown = !m_rowAnnotations.isEmpty() && m_rowAnnotations.size() == m_values.rows();
-    m_plot->yAxis2->setVisible(shown);
-    const bool headed = shown && !m_annotationTitle.isEmpty();
-    m_annotationHeader->setVisible(headed);
-    m_annotationHeader->setText(m_annotationTitle);
-    if (!shown) {
-        m_plot->plotLayout()->setColumnSpacing(5);
-        m_plot->axisRect()->setMinimumMargins(QMargins());
-        return;
-    }
-    m_plot->yAxis2->setTicker(textTicker(m_rowAnnotations, m_ticks.rowStride, true));
-    // A column of its own: room above the axis rectangle for the header, and a clear gap between the
-    // wider of header and statistics and the colour bar.
-    const QFontMetrics labels(m_plot->yAxis2->tickLabelFont());
-    int widest = 0;
-    for (int i = 0; i < m_rowAnnotations.size(); i += std::max(1, m_ticks.rowStride))
-        widest = std::max(widest, labels.horizontalAdvance(m_rowAnnotations.at(i)));
-    const QFontMetrics header(m_annotationHeader->font());
-    const QRect headerRect = header.boundingRect(QRect(0, 0, 1000, 1000), Qt::AlignLeft, m_annotationTitle);
-    const int column = tickLabelPadding + 3 + widest;
-    const int headerWidth = headed ? tickLabelPadding + headerRect.width() : 0;
-    m_plot->plotLayout()->setColumnSpacing(std::max(0, headerWidth - column) + 16);
-    // The first row's label reaches half a line above the axis rectangle: the header stands above it.
-    const int halfLine = labels.height() / 2 + 2;
-    m_annotationHeader->setPadding(QMargins(tickLabelPadding, 0, 0, halfLine));
-    m_plot->axisRect()->setMinimumMargins(QMargins(0, headed ? headerRect.height() + halfLine + 2 : 0, 0, 0));
-}
-
-void Heatmap::setHighlight(int row, int column)
-{
-    m_highlight = {row, column};
-    updateHighlight();
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
-}
-
-bool Heatmap::showsSelectionBands() const
-{
-    return m_rowBand->visible() && m_columnBand->visible();
-}
-
-void Heatmap::updateHighlight()
-{
-    const auto [row, column] = m_highlight;
-    const Index rows = m_values.rows(), columns = m_values.cols();
-    const bool shown = !m_selectionHidden && (row >= 0 || column >= 0) && row < rows && column < columns &&
-                       rows > 0 && columns > 0;
-    m_highlightRect->setVisible(shown);
-    m_rowBand->setVisible(shown && row >= 0 && column >= 0);
-    m_columnBand->setVisible(shown && row >= 0 && column >= 0);
-    if (!shown)
-        return;
-    const double lastColumn = static_cast<double>(columns) - 0.5;
-    const double lastRow = static_cast<double>(rows) - 0.5;
-    // The outline is at least minimumMark pixels across, centred on the cell, however small the cells.
-    constexpr double minimumMark = 9.0;
-    const QRect rect = m_plot->axisRect()->rect();
-    const double cellWidth = rect.width() > 0 ? rect.width() / m_plot->xAxis->range().size() : 1.0;
-    const double cellHeight = rect.height() > 0 ? rect.height() / m_plot->yAxis->range().size() : 1.0;
-    const double growX = std::max(0.0, (minimumMark / cellWidth - 1.0) / 2.0);
-    const double growY = std::max(0.0, (minimumMark / cellHeight - 1.0) / 2.0);
-    const double left = column >= 0 ? column - 0.5 - growX : -0.5;
-    const double right = column >= 0 ? column + 0.5 + growX : lastColumn;
-    const double top = row >= 0 ? row - 0.5 - growY : -0.5;
-    const double bottom = row >= 0 ? row + 0.5 + growY : lastRow;
-    m_highlightRect->topLeft->setCoords(left, top);
-    m_highlightRect->bottomRight->setCoords(right, bottom);
-    m_rowBand->topLeft->setCoords(-0.5, row - 0.5);
-    m_rowBand->bottomRight->setCoords(lastColumn, row + 0.5);
-    m_columnBand->topLeft->setCoords(column - 0.5, -0.5);
-    m_columnBand->bottomRight->setCoords(column + 0.5, lastRow);
 }
 
 } // namespace qkv::ui

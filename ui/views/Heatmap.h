@@ -30,6 +30,8 @@ class QShowEvent;
 
 namespace qkv::ui {
 
+class HeatmapMenu;
+
 /// One matrix as a grid of coloured cells: row 0 at the top, row labels down the left, column labels along
 /// the bottom, a colour bar on the right, and each cell's value written in it when the cells are large
 /// enough. Only draws: the numbers arrive finished.
@@ -156,7 +158,7 @@ public:
     /// The context menu's actions, by objectName: "colorScale_linear", "colorScale_logarithmic",
     /// "colorScale_perRow", "colorScale_diverging", "colorMap_viridis", "colorMap_cividis",
     /// "colorMap_greyscale", "zoomIn", "zoomOut", "zoomFit".
-    QMenu* contextMenu() const { return m_menu; }
+    QMenu* contextMenu() const;
 
 signals:
     /// A cell was chosen: clicked, or reached with the arrow keys, Page Up/Down, Home/End.
@@ -174,27 +176,33 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    // Heatmap.cpp: the matrix in the colour map, its colours, and export.
     void rebuild(bool evenIfHidden = false);
     void renderAt(QPaintDevice* device, const QSize& size);
     void layOutFor(const QRect& viewport);
+    /// The axis rectangle as last laid out (a guess before the first layout).
+    QSize axisRectSize() const;
     void updateColors();
     void fillCells(double* cells) const;
     bool fillColorMap(bool force);
+    ColorScale defaultScale() const;
+    QString cellString(double value) const;
+    // HeatmapLabels.cpp: tick labels, cell values, row statistics and the selection over the cells.
     void updateTickers();
     bool planTicksFor(QSize size, bool settling);
-    void keepInMatrix(QCPAxis* axis, const QCPRange& range);
     void afterLayout();
     void updateCellTexts();
     void removeCellTexts();
+    void updateRowAnnotations();
+    void updateHighlight();
+    // HeatmapInteraction.cpp: mouse, keys, zoom, pan, scroll bars and the paint drag.
+    void setUpInteraction();
+    void keepInMatrix(QCPAxis* axis, const QCPRange& range);
     bool cellAt(const QPoint& position, Index* row, Index* column) const;
     void onMouseMove(QMouseEvent* event);
     void onMousePress(QMouseEvent* event);
     void onMouseRelease(QMouseEvent* event);
-    void createContextMenu();
-    void updateContextMenu();
     void updatePaintRect();
-    ColorScale defaultScale() const;
-    QString cellString(double value) const;
     void updateScrollBar(QScrollBar* bar, Index count, const QCPRange& range);
 
     QCustomPlot* m_plot;
@@ -218,7 +226,7 @@ private:
     ColorScale m_colorScale = ColorScale::Linear;
     Vector m_rowFactor; // PerRow: what each row is multiplied by before colouring; empty otherwise
     QString m_colorBarLabel;
-    QMenu* m_menu = nullptr;
+    HeatmapMenu* m_menu = nullptr;
     bool m_paintable = false;
     std::pair<int, int> m_paintAnchor{-1, -1}; // the first cell of a paint drag; (−1, −1): not painting
     std::pair<int, int> m_paintCorner{-1, -1};
@@ -258,9 +266,6 @@ private:
     bool m_selectionHidden = false;               // while exporting
     std::pair<Index, Index> m_shownShape{-1, -1}; // the zoom is kept while the shape stays
     std::pair<int, int> m_highlight{-1, -1};
-
-    void updateRowAnnotations();
-    void updateHighlight();
 };
 
 } // namespace qkv::ui

@@ -128,16 +128,16 @@ MathPanel::MathPanel(Document* document, QWidget* parent)
 
 void MathPanel::refresh()
 {
-    const std::shared_ptr<const AttentionResult> result = m_document->result();
+    const CurrentHeadResult current = m_document->currentHeadResult();
     const Session& session = m_document->session();
     m_cellLatex.clear();
     int comparedHead = -1;
-    if (!result || result->heads.empty()) {
+    if (!current) {
         m_headerText = tr("No result");
-        m_cellPlain = tr("Cannot compute attention: %1").arg(m_document->resultError());
+        m_cellPlain = current.error;
     } else {
-        const int headCount = static_cast<int>(result->heads.size());
-        const int head = std::clamp(m_document->currentHead(), 0, headCount - 1);
+        const AttentionResult* result = current.result.get();
+        const int head = current.index, headCount = current.count;
         const Index i = m_document->selectedQuery(), j = m_document->selectedKey();
         try {
             const CellExplanation explanation = explainCell(session, *result, head, i, j);

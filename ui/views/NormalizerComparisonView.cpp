@@ -136,15 +136,14 @@ void NormalizerComparisonView::clearPlot(const QString& title)
 
 void NormalizerComparisonView::refresh()
 {
-    const std::shared_ptr<const AttentionResult> result = m_document->result();
-    if (!result || result->heads.empty()) {
-        clearPlot(tr("Cannot compute attention: %1").arg(m_document->resultError()));
+    const CurrentHeadResult current = m_document->currentHeadResult();
+    if (!current) {
+        clearPlot(current.error);
         return;
     }
     const Session& session = m_document->session();
-    const int headCount = static_cast<int>(result->heads.size());
-    const int head = std::clamp(m_document->currentHead(), 0, headCount - 1);
-    const HeadResult& r = result->heads[static_cast<std::size_t>(head)];
+    const int head = current.index, headCount = current.count;
+    const HeadResult& r = *current.head;
     const Index row = m_document->selectedQuery();
     NormalizerComparison comparison;
     try {

@@ -1,14 +1,13 @@
 #pragma once
 // The pipeline canvas: the whole computation of the current head on one canvas, in the order of the formula.
 
-#include "ColorScale.h"
 #include "EigenTypes.h"
 #include "Figure.h"
-#include "HeatmapTicks.h"
+#include "PipelineLayout.h"
+#include "PipelineStages.h"
 #include "PlotFigure.h"
 
 #include <QFont>
-#include <QImage>
 #include <QList>
 #include <QPixmap>
 #include <QRectF>
@@ -17,15 +16,8 @@
 #include <QStringList>
 #include <QWidget>
 
-#include <memory>
 #include <utility>
 #include <vector>
-
-class QPainter;
-
-namespace qkv {
-struct AttentionResult;
-}
 
 namespace qkv::ui {
 
@@ -38,12 +30,12 @@ class Document;
 /// query row and key column are highlighted in every stage; clicking a cell selects it. Values are written
 /// in the cells when they fit, token labels when they fit, colour only beyond. Only draws: every number is
 /// the document's. A hidden canvas does no work until it is shown (or exported).
-class PipelineView : public QWidget, public Figure {
+class PipelineView : public QWidget, public Figure, public StyledCanvas {
     Q_OBJECT
 public:
     /// What a stage's rows and columns are: both token sides (X in self-attention), queries, keys, queries ×
     /// keys, or parameter dimensions.
-    enum class Indices { Tokens, QueryRows, KeyRows, QueryKey, Parameters };
+    using Indices = StageIndices;
 
     explicit PipelineView(Document* document, QWidget* parent = nullptr);
     ~PipelineView() override;
@@ -102,12 +94,13 @@ public:
     /// Where each stage's matrix and caption are drawn.
     QRectF stageRect(const QString& stage) const;
     QRectF captionRect(const QString& stage) const;
-    /// The stage's title as its caption draws it, and in what font: smaller (to 70 %) before elided.
+    /// The stage's title as its caption draws it, and in what font: written smaller, down to seven tenths of
+    /// the size, before it is elided.
     std::pair<QString, QFont> captionTitle(const QString& stage) const;
 
     /// The screen's colours and text size (the palette's, presentation mode's): exported figures stay black
     /// on white at their own size.
-    void setPlotStyle(const PlotStyle& style);
+    void setPlotStyle(const PlotStyle& style) override;
 
     QString figureName() const override { return QStringLiteral("pipeline"); }
     QString figureTitle() const override;
@@ -123,81 +116,20 @@ protected:
     void mouseMoveEvent(QMouseEvent* event) override;
 
 private:
-    struct Stage {
-        QString name;
-        QString title;
-        QString operatorTop; // above the arrow into the stage ("" and "": no arrow, a small gap)
-        QString operatorBottom;
-        Indices indices = Indices::Parameters;
-        const Matrix* values = nullptr;
-        const MaskMatrix* allowed = nullptr; // cells where it is 0 are grey
-        QString maskedText;                  // written in masked cells
-        Palette palette = Palette::Diverging;
-        double lower = -1.0;
-        double upper = 1.0;
-        bool perRow = false; // each row coloured from 0 to its largest value (lower and upper unused)
-        QImage image;        // one pixel per cell (every k-th cell beyond imageLimit)
-        bool hasArrow() const { return !operatorTop.isEmpty() || !operatorBottom.isEmpty(); }
-    };
-    struct Tile {
-        QRectF matrix; // the cells
-        QRectF caption;
-        QRectF arrow; // the gap before the stage
-        double cellWidth = 0;
-        double cellHeight = 0;
-        bool rowLabels = false;
-        bool columnLabels = false;
-        TickPlan ticks;
-        bool cellText = false;
-        bool operatorInCaption = false; // the stage starts a line: no arrow into it
-    };
-    struct Layout {
-        QSize size;
-        QRectF header;
-        std::vector<Tile> tiles; // one per stage
-        QFont font;
-        QFont cellFont;
-        bool labels = false;
-        double columnLabelOffset = 0; // below the cells, before the key labels
-        QColor ink{Qt::black};        // text, arrows
-        QColor muted{90, 90, 90};     // shapes, operator details
-    };
-
     void onResultChanged();
     void ensureBuilt() const;
     void rebuild() const;
     void updateLayout();
-    int stageIndex(const QString& name) const;
-    Layout layOut(QSize size, const QFont& font) const;
-    void paint(QPainter& painter, const Layout& layout) const;
-    void paintHeader(QPainter& painter, const Layout& layout) const;
-    void paintStage(QPainter& painter, const Stage& stage, const Tile& tile, const Layout& layout) const;
-    /// Where the stage's cells are drawn in its tile.
-    static QRectF cellArea(const Stage& stage, const Tile& tile);
-    /// What a repaint of a stage's cells paints: the cells and a pixel around them, in whole pixels.
-    static QRect repaintRect(const QRectF& cells);
-    static std::pair<QString, QFont> fittedTitle(const Stage& stage, const Tile& tile, const Layout& layout);
-    void paintHighlight(QPainter& painter, const Stage& stage, const Tile& tile) const;
-    void paintArrow(QPainter& painter, const Stage& stage, const Tile& tile, const Layout& layout) const;
-    static QString captionOperator(const Stage& stage);
-    QStringList rowLabelsOf(const Stage& stage) const;
-    QStringList columnLabelsOf(const Stage& stage) const;
+    /// The stage named `name` and its tile as laid out for the widget (null when unknown or not laid out).
+    const PipelineStage* stage(const QString& name) const;
+    const PipelineTile* tile(const QString& name) const;
     bool cellAt(const QPointF& position, int* stage, Index* row, Index* column) const;
 
     Document* m_document;
     // Built by rebuild() (from const methods too: a hidden canvas builds when it is first drawn or exported).
     mutable bool m_dirty = true;
-    mutable std::shared_ptr<const AttentionResult> m_result;
-    mutable Matrix m_X, m_Z, m_WQ, m_WK, m_WV, m_WO; // the session's, as the result was computed from
-    mutable std::vector<Stage> m_stages;
-    mutable QStringList m_recoloured;
-    mutable QStringList m_queries;
-    mutable QStringList m_keys;
-    mutable QStringList m_queryDims; // X's d_model dimensions: X's columns, W_Q's rows
-    mutable QStringList m_keyDims;   // the key side's: Z's columns, W_K's and W_V's rows
-    mutable QString m_header;
-    mutable QString m_message; // why there is nothing to show
-    Layout m_layout;           // for the widget's size
+    mutable PipelineStages m_stages;
+    PipelineLayout m_layout; // for the widget's size
     PlotStyle m_style;
     // The canvas as last painted on screen: a repaint that changes nothing (a grab, a window uncovered, a
     // neighbour's repaint) copies it instead of laying out every label again. Any rebuild, layout or

@@ -1,7 +1,5 @@
 #include "PlotFigure.h"
 
-#include "PipelineView.h"
-
 #include <qcustomplot.h>
 
 #include <algorithm>
@@ -176,8 +174,9 @@ void applyPlotStyle(const QWidget* root, const PlotStyle& style)
     currentWindowPlotStyle() = style;
     for (QCustomPlot* plot : root->findChildren<QCustomPlot*>())
         applyPlotStyle(plot, style);
-    for (PipelineView* canvas : root->findChildren<PipelineView*>()) // painted by hand, not a plot
-        canvas->setPlotStyle(style);
+    for (QWidget* widget : root->findChildren<QWidget*>()) // views painted by hand, not plots
+        if (auto* canvas = dynamic_cast<StyledCanvas*>(widget))
+            canvas->setPlotStyle(style);
 }
 
 void renderPlot(QCustomPlot* plot, QPaintDevice* device, const QSize& size)

@@ -53,11 +53,20 @@ struct PlotStyle {
     friend bool operator!=(const PlotStyle& a, const PlotStyle& b) { return !(a == b); }
 };
 
+/// A view painted by hand rather than by QCustomPlot that takes the plots' style all the same (the pipeline
+/// canvas).
+class StyledCanvas {
+public:
+    virtual ~StyledCanvas() = default;
+    /// The screen's colours and text size (exported figures keep their own).
+    virtual void setPlotStyle(const PlotStyle& style) = 0;
+};
+
 /// Gives `plot` `style`, now and on every later replot (so axes and titles a view adds later follow it).
 /// Nothing happens when `plot` has that style already: no restyle and no replot.
 void applyPlotStyle(QCustomPlot* plot, const PlotStyle& style);
-/// applyPlotStyle() on every plot inside `root`, and the style to every pipeline canvas there; `style`
-/// becomes the windowPlotStyle() that plots made later take.
+/// applyPlotStyle() on every plot inside `root`, and the style to every StyledCanvas there; `style` becomes
+/// the windowPlotStyle() that plots made later take.
 void applyPlotStyle(const QWidget* root, const PlotStyle& style);
 /// The style the main window last gave its plots (none before, and in command-line export): for views that
 /// build plots later (one per head), so that the window need not look for new plots on every edit.

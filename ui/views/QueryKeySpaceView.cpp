@@ -21,7 +21,7 @@ enum QueryKeyKind { QueryPoint, KeyPoint };
 } // namespace
 
 /// The lines from the selected query to the keys, painted in one pass on the lines layer: an item each
-/// (QCPItemLine, a QObject with anchors) took most of an edit's GUI time at 1024 keys to make and destroy.
+/// (QCPItemLine, a QObject with anchors) would be made and destroyed by the thousand on every edit.
 class QueryKeySpaceView::WeightLines : public QCPLayerable {
 public:
     struct Line {

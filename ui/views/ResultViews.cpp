@@ -128,11 +128,10 @@ Heatmap* ResultViews::addHeatmap(const QString& name, const QString& tabText)
 
 void ResultViews::refresh()
 {
-    const std::shared_ptr<const AttentionResult> result = m_document->result();
-    const bool failed = !result || result->heads.empty();
-    if (failed)
-        m_error->setText(tr("Cannot compute attention: %1").arg(m_document->resultError()));
-    m_error->setVisible(failed);
+    const CurrentHeadResult current = m_document->currentHeadResult();
+    if (!current)
+        m_error->setText(current.error);
+    m_error->setVisible(!current);
     for (auto it = m_refresh.cbegin(); it != m_refresh.cend(); ++it) {
         m_stale.insert(it.key());
         it.value()->request();
@@ -161,15 +160,15 @@ std::shared_ptr<const Matrix> shared(const std::shared_ptr<const AttentionResult
 
 void ResultViews::showResult(Heatmap* map)
 {
-    const std::shared_ptr<const AttentionResult> result = m_document->result();
-    if (!result || result->heads.empty()) {
+    const CurrentHeadResult current = m_document->currentHeadResult();
+    if (!current) {
         map->clear();
         return;
     }
+    const std::shared_ptr<const AttentionResult>& result = current.result;
+    const HeadResult& r = *current.head;
+    const int head = current.index, headCount = current.count;
     const Session& session = m_document->session();
-    const int headCount = static_cast<int>(result->heads.size());
-    const int head = std::clamp(m_document->currentHead(), 0, headCount - 1);
-    const HeadResult& r = result->heads[static_cast<std::size_t>(head)];
     const QString name = map->objectName().mid(QStringLiteral("heatmap_").size());
     const IndexRoles roles = m_roles.value(map);
     const QStringList queries = tokenLabels(session.tokens, r.Q.rows());

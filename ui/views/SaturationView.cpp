@@ -45,7 +45,7 @@ QString factorText(double factor)
     return QString::number(factor, 'g', 3);
 }
 
-// A saturated weight reads as how far it is from 1 ("1 − 1.3e-10"), not as a rounded 100.0%.
+// A saturated weight reads as how far it is from 1 ("1 − 1.3e-10"), not as a percentage rounded to a hundred.
 QString percentText(double weight)
 {
     if (weight >= 0.9995 && weight < 1.0)
@@ -81,7 +81,7 @@ SaturationView::SaturationView(Document* document, QWidget* parent)
         box->setRange(0.001, 1000.0);
         box->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
         box->setValue(defaults[k]);
-        box->setToolTip(tr("The factor c of panel %1 (seed 004's code uses 1, 5 and 20)").arg(k + 2));
+        box->setToolTip(tr("The factor c of panel %1 (the article's code uses 1, 5 and 20)").arg(k + 2));
         m_factors[static_cast<std::size_t>(k)] = box;
     }
     m_normalizer->setObjectName(QStringLiteral("saturationNormalizer"));
@@ -206,15 +206,14 @@ void SaturationView::clearPlot(const QString& title)
 
 void SaturationView::refresh()
 {
-    const std::shared_ptr<const AttentionResult> result = m_document->result();
-    if (!result || result->heads.empty()) {
-        clearPlot(tr("Cannot compute attention: %1").arg(m_document->resultError()));
+    const CurrentHeadResult current = m_document->currentHeadResult();
+    if (!current) {
+        clearPlot(current.error);
         return;
     }
     const Session& session = m_document->session();
-    const int headCount = static_cast<int>(result->heads.size());
-    const int head = std::clamp(m_document->currentHead(), 0, headCount - 1);
-    const HeadResult& r = result->heads[static_cast<std::size_t>(head)];
+    const int head = current.index, headCount = current.count;
+    const HeadResult& r = *current.head;
     const Index row = m_document->selectedQuery();
     if (row < 0 || row >= r.scaled.rows()) {
         clearPlot(tr("Row %1: waiting for the result").arg(row));

@@ -1,5 +1,6 @@
 #pragma once
-// The softmax saturation experiment (seed 004): the selected row's scores times a factor c, its weights and
+// The softmax saturation experiment of Brenndoerfer's article (docs/references.md): the selected row's scores
+// times a factor c, its weights and
 // the gradient that still reaches each score, in four panels (the slider's c and three chosen factors).
 
 #include "EigenTypes.h"
@@ -47,7 +48,7 @@ public:
     /// The slider's factor (0.1 … 100, logarithmic).
     double sliderFactor() const;
     void setSliderFactor(double factor);
-    /// The factors of the three fixed panels (default 1, 5, 20 as seed 004's code).
+    /// The factors of the three fixed panels (default 1, 5, 20, as the article's code).
     std::array<double, 3> panelFactors() const;
     void setPanelFactors(const std::array<double, 3>& factors);
     void setNormalizerChoice(NormalizerChoice choice);

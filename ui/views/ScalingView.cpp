@@ -172,12 +172,13 @@ void ScalingView::clearPlot(const QString& title)
 
 void ScalingView::refresh()
 {
-    if (!m_document->result()) {
+    if (const CurrentHeadResult current = m_document->currentHeadResult(); !current) {
         m_job.run(
             false, [] { return Outcome{}; }, [](Outcome) {});
-        clearPlot(tr("Cannot compute attention: %1").arg(m_document->resultError()));
+        clearPlot(current.error);
         return;
     }
+    // Computed again from the session: the head is the session's, not the shown result's.
     const Session& session = m_document->session();
     const int head = std::clamp(m_document->currentHead(), 0, std::max(0, session.headCount() - 1));
     m_row = m_document->selectedQuery();

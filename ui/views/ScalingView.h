@@ -1,5 +1,6 @@
 #pragma once
-// Scaled against unscaled attention (seed 004's comparison): the current head computed by the engine under
+// Scaled against unscaled attention, the comparison of Brenndoerfer's article (docs/references.md): the
+// current head computed by the engine under
 // two scale/temperature settings, the selected row's weights side by side and every row's entropy.
 
 #include "EigenTypes.h"

@@ -222,23 +222,17 @@ QString SpaceView::yAxisLabel() const
 
 std::shared_ptr<const AttentionResult> SpaceView::shownResult() const
 {
-    std::shared_ptr<const AttentionResult> result = m_document->result();
-    return result && !result->heads.empty() ? result : nullptr;
+    return m_document->currentHeadResult().result;
 }
 
 const HeadResult* SpaceView::currentHead() const
 {
-    const std::shared_ptr<const AttentionResult> result = m_document->result();
-    if (!result || result->heads.empty())
-        return nullptr;
-    return &result->heads[static_cast<std::size_t>(currentHeadIndex())];
+    return m_document->currentHeadResult().head;
 }
 
 int SpaceView::currentHeadIndex() const
 {
-    const std::shared_ptr<const AttentionResult> result = m_document->result();
-    const int count = result ? static_cast<int>(result->heads.size()) : 0;
-    return count > 0 ? std::clamp(m_document->currentHead(), 0, count - 1) : 0;
+    return m_document->currentHeadResult().index;
 }
 
 QStringList SpaceView::queryTokens(Index count) const
@@ -361,7 +355,8 @@ void SpaceView::setAxisLabels(const std::string& x, const std::string& y)
 
 void SpaceView::fitAxisLabels() const
 {
-    // A short plot (a bottom dock at a scale factor of 2) cut "PC2 (12.7% of variance)" at both ends.
+    // A short plot (a bottom dock at a scale factor of 2) cut an axis title with its share of the variance at
+    // both ends.
     const QRect rect = m_plot->axisRect()->rect();
     for (const auto& [axis, full, length] : {std::tuple{m_plot->xAxis, m_xLabel, rect.width()},
                                              std::tuple{m_plot->yAxis, m_yLabel, rect.height()}}) {
@@ -451,8 +446,8 @@ void SpaceView::arrangePlot(bool beside) const
     m_legendCell->clear(); // the spacers
     const auto spacer = [this] { return new QCPLayoutElement(m_plot); };
     if (beside) {
-        // Down the right: the title (at a scale factor of 2 its row above took a third of the points'
-        // height), the legend one entry per line, then space. The points keep the whole height.
+        // Down the right: the title (a row of its own above would take much of the points' height at a
+        // scale factor of 2), the legend one entry per line, then space. The points keep the whole height.
         layout->addElement(0, 0, points);
         layout->addElement(0, 1, m_legendCell);
         layout->setColumnStretchFactors({1, 0.001});
@@ -498,7 +493,7 @@ void SpaceView::fitRanges(const QSize& viewport) const
         x1 = y1 = 1.0;
     }
     // Room around the points for the marker and its ring, and for the labels where there are any (none past
-    // labelsFit: at 1024 tokens in a strip 70 px high the labels' room took two thirds of it).
+    // labelsFit: with a thousand tokens in a short strip the labels' room would leave little for the points).
     const double labelHeight = m_widestLabel > 0 ? QFontMetrics(labelFont()).height() : 0;
     const double left = 16.0;
     const double right = 16.0 + m_widestLabel; // labels go to the right

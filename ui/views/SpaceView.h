@@ -61,7 +61,7 @@ public:
     /// Whether a background job is computing the plane.
     bool isProjecting() const { return m_projecting; }
     /// How long a plane projected in the background may take before the view says "Projecting…"
-    /// instead of the previous plane (default 150 ms; 0: at once).
+    /// instead of the previous plane (in milliseconds, 150 by default; 0: at once).
     void setProgressDelay(int milliseconds) { m_progressDelay = milliseconds; }
 
 protected:

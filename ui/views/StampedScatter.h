@@ -1,6 +1,6 @@
 #pragma once
-// Scatter points stamped from one pixmap on screen: hundreds of antialiased ellipses, drawn one by one, took
-// 1.2 ms of every replot of the Q/K plane at 512 points.
+// Scatter points stamped from one pixmap on screen: hundreds of antialiased ellipses drawn one by one made
+// every replot of the Q/K plane slow.
 
 class QCPGraph;
 class QCustomPlot;

@@ -25,7 +25,7 @@ namespace {
 const QColor seriesColors[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
                                QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd)};
 const QColor markerColor(0x55, 0x55, 0x55);
-constexpr double heavyEntries = 8192; // n·m above this: swept off the GUI thread (≈ 20 ms)
+constexpr double heavyEntries = 8192; // n·m above this: swept off the GUI thread (long enough to be felt)
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
 QColor colorOf(const NormalizerSpec& spec)
@@ -129,15 +129,15 @@ std::vector<double> SweepView::alphaGrid()
 
 void SweepView::refresh()
 {
-    const std::shared_ptr<const AttentionResult> result = m_document->result();
-    if (!result || result->heads.empty()) {
-        showMessage(tr("Cannot compute attention: %1").arg(m_document->resultError()));
+    const CurrentHeadResult current = m_document->currentHeadResult();
+    if (!current) {
+        showMessage(current.error);
         return;
     }
     const Session& session = m_document->session();
-    const auto head = static_cast<std::size_t>(
-        std::clamp(m_document->currentHead(), 0, static_cast<int>(result->heads.size()) - 1));
-    const HeadResult& r = result->heads[head];
+    const std::shared_ptr<const AttentionResult>& result = current.result;
+    const auto head = static_cast<std::size_t>(current.index);
+    const HeadResult& r = *current.head;
     const Index row = m_document->selectedQuery();
     const NormalizerSpec normalizer = session.normalizer;
     const double temperature = session.temperature;
@@ -268,14 +268,12 @@ void SweepView::draw()
     for (int k = AlphaEntropy; k < PanelCount; ++k)
         m_panels[k]->axis(QCPAxis::atBottom)->setLabel(tr("entmax α (at τ = %1)").arg(tauText));
 
-    const int headCount = static_cast<int>(m_document->result() ? m_document->result()->heads.size() : 1);
+    const CurrentHeadResult current = m_document->currentHeadResult();
     const Index row = m_document->selectedQuery();
     const QString query = tokenLabel(session.tokens, row);
     m_title = tr("Row ‘%1’ (solid) and the mean over rows (dashed) as τ and α change").arg(query);
-    if (headCount > 1)
-        m_title += tr(" — head %1 of %2")
-                       .arg(std::clamp(m_document->currentHead(), 0, headCount - 1) + 1)
-                       .arg(headCount);
+    if (current.count > 1)
+        m_title += tr(" — head %1 of %2").arg(current.index + 1).arg(current.count);
     m_titleElement->setText(m_title);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -25,12 +25,10 @@ ThreeSpacesView::ThreeSpacesView(Document* document, QWidget* parent) : QWidget(
 
 QString ThreeSpacesView::figureTitle() const
 {
-    const std::shared_ptr<const AttentionResult> result = m_document->result();
-    const int heads = result ? static_cast<int>(result->heads.size()) : 0;
+    const CurrentHeadResult current = m_document->currentHeadResult();
     QString title = tr("Queries, keys and values as three spaces");
-    if (heads > 1)
-        title +=
-            tr(" — head %1 of %2").arg(std::clamp(m_document->currentHead(), 0, heads - 1) + 1).arg(heads);
+    if (current.count > 1)
+        title += tr(" — head %1 of %2").arg(current.index + 1).arg(current.count);
     return title;
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Q, K and V as three separate planes, as seed 004 draws them.
+// Q, K and V as three separate planes, as Brenndoerfer's article draws them (docs/references.md).
 
 #include "Figure.h"
 

@@ -54,7 +54,7 @@ VarianceView::VarianceView(Document* document, QWidget* parent)
     m_seed->setDecimals(0); // whole numbers up to 2³² − 1, all np.random.seed takes (more than an int holds)
     m_seed->setRange(0.0, static_cast<double>(NumpyRandom::maxSeed));
     m_seed->setValue(42);
-    m_seed->setToolTip(tr("np.random.seed(seed) before the first d_k, as seed 004 does (42)"));
+    m_seed->setToolTip(tr("np.random.seed(seed) before the first d_k, as the article's code does (42)"));
     auto* controls = new QHBoxLayout;
     controls->setContentsMargins(4, 2, 4, 0);
     controls->addWidget(new QLabel(tr("samples per d_k:"), this));
@@ -181,10 +181,8 @@ void VarianceView::showExperiment(Outcome outcome)
 void VarianceView::refreshSession()
 {
     m_sessionPoint.reset();
-    const std::shared_ptr<const AttentionResult> result = m_document->result();
-    if (result && !result->heads.empty()) {
-        const int head = std::clamp(m_document->currentHead(), 0, static_cast<int>(result->heads.size()) - 1);
-        const HeadResult& r = result->heads[static_cast<std::size_t>(head)];
+    if (const CurrentHeadResult current = m_document->currentHeadResult()) {
+        const HeadResult& r = *current.head;
         const double variance = scoreVariance(r.scores);
         if (r.scores.size() > 1 && std::isfinite(variance) && variance > 0.0)
             m_sessionPoint = std::pair<Index, double>(r.K.cols(), variance);

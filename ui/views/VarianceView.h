@@ -1,5 +1,6 @@
 #pragma once
-// The √d_k variance experiment (seed 004): empirical Var(q·k) of random unit-variance vectors against d_k on
+// The √d_k variance experiment of Brenndoerfer's article (docs/references.md): empirical Var(q·k) of random
+// unit-variance vectors against d_k on
 // log axes, with and without ÷√d_k, and the current session's own raw-score variance marked.
 
 #include "EigenTypes.h"
@@ -27,10 +28,10 @@ class Document;
 class OnScreenRefresh;
 
 /// measureDotProductVariance() over d_k = 1, 2, 4, …, 1024 with the chosen sample count and seed (NumPy's
-/// stream: seed 42 and 10 000 samples give the article's numbers), always off the GUI thread. Four series:
-/// theoretical d_k, empirical Var(q·k) with its standard error, theoretical 1 and empirical Var(q·k/√d_k);
-/// and one point: the variance of the current head's raw scores at the session's d_k. The settings are view
-/// state, never session edits.
+/// stream: seed 42 and 10 000 samples give the numbers of the article's code), always off the GUI thread.
+/// Four series: theoretical d_k, empirical Var(q·k) with its standard error, theoretical 1 and empirical
+/// Var(q·k/√d_k); and one point: the variance of the current head's raw scores at the session's d_k. The
+/// settings are view state, never session edits.
 class VarianceView : public QWidget, public Figure {
     Q_OBJECT
 public:

@@ -10,41 +10,28 @@
 #include "Examples.h"
 #include "ExportDialog.h"
 #include "FigureNavigator.h"
-#include "HeadOverview.h"
-#include "Heatmap.h"
 #include "LessonPanel.h"
 #include "LessonPlayer.h"
 #include "MaskEditor.h"
 #include "MaskModel.h"
-#include "MathPanel.h"
 #include "MatrixEditor.h"
 #include "MatrixFile.h"
 #include "ModelLoading.h"
 #include "ModelOverview.h"
 #include "ModelView.h"
-#include "NormalizerComparisonView.h"
-#include "PipelineView.h"
 #include "PlotFigure.h"
 #include "Preferences.h"
-#include "QueryKeySpaceView.h"
-#include "RasterFills.h"
 #include "RecoveryPrompt.h"
 #include "ResultViews.h"
-#include "SaturationView.h"
-#include "ScalingView.h"
 #include "SessionEdits.h"
 #include "SettingsDialog.h"
 #include "ShapePanel.h"
 #include "ShortcutsDialog.h"
-#include "SnapshotDiffView.h"
 #include "SnapshotPrompt.h"
-#include "SweepView.h"
 #include "ThemePalette.h"
-#include "ThreeSpacesView.h"
 #include "UserGuide.h"
-#include "ValueSpaceView.h"
-#include "VarianceView.h"
 #include "ViewHelp.h"
+#include "ViewRegistry.h"
 #include "WindowGeometry.h"
 
 #include <QApplication>
@@ -116,15 +103,11 @@ MainWindow::MainWindow(QWidget* parent)
       m_modelLoading(new ModelLoading(m_document, this, [this] { return maybeSave(); })),
       m_matrices(m_document)
 {
-    RasterFills::keepOnPaintingThread(); // painting never waits for Qt's thread pool
     setObjectName(QStringLiteral("mainWindow"));
     setAcceptDrops(true);
     setDockNestingEnabled(true);
-    m_results = new ResultViews(m_document, this);
+    m_results = qobject_cast<ResultViews*>(createView(QStringLiteral("results")));
     setCentralWidget(m_results);
-    m_figures << m_results->pipeline();
-    for (Heatmap* map : m_results->heatmaps())
-        m_figures << map;
     createDocks();
     addWhatsThis(this);
 
@@ -199,6 +182,18 @@ MainWindow::MainWindow(QWidget* parent)
     updateWeightTabs();
 }
 
+QWidget* MainWindow::createView(const QString& id)
+{
+    QWidget* view = ViewRegistry::view(id).create(m_document, this);
+    m_views.insert(id, view);
+    return view;
+}
+
+QString MainWindow::viewTitle(QWidget* view) const
+{
+    return ViewRegistry::view(m_views.key(view)).title;
+}
+
 void MainWindow::createDocks()
 {
     const auto addDock = [this](const QString& title, const QString& name, QWidget* widget,
@@ -260,41 +255,41 @@ void MainWindow::createDocks()
     tabifyDockWidget(shape, mask);
     shape->raise();
 
-    // The views below the heatmaps, one tab each.
-    auto* math = new MathPanel(m_document, this);
-    auto* queryKey = new QueryKeySpaceView(m_document, this);
-    auto* values = new ValueSpaceView(m_document, this);
-    auto* heads = new HeadOverview(m_document, this);
-    auto* normalizers = new NormalizerComparisonView(m_document, this);
-    auto* sweeps = new SweepView(m_document, this);
-    auto* spaces = new ThreeSpacesView(m_document, this);
-    auto* variance = new VarianceView(m_document, this);
-    auto* saturation = new SaturationView(m_document, this);
-    auto* scaling = new ScalingView(m_document, this);
-    auto* snapshots = new SnapshotDiffView(m_document, this);
+    // The views below the heatmaps, one tab each, made from the list the export draws too (ViewRegistry).
+    QWidget* math = createView(QStringLiteral("math"));
+    QWidget* queryKey = createView(QStringLiteral("qk_space"));
+    QWidget* values = createView(QStringLiteral("v_space"));
+    QWidget* heads = createView(QStringLiteral("heads"));
+    QWidget* normalizers = createView(QStringLiteral("normalizers"));
+    QWidget* sweeps = createView(QStringLiteral("sweep"));
+    QWidget* spaces = createView(QStringLiteral("spaces"));
+    QWidget* variance = createView(QStringLiteral("variance"));
+    QWidget* saturation = createView(QStringLiteral("saturation"));
+    QWidget* scaling = createView(QStringLiteral("scaling"));
+    QWidget* snapshots = createView(QStringLiteral("diff"));
     auto* model = new ModelOverview(m_modelLoading, m_document, this);
-    m_figures << queryKey << values << math << heads << normalizers << sweeps << spaces << variance
-              << saturation << scaling << snapshots << model->view();
+    const QList<RegisteredView> registered = ViewRegistry::views();
+    Q_ASSERT(m_views.size() == registered.size()); // every registered view has its place in the window
+    for (const RegisteredView& view : registered)
+        m_figures << view.figures(m_views.value(view.id));
+    m_figures << model->view();
     // The articles' experiments share one dock of their own tabs, so the bottom tab bar stays readable at
     // 1280 px and at a scale factor of 2.
     auto* experiments = new QTabWidget(this);
     experiments->setObjectName(QStringLiteral("experimentTabs"));
     experiments->setDocumentMode(true);
-    experiments->addTab(sweeps, tr("Sweeps"));
-    experiments->addTab(variance, tr("√d_k Variance"));
-    experiments->addTab(saturation, tr("Saturation"));
-    experiments->addTab(scaling, tr("Scaled vs Unscaled"));
-    experiments->addTab(snapshots, tr("Snapshots"));
+    for (QWidget* experiment : {sweeps, variance, saturation, scaling, snapshots})
+        experiments->addTab(experiment, viewTitle(experiment));
     QDockWidget* mathDock =
-        addDock(tr("Step by Step"), QStringLiteral("dockMath"), math, Qt::BottomDockWidgetArea);
+        addDock(viewTitle(math), QStringLiteral("dockMath"), math, Qt::BottomDockWidgetArea);
     QDockWidget* previous = mathDock;
     for (auto [title, name, widget] :
-         {std::tuple{tr("Q/K Space"), "dockQueryKeySpace", static_cast<QWidget*>(queryKey)},
-          std::tuple{tr("Q, K, V"), "dockThreeSpaces", static_cast<QWidget*>(spaces)},
-          std::tuple{tr("Values"), "dockValueSpace", static_cast<QWidget*>(values)},
-          std::tuple{tr("Heads"), "dockHeads", static_cast<QWidget*>(heads)},
+         {std::tuple{viewTitle(queryKey), "dockQueryKeySpace", queryKey},
+          std::tuple{viewTitle(spaces), "dockThreeSpaces", spaces},
+          std::tuple{viewTitle(values), "dockValueSpace", values},
+          std::tuple{viewTitle(heads), "dockHeads", heads},
           std::tuple{tr("Model"), "dockModel", static_cast<QWidget*>(model)},
-          std::tuple{tr("Normalizers"), "dockNormalizers", static_cast<QWidget*>(normalizers)},
+          std::tuple{viewTitle(normalizers), "dockNormalizers", normalizers},
           std::tuple{tr("Experiments"), "dockExperiments", static_cast<QWidget*>(experiments)}}) {
         QDockWidget* dock = addDock(title, QLatin1String(name), widget, Qt::BottomDockWidgetArea);
         if (previous == mathDock)

@@ -6,6 +6,7 @@
 #include "MatrixCatalog.h"
 #include "MatrixRef.h"
 
+#include <QHash>
 #include <QMainWindow>
 
 #include <functional>
@@ -73,7 +74,8 @@ public:
     bool isPresentation() const { return m_presentation; }
     /// Colours of the window and its plots for Preferences::theme().
     void applyTheme();
-    /// How long a computation runs before the progress bar and Stop show (200 ms; tests set 0).
+    /// How long a computation runs before the progress bar and Stop show (in milliseconds, 200 by default;
+    /// tests set 0).
     void setBusyDelay(int milliseconds);
 
 protected:
@@ -83,6 +85,10 @@ protected:
 
 private:
     /// The matrices Export Matrix offers, by name, each produced when it is exported.
+    /// Makes the registered view `id` (ViewRegistry) as a child of the window.
+    QWidget* createView(const QString& id);
+    /// The dock or tab title of a view createView() made.
+    QString viewTitle(QWidget* view) const;
     void createDocks();
     void connectActions();
     void createLessons();
@@ -115,6 +121,7 @@ private:
     MaskEditor* m_maskEditor = nullptr;
     UserGuide* m_userGuide = nullptr; // created when first asked for
     QList<const Figure*> m_figures;
+    QHash<QString, QWidget*> m_views; ///< the registered views, by id
     MatrixCatalog m_matrices;
     MatrixEditor* m_selectedEditor = nullptr;
     QDockWidget* m_contextDock = nullptr;

@@ -12,8 +12,8 @@ namespace qkv::ui {
 /// title bar (a 1280×720 projector then fits easily).
 inline constexpr QSize maximumMinimumWindowSize{960, 510};
 
-/// The first geometry of the window on a screen whose available area is `available`: 90 % of it in each
-/// direction, centred.
+/// The first geometry of the window on a screen whose available area is `available`: nine tenths of it in
+/// each direction, centred.
 QRect defaultWindowGeometry(const QRect& available);
 
 /// The frame rectangle (decorations included) that QWidget::restoreGeometry() would give the window for
