@@ -32,7 +32,8 @@ InitializerSpec numpy(std::uint64_t seed, double scale)
     return InitializerSpec{Initializer::NumpyLegacy, scale, seed};
 }
 
-// Seed 004, "A Worked Example with Real Words": hand-made embeddings, then
+// "A Worked Example with Real Words" of Michael Brenndoerfer's article "Query, Key, Value: The Foundation of
+// Transformer Attention" (docs/references.md): hand-made embeddings, then
 //     np.random.seed(42); W_q = randn(4, 3) * 0.5; W_k = randn(4, 3) * 0.5; W_v = randn(4, 3) * 0.5
 Session theCatSat()
 {
@@ -43,14 +44,15 @@ Session theCatSat()
         0.1, 1.0, 0.0, 0.8,    //
         0.0, 0.1, 1.0, 0.0;
     reinitializeWeights(s, numpy(42, 0.5));
-    setViewJson(s,
-                R"({"note": "Seed 004's worked example. X is hand-made (determiner, noun, verb, animacy); )"
-                R"(W_Q, W_K and W_V are np.random.seed(42) then randn(4, 3) * 0.5 three times, drawn by )"
-                R"(QKV Lab's NumPy legacy initializer."})");
+    setViewJson(
+        s, R"({"note": "The worked example of Michael Brenndoerfer's article Query, Key, Value: )"
+           R"(The Foundation of Transformer Attention. X is hand-made (determiner, noun, verb, animacy); )"
+           R"(W_Q, W_K and W_V are np.random.seed(42) then randn(4, 3) * 0.5 three times, drawn by )"
+           R"(QKV Lab's NumPy legacy initializer."})");
     return s;
 }
 
-// Seed 004, "Test the complete layer":
+// The same article's "Test the complete layer":
 //     np.random.seed(42); X = randn(5, 8)
 //     SelfAttention(8, 6, 6, seed=123): W_q, W_k, W_v = randn(8, 6) * sqrt(2 / (8 + 6)) each
 // The article's tokens have no words; they are named after the rows of X.
@@ -60,9 +62,11 @@ Session layerTest()
     s.title = "Self-attention layer test (np.random.seed(42) / seed=123)";
     reinitializeEmbeddings(s, numpy(42, 1.0));
     reinitializeWeights(s, numpy(123, std::sqrt(2.0 / (8.0 + 6.0))));
-    setViewJson(s, R"({"note": "Seed 004's layer test. X is np.random.seed(42) then randn(5, 8); W_Q, W_K )"
-                   R"(and W_V are np.random.seed(123) then randn(8, 6) * sqrt(2 / 14) three times (Xavier), )"
-                   R"(drawn by QKV Lab's NumPy legacy initializer. Tokens x0 to x4 are the rows of X."})");
+    setViewJson(s,
+                R"({"note": "The layer test of Michael Brenndoerfer's article Query, Key, Value: The )"
+                R"(Foundation of Transformer Attention. X is np.random.seed(42) then randn(5, 8); W_Q, W_K )"
+                R"(and W_V are np.random.seed(123) then randn(8, 6) * sqrt(2 / 14) three times (Xavier), )"
+                R"(drawn by QKV Lab's NumPy legacy initializer. Tokens x0 to x4 are the rows of X."})");
     return s;
 }
 
