@@ -7,6 +7,7 @@
 #include "FuzzyCompare.h"
 #include "ModelSession.h"
 #include "SessionFile.h"
+#include "TestMain.h"
 #include "TinyModels.h"
 
 #include <QtTest>
@@ -1014,5 +1015,5 @@ void TestCli::exportModelViewRefusals()
     QVERIFY(!exportedViews().contains(modelView));
 }
 
-QTEST_GUILESS_MAIN(TestCli)
+QKV_TEST_GUILESS_MAIN(TestCli)
 #include "tst_cli.moc"

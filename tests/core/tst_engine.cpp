@@ -11,6 +11,7 @@
 #include "TestMatrices.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -989,5 +990,5 @@ void TestEngine::biasMessagesNameTheKey()
     }
 }
 
-QTEST_APPLESS_MAIN(TestEngine)
+QKV_TEST_APPLESS_MAIN(TestEngine)
 #include "tst_engine.moc"

@@ -9,6 +9,7 @@
 #include "VarianceExperiment.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -207,5 +208,5 @@ void TestExperiments::scalingRefusesBadSettings()
     QVERIFY_THROWS_EXCEPTION(qkv::Error, querySessionFromMatrices(Matrix::Ones(1, 3), Matrix::Ones(2, 4)));
 }
 
-QTEST_APPLESS_MAIN(TestExperiments)
+QKV_TEST_APPLESS_MAIN(TestExperiments)
 #include "tst_experiments.moc"

@@ -12,6 +12,7 @@
 #include "Projection.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 #include "TestMatrices.h"
 
 #include <QtTest>
@@ -860,5 +861,5 @@ void TestExplain::outputsLieInsideHullOfValues()
     QVERIFY(!qkv::insideOrOnHull(projection.points, hull, far, tolerance));
 }
 
-QTEST_APPLESS_MAIN(TestExplain)
+QKV_TEST_APPLESS_MAIN(TestExplain)
 #include "tst_explain.moc"

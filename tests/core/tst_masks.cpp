@@ -2,6 +2,7 @@
 
 #include "Masks.h"
 
+#include "TestMain.h"
 #include <QtTest>
 
 using namespace qkv;
@@ -126,5 +127,5 @@ void TestMasks::crossAttentionPadding()
     QCOMPARE(int(allowed.sum()), 2 * 4);
 }
 
-QTEST_APPLESS_MAIN(TestMasks)
+QKV_TEST_APPLESS_MAIN(TestMasks)
 #include "tst_masks.moc"

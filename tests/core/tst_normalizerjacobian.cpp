@@ -6,6 +6,7 @@
 #include "SaturationExperiment.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -314,5 +315,5 @@ void TestNormalizerJacobian::saturationRefusesBadInput()
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, saturateRow(spec, {1.0, 2.0}, {}, 1.0, 1.0, 2));
 }
 
-QTEST_APPLESS_MAIN(TestNormalizerJacobian)
+QKV_TEST_APPLESS_MAIN(TestNormalizerJacobian)
 #include "tst_normalizerjacobian.moc"

@@ -4,6 +4,7 @@
 #include "Normalizers.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -955,5 +956,5 @@ void TestNormalizers::scratchReuseAndInPlace()
     }
 }
 
-QTEST_APPLESS_MAIN(TestNormalizers)
+QKV_TEST_APPLESS_MAIN(TestNormalizers)
 #include "tst_normalizers.moc"

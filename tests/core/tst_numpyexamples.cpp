@@ -6,6 +6,7 @@
 #include "NumpyRandom.h"
 #include "SessionFile.h"
 
+#include "TestMain.h"
 #include <QtTest>
 
 #include <cmath>
@@ -174,5 +175,5 @@ void TestNumpyExamples::loadsLikeItsJson()
     QCOMPARE(qkv::serializeSession(session), text);
 }
 
-QTEST_APPLESS_MAIN(TestNumpyExamples)
+QKV_TEST_APPLESS_MAIN(TestNumpyExamples)
 #include "tst_numpyexamples.moc"

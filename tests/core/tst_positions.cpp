@@ -18,6 +18,7 @@
 #include "TestMatrices.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -793,5 +794,5 @@ void TestPositions::refusals()
     QCOMPARE(errorOf([&] { (void)parseSession(loveWithPositions(positions.toStdString())); }), message);
 }
 
-QTEST_APPLESS_MAIN(TestPositions)
+QKV_TEST_APPLESS_MAIN(TestPositions)
 #include "tst_positions.moc"

@@ -13,6 +13,7 @@
 #include "SessionFile.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <sstream>
 
@@ -959,5 +960,5 @@ void TestPrecision::resultDoesNotDependOnBlocks()
     }
 }
 
-QTEST_APPLESS_MAIN(TestPrecision)
+QKV_TEST_APPLESS_MAIN(TestPrecision)
 #include "tst_precision.moc"

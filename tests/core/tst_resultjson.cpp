@@ -8,6 +8,7 @@
 #include "JsonText.h" // the document writer the streamed output must match
 #include "ResultJson.h"
 
+#include "TestMain.h"
 #include <QtTest>
 
 #include <algorithm>
@@ -354,5 +355,5 @@ void TestResultJson::failedWriteThrows()
     QCOMPARE(roomy.written(), size);
 }
 
-QTEST_GUILESS_MAIN(TestResultJson)
+QKV_TEST_GUILESS_MAIN(TestResultJson)
 #include "tst_resultjson.moc"

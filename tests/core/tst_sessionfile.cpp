@@ -8,6 +8,7 @@
 #include "ResourceLimits.h"
 #include "SessionFile.h"
 
+#include "TestMain.h"
 #include "TestMatrices.h"
 
 #include <QtTest>
@@ -1113,5 +1114,5 @@ void TestSessionFile::biasMessagesAreExact()
     QCOMPARE(errorOf([&] { (void)parseSession(text.toStdString()); }), message);
 }
 
-QTEST_APPLESS_MAIN(TestSessionFile)
+QKV_TEST_APPLESS_MAIN(TestSessionFile)
 #include "tst_sessionfile.moc"

@@ -10,6 +10,7 @@
 #include "TestMatrices.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -313,5 +314,5 @@ void TestSpaceLayout::threeSpacesPickedDimensions()
                              rowPlane(head, HeadRows::Keys, PlaneOptions{PlaneMode::PickedDimensions, 0, 3}));
 }
 
-QTEST_APPLESS_MAIN(TestSpaceLayout)
+QKV_TEST_APPLESS_MAIN(TestSpaceLayout)
 #include "tst_spacelayout.moc"

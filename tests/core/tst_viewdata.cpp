@@ -5,6 +5,7 @@
 #include "ViewData.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -222,5 +223,5 @@ void TestViewData::headSummaryOfAnExample()
     }
 }
 
-QTEST_APPLESS_MAIN(TestViewData)
+QKV_TEST_APPLESS_MAIN(TestViewData)
 #include "tst_viewdata.moc"

@@ -20,6 +20,7 @@
 #include <QUndoStack>
 #include <QVBoxLayout>
 
+#include "TestMain.h"
 #include <QtTest>
 
 #include <cmath>
@@ -741,5 +742,5 @@ void TestControls::numpyInitializerDrawsTheArticlesStream()
     QVERIFY(sameValue(m_document->session(), before));
 }
 
-QTEST_MAIN(TestControls)
+QKV_TEST_MAIN(TestControls)
 #include "tst_controls.moc"

@@ -12,6 +12,7 @@
 #include "TokenModel.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
@@ -484,5 +485,5 @@ void TestEditors::editorShortcutsAndFocus()
     QCOMPARE(document.undoStack()->count(), 3);
 }
 
-QTEST_MAIN(TestEditors)
+QKV_TEST_MAIN(TestEditors)
 #include "tst_editors.moc"

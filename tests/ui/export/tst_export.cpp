@@ -7,6 +7,7 @@
 #include "FigureFileChecks.h"
 #include "FullDisk.h"
 #include "Heatmap.h"
+#include "TestMain.h"
 
 #include <QClipboard>
 #include <QDir>
@@ -416,5 +417,5 @@ void TestExport::clipboardHoldsPngAndSvg()
         QVERIFY2(texts.contains(token), qPrintable(token));
 }
 
-QTEST_MAIN(TestExport)
+QKV_TEST_MAIN(TestExport)
 #include "tst_export.moc"

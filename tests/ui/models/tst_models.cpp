@@ -10,6 +10,7 @@
 #include "TokenModel.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 #include <QAbstractItemModelTester>
 #include <QGuiApplication>
 #include <QSignalSpy>
@@ -944,5 +945,5 @@ void TestModels::dimensionNamesInHeaders()
     QCOMPARE(wq.headerData(4, Qt::Vertical).toString(), QStringLiteral("d4"));
 }
 
-QTEST_MAIN(TestModels)
+QKV_TEST_MAIN(TestModels)
 #include "tst_models.moc"

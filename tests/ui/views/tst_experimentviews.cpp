@@ -16,6 +16,7 @@
 
 #include "FigureFileChecks.h"
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QSlider>
 #include <QTemporaryDir>
@@ -319,5 +320,5 @@ void TestExperimentViews::exportsInEveryFormat()
     QCOMPARE(test::checkPdf(pdf), QString());
 }
 
-QTEST_MAIN(TestExperimentViews)
+QKV_TEST_MAIN(TestExperimentViews)
 #include "tst_experimentviews.moc"

@@ -7,6 +7,7 @@
 #include "RasterFills.h"
 #include "SessionEdits.h"
 
+#include "TestMain.h"
 #include <QAction>
 #include <QFontMetrics>
 #include <QImage>
@@ -536,5 +537,5 @@ void TestHeatmapViews::rasterFillsStayOnThePaintingThread()
     QVERIFY(insideOwnPool);
 }
 
-QTEST_MAIN(TestHeatmapViews)
+QKV_TEST_MAIN(TestHeatmapViews)
 #include "tst_heatmapviews.moc"

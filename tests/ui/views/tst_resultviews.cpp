@@ -8,6 +8,7 @@
 #include "SessionEdits.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 #include <QApplication>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -247,5 +248,5 @@ void TestResultViews::resultViewsFollowTheCurrentHead()
     QVERIFY(sameValue(showTab("heatmap_V")->values(), m_document->result()->heads[1].V));
 }
 
-QTEST_MAIN(TestResultViews)
+QKV_TEST_MAIN(TestResultViews)
 #include "tst_resultviews.moc"

@@ -11,6 +11,7 @@
 #include "Lessons.h"
 #include "MainWindow.h"
 
+#include "TestMain.h"
 #include <QButtonGroup>
 #include <QLabel>
 #include <QPushButton>
@@ -289,5 +290,5 @@ void TestLessons::quizChecksAnswers()
     QVERIFY(lesson.steps.back().quiz);
 }
 
-QTEST_MAIN(TestLessons)
+QKV_TEST_MAIN(TestLessons)
 #include "tst_lessons.moc"

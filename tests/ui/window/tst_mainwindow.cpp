@@ -25,6 +25,7 @@
 #include "WindowGeometry.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 #include "TestSessions.h"
 
 #include <qcustomplot.h>
@@ -807,5 +808,5 @@ void TestMainWindow::aboutNamesTheVersionAndLibraries()
              qPrintable(text));
 }
 
-QTEST_MAIN(TestMainWindow)
+QKV_TEST_MAIN(TestMainWindow)
 #include "tst_mainwindow.moc"

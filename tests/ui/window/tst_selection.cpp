@@ -8,6 +8,7 @@
 #include "QueryKeySpaceView.h"
 #include "ValueSpaceView.h"
 
+#include "TestMain.h"
 #include <QDockWidget>
 #include <QSettings>
 #include <QStandardPaths>
@@ -94,5 +95,5 @@ void TestSelection::clickingAnEditorRowSelectsTheQuery()
     QCOMPARE(window.findChild<Heatmap*>(QStringLiteral("heatmap_weights"))->highlight().first, 1);
 }
 
-QTEST_MAIN(TestSelection)
+QKV_TEST_MAIN(TestSelection)
 #include "tst_selection.moc"

@@ -8,6 +8,7 @@
 #include "MainWindow.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 #include <QAbstractItemModel>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -126,5 +127,5 @@ void TestWalkthrough::newUser()
     screenshot(reopened, "7-reopened");
 }
 
-QTEST_MAIN(TestWalkthrough)
+QKV_TEST_MAIN(TestWalkthrough)
 #include "tst_walkthrough.moc"
