@@ -8,6 +8,7 @@
 #include "SessionEdits.h"
 
 #include "FuzzyCompare.h"
+#include "QueuedReplots.h"
 #include "TestMain.h"
 #include <QApplication>
 #include <QHBoxLayout>
@@ -156,7 +157,9 @@ void TestResultViews::heatmapHidesValuesInSmallCells()
     map.show();
     QVERIFY(QTest::qWaitForWindowExposed(&map));
     map.setMatrix(Matrix::Constant(20, 20, 0.5), {}, {});
-    QTest::qWait(50);
+    int replots = 0;
+    QVERIFY(test::settleReplots(&map, &replots));
+    QVERIFY(replots > 0); // the replot that decides has been done
     QVERIFY(!map.showsCellValues());
     QCOMPARE(map.cellText(0, 0), QString());
     map.setMatrix(Matrix::Constant(3, 3, 0.5), {}, {});

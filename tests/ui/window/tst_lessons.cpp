@@ -11,6 +11,7 @@
 #include "Lessons.h"
 #include "MainWindow.h"
 
+#include "QueuedReplots.h"
 #include "TestMain.h"
 #include <QButtonGroup>
 #include <QLabel>
@@ -41,7 +42,7 @@ void screenshot(QWidget& window, const QString& name)
     const QString folder = qEnvironmentVariable("QKV_SCREENSHOT_DIR");
     if (folder.isEmpty())
         return;
-    QTest::qWait(150); // queued replots
+    QVERIFY(test::settleReplots(&window)); // the queued replots
     window.grab().save(QDir(folder).filePath(name + QStringLiteral(".png")));
 }
 

@@ -9,6 +9,7 @@
 
 #include "FuzzyCompare.h"
 #include "TestMain.h"
+#include "QueuedReplots.h"
 #include <QAbstractItemModel>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -32,7 +33,7 @@ void screenshot(QWidget& window, const char* step)
     const QString folder = qEnvironmentVariable("QKV_SCREENSHOT_DIR");
     if (folder.isEmpty())
         return;
-    QTest::qWait(150); // queued replots
+    QVERIFY(test::settleReplots(&window)); // the queued replots
     window.grab().save(QDir(folder).filePath(QLatin1String(step) + QStringLiteral(".png")));
 }
 
