@@ -6,9 +6,9 @@
 #include "Initializers.h"
 #include "ResourceLimits.h"
 
-#include "RandomSessions.h"
 #include "ResultBits.h"
 #include "TestMatrices.h"
+#include "TestSessions.h"
 
 #include "FuzzyCompare.h"
 #include "TestMain.h"
@@ -24,8 +24,8 @@ using namespace qkv;
 namespace {
 
 using test::fromRows;
-using test::randomSession;
 using test::sameResultBits;
+using test::SessionBuilder;
 
 /// `input` · `weights` + `bias` by plain loops (the bias skipped when empty).
 Matrix affineByLoops(const Matrix& input, const Matrix& weights, const Vector& bias)
@@ -172,7 +172,7 @@ void TestEngine::everyExampleComputes()
 
 void TestEngine::crossAttentionShapes()
 {
-    const Session s = randomSession(3, 5, 4, 2, 3, 1, 7);
+    const Session s = SessionBuilder(3, 4).context(5).heads(1, 2, 3).build(7);
     const AttentionResult r = computeAttention(s);
     const HeadResult& h = r.heads[0];
     QCOMPARE(h.Q.rows(), Index(3));
@@ -191,7 +191,7 @@ void TestEngine::crossAttentionShapes()
 
 void TestEngine::multiHeadConcatAndOutputProjection()
 {
-    Session s = randomSession(4, 0, 6, 3, 2, 3, 11);
+    Session s = SessionBuilder(4, 6).heads(3, 3, 2).build(11);
     s.W_O = initializeMatrix({Initializer::XavierUniform, 1.0, 99}, 6, 5);
     const AttentionResult r = computeAttention(s);
     QCOMPARE(r.concat.rows(), Index(4));
@@ -223,7 +223,7 @@ void TestEngine::scoringFunctions_data()
 void TestEngine::scoringFunctions()
 {
     QFETCH(int, score);
-    Session s = randomSession(3, 4, 5, 3, 2, 1, 21);
+    Session s = SessionBuilder(3, 5).context(4).heads(1, 3, 2).build(21);
     s.score = static_cast<ScoreFunction>(score);
     s.scale = defaultScale(s.score);
     Head& head = s.heads[0];
@@ -325,7 +325,8 @@ void TestEngine::rowStatistics()
     }
     QKV_COMPARE_NEAR(h.rowStats[1].entropy, std::log(3.0), 1e-15);
     // The unmasked softmax path hands over its entropy (ln Σe^z − Σ p z): it must equal −Σ a ln a.
-    const AttentionResult big = computeAttention(randomSession(40, 300, 16, 8, 4, 1, 77));
+    const AttentionResult big =
+        computeAttention(SessionBuilder(40, 16).context(300).heads(1, 8, 4).build(77));
     for (Index i = 0; i < 40; ++i) {
         const auto row = big.heads[0].weights.row(i).array();
         const double direct = -(row * row.log()).sum();
@@ -357,7 +358,7 @@ void TestEngine::noNaNUnderExtremes()
     QFETCH(double, magnitude);
     QFETCH(double, temperature);
     // |X| = 1e150 with unit weights gives scores near ±1e300, the spec's extreme.
-    Session s = randomSession(5, 0, 2, 2, 2, 1, 3);
+    Session s = SessionBuilder(5, 2).heads(1, 2, 2).build(3);
     s.X *= magnitude;
     s.heads[0].W_Q.setIdentity();
     s.heads[0].W_K.setIdentity();
@@ -458,7 +459,10 @@ void TestEngine::nonFiniteOperandsAreNamedAsValidationNamesThem()
         const Index n = 1 + pick(6);
         const Index contextTokens = trial % 3 == 0 ? 1 + pick(5) : 0;
         const Index dK = 2 * (1 + pick(3));
-        Session s = randomSession(n, contextTokens, 1 + pick(5), dK, 1 + pick(4), 1 + int(pick(3)), trial);
+        const int heads = 1 + int(pick(3));
+        const Index dV = 1 + pick(4);
+        const Index dModel = 1 + pick(5);
+        Session s = SessionBuilder(n, dModel).context(contextTokens).heads(heads, dK, dV).build(trial);
         s.precision = trial % 2 ? Precision::Float32 : Precision::Float64;
         s.positions.type =
             std::array{PositionType::None, PositionType::Rope, PositionType::Sinusoidal}[trial % 5 % 3];
@@ -486,7 +490,7 @@ void TestEngine::nonFiniteOperandsAreNamedAsValidationNamesThem()
         }
     }
     // Stopped before the projections: stopped, not refused, even with an infinity waiting in X.
-    Session s = randomSession(4, 0, 3, 2, 2, 1, 1);
+    Session s = SessionBuilder(4, 3).heads(1, 2, 2).build(1);
     s.X(1, 1) = std::numeric_limits<double>::infinity();
     const std::atomic<bool> stop{true};
     QVERIFY_THROWS_EXCEPTION(Cancelled, computeAttention(s, ComputeOptions{&stop}));
@@ -518,7 +522,9 @@ void TestEngine::reusedProjectionsGiveTheSameBits()
         const Index contextTokens = trial % 3 == 0 ? 1 + pick(5) : 0;
         const Index dK = 2 * (1 + pick(3));
         const int heads = 1 + int(pick(3));
-        Session before = randomSession(n, contextTokens, 1 + pick(5), dK, 1 + pick(4), heads, trial);
+        const Index dV = 1 + pick(4);
+        const Index dModel = 1 + pick(5);
+        Session before = SessionBuilder(n, dModel).context(contextTokens).heads(heads, dK, dV).build(trial);
         before.precision = trial % 2 ? Precision::Float32 : Precision::Float64;
         before.positions.type =
             std::array{PositionType::None, PositionType::Rope, PositionType::Sinusoidal}[trial % 5 % 3];
@@ -608,14 +614,14 @@ void TestEngine::reusedProjectionsGiveTheSameBits()
 
 void TestEngine::reusedBuffersGiveTheSameResult()
 {
-    Session s = randomSession(8, 0, 6, 4, 3, 2, 5);
-    AttentionResult reused = computeAttention(randomSession(8, 0, 6, 4, 3, 2, 6));
+    Session s = SessionBuilder(8, 6).heads(2, 4, 3).build(5);
+    AttentionResult reused = computeAttention(SessionBuilder(8, 6).heads(2, 4, 3).build(6));
     computeAttention(s, reused);
     const AttentionResult fresh = computeAttention(s);
     QCOMPARE(reused.output, fresh.output);
     QCOMPARE(reused.heads[1].weights, fresh.heads[1].weights);
     // A smaller session into the same buffers.
-    const Session small = randomSession(3, 0, 6, 4, 3, 1, 9);
+    const Session small = SessionBuilder(3, 6).heads(1, 4, 3).build(9);
     computeAttention(small, reused);
     QCOMPARE(reused.heads.size(), std::size_t(1));
     QCOMPARE(reused.output, computeAttention(small).output);
@@ -684,7 +690,7 @@ void TestEngine::overflowingProjectionsAreNamedFirst()
             for (int projection = 0; projection < 3; ++projection)
                 for (const bool masked : {false, true}) {
                     const Index n = 300, dModel = 96, d = 32;
-                    Session s = randomSession(n, 0, dModel, d, d, 2, random());
+                    Session s = SessionBuilder(n, dModel).heads(2, d, d).build(random());
                     s.precision = precision;
                     s.score = score;
                     s.scale = defaultScale(score);
@@ -773,7 +779,7 @@ void TestEngine::identicalTokensShareHardmaxEqually()
         const Index n = 5 + static_cast<Index>(random() % 20);
         const Index dModel = 3 + static_cast<Index>(random() % 30);
         const Index dK = 2 + static_cast<Index>(random() % 30);
-        Session s = randomSession(n, 0, dModel, dK, 3, 1, random());
+        Session s = SessionBuilder(n, dModel).heads(1, dK, 3).build(random());
         const Index repeated = static_cast<Index>(random() % static_cast<std::uint64_t>(n));
         std::vector<Index> copies = {repeated};
         for (Index k = 0; k < 3; ++k) {
@@ -810,7 +816,7 @@ void TestEngine::identicalTokensOfALongSequenceShareTheirRows()
     // Long enough that the rows are hashed in chunks on the engine's threads: copies far apart (in other
     // chunks), a copy whose zero is −0, and a near-copy (its last entry one ulp away) that must stay itself.
     const Index n = 900, dModel = 128;
-    Session s = randomSession(n, 0, dModel, 48, 40, 1, 21);
+    Session s = SessionBuilder(n, dModel).heads(1, 48, 40).build(21);
     s.X(17, 3) = 0.0;
     const std::vector<Index> copiesOf17 = {18, 450, 899};
     for (Index copy : copiesOf17)
@@ -897,7 +903,7 @@ void TestEngine::biasesAreAddedAfterTheProducts()
     QFETCH(int, m);
     QFETCH(bool, float32);
     QFETCH(double, tolerance);
-    Session s = randomSession(5, m, 6, 4, 3, 2, 21);
+    Session s = SessionBuilder(5, 6).context(m).heads(2, 4, 3).build(21);
     s.W_O = initializeMatrix({Initializer::XavierUniform, 1.0, 98}, 6, 5);
     addBiases(s, 300);
     s.precision = float32 ? Precision::Float32 : Precision::Float64;
@@ -920,7 +926,7 @@ void TestEngine::zeroBiasesChangeNothing()
 {
     // x + 0 is x: zero biases give the result without biases, bit for bit, in both precisions.
     for (const Precision precision : {Precision::Float64, Precision::Float32}) {
-        Session plain = randomSession(6, 0, 5, 4, 3, 2, 5);
+        Session plain = SessionBuilder(6, 5).heads(2, 4, 3).build(5);
         plain.W_O = initializeMatrix({Initializer::XavierUniform, 1.0, 7}, 6, 4);
         plain.precision = precision;
         Session zeros = plain;
@@ -955,7 +961,7 @@ void TestEngine::biasMessagesNameTheKey()
 {
     QFETCH(int, variant);
     QFETCH(QString, message);
-    Session s = randomSession(3, 0, 6, 4, 3, 2, 8);
+    Session s = SessionBuilder(3, 6).heads(2, 4, 3).build(8);
     s.W_O = initializeMatrix({Initializer::XavierUniform, 1.0, 9}, 6, 5);
     addBiases(s, 40);
     switch (variant) {
