@@ -1,4 +1,5 @@
-// The pipeline of spec section 2 against the seeds' worked examples and hand computations.
+// The pipeline (docs/semantics.md) against the articles' worked examples (docs/references.md) and hand
+// computations.
 
 #include "AttentionEngine.h"
 #include "Error.h"
@@ -357,7 +358,7 @@ void TestEngine::noNaNUnderExtremes()
     QFETCH(int, normalizer);
     QFETCH(double, magnitude);
     QFETCH(double, temperature);
-    // |X| = 1e150 with unit weights gives scores near ±1e300, the spec's extreme.
+    // |X| = 1e150 with unit weights gives scores near ±1e300, close to the largest double.
     Session s = SessionBuilder(5, 2).heads(1, 2, 2).build(3);
     s.X *= magnitude;
     s.heads[0].W_Q.setIdentity();
@@ -772,7 +773,7 @@ void TestEngine::scoresSpanningMoreThanTheDoubleRange()
 
 void TestEngine::identicalTokensShareHardmaxEqually()
 {
-    // Issue 7: a matrix product can round identical rows of X into K rows that differ in the last bit, and
+    // A matrix product can round identical rows of X into K rows that differ in the last bit, and
     // hardmax must not pick one of them. 300 random sessions, each with a token repeated four times.
     std::mt19937_64 random(7);
     for (int trial = 0; trial < 300; ++trial) {
@@ -858,7 +859,7 @@ void TestEngine::memoryGuardRefusesBeforeAllocating()
     options.memoryLimit = small;
     QVERIFY(computeAttention(big, options).heads.size() == 1);
 
-    // The issue's session, by its shapes: 64 heads, d_k = d_v = 4096, n = 4096, d_model = 1.
+    // A session far too large to compute, by its shapes: 64 heads, d_k = d_v = 4096, n = 4096, d_model = 1.
     Session shapes;
     shapes.X = Matrix::Zero(4096, 1);
     Head head;

@@ -1,4 +1,4 @@
-// Every mask type of spec section 3 against a brute-force rule, with padding and cross-attention.
+// Every mask type (docs/semantics.md, Masks) against a brute-force rule, with padding and cross-attention.
 
 #include "Masks.h"
 
@@ -25,7 +25,7 @@ Session sessionOfSize(Index n, Index m)
     return s;
 }
 
-// The spec's table, written independently of Masks.cpp.
+// The table of docs/semantics.md, written independently of Masks.cpp.
 bool bruteForce(MaskType type, Index i, Index j, Index p, Index w)
 {
     switch (type) {

@@ -1,5 +1,5 @@
-// Positional encodings (spec section 7): the sinusoidal and learned tables, RoPE's rotation, ALiBi's slopes
-// and bias, each against values computed here from the definitions; the engine with each of them; the
+// Positional encodings (docs/semantics.md): the sinusoidal and learned tables, RoPE's rotation, ALiBi's
+// slopes and bias, each against values computed here from the definitions; the engine with each of them; the
 // session file's `positions` key (round trips and refusals).
 
 #include "AttentionEngine.h"

@@ -1,4 +1,4 @@
-// The output of `qkvlab compute` (spec section 6), written as it goes: byte for byte the indented JSON
+// The output of `qkvlab compute` (docs/command-line.md), written as it goes: byte for byte the indented JSON
 // document of the result, numbers that read back to the same doubles, and a failed write reported.
 
 #include "AttentionEngine.h"

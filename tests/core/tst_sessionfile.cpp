@@ -1,5 +1,5 @@
-// The session file, version 1 (spec section 5): round trips, atomic saves, one refusal per kind of bad
-// input, the seed example's values and the documented defaults.
+// The session file, version 1 (docs/session-file.md): round trips, atomic saves, one refusal per kind of bad
+// input, the love example's values and the documented defaults.
 
 #include "Error.h"
 #include "ErrorMessage.h"
@@ -1047,7 +1047,7 @@ void TestSessionFile::titleAndScoreAreOptional()
     QCOMPARE(titleFromPath("/a/b/.qkv.json"), std::string(".qkv"));
 }
 
-// ---- biases (spec section 7) -------------------------------------------------------------------------
+// ---- biases (docs/semantics.md) ---------------------------------------------------------------------
 
 void TestSessionFile::biasesRoundTrip()
 {

@@ -261,7 +261,8 @@ void TestSpaceLayout::shapes()
     }
 }
 
-// Seed 004's three spaces: with d = 2, each plot is the raw rows of its own matrix.
+// Q, K and V as three spaces, as Brenndoerfer's article draws them (docs/references.md): with d = 2, each
+// plot is the raw rows of its own matrix.
 void TestSpaceLayout::threeSpacesInTwoDimensionsAreRaw()
 {
     HeadResult head;

@@ -248,7 +248,8 @@ void TestLessons::malformedLessonRefused()
     QVERIFY(child<QLabel>(window, "lessonQuizFeedback")->text().contains(QStringLiteral("Cannot play")));
 }
 
-// Seed 001's questions: a wrong pick says so and names the answer, the right one is confirmed; both explain.
+// The quiz of the Query-Key-Value Mechanism tutorial (docs/references.md): a wrong pick says so and names the
+// answer, the right one is confirmed; both explain.
 void TestLessons::quizChecksAnswers()
 {
     MainWindow window;
