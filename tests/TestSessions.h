@@ -15,8 +15,7 @@ namespace qkv::test {
 
 /// Random sessions, the same on every run: the shapes are chosen, the matrices drawn.
 ///
-///     const Session s = SessionBuilder(5, 8).context(7).heads(2, 6,
-///     6).score(ScoreFunction::General).build(42);
+///     Session s = SessionBuilder(5, 8).context(7).heads(2, 6, 6).score(ScoreFunction::General).build(42);
 ///
 /// Query tokens are named "t" and context tokens "z", none padded; everything else is Session's default, for
 /// the caller to change.
