@@ -1,4 +1,4 @@
-// `qkvlab compute`, `--help` and `--version` (spec section 6), run as the real executable.
+// `qkvlab compute`, `--help` and `--version` (docs/command-line.md), run as the real executable.
 
 #include "AttentionEngine.h"
 #include "Examples.h"
@@ -7,6 +7,7 @@
 #include "FuzzyCompare.h"
 #include "ModelSession.h"
 #include "SessionFile.h"
+#include "TestMain.h"
 #include "TinyModels.h"
 
 #include <QtTest>
@@ -247,7 +248,7 @@ void TestCli::computeLoveExample()
     QString problem;
     QVERIFY2(sameResult(printed, computeAttention(loadExample("love")), &problem), qPrintable(problem));
 
-    // The seed's worked numbers (spec section 5's session).
+    // The numbers Shekhar's article works out by hand for “I love AI” (docs/references.md).
     const QJsonObject head = printed.value(QStringLiteral("heads")).toArray().at(0).toObject();
     const Matrix scores = (Matrix(3, 3) << 1, 5, 3, 3, 3, 3, 2, 4, 3).finished();
     QVERIFY2(sameMatrix(head.value(QStringLiteral("scores")), scores, QStringLiteral("scores"), &problem),
@@ -266,7 +267,8 @@ void TestCli::computeLoveExample()
 
 void TestCli::computeTheCatSatExample()
 {
-    // `qkvlab compute example:the-cat-sat` prints seed 004's worked example: every matrix it prints, to its 3
+    // `qkvlab compute example:the-cat-sat` prints the worked example of Brenndoerfer's article
+    // (docs/references.md): every matrix the article prints, to its 3
     // decimals (its W_Q, W_K, W_V are drawn from NumPy's stream after np.random.seed(42)).
     const Run run = runQkvlab({QStringLiteral("compute"), QStringLiteral("example:the-cat-sat")});
     QVERIFY_RUN(run, run.status == QProcess::NormalExit && run.exitCode == 0);
@@ -561,7 +563,7 @@ void TestCli::version()
     QCOMPARE(QString::fromUtf8(run.out).trimmed(), QStringLiteral("qkvlab " QKV_VERSION));
 }
 
-// `qkvlab export` (views issue, part 7): run as on a machine without a display, since the command picks the
+// `qkvlab export` (docs/command-line.md): run as on a machine without a display, since the command picks the
 // offscreen platform itself.
 
 namespace {
@@ -1014,5 +1016,5 @@ void TestCli::exportModelViewRefusals()
     QVERIFY(!exportedViews().contains(modelView));
 }
 
-QTEST_GUILESS_MAIN(TestCli)
+QKV_TEST_GUILESS_MAIN(TestCli)
 #include "tst_cli.moc"

@@ -6,6 +6,7 @@
 #include "Examples.h"
 #include "SessionFile.h"
 
+#include "TestMain.h"
 #include <QtTest>
 
 #include <QDirIterator>
@@ -201,5 +202,5 @@ void TestRecovery::runningWindowKeepsItsRecoveryFile()
     QVERIFY(window->waitForFinished(timeoutMs));
 }
 
-QTEST_GUILESS_MAIN(TestRecovery)
+QKV_TEST_GUILESS_MAIN(TestRecovery)
 #include "tst_recovery.moc"

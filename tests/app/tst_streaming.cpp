@@ -2,6 +2,7 @@
 // session file is parsed as it is read. Each case runs the real executable and reads the child's peak
 // resident memory from wait4(); a failed write of the output is an error, never a success.
 
+#include "TestMain.h"
 #include <QtTest>
 
 #include <QFile>
@@ -250,5 +251,5 @@ void TestStreaming::closedPipeIsAnError()
     }
 }
 
-QTEST_GUILESS_MAIN(TestStreaming)
+QKV_TEST_GUILESS_MAIN(TestStreaming)
 #include "tst_streaming.moc"

@@ -1,4 +1,4 @@
-// qkv_gui_bench: edit-to-repaint latency of the real main window, offscreen (issue 10, "Performance").
+// qkv_gui_bench: edit-to-repaint latency of the real main window, offscreen (docs/performance.md).
 //
 //   BM_EditToRepaint/<N>/<D>  one cell edit of W_Q pushed as the undo command a person's edit pushes, then
 //                             the wait for its result (a condition: the document stops computing, the event

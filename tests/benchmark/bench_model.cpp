@@ -1,4 +1,4 @@
-// qkv_bench, the model layer (issue 12): a GPT-2-small-shaped checkpoint (124M parameters, random, F32,
+// qkv_bench, the model layer (docs/models.md): a GPT-2-small-shaped checkpoint (124M parameters, random, F32,
 // written once to a temporary folder on first use and removed at exit):
 //   BM_ModelOpen             Model::open: config.json, the safetensors header, every tensor checked against
 //                            the config (target ≤ 0.5 s: the weights are memory-mapped, not read)

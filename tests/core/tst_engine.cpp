@@ -1,4 +1,5 @@
-// The pipeline of spec section 2 against the seeds' worked examples and hand computations.
+// The pipeline (docs/semantics.md) against the articles' worked examples (docs/references.md) and hand
+// computations.
 
 #include "AttentionEngine.h"
 #include "Error.h"
@@ -6,11 +7,12 @@
 #include "Initializers.h"
 #include "ResourceLimits.h"
 
-#include "RandomSessions.h"
 #include "ResultBits.h"
 #include "TestMatrices.h"
+#include "TestSessions.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -23,8 +25,8 @@ using namespace qkv;
 namespace {
 
 using test::fromRows;
-using test::randomSession;
 using test::sameResultBits;
+using test::SessionBuilder;
 
 /// `input` · `weights` + `bias` by plain loops (the bias skipped when empty).
 Matrix affineByLoops(const Matrix& input, const Matrix& weights, const Vector& bias)
@@ -171,7 +173,7 @@ void TestEngine::everyExampleComputes()
 
 void TestEngine::crossAttentionShapes()
 {
-    const Session s = randomSession(3, 5, 4, 2, 3, 1, 7);
+    const Session s = SessionBuilder(3, 4).context(5).heads(1, 2, 3).build(7);
     const AttentionResult r = computeAttention(s);
     const HeadResult& h = r.heads[0];
     QCOMPARE(h.Q.rows(), Index(3));
@@ -190,7 +192,7 @@ void TestEngine::crossAttentionShapes()
 
 void TestEngine::multiHeadConcatAndOutputProjection()
 {
-    Session s = randomSession(4, 0, 6, 3, 2, 3, 11);
+    Session s = SessionBuilder(4, 6).heads(3, 3, 2).build(11);
     s.W_O = initializeMatrix({Initializer::XavierUniform, 1.0, 99}, 6, 5);
     const AttentionResult r = computeAttention(s);
     QCOMPARE(r.concat.rows(), Index(4));
@@ -222,7 +224,7 @@ void TestEngine::scoringFunctions_data()
 void TestEngine::scoringFunctions()
 {
     QFETCH(int, score);
-    Session s = randomSession(3, 4, 5, 3, 2, 1, 21);
+    Session s = SessionBuilder(3, 5).context(4).heads(1, 3, 2).build(21);
     s.score = static_cast<ScoreFunction>(score);
     s.scale = defaultScale(s.score);
     Head& head = s.heads[0];
@@ -324,7 +326,8 @@ void TestEngine::rowStatistics()
     }
     QKV_COMPARE_NEAR(h.rowStats[1].entropy, std::log(3.0), 1e-15);
     // The unmasked softmax path hands over its entropy (ln Σe^z − Σ p z): it must equal −Σ a ln a.
-    const AttentionResult big = computeAttention(randomSession(40, 300, 16, 8, 4, 1, 77));
+    const AttentionResult big =
+        computeAttention(SessionBuilder(40, 16).context(300).heads(1, 8, 4).build(77));
     for (Index i = 0; i < 40; ++i) {
         const auto row = big.heads[0].weights.row(i).array();
         const double direct = -(row * row.log()).sum();
@@ -355,8 +358,8 @@ void TestEngine::noNaNUnderExtremes()
     QFETCH(int, normalizer);
     QFETCH(double, magnitude);
     QFETCH(double, temperature);
-    // |X| = 1e150 with unit weights gives scores near ±1e300, the spec's extreme.
-    Session s = randomSession(5, 0, 2, 2, 2, 1, 3);
+    // |X| = 1e150 with unit weights gives scores near ±1e300, close to the largest double.
+    Session s = SessionBuilder(5, 2).heads(1, 2, 2).build(3);
     s.X *= magnitude;
     s.heads[0].W_Q.setIdentity();
     s.heads[0].W_K.setIdentity();
@@ -457,7 +460,10 @@ void TestEngine::nonFiniteOperandsAreNamedAsValidationNamesThem()
         const Index n = 1 + pick(6);
         const Index contextTokens = trial % 3 == 0 ? 1 + pick(5) : 0;
         const Index dK = 2 * (1 + pick(3));
-        Session s = randomSession(n, contextTokens, 1 + pick(5), dK, 1 + pick(4), 1 + int(pick(3)), trial);
+        const int heads = 1 + int(pick(3));
+        const Index dV = 1 + pick(4);
+        const Index dModel = 1 + pick(5);
+        Session s = SessionBuilder(n, dModel).context(contextTokens).heads(heads, dK, dV).build(trial);
         s.precision = trial % 2 ? Precision::Float32 : Precision::Float64;
         s.positions.type =
             std::array{PositionType::None, PositionType::Rope, PositionType::Sinusoidal}[trial % 5 % 3];
@@ -485,7 +491,7 @@ void TestEngine::nonFiniteOperandsAreNamedAsValidationNamesThem()
         }
     }
     // Stopped before the projections: stopped, not refused, even with an infinity waiting in X.
-    Session s = randomSession(4, 0, 3, 2, 2, 1, 1);
+    Session s = SessionBuilder(4, 3).heads(1, 2, 2).build(1);
     s.X(1, 1) = std::numeric_limits<double>::infinity();
     const std::atomic<bool> stop{true};
     QVERIFY_THROWS_EXCEPTION(Cancelled, computeAttention(s, ComputeOptions{&stop}));
@@ -517,7 +523,9 @@ void TestEngine::reusedProjectionsGiveTheSameBits()
         const Index contextTokens = trial % 3 == 0 ? 1 + pick(5) : 0;
         const Index dK = 2 * (1 + pick(3));
         const int heads = 1 + int(pick(3));
-        Session before = randomSession(n, contextTokens, 1 + pick(5), dK, 1 + pick(4), heads, trial);
+        const Index dV = 1 + pick(4);
+        const Index dModel = 1 + pick(5);
+        Session before = SessionBuilder(n, dModel).context(contextTokens).heads(heads, dK, dV).build(trial);
         before.precision = trial % 2 ? Precision::Float32 : Precision::Float64;
         before.positions.type =
             std::array{PositionType::None, PositionType::Rope, PositionType::Sinusoidal}[trial % 5 % 3];
@@ -607,14 +615,14 @@ void TestEngine::reusedProjectionsGiveTheSameBits()
 
 void TestEngine::reusedBuffersGiveTheSameResult()
 {
-    Session s = randomSession(8, 0, 6, 4, 3, 2, 5);
-    AttentionResult reused = computeAttention(randomSession(8, 0, 6, 4, 3, 2, 6));
+    Session s = SessionBuilder(8, 6).heads(2, 4, 3).build(5);
+    AttentionResult reused = computeAttention(SessionBuilder(8, 6).heads(2, 4, 3).build(6));
     computeAttention(s, reused);
     const AttentionResult fresh = computeAttention(s);
     QCOMPARE(reused.output, fresh.output);
     QCOMPARE(reused.heads[1].weights, fresh.heads[1].weights);
     // A smaller session into the same buffers.
-    const Session small = randomSession(3, 0, 6, 4, 3, 1, 9);
+    const Session small = SessionBuilder(3, 6).heads(1, 4, 3).build(9);
     computeAttention(small, reused);
     QCOMPARE(reused.heads.size(), std::size_t(1));
     QCOMPARE(reused.output, computeAttention(small).output);
@@ -683,7 +691,7 @@ void TestEngine::overflowingProjectionsAreNamedFirst()
             for (int projection = 0; projection < 3; ++projection)
                 for (const bool masked : {false, true}) {
                     const Index n = 300, dModel = 96, d = 32;
-                    Session s = randomSession(n, 0, dModel, d, d, 2, random());
+                    Session s = SessionBuilder(n, dModel).heads(2, d, d).build(random());
                     s.precision = precision;
                     s.score = score;
                     s.scale = defaultScale(score);
@@ -765,14 +773,14 @@ void TestEngine::scoresSpanningMoreThanTheDoubleRange()
 
 void TestEngine::identicalTokensShareHardmaxEqually()
 {
-    // Issue 7: a matrix product can round identical rows of X into K rows that differ in the last bit, and
+    // A matrix product can round identical rows of X into K rows that differ in the last bit, and
     // hardmax must not pick one of them. 300 random sessions, each with a token repeated four times.
     std::mt19937_64 random(7);
     for (int trial = 0; trial < 300; ++trial) {
         const Index n = 5 + static_cast<Index>(random() % 20);
         const Index dModel = 3 + static_cast<Index>(random() % 30);
         const Index dK = 2 + static_cast<Index>(random() % 30);
-        Session s = randomSession(n, 0, dModel, dK, 3, 1, random());
+        Session s = SessionBuilder(n, dModel).heads(1, dK, 3).build(random());
         const Index repeated = static_cast<Index>(random() % static_cast<std::uint64_t>(n));
         std::vector<Index> copies = {repeated};
         for (Index k = 0; k < 3; ++k) {
@@ -809,7 +817,7 @@ void TestEngine::identicalTokensOfALongSequenceShareTheirRows()
     // Long enough that the rows are hashed in chunks on the engine's threads: copies far apart (in other
     // chunks), a copy whose zero is −0, and a near-copy (its last entry one ulp away) that must stay itself.
     const Index n = 900, dModel = 128;
-    Session s = randomSession(n, 0, dModel, 48, 40, 1, 21);
+    Session s = SessionBuilder(n, dModel).heads(1, 48, 40).build(21);
     s.X(17, 3) = 0.0;
     const std::vector<Index> copiesOf17 = {18, 450, 899};
     for (Index copy : copiesOf17)
@@ -851,7 +859,7 @@ void TestEngine::memoryGuardRefusesBeforeAllocating()
     options.memoryLimit = small;
     QVERIFY(computeAttention(big, options).heads.size() == 1);
 
-    // The issue's session, by its shapes: 64 heads, d_k = d_v = 4096, n = 4096, d_model = 1.
+    // A session far too large to compute, by its shapes: 64 heads, d_k = d_v = 4096, n = 4096, d_model = 1.
     Session shapes;
     shapes.X = Matrix::Zero(4096, 1);
     Head head;
@@ -896,7 +904,7 @@ void TestEngine::biasesAreAddedAfterTheProducts()
     QFETCH(int, m);
     QFETCH(bool, float32);
     QFETCH(double, tolerance);
-    Session s = randomSession(5, m, 6, 4, 3, 2, 21);
+    Session s = SessionBuilder(5, 6).context(m).heads(2, 4, 3).build(21);
     s.W_O = initializeMatrix({Initializer::XavierUniform, 1.0, 98}, 6, 5);
     addBiases(s, 300);
     s.precision = float32 ? Precision::Float32 : Precision::Float64;
@@ -919,7 +927,7 @@ void TestEngine::zeroBiasesChangeNothing()
 {
     // x + 0 is x: zero biases give the result without biases, bit for bit, in both precisions.
     for (const Precision precision : {Precision::Float64, Precision::Float32}) {
-        Session plain = randomSession(6, 0, 5, 4, 3, 2, 5);
+        Session plain = SessionBuilder(6, 5).heads(2, 4, 3).build(5);
         plain.W_O = initializeMatrix({Initializer::XavierUniform, 1.0, 7}, 6, 4);
         plain.precision = precision;
         Session zeros = plain;
@@ -954,7 +962,7 @@ void TestEngine::biasMessagesNameTheKey()
 {
     QFETCH(int, variant);
     QFETCH(QString, message);
-    Session s = randomSession(3, 0, 6, 4, 3, 2, 8);
+    Session s = SessionBuilder(3, 6).heads(2, 4, 3).build(8);
     s.W_O = initializeMatrix({Initializer::XavierUniform, 1.0, 9}, 6, 5);
     addBiases(s, 40);
     switch (variant) {
@@ -989,5 +997,5 @@ void TestEngine::biasMessagesNameTheKey()
     }
 }
 
-QTEST_APPLESS_MAIN(TestEngine)
+QKV_TEST_APPLESS_MAIN(TestEngine)
 #include "tst_engine.moc"

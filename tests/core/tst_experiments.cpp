@@ -1,5 +1,6 @@
 // The articles' experiments in core: the √d_k variance experiment against NumPy (bit for bit) and its
-// convergence, and scaled vs unscaled attention through the engine, with seed 004's own example.
+// convergence, and scaled vs unscaled attention through the engine, with the own example of Brenndoerfer's
+// article (docs/references.md).
 
 #include "AttentionEngine.h"
 #include "Error.h"
@@ -9,6 +10,7 @@
 #include "VarianceExperiment.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -27,11 +29,12 @@ private slots:
     void numpySumOrder();
     void scalingMatchesTheEngine_data();
     void scalingMatchesTheEngine();
-    void scalingOfSeed004();
+    void scalingOfTheArticlesExample();
     void scalingRefusesBadSettings();
 };
 
-// seed 004's measure_dot_product_variance for dimensions [4 … 512] after np.random.seed(42), 10 000 samples.
+// The article's measure_dot_product_variance for dimensions [4 … 512] after np.random.seed(42), 10 000
+// samples.
 // Reference computed once with Debian's python3-numpy 1.24.2:
 //   np.random.seed(42); [np.sum(np.random.randn(10000, d) * np.random.randn(10000, d), axis=1).var() …]
 void TestExperiments::varianceEqualsNumpy()
@@ -161,11 +164,11 @@ void TestExperiments::scalingMatchesTheEngine()
     QVERIFY(plain.second.meanEntropy < plain.first.meanEntropy);
 }
 
-// Seed 004: np.random.seed(42); Q = randn(1, 64); K = randn(8, 64); softmax of Q Kᵀ unscaled and ÷ 8.
-// The article's text says "position 3 receives 91%" unscaled; its code gives key 4 (0-based) 97.76% unscaled
-// and 44.0% scaled (python3-numpy 1.24.2; 91% matches no d_k of that code). The test checks the code's
-// numbers.
-void TestExperiments::scalingOfSeed004()
+// The article's example: np.random.seed(42); Q = randn(1, 64); K = randn(8, 64); softmax of Q Kᵀ unscaled
+// and ÷ 8. The article's text says "position 3 receives 91%" unscaled; its code gives key 4 (0-based) 97.76%
+// unscaled and 44.0% scaled (python3-numpy 1.24.2; 91% matches no d_k of that code). The test checks the
+// code's numbers.
+void TestExperiments::scalingOfTheArticlesExample()
 {
     NumpyRandom random(42);
     const Matrix Q = random.randn(1, 64);
@@ -207,5 +210,5 @@ void TestExperiments::scalingRefusesBadSettings()
     QVERIFY_THROWS_EXCEPTION(qkv::Error, querySessionFromMatrices(Matrix::Ones(1, 3), Matrix::Ones(2, 4)));
 }
 
-QTEST_APPLESS_MAIN(TestExperiments)
+QKV_TEST_APPLESS_MAIN(TestExperiments)
 #include "tst_experiments.moc"

@@ -1,5 +1,6 @@
-// The step-by-step explanation of one cell against the seed's worked example and the engine's own numbers,
-// what float32 does to a row of weights, and the plane geometry (convex hull) that the projection views draw.
+// The step-by-step explanation of one cell against the worked example of Shekhar's article
+// (docs/references.md) and the engine's own numbers, what float32 does to a row of weights, and the plane
+// geometry (convex hull) that the projection views draw.
 
 #include "AttentionEngine.h"
 #include "Examples.h"
@@ -12,6 +13,7 @@
 #include "Projection.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 #include "TestMatrices.h"
 
 #include <QtTest>
@@ -171,8 +173,8 @@ void TestExplain::loveAcceptance()
     VERIFY_CONTAINS(text, "2*2 + 0*1 + 1*1 = 5");
     VERIFY_CONTAINS(text, "5 / √3 = 2.887");
     VERIFY_CONTAINS(text, "0.707");
-    // The seed's layout of the softmax step, with the exact exponentials (the article rounds the exponents to
-    // three decimals first, so it prints 17.940 and 25.372).
+    // The article's layout of the softmax step, with the exact exponentials (the article rounds the exponents
+    // to three decimals first, so it prints 17.940 and 25.372).
     VERIFY_CONTAINS(text, "e^0.577 = 1.781");
     VERIFY_CONTAINS(text, "e^2.887 = 17.935");
     VERIFY_CONTAINS(text, "e^1.732 = 5.652");
@@ -221,7 +223,7 @@ void TestExplain::loveEveryCell_data()
     QTest::addColumn<int>("j");
     QTest::addColumn<QString>("products");
     QTest::addColumn<QString>("weight");
-    // The seed's sums and weights.
+    // The article's sums and weights.
     const char* products[3][3] = {{"2*0 + 0*1 + 1*1 = 1", "2*2 + 0*1 + 1*1 = 5", "2*1 + 0*1 + 1*1 = 3"},
                                   {"0*0 + 2*1 + 1*1 = 3", "0*2 + 2*1 + 1*1 = 3", "0*1 + 2*1 + 1*1 = 3"},
                                   {"1*0 + 1*1 + 1*1 = 2", "1*2 + 1*1 + 1*1 = 4", "1*1 + 1*1 + 1*1 = 3"}};
@@ -860,5 +862,5 @@ void TestExplain::outputsLieInsideHullOfValues()
     QVERIFY(!qkv::insideOrOnHull(projection.points, hull, far, tolerance));
 }
 
-QTEST_APPLESS_MAIN(TestExplain)
+QKV_TEST_APPLESS_MAIN(TestExplain)
 #include "tst_explain.moc"

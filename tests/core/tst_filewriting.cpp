@@ -10,6 +10,7 @@
 #include "MatrixFile.h"
 #include "SessionEdits.h"
 #include "SessionFile.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -412,5 +413,5 @@ void TestFileWriting::fullDiskKeepsTheOldFileAndLeavesNoTemporary()
     QCOMPARE(disk.entries(), QStringList{name});
 }
 
-QTEST_GUILESS_MAIN(TestFileWriting)
+QKV_TEST_GUILESS_MAIN(TestFileWriting)
 #include "tst_filewriting.moc"

@@ -4,6 +4,7 @@
 #include "Initializers.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -378,5 +379,5 @@ void TestInitializers::unknownNames()
     QVERIFY(!qkv::initializerFromString(name.toStdString()).has_value());
 }
 
-QTEST_APPLESS_MAIN(TestInitializers)
+QKV_TEST_APPLESS_MAIN(TestInitializers)
 #include "tst_initializers.moc"

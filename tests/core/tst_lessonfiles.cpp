@@ -5,6 +5,7 @@
 #include "Examples.h"
 #include "Lessons.h"
 
+#include "TestMain.h"
 #include <QtTest>
 
 using namespace qkv;
@@ -152,5 +153,5 @@ void TestLessonFiles::builtinLessonsAreListed()
     QVERIFY_THROWS_EXCEPTION(Error, loadBuiltinLesson("none.lesson.json", views));
 }
 
-QTEST_APPLESS_MAIN(TestLessonFiles)
+QKV_TEST_APPLESS_MAIN(TestLessonFiles)
 #include "tst_lessonfiles.moc"

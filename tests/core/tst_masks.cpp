@@ -1,7 +1,8 @@
-// Every mask type of spec section 3 against a brute-force rule, with padding and cross-attention.
+// Every mask type (docs/semantics.md, Masks) against a brute-force rule, with padding and cross-attention.
 
 #include "Masks.h"
 
+#include "TestMain.h"
 #include <QtTest>
 
 using namespace qkv;
@@ -24,7 +25,7 @@ Session sessionOfSize(Index n, Index m)
     return s;
 }
 
-// The spec's table, written independently of Masks.cpp.
+// The table of docs/semantics.md, written independently of Masks.cpp.
 bool bruteForce(MaskType type, Index i, Index j, Index p, Index w)
 {
     switch (type) {
@@ -126,5 +127,5 @@ void TestMasks::crossAttentionPadding()
     QCOMPARE(int(allowed.sum()), 2 * 4);
 }
 
-QTEST_APPLESS_MAIN(TestMasks)
+QKV_TEST_APPLESS_MAIN(TestMasks)
 #include "tst_masks.moc"

@@ -5,6 +5,7 @@
 #include "ErrorMessage.h"
 #include "MatrixFile.h"
 #include "NpyFile.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -646,5 +647,5 @@ void TestMatrixIO::fileErrors()
     QVERIFY2(error.contains(QStringLiteral("not a NumPy .npy file")), qPrintable(error));
 }
 
-QTEST_APPLESS_MAIN(TestMatrixIO)
+QKV_TEST_APPLESS_MAIN(TestMatrixIO)
 #include "tst_matrixio.moc"

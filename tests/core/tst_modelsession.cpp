@@ -8,6 +8,7 @@
 #include "FuzzyCompare.h"
 #include "ModelSession.h"
 #include "Safetensors.h"
+#include "TestMain.h"
 #include "TinyModels.h"
 
 #include <QtTest>
@@ -539,5 +540,5 @@ void TestModelSession::refusals()
     QVERIFY(QString::fromStdString(model.tokenizerProblem()).contains(QStringLiteral("no tokenizer")));
 }
 
-QTEST_GUILESS_MAIN(TestModelSession)
+QKV_TEST_GUILESS_MAIN(TestModelSession)
 #include "tst_modelsession.moc"

@@ -1,11 +1,12 @@
 // The normalizers' Jacobians against central finite differences of the engine's own normalizers, and the
-// saturation experiment built on them (seed 004's scores × 1, 5, 20).
+// saturation experiment built on them (the scores × 1, 5, 20 of Brenndoerfer's article, docs/references.md).
 
 #include "NormalizerJacobian.h"
 #include "Normalizers.h"
 #include "SaturationExperiment.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -47,7 +48,7 @@ private slots:
     void zeroOffTheSupportAndMask();
     void softmaxClosedForm();
     void refusesBadInput();
-    void saturationOfSeed004();
+    void saturationOfTheArticlesExample();
     void saturationGradientsVanish_data();
     void saturationGradientsVanish();
     void sparsemaxSaturatesToZeroGradient();
@@ -209,9 +210,9 @@ void TestNormalizerJacobian::refusesBadInput()
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, scoreGradient(Matrix::Zero(2, 2), {1.0}));
 }
 
-// Seed 004: softmax of [1.0, 0.8, 0.5, 0.3] × 20. Its text says position 1 receives 99.9%; the code's numbers
-// are 1 / (1 + e^−4 + e^−10 + e^−14) = 98.2% (99.3% at the issue's × 25).
-void TestNormalizerJacobian::saturationOfSeed004()
+// The article's example: softmax of [1.0, 0.8, 0.5, 0.3] × 20. Its text says position 1 receives 99.9%; the
+// code's numbers are 1 / (1 + e^−4 + e^−10 + e^−14) = 98.2% (99.3% at × 25).
+void TestNormalizerJacobian::saturationOfTheArticlesExample()
 {
     const Row scores = {1.0, 0.8, 0.5, 0.3};
     const NormalizerSpec softmax = specOf(NormalizerType::Softmax);
@@ -314,5 +315,5 @@ void TestNormalizerJacobian::saturationRefusesBadInput()
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, saturateRow(spec, {1.0, 2.0}, {}, 1.0, 1.0, 2));
 }
 
-QTEST_APPLESS_MAIN(TestNormalizerJacobian)
+QKV_TEST_APPLESS_MAIN(TestNormalizerJacobian)
 #include "tst_normalizerjacobian.moc"

@@ -1,9 +1,10 @@
-// The row normalizers of spec section 4 against published values, long-double references and their
+// The row normalizers (docs/semantics.md) against published values, long-double references and their
 // mathematical properties, including the extremes of the score and temperature range.
 
 #include "Normalizers.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -343,7 +344,7 @@ void TestNormalizers::hardmaxTies()
     QCOMPARE(run(hardmax, {1.0, 3.0, 3.0, 0.0}), (Row{0.0, 0.5, 0.5, 0.0}));
     QCOMPARE(run(hardmax, {1.0, 3.0, 3.0, 0.0}, 1.0, {1, 1, 0, 1}), (Row{0.0, 1.0, 0.0, 0.0}));
     QCOMPARE(run(hardmax, {2.0, 2.0, 2.0}), (Row{1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0}));
-    // Spec section 4: scores within a few units in the last place of the maximum are ties (cosine gives
+    // Scores within a few units in the last place of the maximum are ties (cosine gives
     // 0.9999999999999999 for 1; a matrix product rounds identical rows differently), at any temperature.
     QCOMPARE(run(hardmax, {1.0, std::nextafter(1.0, 0.0)}, 1e300), (Row{0.5, 0.5}));
     QCOMPARE(run(hardmax, {1.0, 1.0, 0.9999999999999999}), (Row{1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0}));
@@ -955,5 +956,5 @@ void TestNormalizers::scratchReuseAndInPlace()
     }
 }
 
-QTEST_APPLESS_MAIN(TestNormalizers)
+QKV_TEST_APPLESS_MAIN(TestNormalizers)
 #include "tst_normalizers.moc"

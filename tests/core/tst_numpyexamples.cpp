@@ -1,11 +1,12 @@
 // The built-in examples generated from NumPy's legacy stream (core/NumpyExamples.h) against every number the
-// article they come from (seed 004) prints for them, to the 3 decimals it prints.
+// article they come from (Brenndoerfer's, docs/references.md) prints for them, to the 3 decimals it prints.
 
 #include "AttentionEngine.h"
 #include "Examples.h"
 #include "NumpyRandom.h"
 #include "SessionFile.h"
 
+#include "TestMain.h"
 #include <QtTest>
 
 #include <cmath>
@@ -93,7 +94,7 @@ void TestNumpyExamples::theCatSatAsPrinted()
     const AttentionResult result = qkv::computeAttention(session);
     QCOMPARE(result.heads.size(), std::size_t{1});
     const qkv::HeadResult& head = result.heads.front();
-    // Seed 004, "A Worked Example with Real Words", steps 1 to 4.
+    // The article's "A Worked Example with Real Words", steps 1 to 4.
     QKV_COMPARE_PRINTED(head.Q,
                         rows(3, 3, {0.248, -0.069, 0.324, 1.003, -0.309, -0.271, 0.866, 0.372, -0.246}));
     QKV_COMPARE_PRINTED(head.K,
@@ -136,7 +137,7 @@ void TestNumpyExamples::layerTestAsPrinted()
     const qkv::HeadResult& head = result.heads.front();
     QCOMPARE(result.output.rows(), Index{5}); // "Output shape: (5, 6)"
     QCOMPARE(result.output.cols(), Index{6});
-    // Seed 004, "Test the complete layer": the attention weight matrix as printed.
+    // The article's "Test the complete layer": the attention weight matrix as printed.
     QKV_COMPARE_PRINTED(head.weights, rows(5, 5, {0.068, 0.446, 0.094, 0.171, 0.221, //
                                                   0.012, 0.476, 0.085, 0.148, 0.280, //
                                                   0.046, 0.240, 0.251, 0.096, 0.367, //
@@ -174,5 +175,5 @@ void TestNumpyExamples::loadsLikeItsJson()
     QCOMPARE(qkv::serializeSession(session), text);
 }
 
-QTEST_APPLESS_MAIN(TestNumpyExamples)
+QKV_TEST_APPLESS_MAIN(TestNumpyExamples)
 #include "tst_numpyexamples.moc"

@@ -10,6 +10,7 @@
 #include "Error.h"
 #include "NumpyRandom.h"
 
+#include "TestMain.h"
 #include <QtTest>
 
 #include <cstdint>
@@ -208,5 +209,5 @@ void TestNumpyRandom::seedsOutOfRangeRefused()
     QCOMPARE(random.standardNormal(), -0x1.1b2a505de052ap-3);
 }
 
-QTEST_APPLESS_MAIN(TestNumpyRandom)
+QKV_TEST_APPLESS_MAIN(TestNumpyRandom)
 #include "tst_numpyrandom.moc"

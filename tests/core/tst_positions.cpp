@@ -1,5 +1,5 @@
-// Positional encodings (spec section 7): the sinusoidal and learned tables, RoPE's rotation, ALiBi's slopes
-// and bias, each against values computed here from the definitions; the engine with each of them; the
+// Positional encodings (docs/semantics.md): the sinusoidal and learned tables, RoPE's rotation, ALiBi's
+// slopes and bias, each against values computed here from the definitions; the engine with each of them; the
 // session file's `positions` key (round trips and refusals).
 
 #include "AttentionEngine.h"
@@ -14,10 +14,11 @@
 #include "SessionFile.h"
 #include "SpaceLayout.h"
 
-#include "RandomSessions.h"
 #include "TestMatrices.h"
+#include "TestSessions.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -35,7 +36,7 @@ using qkv::test::errorOf;
 namespace {
 
 using test::fromRows;
-using test::randomSession;
+using test::SessionBuilder;
 
 /// RoPE written out for one row from the definition: pair r of d/2 turned by position · base^(−2r/d).
 RowVector ropeByDefinition(const RowVector& x, double position, double base, bool half)
@@ -184,7 +185,7 @@ void TestPositions::sinusoidalInTheEngine()
 {
     QFETCH(int, m);
     QFETCH(bool, float32);
-    Session s = randomSession(5, m, 6, 4, 3, 2, 3);
+    Session s = SessionBuilder(5, 6).context(m).heads(2, 4, 3).build(3);
     s.positions.type = PositionType::Sinusoidal;
     s.positions.base = 500.0;
     s.precision = float32 ? Precision::Float32 : Precision::Float64;
@@ -318,7 +319,7 @@ void TestPositions::ropeInTheEngine()
     QFETCH(bool, half);
     QFETCH(int, m);
     QFETCH(bool, float32);
-    Session s = randomSession(6, m, 5, 4, 3, 2, 17);
+    Session s = SessionBuilder(6, 5).context(m).heads(2, 4, 3).build(17);
     s.heads[1].b_Q = (Vector(4) << 0.5, -1, 2, 0.25).finished(); // rotation after the bias
     s.heads[1].b_K = (Vector(4) << 1, 1, -1, 0).finished();
     s.X.row(3) = s.X.row(1); // identical tokens: their keys differ once turned
@@ -384,7 +385,7 @@ void TestPositions::ropeScalingFrequencies()
 // The engine turns Q and K by the scaled frequencies: linear scaling by f is RoPE at positions p / f.
 void TestPositions::ropeScalingInTheEngine()
 {
-    Session s = randomSession(6, 0, 5, 8, 8, 1, 23);
+    Session s = SessionBuilder(6, 5).heads(1, 8, 8).build(23);
     s.positions.type = PositionType::Rope;
     s.positions.base = 100.0;
     s.positions.scaling = RopeScaling{RopeScalingType::Llama3, 8.0, 1.0, 4.0, 64.0};
@@ -430,7 +431,7 @@ void TestPositions::ropePairPlane()
 {
     QFETCH(bool, half);
     QFETCH(int, m);
-    Session s = randomSession(6, m, 5, 4, 3, 2, 23);
+    Session s = SessionBuilder(6, 5).context(m).heads(2, 4, 3).build(23);
     s.heads[0].b_Q = (Vector(4) << 0.5, -1, 2, 0.25).finished();
     s.positions.type = PositionType::Rope;
     s.positions.base = 50.0;
@@ -518,7 +519,7 @@ void TestPositions::alibiBiasComesBeforeTheTemperature()
     QFETCH(bool, ownSlopes);
     QFETCH(int, m);
     QFETCH(bool, float32);
-    Session s = randomSession(5, m, 4, 4, 2, 2, 29);
+    Session s = SessionBuilder(5, 4).context(m).heads(2, 4, 2).build(29);
     s.positions.type = PositionType::Alibi;
     if (ownSlopes)
         s.positions.slopes = {1.5, -0.75};
@@ -563,7 +564,7 @@ void TestPositions::explanationsFollowThePositions()
 {
     QFETCH(int, type);
     QFETCH(int, m);
-    Session s = randomSession(5, m, 4, 4, 3, 2, 41);
+    Session s = SessionBuilder(5, 4).context(m).heads(2, 4, 3).build(41);
     s.heads[1].b_Q = Vector::Constant(4, 0.5);
     s.heads[1].b_K = Vector::Constant(4, -0.25);
     s.positions.type = PositionType(type);
@@ -793,5 +794,5 @@ void TestPositions::refusals()
     QCOMPARE(errorOf([&] { (void)parseSession(loveWithPositions(positions.toStdString())); }), message);
 }
 
-QTEST_APPLESS_MAIN(TestPositions)
+QKV_TEST_APPLESS_MAIN(TestPositions)
 #include "tst_positions.moc"

@@ -13,6 +13,8 @@
 #include "SessionFile.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
+#include "TestSessions.h"
 
 #include <sstream>
 
@@ -46,23 +48,17 @@ bool allFloat32Values(const Matrix& m)
     return m.unaryExpr([](double x) { return isFloat32Value(x) ? 0.0 : 1.0; }).sum() == 0.0;
 }
 
-/// A random session with `heads` heads of d_k = d_v = 6, d_model 8, W_O, of the given score, mask and
+/// A random session of two heads of d_k = d_v = 6, d_model 8 and W_O, with the given score, mask and
 /// normalizer; cross-attention when m ≠ n.
-Session randomSession(Index n, Index m, ScoreFunction score, MaskType mask, const NormalizerSpec& normalizer,
-                      std::uint64_t seed)
+Session comparedSession(Index n, Index m, ScoreFunction score, MaskType mask,
+                        const NormalizerSpec& normalizer, std::uint64_t seed)
 {
-    const InitializerSpec init{Initializer::XavierNormal, 1.0, seed};
-    Session s = blankSession(n, 8, 6, 6, init);
-    s.X = initializeMatrix({Initializer::Normal, 1.0, seed + 1}, n, 8);
-    setHeadCount(s, 2, init);
-    if (m != n) {
-        setCrossAttention(s, true);
-        s.context->Z = initializeMatrix({Initializer::Normal, 1.0, seed + 2}, m, 8);
-        s.context->tokens.resize(static_cast<std::size_t>(m), "z");
-        s.context->pad.resize(static_cast<std::size_t>(m), false);
-    }
-    setScoreFunction(s, score, init);
-    setOutputProjection(s, true, init);
+    Session s = test::SessionBuilder(n, 8)
+                    .context(m != n ? m : 0)
+                    .heads(2, 6, 6)
+                    .score(score)
+                    .outputProjection()
+                    .build(seed);
     setMaskType(s, mask);
     s.mask.window = 3;
     s.mask.prefixLength = 2;
@@ -138,8 +134,9 @@ void TestPrecision::float32AgreesWithFloat64()
     QFETCH(double, alpha);
     QFETCH(int, m);
     const Index n = 9;
-    Session s = randomSession(n, m, ScoreFunction(score), MaskType(mask), {NormalizerType(normalizer), alpha},
-                              std::uint64_t(100 * score + 10 * mask + normalizer));
+    Session s =
+        comparedSession(n, m, ScoreFunction(score), MaskType(mask), {NormalizerType(normalizer), alpha},
+                        std::uint64_t(100 * score + 10 * mask + normalizer));
     const AttentionResult exact = computeAttention(s);
     s.precision = Precision::Float32;
     const AttentionResult rounded = computeAttention(s);
@@ -266,7 +263,7 @@ void TestPrecision::float32RefusesWhatItCannotHold()
 void TestPrecision::float32WeightsGivenApart()
 {
     Session whole =
-        randomSession(9, 9, ScoreFunction::Dot, MaskType::Causal, {NormalizerType::Softmax, 1.5}, 41);
+        comparedSession(9, 9, ScoreFunction::Dot, MaskType::Causal, {NormalizerType::Softmax, 1.5}, 41);
     whole.precision = Precision::Float32;
     whole.positions.type = PositionType::Rope;
     whole.heads[1].b_Q = Vector::Constant(6, 0.25);
@@ -761,8 +758,8 @@ void TestPrecision::rowKernelLevelsGiveTheSameBits()
     for (int normalizer = 0; normalizer <= int(NormalizerType::Hardmax); ++normalizer)
         for (Precision precision : {Precision::Float64, Precision::Float32})
             for (MaskType mask : {MaskType::None, MaskType::Causal, MaskType::Sliding}) {
-                Session s = randomSession(19, normalizer % 2 ? 13 : 19, ScoreFunction::Dot, mask,
-                                          {NormalizerType(normalizer), 1.5}, std::uint64_t(normalizer));
+                Session s = comparedSession(19, normalizer % 2 ? 13 : 19, ScoreFunction::Dot, mask,
+                                            {NormalizerType(normalizer), 1.5}, std::uint64_t(normalizer));
                 s.precision = precision;
                 sessions.push_back(s);
             }
@@ -959,5 +956,5 @@ void TestPrecision::resultDoesNotDependOnBlocks()
     }
 }
 
-QTEST_APPLESS_MAIN(TestPrecision)
+QKV_TEST_APPLESS_MAIN(TestPrecision)
 #include "tst_precision.moc"

@@ -6,6 +6,7 @@
 #include "TestMatrices.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -282,5 +283,5 @@ void TestProjection::projectRowsChecksWidth()
     QCOMPARE(projectRows(p, Matrix::Ones(5, 3)).rows(), Index(5));
 }
 
-QTEST_APPLESS_MAIN(TestProjection)
+QKV_TEST_APPLESS_MAIN(TestProjection)
 #include "tst_projection.moc"

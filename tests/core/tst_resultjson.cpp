@@ -1,4 +1,4 @@
-// The output of `qkvlab compute` (spec section 6), written as it goes: byte for byte the indented JSON
+// The output of `qkvlab compute` (docs/command-line.md), written as it goes: byte for byte the indented JSON
 // document of the result, numbers that read back to the same doubles, and a failed write reported.
 
 #include "AttentionEngine.h"
@@ -8,6 +8,8 @@
 #include "JsonText.h" // the document writer the streamed output must match
 #include "ResultJson.h"
 
+#include "TestMain.h"
+#include "TestSessions.h"
 #include <QtTest>
 
 #include <algorithm>
@@ -90,51 +92,30 @@ Matrix randomMatrix(std::mt19937_64& random, Index rows, Index cols)
 
 /// A session like the ones a grader would try: any shape, cross-attention, every mask, normalizer and score
 /// function, W_O or not, float64 or float32. Some are refused by validation; the caller draws again.
-Session randomSession(std::mt19937_64& random)
+Session anySession(std::mt19937_64& random)
 {
     const auto pick = [&random](Index low, Index high) {
         return low + static_cast<Index>(random() % static_cast<std::uint64_t>(high - low + 1));
     };
-    Session s;
-    s.title = "random";
     const Index n = pick(1, 24);
     const Index dModel = pick(1, 8);
     const Index dK = pick(1, 8);
     const Index dV = pick(1, 8);
     const int heads = static_cast<int>(pick(1, 4));
-    s.X = randomMatrix(random, n, dModel);
-    s.tokens.assign(static_cast<std::size_t>(n), "t");
-    s.pad.assign(static_cast<std::size_t>(n), false);
-    if (random() % 3 == 0) {
-        Context c;
-        const Index m = pick(1, 24);
-        c.Z = randomMatrix(random, m, dModel);
-        c.tokens.assign(static_cast<std::size_t>(m), "z");
-        c.pad.assign(static_cast<std::size_t>(m), false);
-        s.context = c;
-    }
+    test::SessionBuilder builder(n, dModel);
+    builder.heads(heads, dK, dV);
+    if (random() % 3 == 0)
+        builder.context(pick(1, 24));
+    const auto score = static_cast<ScoreFunction>(random() % 4);
+    const Index dA = pick(1, 5);
+    builder.score(score, dA);
+    if (random() % 3 == 0)
+        builder.outputProjection(pick(1, 6));
+    Session s = builder.build([&random](Index rows, Index cols) { return randomMatrix(random, rows, cols); });
     const Index m = s.m();
     std::vector<bool>& keyPad = s.context ? s.context->pad : s.pad;
     if (random() % 4 == 0)
         keyPad[static_cast<std::size_t>(pick(0, m - 1))] = true;
-    s.score = static_cast<ScoreFunction>(random() % 4);
-    const Index dA = pick(1, 5);
-    for (int h = 0; h < heads; ++h) {
-        Head head;
-        head.W_Q = randomMatrix(random, dModel, dK);
-        head.W_K = randomMatrix(random, dModel, dK);
-        head.W_V = randomMatrix(random, dModel, dV);
-        if (s.score == ScoreFunction::General)
-            head.W_S = randomMatrix(random, dK, dK);
-        if (s.score == ScoreFunction::Additive) {
-            head.W_a = randomMatrix(random, dK, dA);
-            head.U_a = randomMatrix(random, dK, dA);
-            head.v_a = randomMatrix(random, dA, 1).col(0);
-        }
-        s.heads.push_back(head);
-    }
-    if (random() % 3 == 0)
-        s.W_O = randomMatrix(random, heads * dV, pick(1, 6));
     switch (random() % 3) {
     case 0:
         s.scale = defaultScale(s.score);
@@ -294,7 +275,7 @@ void TestResultJson::randomSessionsAreTheDocument()
     int drawn = 0;
     while (compared < 100) {
         QVERIFY2(++drawn < 1000, "too many random sessions refused");
-        const Session session = randomSession(random);
+        const Session session = anySession(random);
         if (!validate(session).empty())
             continue;
         AttentionResult result;
@@ -318,7 +299,7 @@ void TestResultJson::largeResultIsTheDocument()
     std::mt19937_64 random(99);
     Session session;
     do
-        session = randomSession(random);
+        session = anySession(random);
     while (!validate(session).empty());
     session.X = randomMatrix(random, 200, session.dModel());
     session.tokens.assign(200, "t");
@@ -354,5 +335,5 @@ void TestResultJson::failedWriteThrows()
     QCOMPARE(roomy.written(), size);
 }
 
-QTEST_GUILESS_MAIN(TestResultJson)
+QKV_TEST_GUILESS_MAIN(TestResultJson)
 #include "tst_resultjson.moc"

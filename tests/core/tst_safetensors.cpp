@@ -5,6 +5,7 @@
 #include "ErrorMessage.h"
 #include "ModelConfig.h"
 #include "Safetensors.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -1001,5 +1002,5 @@ void TestSafetensors::badConfigsRefused()
              qPrintable(error));
 }
 
-QTEST_APPLESS_MAIN(TestSafetensors)
+QKV_TEST_APPLESS_MAIN(TestSafetensors)
 #include "tst_safetensors.moc"

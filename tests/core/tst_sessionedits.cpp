@@ -7,6 +7,7 @@
 #include "NumpyRandom.h"
 #include "SessionEdits.h"
 
+#include "TestMain.h"
 #include <QtTest>
 
 #include <algorithm>
@@ -1143,5 +1144,5 @@ void TestSessionEdits::paddingAndNewTokenNames()
     QCOMPARE(newTokenName(blank, Side::Query), std::string("tok4"));
 }
 
-QTEST_APPLESS_MAIN(TestSessionEdits)
+QKV_TEST_APPLESS_MAIN(TestSessionEdits)
 #include "tst_sessionedits.moc"

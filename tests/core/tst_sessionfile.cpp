@@ -1,5 +1,5 @@
-// The session file, version 1 (spec section 5): round trips, atomic saves, one refusal per kind of bad
-// input, the seed example's values and the documented defaults.
+// The session file, version 1 (docs/session-file.md): round trips, atomic saves, one refusal per kind of bad
+// input, the love example's values and the documented defaults.
 
 #include "Error.h"
 #include "ErrorMessage.h"
@@ -8,6 +8,7 @@
 #include "ResourceLimits.h"
 #include "SessionFile.h"
 
+#include "TestMain.h"
 #include "TestMatrices.h"
 
 #include <QtTest>
@@ -1046,7 +1047,7 @@ void TestSessionFile::titleAndScoreAreOptional()
     QCOMPARE(titleFromPath("/a/b/.qkv.json"), std::string(".qkv"));
 }
 
-// ---- biases (spec section 7) -------------------------------------------------------------------------
+// ---- biases (docs/semantics.md) ---------------------------------------------------------------------
 
 void TestSessionFile::biasesRoundTrip()
 {
@@ -1113,5 +1114,5 @@ void TestSessionFile::biasMessagesAreExact()
     QCOMPARE(errorOf([&] { (void)parseSession(text.toStdString()); }), message);
 }
 
-QTEST_APPLESS_MAIN(TestSessionFile)
+QKV_TEST_APPLESS_MAIN(TestSessionFile)
 #include "tst_sessionfile.moc"

@@ -11,6 +11,7 @@
 #include "TestMatrices.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -213,5 +214,5 @@ void TestSnapshots::comparedMatrices()
     QCOMPARE(comparedMatrix(session, result, matrix, 7) == nullptr, isPerHead(matrix));
 }
 
-QTEST_APPLESS_MAIN(TestSnapshots)
+QKV_TEST_APPLESS_MAIN(TestSnapshots)
 #include "tst_snapshots.moc"

@@ -10,6 +10,7 @@
 #include "TestMatrices.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -260,7 +261,8 @@ void TestSpaceLayout::shapes()
     }
 }
 
-// Seed 004's three spaces: with d = 2, each plot is the raw rows of its own matrix.
+// Q, K and V as three spaces, as Brenndoerfer's article draws them (docs/references.md): with d = 2, each
+// plot is the raw rows of its own matrix.
 void TestSpaceLayout::threeSpacesInTwoDimensionsAreRaw()
 {
     HeadResult head;
@@ -313,5 +315,5 @@ void TestSpaceLayout::threeSpacesPickedDimensions()
                              rowPlane(head, HeadRows::Keys, PlaneOptions{PlaneMode::PickedDimensions, 0, 3}));
 }
 
-QTEST_APPLESS_MAIN(TestSpaceLayout)
+QKV_TEST_APPLESS_MAIN(TestSpaceLayout)
 #include "tst_spacelayout.moc"

@@ -6,6 +6,7 @@
 #include "Sweeps.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -264,5 +265,5 @@ void TestSweeps::sampledMean()
                      1e-14);
 }
 
-QTEST_APPLESS_MAIN(TestSweeps)
+QKV_TEST_APPLESS_MAIN(TestSweeps)
 #include "tst_sweeps.moc"

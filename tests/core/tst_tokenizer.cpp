@@ -5,6 +5,7 @@
 #include "BpeTokenizer.h"
 #include "Error.h"
 #include "ErrorMessage.h"
+#include "TestMain.h"
 
 #include <nlohmann/json.hpp>
 
@@ -459,5 +460,5 @@ void TestTokenizer::realGpt2Tokenizer()
     QCOMPARE(tokenizer.tokenBytes(18435), std::string(" Hello"));
 }
 
-QTEST_GUILESS_MAIN(TestTokenizer)
+QKV_TEST_GUILESS_MAIN(TestTokenizer)
 #include "tst_tokenizer.moc"

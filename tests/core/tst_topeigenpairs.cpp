@@ -5,6 +5,7 @@
 #include "TopEigenpairs.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -224,5 +225,5 @@ void TestTopEigenpairs::pcaUsesTheLeadingPlane()
     QKV_COMPARE_NEAR(p.explained[1], exact.values[1] / total, 1e-9);
 }
 
-QTEST_APPLESS_MAIN(TestTopEigenpairs)
+QKV_TEST_APPLESS_MAIN(TestTopEigenpairs)
 #include "tst_topeigenpairs.moc"

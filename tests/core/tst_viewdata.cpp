@@ -5,6 +5,7 @@
 #include "ViewData.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QtTest>
 
@@ -85,7 +86,7 @@ void TestViewData::softmaxRowIsTheEngines()
         QVERIFY2(std::abs(comparison.weights(softmax, j) - h.weights(row, j)) < tolerance,
                  qPrintable(QStringLiteral("key %1").arg(j)));
     if (example == QLatin1String("love") && row == 0)
-        QKV_COMPARE_NEAR(comparison.weights(softmax, 1), 0.707, 5e-4); // the seed's worked example
+        QKV_COMPARE_NEAR(comparison.weights(softmax, 1), 0.707, 5e-4); // as its article works it out by hand
 }
 
 void TestViewData::everyRowIsTheEngineUnderThatNormalizer_data()
@@ -222,5 +223,5 @@ void TestViewData::headSummaryOfAnExample()
     }
 }
 
-QTEST_APPLESS_MAIN(TestViewData)
+QKV_TEST_APPLESS_MAIN(TestViewData)
 #include "tst_viewdata.moc"

@@ -1,6 +1,6 @@
 // libFuzzer target: load then compute. parseSession, then qkv::computeAttention on sessions small enough
 // to stay fast. Refusal with qkv::Error is fine (an invalid session, or a result that would overflow); an
-// accepted result must follow the spec (attention-semantics.md, sections 2 and 4): every matrix finite,
+// accepted result must follow docs/semantics.md (the pipeline and the normalizers): every matrix finite,
 // masked weights exactly 0, empty rows all zero, and each row equal to a long-double reference of its
 // normalizer (softmax, sparsemax, entmax with α ≤ 2, sigmoid) or, for hardmax, shared equally between
 // exact maxima and between identical keys.
@@ -20,7 +20,7 @@ namespace {
 
 /// Sessions above this much work (multiply-adds, roughly) are skipped, so a run stays fast.
 constexpr double maxWork = 2e6;
-/// Allowed distance from the long-double reference of a weight (the spec promises 1e-12).
+/// Allowed distance from the long-double reference of a weight (docs/semantics.md promises 1e-12).
 constexpr long double tolerance = 1e-9L;
 
 double work(const Session& s)

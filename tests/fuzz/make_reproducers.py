@@ -4,10 +4,11 @@
     /usr/bin/python3 tests/fuzz/make_reproducers.py
 
 Standard library only, deterministic: running it again rewrites the same files. The corpus holds the
-built-in examples, small CSV, .npy and safetensors files, and the reproducers of issue 7 (each named after
-what it reproduces). Files are small: the nesting reproducers use 12 000 levels (9 000 for objects) instead of
-the 80 000 of the report, which is enough to overflow the stack under the sanitizers (the asan preset from
-about 4 000, the fuzz preset's -O1 from about 10 000) though not in a plain Release build.
+built-in examples, small CSV, .npy and safetensors files, and reproducers of reported crashes (each named
+after what it reproduces). Files are small: the nesting reproducers use 12 000 levels (9 000 for
+objects) instead of the 80 000 of the crash report, which is enough to overflow the stack under the
+sanitizers (the asan preset from about 4 000, the fuzz preset's -O1 from about 10 000) though not in a plain
+Release build.
 """
 
 import json
@@ -47,7 +48,7 @@ def sessions():
     for example in sorted((ROOT / "resources" / "examples").glob("*.qkv.json")):
         files["example-" + example.name] = example.read_text()
 
-    # Issue 7, item 2: deep nesting kept for the round trip, or inside a matrix followed by more keys.
+    # Deep nesting kept for the round trip, or inside a matrix followed by more keys.
     base = dump(session([[1.0], [2.0]], [[1.0]], [[1.0]], [[1.0]]))
     files["nested-arrays-unknown-key.qkv.json"] = base.replace("{", '{"deep": ' + nested(DEPTH) + ",", 1)
     files["nested-objects-unknown-key.qkv.json"] = base.replace("{", '{"deep": ' + nested_objects(DEPTH * 3 // 4) + ",", 1)

@@ -10,6 +10,7 @@
 
 #include "FuzzyCompare.h"
 #include "ResultBits.h"
+#include "TestMain.h"
 #include "TestSessions.h"
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -380,5 +381,5 @@ void TestDocument::refusedSessionShowsTheMessage()
     QVERIFY(document.resultError().isEmpty());
 }
 
-QTEST_MAIN(TestDocument)
+QKV_TEST_MAIN(TestDocument)
 #include "tst_document.moc"

@@ -6,6 +6,7 @@
 #include "FigureCatalog.h"
 #include "FigureExport.h"
 
+#include "TestMain.h"
 #include <QCheckBox>
 #include <QClipboard>
 #include <QComboBox>
@@ -85,5 +86,5 @@ void TestExportDialog::exportAllUsesEachViewsOwnSize()
     QVERIFY(dialog.figureSize().isValid());
 }
 
-QTEST_MAIN(TestExportDialog)
+QKV_TEST_MAIN(TestExportDialog)
 #include "tst_exportdialog.moc"

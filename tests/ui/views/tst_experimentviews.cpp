@@ -1,4 +1,4 @@
-// The experiment views of issue 11 (√d_k variance, saturation, scaled vs unscaled): each shows the engine's
+// The experiment views (√d_k variance, saturation, scaled vs unscaled): each shows the engine's
 // numbers for the session, follows its settings, never shows NaN at extreme scores, and exports as a figure
 // in PNG, SVG and PDF through the figure catalog (`qkvlab export --view variance|saturation|scaling`).
 
@@ -16,6 +16,7 @@
 
 #include "FigureFileChecks.h"
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QSlider>
 #include <QTemporaryDir>
@@ -319,5 +320,5 @@ void TestExperimentViews::exportsInEveryFormat()
     QCOMPARE(test::checkPdf(pdf), QString());
 }
 
-QTEST_MAIN(TestExperimentViews)
+QKV_TEST_MAIN(TestExperimentViews)
 #include "tst_experimentviews.moc"

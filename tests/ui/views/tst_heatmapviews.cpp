@@ -7,6 +7,8 @@
 #include "RasterFills.h"
 #include "SessionEdits.h"
 
+#include "QueuedReplots.h"
+#include "TestMain.h"
 #include <QAction>
 #include <QFontMetrics>
 #include <QImage>
@@ -145,9 +147,8 @@ void TestHeatmapViews::drawnLabelsNeverOverlap()
     map.setRowAnnotations(rowStats, QStringLiteral("entropy (nats) · support"));
     map.setMatrix(Matrix::Constant(rows, columns, 0.25), sessionTokens(rows), sessionTokens(columns));
     // Settled: the plan no longer changes the layout.
-    QTRY_VERIFY(!map.drawnTickLabelRects().isEmpty());
-    QTest::qWait(30);
-    QCoreApplication::processEvents();
+    QTRY_VERIFY_WITH_TIMEOUT(!map.drawnTickLabelRects().isEmpty(), 5000);
+    QVERIFY(test::settleReplots(&map));
     const QList<QRectF> rects = map.drawnTickLabelRects();
     const QString overlap = firstOverlap(rects);
     QVERIFY2(overlap.isEmpty(), qPrintable(overlap));
@@ -201,8 +202,7 @@ void TestHeatmapViews::selectionIsBandsAndOutline()
     QCOMPARE(map.rowAnnotationTitle(), QStringLiteral("entropy · support"));
     map.setHighlight(100, 30);
     QVERIFY(map.showsSelectionBands());
-    QTest::qWait(30); // the queued replots
-    QCoreApplication::processEvents();
+    QVERIFY(test::settleReplots(&map)); // the queued replots
     // 256 rows in a few hundred pixels: a cell is about one pixel, the marker is still many.
     QImage shot = map.grab().toImage();
     const QPoint centre = map.cellCentre(100, 30) * shot.devicePixelRatio();
@@ -226,16 +226,14 @@ void TestHeatmapViews::zoomShowsMoreLabels()
     map.show();
     QVERIFY(QTest::qWaitForWindowExposed(&map));
     map.setMatrix(Matrix::Constant(1024, 1024, 0.5), sessionTokens(1024), sessionTokens(1024));
-    QTest::qWait(30);
-    QCoreApplication::processEvents();
+    QVERIFY(test::settleReplots(&map));
     const int strideWhole = map.tickPlan().rowStride;
     QVERIFY(strideWhole > 1);
     map.setHighlight(500, 500);
     map.setFocus();
     for (int i = 0; i < 6; ++i)
         QTest::keyClick(&map, Qt::Key_Plus, Qt::ControlModifier);
-    QTest::qWait(30);
-    QCoreApplication::processEvents();
+    QVERIFY(test::settleReplots(&map));
     const auto [top, bottom] = map.visibleRows();
     QVERIFY2(bottom - top < 20, qPrintable(QStringLiteral("%1 to %2").arg(top).arg(bottom)));
     QVERIFY(top <= 500 && 500 <= bottom);  // about the selected cell
@@ -260,8 +258,8 @@ void TestHeatmapViews::colourMapsAndTwoColourMask()
     map.setFixedRange(0.0, 1.0);
     map.setMatrix((Matrix(2, 2) << 0.0, 1.0, 1.0, 0.0).finished(), {}, {});
     const auto colourAt = [&map](int row, int column) {
-        QTest::qWait(20);
-        QCoreApplication::processEvents();
+        if (!test::settleReplots(&map))
+            return QColor(); // still replotting: no colour to read, and the comparison fails
         const QImage shot = map.grab().toImage();
         return shot.pixelColor(map.cellCentre(row, column) * shot.devicePixelRatio() + QPoint(12, 12));
     };
@@ -304,8 +302,8 @@ void TestHeatmapViews::colourScalesFromTheMenu()
         return found;
     };
     const auto colourAt = [&map](int row, int column) {
-        QTest::qWait(20);
-        QCoreApplication::processEvents();
+        if (!test::settleReplots(&map))
+            return QColor(); // still replotting: no colour to read, and the comparison fails
         const QImage shot = map.grab().toImage();
         return shot.pixelColor(map.cellCentre(row, column) * shot.devicePixelRatio() + QPoint(12, 12));
     };
@@ -536,5 +534,5 @@ void TestHeatmapViews::rasterFillsStayOnThePaintingThread()
     QVERIFY(insideOwnPool);
 }
 
-QTEST_MAIN(TestHeatmapViews)
+QKV_TEST_MAIN(TestHeatmapViews)
 #include "tst_heatmapviews.moc"

@@ -15,6 +15,7 @@
 #include "ValueSpaceView.h"
 #include "VarianceView.h"
 
+#include "TestMain.h"
 #include <QDockWidget>
 #include <QImage>
 #include <QLabel>
@@ -242,7 +243,7 @@ void TestHiddenViews::catchesUpWhenItsDockIsRaised()
     QTRY_COMPARE(math->plainText(), newest);
 }
 
-QTEST_MAIN(TestHiddenViews)
+QKV_TEST_MAIN(TestHiddenViews)
 void TestHiddenViews::costlyViewWaitsToBeShown()
 {
     // The √d_k experiment draws 40 million normals: building the window must not start it while its tab is

@@ -11,6 +11,7 @@
 #include "ViewData.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 #include <QClipboard>
 #include <QGuiApplication>
 #include <QImage>
@@ -407,5 +408,5 @@ void TestMathViews::figuresAreNotBlank()
     QVERIFY2(colours > 8, qPrintable(QStringLiteral("%1 colours").arg(colours)));
 }
 
-QTEST_MAIN(TestMathViews)
+QKV_TEST_MAIN(TestMathViews)
 #include "tst_mathviews.moc"

@@ -14,6 +14,7 @@
 #include "PlotFigure.h"
 #include "ResultViews.h"
 #include "SessionEdits.h"
+#include "TestMain.h"
 
 #include <QFontMetricsF>
 #include <QImage>
@@ -797,5 +798,5 @@ void TestPipelineView::repaintOfChangedStagesLooksLikeAFullOne()
     sameAsFresh("undo");
 }
 
-QTEST_MAIN(TestPipelineView)
+QKV_TEST_MAIN(TestPipelineView)
 #include "tst_pipelineview.moc"

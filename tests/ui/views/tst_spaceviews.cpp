@@ -12,6 +12,7 @@
 #include "ValueSpaceView.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QApplication>
 #include <QComboBox>
@@ -691,5 +692,5 @@ void TestSpaceViews::unlabelledCloudKeepsNoRoomForLabels()
     QVERIFY2(labelled >= unlabelled + 0.6 * labelHeight, qPrintable(QString::number(labelled)));
 }
 
-QTEST_MAIN(TestSpaceViews)
+QKV_TEST_MAIN(TestSpaceViews)
 #include "tst_spaceviews.moc"

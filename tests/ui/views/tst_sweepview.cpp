@@ -5,6 +5,7 @@
 #include "SweepView.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QImage>
 #include <QUndoStack>
@@ -153,5 +154,5 @@ void TestSweepView::rendersAsAFigure()
     QVERIFY2(coloured > 200, qPrintable(QString::number(coloured))); // the curves were drawn
 }
 
-QTEST_MAIN(TestSweepView)
+QKV_TEST_MAIN(TestSweepView)
 #include "tst_sweepview.moc"

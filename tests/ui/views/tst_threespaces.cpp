@@ -10,6 +10,7 @@
 #include "ThreeSpacesView.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QImage>
 #include <QtTest>
@@ -136,5 +137,5 @@ void TestThreeSpaces::rendersAsOneFigure()
     }
 }
 
-QTEST_MAIN(TestThreeSpaces)
+QKV_TEST_MAIN(TestThreeSpaces)
 #include "tst_threespaces.moc"

@@ -11,6 +11,7 @@
 #include "SessionEdits.h"
 #include "SessionFile.h"
 
+#include "TestMain.h"
 #include <QAbstractButton>
 #include <QApplication>
 #include <QFile>
@@ -531,5 +532,5 @@ void TestAutosave::intervalPreference()
     QSettings().remove(QStringLiteral("recovery/autosaveSeconds"));
 }
 
-QTEST_MAIN(TestAutosave)
+QKV_TEST_MAIN(TestAutosave)
 #include "tst_autosave.moc"

@@ -11,6 +11,8 @@
 #include "Lessons.h"
 #include "MainWindow.h"
 
+#include "QueuedReplots.h"
+#include "TestMain.h"
 #include <QButtonGroup>
 #include <QLabel>
 #include <QPushButton>
@@ -40,7 +42,7 @@ void screenshot(QWidget& window, const QString& name)
     const QString folder = qEnvironmentVariable("QKV_SCREENSHOT_DIR");
     if (folder.isEmpty())
         return;
-    QTest::qWait(150); // queued replots
+    QVERIFY(test::settleReplots(&window)); // the queued replots
     window.grab().save(QDir(folder).filePath(name + QStringLiteral(".png")));
 }
 
@@ -246,7 +248,8 @@ void TestLessons::malformedLessonRefused()
     QVERIFY(child<QLabel>(window, "lessonQuizFeedback")->text().contains(QStringLiteral("Cannot play")));
 }
 
-// Seed 001's questions: a wrong pick says so and names the answer, the right one is confirmed; both explain.
+// The quiz of the Query-Key-Value Mechanism tutorial (docs/references.md): a wrong pick says so and names the
+// answer, the right one is confirmed; both explain.
 void TestLessons::quizChecksAnswers()
 {
     MainWindow window;
@@ -289,5 +292,5 @@ void TestLessons::quizChecksAnswers()
     QVERIFY(lesson.steps.back().quiz);
 }
 
-QTEST_MAIN(TestLessons)
+QKV_TEST_MAIN(TestLessons)
 #include "tst_lessons.moc"

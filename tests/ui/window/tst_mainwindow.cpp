@@ -25,6 +25,7 @@
 #include "WindowGeometry.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 #include "TestSessions.h"
 
 #include <qcustomplot.h>
@@ -38,11 +39,13 @@
 #include <QMenuBar>
 #include <QProgressBar>
 #include <QScreen>
+#include <QSemaphore>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTextBrowser>
+#include <QThreadPool>
 #include <QToolBar>
 #include <QToolButton>
 #include <QTreeWidget>
@@ -52,6 +55,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 
 using namespace qkv;
 using namespace qkv::ui;
@@ -314,6 +318,42 @@ void TestMainWindow::saveCloseReopen()
     QCOMPARE(reopened.document()->session(), saved);
 }
 
+/// Keeps every thread of the global thread pool waiting until release() (or the end of its scope): a
+/// background computation the document starts meanwhile (it runs on that pool) cannot begin, so the window
+/// stays busy for as long as a test needs, on any machine. Painting the window never waits for the pool
+/// (ui/views/RasterFills.cpp keeps Qt's fills on the painting thread).
+class HeldThreadPool {
+public:
+    HeldThreadPool() : m_state(std::make_shared<State>())
+    {
+        QThreadPool* pool = QThreadPool::globalInstance();
+        m_threads = pool->maxThreadCount();
+        for (int i = 0; i < m_threads; ++i)
+            pool->start([state = m_state] {
+                state->holding.release();
+                state->gate.acquire();
+            });
+        m_state->holding.acquire(m_threads); // every thread of the pool is here
+    }
+    ~HeldThreadPool() { release(); }
+    HeldThreadPool(const HeldThreadPool&) = delete;
+    HeldThreadPool& operator=(const HeldThreadPool&) = delete;
+
+    void release()
+    {
+        m_state->gate.release(m_threads);
+        m_threads = 0;
+    }
+
+private:
+    struct State {
+        QSemaphore holding;
+        QSemaphore gate;
+    };
+    std::shared_ptr<State> m_state; // shared with the waiting tasks, which may outlive this
+    int m_threads = 0;
+};
+
 void TestMainWindow::stopButtonAndEscapeStopAComputation()
 {
     MainWindow window;
@@ -323,15 +363,18 @@ void TestMainWindow::stopButtonAndEscapeStopAComputation()
     auto* progress = window.findChild<QProgressBar*>(QStringLiteral("computeProgress"));
     QVERIFY(stop && progress);
     QVERIFY(!stop->isVisible()); // nothing computing
-    window.document()->reset(test::largeLoveSession(2500, 2));
+    // The computation waits until Escape has been pressed, however fast the machine.
+    HeldThreadPool held;
+    window.document()->reset(test::largeLoveSession(300, 2));
+    QVERIFY(window.document()->isComputing());
     QVERIFY(!stop->isVisible()); // not in the first moment: a short computation shows nothing
-    // A fast machine may finish first.
-    QTRY_VERIFY_WITH_TIMEOUT(stop->isVisible() || !window.document()->isComputing(), 60000);
-    if (window.document()->isComputing()) {
-        QVERIFY(progress->isVisible());
-        QTest::keyClick(&window, Qt::Key_Escape);
-    }
+    QTRY_VERIFY_WITH_TIMEOUT(stop->isVisible(), 5000);
+    QVERIFY(progress->isVisible());
+    QTest::keyClick(&window, Qt::Key_Escape);
+    held.release();
     QTRY_VERIFY_WITH_TIMEOUT(!window.document()->isComputing(), 60000);
+    QVERIFY2(window.document()->resultError().startsWith(QStringLiteral("Stopped")),
+             qPrintable(window.document()->resultError()));
     QVERIFY(!stop->isVisible());
     QVERIFY(!progress->isVisible());
     const auto* time = window.findChild<QLabel*>(QStringLiteral("computeTimeLabel"));
@@ -375,23 +418,23 @@ void TestMainWindow::backgroundComputationLaysOutNoDock()
     QVERIFY(progress->isHidden());
     QCOMPARE(requests.count, 0);
 
-    // A long one (a tenth of a second or more): the busy widgets show, at once here, and hide in their box.
+    // A long one: the busy widgets show, at once here, and hide in their box. The computation is held until
+    // they have shown, however fast the machine.
     window.setBusyDelay(0);
-    window.document()->reset(test::largeLoveSession(2500, 2));
-    bool shown = false;
+    window.document()->reset(test::largeLoveSession(300, 3));
     for (const double value : {0.5, 0.25}) { // again the first edit enables Undo
         QTRY_VERIFY_WITH_TIMEOUT(!window.document()->isComputing(), 60000);
         QCoreApplication::processEvents();
         requests.count = 0;
-        shown = false;
+        HeldThreadPool held;
         window.document()->push(makeCellCommand(window.document(), {MatrixKind::W_Q, 0}, 0, 0, value));
-        QTRY_VERIFY_WITH_TIMEOUT((shown = shown || progress->isVisible(), !window.document()->isComputing()),
-                                 60000);
+        QVERIFY(window.document()->isComputing());
+        QTRY_VERIFY_WITH_TIMEOUT(progress->isVisible(), 5000);
+        held.release();
+        QTRY_VERIFY_WITH_TIMEOUT(!window.document()->isComputing(), 60000);
     }
     QCoreApplication::processEvents();
     QVERIFY(progress->isHidden());
-    if (!shown)
-        QSKIP("the computation ended before the busy widgets showed");
     QCOMPARE(requests.count, 0);
 }
 
@@ -807,5 +850,5 @@ void TestMainWindow::aboutNamesTheVersionAndLibraries()
              qPrintable(text));
 }
 
-QTEST_MAIN(TestMainWindow)
+QKV_TEST_MAIN(TestMainWindow)
 #include "tst_mainwindow.moc"

@@ -12,6 +12,7 @@
 #include "ModelLoading.h"
 #include "ModelOverview.h"
 #include "ModelView.h"
+#include "TestMain.h"
 #include "TinyModels.h"
 
 #include <QAction>
@@ -245,5 +246,5 @@ void TestOpenModel::modelViewNewestTextWins()
     QCOMPARE(view->thumbnail(2, 0).pixel(0, 2), paletteColor(Palette::Viridis, weights(2, 0)));
 }
 
-QTEST_MAIN(TestOpenModel)
+QKV_TEST_MAIN(TestOpenModel)
 #include "tst_openmodel.moc"

@@ -8,6 +8,8 @@
 #include "QueryKeySpaceView.h"
 #include "ValueSpaceView.h"
 
+#include "QueuedReplots.h"
+#include "TestMain.h"
 #include <QDockWidget>
 #include <QSettings>
 #include <QStandardPaths>
@@ -48,7 +50,7 @@ void TestSelection::clickingAHeatmapCellSelectsEverywhere()
     QVERIFY(weights);
     // The pipeline canvas is the first tab: bring the weights' tab forward.
     window.findChild<QTabWidget*>(QStringLiteral("resultTabs"))->setCurrentWidget(weights);
-    QTest::qWait(100); // the queued replot lays out the cells
+    QVERIFY(test::settleReplots(weights)); // the queued replot lays out the cells
     const QPoint centre = weights->cellCentre(2, 0);
     QWidget* plot = weights->childAt(centre); // the plot fills the heatmap widget
     QVERIFY(plot);
@@ -94,5 +96,5 @@ void TestSelection::clickingAnEditorRowSelectsTheQuery()
     QCOMPARE(window.findChild<Heatmap*>(QStringLiteral("heatmap_weights"))->highlight().first, 1);
 }
 
-QTEST_MAIN(TestSelection)
+QKV_TEST_MAIN(TestSelection)
 #include "tst_selection.moc"

@@ -1,4 +1,5 @@
-// The workbench issue's "done when", as a new user would do it, through the widgets. With
+// A new user's first session, through the widgets: the love example, an edit of W_Q and its undo, a causal
+// mask, sparsemax at τ = 0.5, cross-attention with three heads, then save and reopen. With
 // QKV_SCREENSHOT_DIR set, a screenshot of the window is written at every step (run under xvfb-run with
 // QT_QPA_PLATFORM=xcb to see the real window).
 
@@ -8,6 +9,8 @@
 #include "MainWindow.h"
 
 #include "FuzzyCompare.h"
+#include "QueuedReplots.h"
+#include "TestMain.h"
 #include <QAbstractItemModel>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -31,7 +34,7 @@ void screenshot(QWidget& window, const char* step)
     const QString folder = qEnvironmentVariable("QKV_SCREENSHOT_DIR");
     if (folder.isEmpty())
         return;
-    QTest::qWait(150); // queued replots
+    QVERIFY(test::settleReplots(&window)); // the queued replots
     window.grab().save(QDir(folder).filePath(QLatin1String(step) + QStringLiteral(".png")));
 }
 
@@ -88,7 +91,7 @@ void TestWalkthrough::newUser()
         QVERIFY(std::abs(weights->values()(0, 1) - 0.707) > 0.01);
         screenshot(window, "2-wq-edited");
 
-        // Undo (Ctrl+Z) brings the seed's numbers back.
+        // Undo (Ctrl+Z) brings the example's numbers back.
         QTest::keySequence(&window, QKeySequence::Undo);
         QKV_COMPARE_NEAR(weights->values()(0, 1), 0.707, 5e-4);
         QCOMPARE(window.document()->session(), loadExample("love"));
@@ -126,5 +129,5 @@ void TestWalkthrough::newUser()
     screenshot(reopened, "7-reopened");
 }
 
-QTEST_MAIN(TestWalkthrough)
+QKV_TEST_MAIN(TestWalkthrough)
 #include "tst_walkthrough.moc"

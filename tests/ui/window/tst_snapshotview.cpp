@@ -10,6 +10,7 @@
 #include "SnapshotPrompt.h"
 
 #include "FuzzyCompare.h"
+#include "TestMain.h"
 
 #include <QApplication>
 #include <QImage>
@@ -276,5 +277,5 @@ void TestSnapshotView::rendersAsAFigure()
     }
 }
 
-QTEST_MAIN(TestSnapshotView)
+QKV_TEST_MAIN(TestSnapshotView)
 #include "tst_snapshotview.moc"
