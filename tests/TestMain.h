@@ -7,6 +7,8 @@
 //     QKV_TEST_GUILESS_MAIN(TestCli)       // a QCoreApplication
 //     QKV_TEST_APPLESS_MAIN(TestEngine)    // no application object
 
+#include "MatrixProduct.h"
+
 #include <QtTest>
 
 #if defined(QT_WIDGETS_LIB)
@@ -22,6 +24,8 @@ enum class TestApplication { None, Core, Gui };
 /// The process set-up of every suite, first in main(), before the application object exists.
 inline void setUpTestProcess(TestApplication application)
 {
+    // OpenBLAS for this CPU, as the program opens it: it sets environment variables, so before any thread.
+    ::qkv::prepareMatrixProducts();
     // A platform named in the environment wins (QT_QPA_PLATFORM=xcb shows a suite's windows).
     if (application == TestApplication::Gui && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The repository's own rules that a compiler cannot check: no product source file over 800 lines, and no
+# source line that points at a document the repository does not hold (a spec section, an article by number,
+# an issue number). Run by ctest as tst_sources_layout.
+set -euo pipefail
+cd "${1:-$(dirname "$0")/../..}"
+status=0
+while IFS= read -r file; do
+  lines=$(wc -l <"$file")
+  if ((lines > 800)); then
+    echo "$file: $lines lines (at most 800)"
+    status=1
+  fi
+done < <(find core ui app -type f \( -name '*.cpp' -o -name '*.h' -o -name '*.inc' \))
+if grep -rnEi --include='*.cpp' --include='*.h' --include='*.inc' --include='*.py' --include='CMakeLists.txt' \
+     -e 'spec(ification)? section|the spec\b|\bseed 0[0-9][0-9]\b|\bissue #?[0-9]+' -e "spec's" core ui app tests --exclude-dir=lint; then
+  echo "the lines above cite a document outside the repository: say it in the comment or point into docs/"
+  status=1
+fi
+((status == 0)) && echo "sources: sizes and references as the repository's rules ask"
+exit "$status"
