@@ -1,4 +1,4 @@
-// Atomic saves (core/FileWriting.h): symbolic links kept and their targets written, permissions and owner
+// Atomic saves (core/io/FileWriting.h): symbolic links kept and their targets written, permissions and owner
 // kept, new files created as editors do, temporary files never left behind, stale ones cleaned up, and a
 // full disk reported by path and reason for every writer in core.
 

@@ -1,4 +1,4 @@
-// Tests of the seeded weight initializers (core/Initializers.h).
+// Tests of the seeded weight initializers (core/session/Initializers.h).
 
 #include "Error.h"
 #include "Initializers.h"

@@ -1,4 +1,4 @@
-// The built-in examples generated from NumPy's legacy stream (core/NumpyExamples.h) against every number the
+// The built-in examples generated from NumPy's legacy stream (core/session/internal/NumpyExamples.h) against every number the
 // article they come from (Brenndoerfer's, docs/references.md) prints for them, to the 3 decimals it prints.
 
 #include "AttentionEngine.h"

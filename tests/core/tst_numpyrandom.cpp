@@ -1,4 +1,4 @@
-// Tests of NumPy's legacy random stream (core/NumpyRandom.h).
+// Tests of NumPy's legacy random stream (core/session/NumpyRandom.h).
 //
 // The expected values were computed once with Debian's python3-numpy 1.24 (/usr/bin/python3), as hexadecimal
 // floats so they are exact, e.g.

@@ -28,7 +28,7 @@ using namespace qkv::ui;
 
 namespace {
 
-// Session and AttentionResult compare shape-safely (core/EigenTypes.h sameMatrix).
+// Session and AttentionResult compare shape-safely (core/kernels/EigenTypes.h sameMatrix).
 template <typename T> bool sameValue(const T& a, const T& b)
 {
     return a == b;
