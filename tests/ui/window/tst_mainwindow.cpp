@@ -13,6 +13,7 @@
 #include "MatrixFile.h"
 #include "PipelineView.h"
 #include "Preferences.h"
+#include "RasterFills.h"
 #include "ResourceLimits.h"
 #include "ResultViews.h"
 #include "RowKernels.h"
@@ -101,6 +102,8 @@ void TestMainWindow::initTestCase()
     QStandardPaths::setTestModeEnabled(true); // settings go to a test location
     QCoreApplication::setOrganizationName(QStringLiteral("QKV Lab Tests"));
     QSettings().clear(); // a window state saved by an earlier run would change the dock layout of this one
+    // As the program does (app/main.cpp): HeldThreadPool below relies on painting never waiting for the pool.
+    qkv::ui::RasterFills::keepOnPaintingThread();
 }
 
 void TestMainWindow::opensTheDefaultExample()
@@ -321,7 +324,7 @@ void TestMainWindow::saveCloseReopen()
 /// Keeps every thread of the global thread pool waiting until release() (or the end of its scope): a
 /// background computation the document starts meanwhile (it runs on that pool) cannot begin, so the window
 /// stays busy for as long as a test needs, on any machine. Painting the window never waits for the pool
-/// (ui/views/RasterFills.cpp keeps Qt's fills on the painting thread).
+/// (initTestCase keeps Qt's fills on the painting thread, as the program does).
 class HeldThreadPool {
 public:
     HeldThreadPool() : m_state(std::make_shared<State>())
