@@ -1,6 +1,6 @@
-// BM_RowKernels/<kernel>: the engine's row kernels (core/kernels/RowKernels) on rows of 1024 entries that stay in
-// the L1 cache, in nanoseconds per entry, for the instruction-set level the engine chose for this CPU (the
-// context block names it; QKV_ROW_KERNELS=x86-64 | x86-64-v3 | x86-64-v4 picks another one the CPU has).
+// BM_RowKernels/<kernel>: the engine's row kernels (core/kernels/RowKernels) on rows of 1024 entries that
+// stay in the L1 cache, in nanoseconds per entry, for the instruction-set level the engine chose for this CPU
+// (the context block names it; QKV_ROW_KERNELS=x86-64 | x86-64-v3 | x86-64-v4 picks another one the CPU has).
 // They make a slow level visible on any machine: before the kernels were written over vectors of the CPU's
 // own width, the AVX2 version of the float64 softmax numerators was seven times slower than the AVX-512 one.
 

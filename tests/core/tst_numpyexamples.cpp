@@ -1,5 +1,6 @@
-// The built-in examples generated from NumPy's legacy stream (core/session/internal/NumpyExamples.h) against every number the
-// article they come from (Brenndoerfer's, docs/references.md) prints for them, to the 3 decimals it prints.
+// The built-in examples generated from NumPy's legacy stream (core/session/internal/NumpyExamples.h) against
+// every number the article they come from (Brenndoerfer's, docs/references.md) prints for them, to the 3
+// decimals it prints.
 
 #include "AttentionEngine.h"
 #include "Examples.h"
