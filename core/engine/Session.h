@@ -5,6 +5,7 @@
 
 #include "EigenTypes.h"
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -159,6 +160,44 @@ struct ViewState {
     }
 };
 
+/// A change to one query head's output z (its rows of A·V, before W_O) inside a model's forward pass, as
+/// the session file keeps it (docs/models.md).
+struct HeadIntervention {
+    enum class Kind {
+        Zero,    ///< z = 0
+        Mean,    ///< every row of z replaced by the mean of z's rows
+        Scale,   ///< z · factor
+        Session, ///< z computed from a session's first head (in a session file: this session's own)
+    };
+    Index layer = 0;
+    Index head = 0; ///< a query head: under grouped-query attention, one head of its group
+    Kind kind = Kind::Zero;
+    double factor = 1.0; ///< Scale only; finite
+    bool enabled = true; ///< a disabled intervention changes nothing
+
+    friend bool operator==(const HeadIntervention& a, const HeadIntervention& b)
+    {
+        return a.layer == b.layer && a.head == b.head && a.kind == b.kind && a.factor == b.factor &&
+               a.enabled == b.enabled;
+    }
+};
+
+/// The model a session's head was cut from (the session file's `model`): the folder, the token ids, the
+/// layer and query head of the session's first head, and the interventions the window applies.
+struct ModelLink {
+    std::string folder;
+    std::vector<std::int64_t> ids;
+    Index layer = 0;
+    Index head = 0;
+    std::vector<HeadIntervention> interventions;
+
+    friend bool operator==(const ModelLink& a, const ModelLink& b)
+    {
+        return a.folder == b.folder && a.ids == b.ids && a.layer == b.layer && a.head == b.head &&
+               a.interventions == b.interventions;
+    }
+};
+
 struct Session;
 
 /// A named copy of a session's inputs (the session file's `snapshots`): its result recomputes exactly.
@@ -191,6 +230,8 @@ struct Session {
     ViewState view;
     /// Kept with the session and ignored by the engine (views compare them with the current result).
     std::vector<Snapshot> snapshots;
+    /// Where the session's head came from, when it is a model's (ignored by the engine and by `compute`).
+    std::optional<ModelLink> model;
     /// Keys the engine does not know (including the rest of `view`), kept as compact JSON text so a round
     /// trip preserves them. Empty when there are none. Managed by SessionFile.
     std::string preservedJson;
@@ -216,7 +257,7 @@ struct Session {
                sameMatrix(a.b_O, b.b_O) && a.score == b.score && a.scale == b.scale &&
                a.temperature == b.temperature && a.mask == b.mask && a.normalizer == b.normalizer &&
                a.positions == b.positions && a.precision == b.precision && a.view == b.view &&
-               a.snapshots == b.snapshots && a.preservedJson == b.preservedJson;
+               a.snapshots == b.snapshots && a.model == b.model && a.preservedJson == b.preservedJson;
     }
 };
 
