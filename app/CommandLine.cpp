@@ -11,6 +11,7 @@
 #include "ResourceLimits.h"
 #include "ResultJson.h"
 #include "SessionFile.h"
+#include "TrainCommand.h"
 
 #include <algorithm>
 #include <cmath>
@@ -49,6 +50,12 @@ constexpr const char* usage =
     "  qkvlab heads MODEL (--text TEXT | --ids I,J,...) [--precision float64|float32]\n"
     "                                  print every head's previous-token, duplicate-token, induction,\n"
     "                                  first-token, self and entropy scores on the text as JSON\n"
+    "  qkvlab train [--init MODEL | --layers L --heads H --d-model D [--mlp] [--vocab V]\n"
+    "         [--positions learned|rope]] (--task NAME [task options] | --data-ids FILE) [--steps N]\n"
+    "         [--batch B] [--lr X] [--optimizer adamw|sgd] [--seed S] [--precision float64|float32]\n"
+    "         --out DIR\n"
+    "                                  train a small transformer and save it as a model folder;\n"
+    "                                  qkvlab train --help lists every option\n"
     "  qkvlab --help                   show this help\n"
     "  qkvlab --version                show the version\n";
 
@@ -492,6 +499,8 @@ CommandLineOutcome runCommandLine(const std::vector<std::string>& args, std::ist
         return runPredict(args, out, err);
     if (first == "heads")
         return runHeads(args, out, err);
+    if (first == "train")
+        return runTrain(args, out, err);
     if (first == "tokenize") {
         outcome.handled = true;
         const auto fail = [&](const std::string& message) {

@@ -33,10 +33,12 @@ template <typename Scalar> void productTransposed(const M<Scalar>& a, const M<Sc
 }
 
 /// c += aᵀ · b: the gradient of a weight from its input a and its output's gradient b.
+/// Its buffers are kept from call to call: fresh ones would cost a page fault per 4 KB at every step.
 template <typename Scalar> void addTransposedProduct(const M<Scalar>& a, const M<Scalar>& b, M<Scalar>& c)
 {
-    const M<Scalar> at = a.transpose();
-    M<Scalar> result(at.rows(), b.cols());
+    thread_local M<Scalar> at, result;
+    at = a.transpose();
+    result.resize(at.rows(), b.cols());
     multiply<Scalar>(at, b, result, Operand::AsIs);
     c += result;
 }
@@ -60,12 +62,12 @@ void linearBackward(const M<Scalar>& x, const M<Scalar>& dy, const Tensors<Scala
         g[std::size_t(bias)] += dy.colwise().sum();
     if (dx == nullptr)
         return;
-    M<Scalar> d;
+    thread_local M<Scalar> d;
     productTransposed(dy, p[std::size_t(weight)], d);
     if (accumulate)
         *dx += d;
     else
-        *dx = std::move(d);
+        *dx = d;
 }
 
 /// GELU in its tanh form, written x / (1 + e^(−2u)) as the forward pass writes it, and its derivative.
@@ -118,15 +120,16 @@ void Network<Scalar>::normForward(const M<Scalar>& x, int gain, int bias, const 
     cache.inverseRms.resize(rows);
     cache.out.resize(rows, d);
     const auto epsilon = Scalar(m_architecture.epsilon);
-    const RowOf<Scalar> g = p[std::size_t(gain)];
+    const auto g = p[std::size_t(gain)].row(0);
     for (Index i = 0; i < rows; ++i) {
-        RowOf<Scalar> centred = x.row(i);
+        auto centred = cache.normalized.row(i);
+        centred = x.row(i);
         if (layerNorm)
             centred.array() -= centred.mean();
         const Scalar r = Scalar(1) / std::sqrt(centred.squaredNorm() / Scalar(d) + epsilon);
         cache.inverseRms[i] = r;
-        cache.normalized.row(i) = centred * r;
-        cache.out.row(i) = cache.normalized.row(i).cwiseProduct(g);
+        centred *= r;
+        cache.out.row(i) = centred.cwiseProduct(g);
     }
     if (bias >= 0)
         cache.out.rowwise() += RowOf<Scalar>(p[std::size_t(bias)]);
@@ -141,14 +144,14 @@ void Network<Scalar>::normBackward(const NormCache& cache, int gain, int bias, c
     g[std::size_t(gain)] += dOut.cwiseProduct(cache.normalized).colwise().sum();
     if (bias >= 0)
         g[std::size_t(bias)] += dOut.colwise().sum();
-    const RowOf<Scalar> gainRow = p[std::size_t(gain)];
+    const auto gainRow = p[std::size_t(gain)].row(0);
+    thread_local RowOf<Scalar> dNormalized;
     for (Index i = 0; i < rows; ++i) {
-        const RowOf<Scalar> dNormalized = dOut.row(i).cwiseProduct(gainRow);
+        dNormalized = dOut.row(i).cwiseProduct(gainRow);
         const Scalar projection = dNormalized.dot(cache.normalized.row(i)) / Scalar(d);
-        RowOf<Scalar> row = dNormalized - projection * cache.normalized.row(i);
-        if (layerNorm)
-            row.array() -= dNormalized.mean();
-        dx.row(i) += cache.inverseRms[i] * row;
+        const Scalar mean = layerNorm ? dNormalized.mean() : Scalar(0);
+        dx.row(i).array() +=
+            cache.inverseRms[i] * (dNormalized.array() - projection * cache.normalized.row(i).array() - mean);
     }
 }
 
@@ -300,7 +303,8 @@ template <typename Scalar> double Network<Scalar>::forward(const Tensors<Scalar>
     m_sequences = Index(batch.size());
     m_length = n;
     const Index rows = m_sequences * n;
-    M<Scalar> h(rows, a.dModel);
+    M<Scalar>& h = m_final;
+    h.resize(rows, a.dModel);
     for (Index b = 0; b < m_sequences; ++b)
         for (Index i = 0; i < n; ++i) {
             h.row(b * n + i) = p[std::size_t(layout.embedding)].row(batch[std::size_t(b)][std::size_t(i)]);
@@ -311,7 +315,6 @@ template <typename Scalar> double Network<Scalar>::forward(const Tensors<Scalar>
     for (Index l = 0; l < a.layers; ++l) {
         const LayerSlots& s = layout.layers[std::size_t(l)];
         LayerCache& c = m_layers[std::size_t(l)];
-        c.input = h;
         normForward(h, s.norm1, s.norm1Bias, p, c.norm1);
         linear(c.norm1.out, p, s.q, s.qBias, c.q);
         linear(c.norm1.out, p, s.k, s.kBias, c.k);
@@ -321,12 +324,10 @@ template <typename Scalar> double Network<Scalar>::forward(const Tensors<Scalar>
             rotate(c.k, a.kvHeads, false);
         }
         attentionForward(c);
-        M<Scalar> o;
-        linear(c.z, p, s.o, s.oBias, o);
-        h += o;
+        linear(c.z, p, s.o, s.oBias, m_work.output);
+        h += m_work.output;
         if (!a.hasMlp())
             continue;
-        c.middle = h;
         normForward(h, s.norm2, s.norm2Bias, p, c.norm2);
         if (a.family == ModelFamily::Gpt2) {
             linear(c.norm2.out, p, s.up, s.upBias, c.pre);
@@ -337,11 +338,9 @@ template <typename Scalar> double Network<Scalar>::forward(const Tensors<Scalar>
             c.activated =
                 c.pre.unaryExpr([](Scalar x) { return silu<Scalar>(x, nullptr); }).cwiseProduct(c.up);
         }
-        M<Scalar> y;
-        linear(c.activated, p, s.down, s.downBias, y);
-        h += y;
+        linear(c.activated, p, s.down, s.downBias, m_work.output);
+        h += m_work.output;
     }
-    m_final = std::move(h);
     normForward(m_final, layout.finalNorm, layout.finalNormBias, p, m_finalNorm);
     if (layout.unembedding >= 0)
         product(m_finalNorm.out, p[std::size_t(layout.unembedding)], m_logits);
@@ -373,7 +372,11 @@ template <typename Scalar> void Network<Scalar>::backward(const Tensors<Scalar>&
     const Architecture& a = m_architecture;
     const Layout& layout = m_layout;
     const Index n = m_length, rows = m_sequences * n;
-    g = zeroTensors<Scalar>(layout);
+    if (g.size() != layout.tensors.size())
+        g = zeroTensors<Scalar>(layout);
+    else
+        for (auto& t : g)
+            t.setZero();
     // The loss's gradient with respect to the logits: (softmax − one-hot) / count, 0 at each last position.
     M<Scalar>& dLogits = m_logits;
     const auto count = Scalar(double(m_sequences * (n - 1)));
@@ -389,7 +392,8 @@ template <typename Scalar> void Network<Scalar>::backward(const Tensors<Scalar>&
             row /= row.sum() * count;
             row(m_batch[std::size_t(b)][std::size_t(i + 1)]) -= Scalar(1) / count;
         }
-    M<Scalar> dFinal;
+    Work& w = m_work;
+    M<Scalar>& dFinal = w.dNormed;
     if (layout.unembedding >= 0) {
         addTransposedProduct(m_finalNorm.out, dLogits, g[std::size_t(layout.unembedding)]);
         productTransposed(dLogits, p[std::size_t(layout.unembedding)], dFinal);
@@ -397,9 +401,10 @@ template <typename Scalar> void Network<Scalar>::backward(const Tensors<Scalar>&
         addTransposedProduct(dLogits, m_finalNorm.out, g[std::size_t(layout.embedding)]);
         product(dLogits, p[std::size_t(layout.embedding)], dFinal);
     }
-    M<Scalar> dh = M<Scalar>::Zero(rows, a.dModel);
+    M<Scalar>& dh = w.dh;
+    dh.setZero(rows, a.dModel);
     normBackward(m_finalNorm, layout.finalNorm, layout.finalNormBias, p, dFinal, dh, g);
-    M<Scalar> dHidden, dNormed, dUp;
+    M<Scalar>&dHidden = w.dHidden, &dNormed = w.dNormed, &dUp = w.dUp;
     for (Index l = a.layers - 1; l >= 0; --l) {
         const LayerSlots& s = layout.layers[std::size_t(l)];
         const LayerCache& c = m_layers[std::size_t(l)];
@@ -425,7 +430,7 @@ template <typename Scalar> void Network<Scalar>::backward(const Tensors<Scalar>&
             }
             normBackward(c.norm2, s.norm2, s.norm2Bias, p, dNormed, dh, g);
         }
-        M<Scalar> dz, dq, dk, dv;
+        M<Scalar>&dz = w.dz, &dq = w.dq, &dk = w.dk, &dv = w.dv;
         linearBackward(c.z, dh, p, s.o, s.oBias, g, &dz, false);
         attentionBackward(c, dz, dq, dk, dv);
         if (a.family == ModelFamily::Llama) {

@@ -51,11 +51,9 @@ private:
         MatrixOf<Scalar> out;
     };
     struct LayerCache {
-        MatrixOf<Scalar> input; // the residual stream entering the layer
         NormCache norm1;
         MatrixOf<Scalar> q, k, v, z;
         std::vector<MatrixOf<Scalar>> weights; // per (sequence, head): n × n
-        MatrixOf<Scalar> middle;               // the residual stream after the attention
         NormCache norm2;
         MatrixOf<Scalar> pre, up, activated; // the MLP's hidden values
     };
@@ -69,6 +67,11 @@ private:
                            MatrixOf<Scalar>& dk, MatrixOf<Scalar>& dv) const;
     void rotate(MatrixOf<Scalar>& m, Index headCount, bool inverse) const;
 
+    /// Buffers reused from step to step.
+    struct Work {
+        MatrixOf<Scalar> output, dh, dHidden, dNormed, dUp, dz, dq, dk, dv;
+    };
+
     Architecture m_architecture;
     Layout m_layout;
     Batch m_batch;
@@ -79,6 +82,7 @@ private:
     MatrixOf<Scalar> m_logits;
     Matrix m_positionLosses;
     MatrixOf<Scalar> m_cos, m_sin; // RoPE: positions × head_dim/2
+    Work m_work;
 };
 
 /// The loss of `batch` and its gradient (a Network built and used once).

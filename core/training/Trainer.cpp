@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -298,22 +299,26 @@ Recipe defaultRecipe(TaskKind kind)
     Recipe r;
     Architecture& a = r.architecture;
     a.layers = 2;
-    a.heads = 1;
-    a.kvHeads = 1;
+    a.heads = a.kvHeads = 2;
     a.dModel = 64;
-    a.headDim = 64;
+    a.headDim = 32;
     r.steps = 2000;
     r.batch = 32;
-    r.learningRate = 3e-3;
+    r.learningRate = 1e-2;
     r.warmupSteps = 100;
-    if (kind == TaskKind::Text) {
-        a.layers = 2;
-        a.heads = 4;
-        a.kvHeads = 4;
+    if (kind == TaskKind::Induction) {
+        // RoPE: with learned positions the previous-token head, and so the induction head, forms far later
+        // (docs/training.md).
+        a.family = ModelFamily::Llama;
+        a.modelType = "llama";
+        a.qkvBias = a.outputBias = a.mlpBias = false;
+    } else if (kind == TaskKind::Text) {
+        a.heads = a.kvHeads = 4;
         a.dModel = 128;
-        a.headDim = 32;
         a.inner = 512;
-        r.learningRate = 1e-3;
+        r.learningRate = 3e-3;
+    } else {
+        r.learningRate = 3e-3;
     }
     return r;
 }
@@ -358,6 +363,13 @@ TrainOutcome train(const TrainSettings& given, const TrainProgress& progress)
         if (a.positions == 0)
             a.positions = data.task->sequenceLength();
     }
+    if (settings.init.empty() && !data.task)
+        for (const auto& sequence : data.sequences) {
+            if (settings.architecture.vocab == 0)
+                a.vocab = std::max<Index>(a.vocab, 1 + *std::max_element(sequence.begin(), sequence.end()));
+            if (settings.architecture.positions == 0)
+                a.positions = std::max<Index>(a.positions, Index(sequence.size()));
+        }
     checkArchitecture(a);
     const Index length = data.task ? data.task->sequenceLength() : 0;
     if (data.task && length > a.positions)
