@@ -104,12 +104,12 @@ private slots:
         QCOMPARE(QJsonDocument::fromJson(heads.out).object().value(QStringLiteral("layers")).toInt(), 2);
 
         const QString resumed = folder.filePath(QStringLiteral("resumed"));
-        const Run more =
-            qkvlab({QStringLiteral("train"), QStringLiteral("--resume"), out, QStringLiteral("--task"),
-                    QStringLiteral("induction"), QStringLiteral("--task-vocab"), QStringLiteral("10"),
-                    QStringLiteral("--task-length"), QStringLiteral("12"), QStringLiteral("--steps"),
-                    QStringLiteral("3"), QStringLiteral("--batch"), QStringLiteral("4"),
-                    QStringLiteral("--quiet"), QStringLiteral("--out"), resumed});
+        const Run more = qkvlab(
+            {QStringLiteral("train"), QStringLiteral("--resume"), out, QStringLiteral("--task"),
+             QStringLiteral("induction"), QStringLiteral("--task-vocab"), QStringLiteral("10"),
+             QStringLiteral("--task-length"), QStringLiteral("12"), QStringLiteral("--task-min-period"),
+             QStringLiteral("3"), QStringLiteral("--steps"), QStringLiteral("3"), QStringLiteral("--batch"),
+             QStringLiteral("4"), QStringLiteral("--quiet"), QStringLiteral("--out"), resumed});
         QVERIFY_RUN(more, more.exitCode == 0 && more.err.isEmpty());
         const QJsonArray all =
             readObject(resumed + QStringLiteral("/training.json")).value(QStringLiteral("steps")).toArray();
@@ -195,10 +195,11 @@ private slots:
         QTemporaryDir folder;
         const QString out = folder.filePath(QStringLiteral("m"));
         const Run run = qkvlab(
-            smallRun + QStringList{QStringLiteral("--optimizer"), QStringLiteral("sgd"),
-                                   QStringLiteral("--lr"), QStringLiteral("100"), QStringLiteral("--warmup"),
-                                   QStringLiteral("0"), QStringLiteral("--steps"), QStringLiteral("300"),
-                                   QStringLiteral("--quiet"), QStringLiteral("--out"), out});
+            smallRun +
+            QStringList{QStringLiteral("--optimizer"), QStringLiteral("sgd"), QStringLiteral("--lr"),
+                        QStringLiteral("100"), QStringLiteral("--positions"), QStringLiteral("learned"),
+                        QStringLiteral("--warmup"), QStringLiteral("0"), QStringLiteral("--steps"),
+                        QStringLiteral("300"), QStringLiteral("--quiet"), QStringLiteral("--out"), out});
         QVERIFY_RUN(run,
                     run.exitCode == 1 && run.err.contains("not finite at step") && run.err.contains("--lr"));
         QVERIFY(QFile::exists(out + QStringLiteral("/model.safetensors")));
