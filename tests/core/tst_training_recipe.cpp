@@ -39,6 +39,7 @@ private slots:
         s.optimizer.learningRate = recipe.learningRate;
         s.optimizer.warmupSteps = recipe.warmupSteps;
         s.seed = 1;
+        s.out = out;
         const TrainOutcome outcome = train(s);
         QVERIFY(!outcome.diverged);
 
