@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 
 namespace qkv::training {
 
@@ -33,12 +35,21 @@ template <typename Scalar> void productTransposed(const M<Scalar>& a, const M<Sc
 }
 
 /// c += aᵀ · b: the gradient of a weight from its input a and its output's gradient b.
-/// Its buffers are kept from call to call: fresh ones would cost a page fault per 4 KB at every step.
+/// A work matrix of this thread for `use` and a shape, kept from step to step: one buffer resized from shape
+/// to shape would be freed and mapped again each time, at a page fault per 4 KB.
+template <typename Scalar> M<Scalar>& buffer(int use, Index rows, Index cols)
+{
+    thread_local std::map<std::tuple<int, Index, Index>, M<Scalar>> buffers;
+    M<Scalar>& m = buffers[{use, rows, cols}];
+    m.resize(rows, cols);
+    return m;
+}
+
 template <typename Scalar> void addTransposedProduct(const M<Scalar>& a, const M<Scalar>& b, M<Scalar>& c)
 {
-    thread_local M<Scalar> at, result;
+    M<Scalar>& at = buffer<Scalar>(0, a.cols(), a.rows());
     at = a.transpose();
-    result.resize(at.rows(), b.cols());
+    M<Scalar>& result = buffer<Scalar>(1, a.cols(), b.cols());
     multiply<Scalar>(at, b, result, Operand::AsIs);
     c += result;
 }
@@ -62,8 +73,8 @@ void linearBackward(const M<Scalar>& x, const M<Scalar>& dy, const Tensors<Scala
         g[std::size_t(bias)] += dy.colwise().sum();
     if (dx == nullptr)
         return;
-    thread_local M<Scalar> d;
-    productTransposed(dy, p[std::size_t(weight)], d);
+    M<Scalar>& d = buffer<Scalar>(2, dy.rows(), p[std::size_t(weight)].rows());
+    multiply<Scalar>(dy, p[std::size_t(weight)], d, Operand::Transposed);
     if (accumulate)
         *dx += d;
     else
@@ -192,7 +203,9 @@ template <typename Scalar> void Network<Scalar>::attentionForward(LayerCache& ca
                 const auto k = cache.k.block(b * n, kvHead * dh, n, dh);
                 const auto v = cache.v.block(b * n, kvHead * dh, n, dh);
                 M<Scalar>& w = cache.weights[std::size_t(b * a.heads + h)];
-                w.noalias() = (q * k.transpose()) * scale;
+                w.resize(n, n);
+                multiplyOnThisThread<Scalar>(q, k, w, Operand::Transposed);
+                w *= scale;
                 for (Index i = 0; i < n; ++i) {
                     Scalar* row = w.row(i).data();
                     if (softmax) {
@@ -215,7 +228,7 @@ template <typename Scalar> void Network<Scalar>::attentionForward(LayerCache& ca
                     }
                     std::fill(row + i + 1, row + n, Scalar(0));
                 }
-                cache.z.block(b * n, h * dh, n, dh).noalias() = w * v;
+                multiplyOnThisThread<Scalar>(w, v, cache.z.block(b * n, h * dh, n, dh));
             }
     });
 }
@@ -236,7 +249,7 @@ void Network<Scalar>::attentionBackward(const LayerCache& cache, const M<Scalar>
                          : a.normalizer.type == NormalizerType::Sparsemax ? 2.0
                                                                           : a.normalizer.alpha;
     parallelFor(m_sequences, 1, [&](Index begin, Index end) {
-        M<Scalar> dw, s;
+        M<Scalar> dw, s, transposed, product;
         for (Index b = begin; b < end; ++b)
             for (Index h = 0; h < a.heads; ++h) {
                 const Index kvHead = h / group;
@@ -245,8 +258,12 @@ void Network<Scalar>::attentionBackward(const LayerCache& cache, const M<Scalar>
                 const auto v = cache.v.block(b * n, kvHead * dh, n, dh);
                 const auto dzh = dz.block(b * n, h * dh, n, dh);
                 const M<Scalar>& w = cache.weights[std::size_t(b * a.heads + h)];
-                dv.block(b * n, kvHead * dh, n, dh).noalias() += w.transpose() * dzh;
-                dw.noalias() = dzh * v.transpose();
+                transposed = w.transpose();
+                product.resize(n, dh);
+                multiplyOnThisThread<Scalar>(transposed, dzh, product);
+                dv.block(b * n, kvHead * dh, n, dh) += product;
+                dw.resize(n, n);
+                multiplyOnThisThread<Scalar>(dzh, v, dw, Operand::Transposed);
                 for (Index i = 0; i < n; ++i) {
                     Scalar* g = dw.row(i).data();
                     const Scalar* p = w.row(i).data();
@@ -271,8 +288,11 @@ void Network<Scalar>::attentionBackward(const LayerCache& cache, const M<Scalar>
                     }
                     std::fill(g + i + 1, g + n, Scalar(0));
                 }
-                dq.block(b * n, h * dh, n, dh).noalias() = (dw * k) * scale;
-                dk.block(b * n, kvHead * dh, n, dh).noalias() += (dw.transpose() * q) * scale;
+                dw *= scale;
+                multiplyOnThisThread<Scalar>(dw, k, dq.block(b * n, h * dh, n, dh));
+                transposed = dw.transpose();
+                multiplyOnThisThread<Scalar>(transposed, q, product);
+                dk.block(b * n, kvHead * dh, n, dh) += product;
             }
     });
 }

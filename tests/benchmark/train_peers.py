@@ -18,14 +18,14 @@ import time
 
 SHAPES = {
     # name: layers, d_model, heads, mlp width (0: none), vocab, length, batch, rope
-    "induction": None,  # read from qkvlab's recipe: see recipe() below
+    "induction": None,  # the recipe: see recipe() below
     "gpt2_tiny": (4, 256, 8, 1024, 256, 256, 8, False),
 }
 
 
 def recipe():
     """The default induction recipe's shapes, as docs/training.md states them."""
-    return (2, 128, 2, 0, 64, 48, 32, False)
+    return (2, 64, 2, 0, 64, 48, 32, True)
 
 
 def torch_steps_per_second(shape, threads, seconds):
@@ -36,12 +36,19 @@ def torch_steps_per_second(shape, threads, seconds):
     dh = d // heads
     torch.manual_seed(1)
 
+    inverse = 1.0 / (10000.0 ** (torch.arange(0, dh, 2, dtype=torch.float32) / dh))
+    angle = torch.arange(n, dtype=torch.float32)[:, None] * inverse[None, :]
+    cos, sin = torch.cat([angle.cos()] * 2, -1), torch.cat([angle.sin()] * 2, -1)
+
+    def rotate(x):
+        return x * cos + torch.cat([-x[..., dh // 2 :], x[..., : dh // 2]], -1) * sin
+
     class Block(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.ln1 = torch.nn.LayerNorm(d)
-            self.qkv = torch.nn.Linear(d, 3 * d)
-            self.o = torch.nn.Linear(d, d)
+            self.ln1 = torch.nn.RMSNorm(d) if rope and hasattr(torch.nn, "RMSNorm") else torch.nn.LayerNorm(d)
+            self.qkv = torch.nn.Linear(d, 3 * d, bias=not rope)
+            self.o = torch.nn.Linear(d, d, bias=not rope)
             if inner:
                 self.ln2 = torch.nn.LayerNorm(d)
                 self.fc = torch.nn.Linear(d, inner)
@@ -51,6 +58,8 @@ def torch_steps_per_second(shape, threads, seconds):
             b = h.shape[0]
             q, k, v = self.qkv(self.ln1(h)).split(d, -1)
             q, k, v = (t.view(b, n, heads, dh).transpose(1, 2) for t in (q, k, v))
+            if rope:
+                q, k = rotate(q), rotate(k)
             s = (q @ k.transpose(-1, -2)) / math.sqrt(dh)
             s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf"))
             h = h + self.o((s.softmax(-1) @ v).transpose(1, 2).reshape(b, n, d))
@@ -67,7 +76,7 @@ def torch_steps_per_second(shape, threads, seconds):
             self.lnf = torch.nn.LayerNorm(d)
 
         def forward(self, ids):
-            h = self.wte(ids) + self.wpe(torch.arange(n))
+            h = self.wte(ids) if rope else self.wte(ids) + self.wpe(torch.arange(n))
             for block in self.blocks:
                 h = block(h)
             logits = self.lnf(h) @ self.wte.weight.T
