@@ -122,7 +122,7 @@ def main():
     for name in ("induction", "gpt2_tiny"):
         shape = recipe() if name == "induction" else SHAPES[name]
         peer = torch_steps_per_second(shape, args.threads, args.seconds)
-        print(f"{name:12} {qkv.get(name, float('nan')):18.1f} {peer:18.1f}")
+        print(f"{name:12} {qkv.get(name, float('nan')):18.2f} {peer:18.2f}")
     return 0
 
 
