@@ -258,6 +258,7 @@ struct ReferenceRun {
     std::vector<std::vector<Table>> weights; ///< [layer][query head], n × n, as the head attended
     std::vector<std::vector<Table>> z;       ///< [layer][query head], n × d_head, after any intervention
     std::vector<Table> attentionInput;       ///< [layer]: the normalized input of its attention
+    Table residual;                          ///< after the last layer, before the final norm
     Table normed, logits, logProbabilities;  ///< after the final norm; n × vocabulary
     std::vector<double> normDivisor;         ///< the final norm's √(var + ε) per position
     std::vector<double> losses;              ///< −ln p_i(ids[i + 1]), n − 1 of them
@@ -388,6 +389,7 @@ public:
                     h[i][c] += attention[i][c];
             h = plusMlp(h, l);
         }
+        out.residual = h;
         out.normed = t.llama
                          ? normalized(h, finalGain(), {}, t.epsilon, true, &out.normDivisor)
                          : normalized(h, finalGain(), vec("ln_f.bias"), t.epsilon, false, &out.normDivisor);

@@ -3,6 +3,7 @@
 // ReferenceModel.h at 1e-9 in float64: logits, top tokens, losses, every kind of head intervention (an
 // edited session head among them), head scores, direct logit attribution and the ablation sweep.
 
+#include "AttentionEngine.h"
 #include "Error.h"
 #include "ErrorMessage.h"
 #include "FuzzyCompare.h"
@@ -310,6 +311,12 @@ void TestPrediction::matchesTheReference()
     const ReferenceModel reference = w.reference();
     const ModelRun run(w.model, someIds, Precision::Float64);
     const ReferenceRun clean = reference.run(someIds);
+    // Where it overlaps the forward pass to a layer, the reference is that pass.
+    const Matrix residual = residualBeforeLayer(*w.model, someIds, w.tiny.layers);
+    for (std::size_t i = 0; i < someIds.size(); ++i)
+        for (std::size_t c = 0; c < std::size_t(w.tiny.d); ++c)
+            QVERIFY(std::abs(residual(Index(i), Index(c)) - clean.residual[i][c]) <=
+                    1e-9 * largest(clean.residual));
     QString problem = mismatch(run.clean(), clean, someIds, 10, 1e-9);
     QVERIFY2(problem.isEmpty(), qPrintable(QStringLiteral("clean: ") + problem));
 
@@ -410,6 +417,20 @@ void TestPrediction::sessionHeads()
     const ReferenceModel reference = w.reference();
     const ModelRun run(w.model, someIds, Precision::Float64);
     const auto session = editedSession(*w.model, 2, 1, someIds, Edit(edit));
+    // The reference's head is the engine's on the session's own X.
+    Table x(std::size_t(session->n()), std::vector<double>(std::size_t(session->dModel())));
+    for (std::size_t i = 0; i < x.size(); ++i)
+        for (std::size_t c = 0; c < x[i].size(); ++c)
+            x[i][c] = session->X(Index(i), Index(c));
+    Table weights, z;
+    qkv::test::sessionHead(*session, x, weights, z);
+    const HeadResult engine = computeAttention(*session).heads.front();
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        for (std::size_t j = 0; j < x.size(); ++j)
+            QVERIFY(std::abs(engine.weights(Index(i), Index(j)) - weights[i][j]) <= 1e-12);
+        for (std::size_t c = 0; c < z[i].size(); ++c)
+            QVERIFY(std::abs(engine.output(Index(i), Index(c)) - z[i][c]) <= 1e-12);
+    }
     const std::vector<Intervention> alone{intervention(2, 1, Kind::Session, 1.0, session)};
     const Prediction p = run.predict(alone);
     QString problem = mismatch(p, reference.run(someIds, asReference(alone)), someIds, 10, 1e-9);
