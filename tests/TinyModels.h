@@ -23,9 +23,9 @@ struct Tiny {
     std::string dtype = "F32"; ///< F64, F32, F16 or BF16: every value rounded to it when written
     std::string llamaType = "qwen2"; ///< LLaMA-shaped without a sliding window: "qwen2" or "llama"
     bool untiedHead = false;         ///< LLaMA-shaped only: writes lm_head.weight (else W_U is embed_tokens)
-    bool finalNorm = true;           ///< false leaves out ln_f / model.norm (a folder the prediction refuses)
     int repeatedRow = -1;            ///< ≥ 0: W_U's row repeatedRow + 1 is written equal to row repeatedRow
     std::string namePrefix; ///< GPT-2-shaped, read only: "transformer." as GPT2LMHeadModel saves its tensors
+    bool withFinalNorm = true; ///< false: no ln_f / model.norm (a folder the prediction refuses)
     int headDim() const { return d / heads; }
 };
 
@@ -65,7 +65,7 @@ inline void writeModel(const Tiny& tiny, const QString& folder, unsigned seed)
             add(p + "mlp.c_proj.weight", {inner, d});
             add(p + "mlp.c_proj.bias", {d});
         }
-        if (tiny.finalNorm) {
+        if (tiny.withFinalNorm) {
             add("ln_f.weight", {d}, 1.0);
             add("ln_f.bias", {d});
         }
@@ -88,7 +88,7 @@ inline void writeModel(const Tiny& tiny, const QString& folder, unsigned seed)
             add(p + "mlp.up_proj.weight", {inner, d});
             add(p + "mlp.down_proj.weight", {d, inner});
         }
-        if (tiny.finalNorm)
+        if (tiny.withFinalNorm)
             add("model.norm.weight", {d}, 1.0);
         if (tiny.untiedHead)
             add("lm_head.weight", {std::uint64_t(tiny.vocab), d});

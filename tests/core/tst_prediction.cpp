@@ -763,7 +763,7 @@ void TestPrediction::refusals()
     // A folder without the final norm.
     for (const char* name : {"gpt2", "qwen2"}) {
         Tiny tiny = shape(QString::fromLatin1(name));
-        tiny.finalNorm = false;
+        tiny.withFinalNorm = false;
         QTemporaryDir folder;
         qkv::test::writeModel(tiny, folder.path(), 53);
         const QString missing = errorOf([&] {
