@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace qkv::test {
@@ -24,6 +25,7 @@ struct Tiny {
     std::string llamaType = "qwen2"; ///< LLaMA-shaped without a sliding window: "qwen2" or "llama"
     bool untiedHead = false;         ///< LLaMA-shaped only: writes lm_head.weight (else W_U is embed_tokens)
     int repeatedRow = -1;            ///< ≥ 0: W_U's row repeatedRow + 1 is written equal to row repeatedRow
+    std::vector<std::pair<std::string, double>> scaledTensors; ///< tensors written with every value × factor
     std::string namePrefix; ///< GPT-2-shaped, read only: "transformer." as GPT2LMHeadModel saves its tensors
     bool withFinalNorm = true; ///< false: no ln_f / model.norm (a folder the prediction refuses)
     int headDim() const { return d / heads; }
@@ -103,6 +105,11 @@ inline void writeModel(const Tiny& tiny, const QString& folder, unsigned seed)
                     t.values[std::size_t(tiny.repeatedRow + 1) * d + k] =
                         t.values[std::size_t(tiny.repeatedRow) * d + k];
     }
+    for (const auto& [name, factor] : tiny.scaledTensors)
+        for (SafetensorsTensor& t : tensors)
+            if (t.name == name)
+                for (double& v : t.values)
+                    v *= factor;
     writeSafetensors((folder + QStringLiteral("/model.safetensors")).toStdString(), tensors);
     std::string config;
     if (!tiny.llama)

@@ -270,8 +270,9 @@ class ReferenceModel {
 public:
     ReferenceModel(const Tiny& tiny, const Checkpoint& checkpoint) : m_tiny(tiny), m_checkpoint(checkpoint) {}
 
-    Table table(const std::string& name) const { return tableOf(m_checkpoint, name); }
-    std::vector<double> vec(const std::string& name) const { return vectorOf(m_checkpoint, name); }
+    /// GPT-2's tensors may carry the "transformer." prefix GPT2LMHeadModel saves them with.
+    Table table(const std::string& name) const { return tableOf(m_checkpoint, named(name)); }
+    std::vector<double> vec(const std::string& name) const { return vectorOf(m_checkpoint, named(name)); }
 
     /// W_U as vocabulary rows of d_model.
     Table unembedding() const
@@ -437,6 +438,10 @@ public:
     }
 
 private:
+    std::string named(const std::string& name) const
+    {
+        return m_tiny.llama ? name : m_tiny.namePrefix + name;
+    }
     std::string prefix(int layer) const
     {
         return m_tiny.llama ? "model.layers." + std::to_string(layer) + "."

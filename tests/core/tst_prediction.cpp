@@ -282,9 +282,11 @@ private slots:
     void sessionHeads();
     void ablationSweep_data();
     void ablationSweep();
+    void huggingFaceCheckpoint();
     void cancellation();
     void float32_data();
     void float32();
+    void overflowInFloat32();
     void tiesByIdAndOneToken();
     void headScoreDefinitions();
     void interventionSpecs();
@@ -520,6 +522,32 @@ void TestPrediction::ablationSweep()
         QVERIFY(std::abs(lastValue - (clean.logits[last][7] - clean.logits[last][9])) <= tolerance);
 }
 
+// GPT2LMHeadModel's own files (tests/data/hf-gpt2-1layer: 1 layer, d_model 2, GPT-2's whole vocabulary and
+// tokenizer, "transformer."-prefixed names): its prediction on a text, and with its one head ablated.
+void TestPrediction::huggingFaceCheckpoint()
+{
+    const auto model =
+        std::make_shared<const Model>(Model::open(QKV_SOURCE_DIR "/tests/data/hf-gpt2-1layer"));
+    QVERIFY(model->tokenizer());
+    const std::vector<std::int64_t> ids = model->tokenizer()->encode("The cat sat on the mat.");
+    Tiny tiny;
+    tiny.d = 2, tiny.heads = 1, tiny.kvHeads = 1, tiny.layers = 1, tiny.inner = 8;
+    tiny.vocab = 50257, tiny.positions = 1024;
+    tiny.namePrefix = "transformer.";
+    const ReferenceModel reference(tiny, model->checkpoint());
+    const ModelRun run(model, ids, Precision::Float64);
+    const ReferenceRun clean = reference.run(ids);
+    QString problem = mismatch(run.clean(), clean, ids, 10, 1e-9);
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+    const std::vector<Intervention> mean{intervention(0, 0, Kind::Mean)};
+    problem = mismatch(run.predict(mean), reference.run(ids, asReference(mean)), ids, 10, 1e-9);
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+    const std::int64_t mat = ids[5];
+    const double expected = reference.directLogitAttribution(clean, 0, 0, 4, mat, ids[1]);
+    QVERIFY(std::abs(run.directLogitAttribution(4, mat, ids[1])(0, 0) - expected) <=
+            1e-9 * std::max(1.0, std::abs(expected)));
+}
+
 void TestPrediction::cancellation()
 {
     const Written w(shape(QStringLiteral("llama")), 37);
@@ -603,6 +631,19 @@ void TestPrediction::float32()
     QVERIFY(attribution.allFinite());
     for (HeadScore score : allHeadScores)
         QVERIFY(run.scores()[score].allFinite());
+}
+
+// Layer 0's MLP makes the residual stream about 1e40: finite in float64, refused in float32 naming the layer.
+void TestPrediction::overflowInFloat32()
+{
+    Tiny tiny = shape(QStringLiteral("gpt2"));
+    tiny.scaledTensors = {{"h.0.mlp.c_fc.weight", 1e20}, {"h.0.mlp.c_proj.weight", 1e20}};
+    const Written w(tiny, 59);
+    const ModelRun wide(w.model, someIds, Precision::Float64);
+    QVERIFY(wide.clean().finalNormed.allFinite() && std::isfinite(wide.clean().meanLoss));
+    const QString message = errorOf([&] { ModelRun(w.model, someIds, Precision::Float32); });
+    QVERIFY2(message.contains(QStringLiteral("layer 0")) && !message.contains(QLatin1Char('\n')),
+             qPrintable(message));
 }
 
 // Two tokens with the same unembedding row have equal logits everywhere: listed by id, the smaller first.
@@ -699,56 +740,44 @@ void TestPrediction::refusals()
 {
     const Written w(shape(QStringLiteral("llama")), 47);
     const ModelRun run(w.model, someIds, Precision::Float64);
-    const auto refusedWith = [&](const std::vector<Intervention>& list, const QStringList& words) {
-        const QString message = errorOf([&] { run.predict(list); });
-        for (const QString& word : words)
-            if (!message.contains(word))
-                return QStringLiteral("\"%1\" does not say \"%2\"").arg(message, word);
-        return QString();
-    };
-    QString problem = refusedWith({intervention(3, 0, Kind::Zero)},
-                                  {QStringLiteral("layer 3"), QStringLiteral("out of range")});
-    QVERIFY2(problem.isEmpty(), qPrintable(problem));
-    problem = refusedWith({intervention(0, 4, Kind::Mean)},
-                          {QStringLiteral("head 4"), QStringLiteral("out of range")});
-    QVERIFY2(problem.isEmpty(), qPrintable(problem));
-    problem = refusedWith({intervention(-1, 0, Kind::Zero)}, {QStringLiteral("layer -1")});
-    QVERIFY2(problem.isEmpty(), qPrintable(problem));
-    for (const double factor : {std::numeric_limits<double>::quiet_NaN(), HUGE_VAL, -HUGE_VAL}) {
-        problem = refusedWith({intervention(0, 0, Kind::Scale, factor)}, {QStringLiteral("finite")});
-        QVERIFY2(problem.isEmpty(), qPrintable(problem));
-    }
-    problem = refusedWith({intervention(0, 0, Kind::Session)}, {QStringLiteral("session")}); // none given
-    QVERIFY2(problem.isEmpty(), qPrintable(problem));
-
-    // A session that does not fit: another d_model, another head size.
-    Session wide = *editedSession(*w.model, 1, 0, someIds, Edit::None);
+    // Sessions that do not fit: d_model one more than the model's, a head size two more.
+    Session wide = *editedSession(*w.model, 1, 0, someIds, Edit::None), narrow = wide;
     const Index d = wide.dModel(), dk = wide.dK();
     wide.X.conservativeResize(Eigen::NoChange, d + 1);
     wide.X.col(d).setZero();
-    for (Matrix* m : {&wide.heads[0].W_Q, &wide.heads[0].W_K, &wide.heads[0].W_V}) {
-        m->conservativeResize(d + 1, Eigen::NoChange);
-        m->row(d).setZero();
-    }
-    wide.W_O.reset(), wide.b_O = Vector();
-    QVERIFY2(validate(wide).empty(), validate(wide).c_str());
-    problem = refusedWith({intervention(1, 0, Kind::Session, 1.0, std::make_shared<const Session>(wide))},
-                          {QStringLiteral("d_model")});
-    QVERIFY2(problem.isEmpty(), qPrintable(problem));
-    Session narrow = *editedSession(*w.model, 1, 0, someIds, Edit::None);
+    for (Matrix* m : {&wide.heads[0].W_Q, &wide.heads[0].W_K, &wide.heads[0].W_V})
+        m->conservativeResize(d + 1, Eigen::NoChange), m->row(d).setZero();
     for (Matrix* m : {&narrow.heads[0].W_Q, &narrow.heads[0].W_K, &narrow.heads[0].W_V})
         m->conservativeResize(Eigen::NoChange, dk + 2), m->rightCols(2).setZero();
     for (Vector* b : {&narrow.heads[0].b_Q, &narrow.heads[0].b_K, &narrow.heads[0].b_V})
         if (b->size())
             b->conservativeResize(dk + 2), b->tail(2).setZero();
-    narrow.W_O.reset(), narrow.b_O = Vector();
-    QVERIFY2(validate(narrow).empty(), validate(narrow).c_str());
-    const Intervention misfit =
-        intervention(1, 0, Kind::Session, 1.0, std::make_shared<const Session>(narrow));
-    QVERIFY(!interventionProblem(misfit, w.model->config()).empty());
-    const QString message = errorOf([&] { run.predict({misfit}); });
-    QVERIFY2(message.contains(QStringLiteral("d_k")) || message.contains(QStringLiteral("head size")),
-             qPrintable(message));
+    for (Session* s : {&wide, &narrow}) {
+        s->W_O.reset(), s->b_O = Vector();
+        QVERIFY2(validate(*s).empty(), validate(*s).c_str());
+    }
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const std::vector<std::pair<Intervention, std::vector<const char*>>> refused{
+        {intervention(3, 0, Kind::Zero), {"layer 3", "out of range"}},
+        {intervention(0, 4, Kind::Mean), {"head 4", "out of range"}},
+        {intervention(-1, 0, Kind::Zero), {"layer -1"}},
+        {intervention(0, 0, Kind::Scale, nan), {"finite"}},
+        {intervention(0, 0, Kind::Scale, HUGE_VAL), {"finite"}},
+        {intervention(0, 0, Kind::Scale, -HUGE_VAL), {"finite"}},
+        {intervention(0, 0, Kind::Session), {"session"}}, // none given
+        {intervention(1, 0, Kind::Session, 1.0, std::make_shared<const Session>(wide)), {"d_model"}},
+        {intervention(1, 0, Kind::Session, 1.0, std::make_shared<const Session>(narrow)), {"d_k"}},
+    };
+    for (const auto& [change, words] : refused) {
+        const QString message = errorOf([&, &change = change] {
+            run.predict({intervention(0, 0, Kind::Zero), change});
+        });
+        QVERIFY(!interventionProblem(change, w.model->config()).empty());
+        for (const char* word : words)
+            QVERIFY2(
+                message.contains(QLatin1String(word)) && !message.contains(QLatin1Char('\n')),
+                qPrintable(QStringLiteral("\"%1\" does not say \"%2\"").arg(message, QLatin1String(word))));
+    }
     QVERIFY(interventionProblem(intervention(2, 3, Kind::Zero), w.model->config()).empty());
 
     // Token ids: too many, none, outside the vocabulary.
