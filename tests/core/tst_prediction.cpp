@@ -117,6 +117,9 @@ QString mismatch(const Prediction& p, const ReferenceRun& r, const std::vector<s
                     .arg(logits(Index(v)), 0, 'g', 17)
                     .arg(r.logits[i][v], 0, 'g', 17)
                     .arg(logits(Index(v)) - r.logits[i][v], 0, 'g', 3);
+            // Each logProbability computes a whole row of logits: in a large vocabulary, only some ids.
+            if (vocabulary > 64 && v % 1000 != 0)
+                continue;
             const double lp = p.logProbability(Index(i), std::int64_t(v));
             if (!(std::abs(lp - r.logProbabilities[i][v]) <= logitTolerance))
                 return QStringLiteral("ln p(%1) at position %2: %3, expected %4")
