@@ -2,9 +2,10 @@
 // An independent forward pass to the logits, every number by a plain loop over std::vector tables (no Eigen
 // products, no engine): the tiny checkpoints of TinyModels.h run from the embeddings through every layer,
 // the final norm and the unembedding, with head interventions (zero, mean, scale, or a session's head with
-// its own projections, scale, temperature, normalizer, mask and RoPE). tst_prediction compares ModelRun
-// with it.
+// its own projections, scale, temperature, normalizer, mask and RoPE), and the head scores from its weights.
+// tst_prediction compares ModelRun with it.
 
+#include "HeadScores.h"
 #include "Safetensors.h"
 #include "Session.h"
 #include "TinyModels.h"
@@ -247,6 +248,46 @@ inline void sessionHead(const Session& session, const Table& x, Table& weights, 
            how, weights, z);
 }
 
+/// A head score as its definition says, from the head's weights A (n × n) on `ids`.
+inline double referenceScore(HeadScore score, const Table& a, const std::vector<std::int64_t>& ids)
+{
+    const std::size_t n = ids.size();
+    double sum = 0.0;
+    std::size_t rows = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        double part = 0.0;
+        bool counted = true;
+        switch (score) {
+        case HeadScore::PreviousToken:
+            counted = i >= 1;
+            part = counted ? a[i][i - 1] : 0.0;
+            break;
+        case HeadScore::DuplicateToken:
+        case HeadScore::Induction:
+            counted = false;
+            for (std::size_t j = 0; j <= i; ++j) {
+                const bool match = score == HeadScore::DuplicateToken ? j < i && ids[j] == ids[i]
+                                                                      : j >= 1 && ids[j - 1] == ids[i];
+                if (match)
+                    counted = true, part += a[i][j];
+            }
+            break;
+        case HeadScore::FirstToken:
+            part = a[i][0];
+            break;
+        case HeadScore::Self:
+            part = a[i][i];
+            break;
+        case HeadScore::Entropy:
+            for (double w : a[i])
+                part -= w > 0.0 ? w * std::log(w) : 0.0;
+            break;
+        }
+        if (counted)
+            sum += part, ++rows;
+    }
+    return rows ? sum / double(rows) : 0.0;
+}
 struct ReferenceIntervention {
     int layer = 0, head = 0;
     HeadIntervention::Kind kind = HeadIntervention::Kind::Zero;

@@ -23,6 +23,7 @@
 #include <memory>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -31,6 +32,7 @@ using qkv::test::errorOf;
 using qkv::test::ReferenceIntervention;
 using qkv::test::ReferenceModel;
 using qkv::test::ReferenceRun;
+using qkv::test::referenceScore;
 using qkv::test::Table;
 using qkv::test::Tiny;
 using Kind = HeadIntervention::Kind;
@@ -174,47 +176,6 @@ QString mismatch(const Prediction& p, const ReferenceRun& r, const std::vector<s
     return {};
 }
 
-/// The head scores' definitions, from a head's weights.
-double referenceScore(HeadScore score, const Table& a, const std::vector<std::int64_t>& ids)
-{
-    const std::size_t n = ids.size();
-    double sum = 0.0;
-    std::size_t rows = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        double part = 0.0;
-        bool counted = true;
-        switch (score) {
-        case HeadScore::PreviousToken:
-            counted = i >= 1;
-            part = counted ? a[i][i - 1] : 0.0;
-            break;
-        case HeadScore::DuplicateToken:
-        case HeadScore::Induction:
-            counted = false;
-            for (std::size_t j = 0; j <= i; ++j) {
-                const bool match = score == HeadScore::DuplicateToken ? j < i && ids[j] == ids[i]
-                                                                      : j >= 1 && ids[j - 1] == ids[i];
-                if (match)
-                    counted = true, part += a[i][j];
-            }
-            break;
-        case HeadScore::FirstToken:
-            part = a[i][0];
-            break;
-        case HeadScore::Self:
-            part = a[i][i];
-            break;
-        case HeadScore::Entropy:
-            for (double w : a[i])
-                part -= w > 0.0 ? w * std::log(w) : 0.0;
-            break;
-        }
-        if (counted)
-            sum += part, ++rows;
-    }
-    return rows ? sum / double(rows) : 0.0;
-}
-
 enum class Edit {
     None,
     WeightsBiasesTau,
@@ -287,6 +248,7 @@ private slots:
     void ablationSweep();
     void huggingFaceCheckpoint();
     void cancellation();
+    void concurrentUse();
     void float32_data();
     void float32();
     void overflowInFloat32();
@@ -583,6 +545,34 @@ void TestPrediction::cancellation()
     // The run is as it was after the stops.
     const QString problem = mismatch(run.clean(), w.reference().run(someIds), someIds, 10, 1e-9);
     QVERIFY2(problem.isEmpty(), qPrintable(problem));
+}
+
+// A const ModelRun serves several threads at once: each gets what it gets alone.
+void TestPrediction::concurrentUse()
+{
+    const Written w(shape(QStringLiteral("qwen2")), 61);
+    const ModelRun run(w.model, someIds, Precision::Float64);
+    const auto session = editedSession(*w.model, 1, 2, someIds, Edit::Sparsemax);
+    const std::vector<std::vector<Intervention>> lists{
+        {intervention(0, 1, Kind::Zero)},
+        {intervention(2, 3, Kind::Scale, 2.0)},
+        {intervention(1, 2, Kind::Session, 1.0, session)},
+        {intervention(0, 0, Kind::Mean), intervention(2, 1, Kind::Zero)}};
+    std::vector<Prediction> alone, together(lists.size());
+    for (const auto& list : lists)
+        alone.push_back(run.predict(list));
+    const Matrix sweep = run.ablationSweep(Kind::Mean, SweepMetric{});
+    Matrix sweepTogether;
+    std::vector<std::thread> threads;
+    for (std::size_t k = 0; k < lists.size(); ++k)
+        threads.emplace_back([&, k] { together[k] = run.predict(lists[k]); });
+    threads.emplace_back([&] { sweepTogether = run.ablationSweep(Kind::Mean, SweepMetric{}); });
+    for (std::thread& t : threads)
+        t.join();
+    for (std::size_t k = 0; k < lists.size(); ++k)
+        for (Index i = 0; i < Index(someIds.size()); ++i)
+            QKV_COMPARE_NEAR(together[k].logitsAt(i), alone[k].logitsAt(i), 0.0);
+    QKV_COMPARE_NEAR(sweepTogether, sweep, 0.0);
 }
 
 void TestPrediction::float32_data()
