@@ -24,7 +24,8 @@ rounds take turns): time per call and GFLOP/s (the products' FLOPs over the time
 best peer's in each precision (below 1: QKV Lab is faster).
 
     /usr/bin/python3 tests/benchmark/compare_peers.py [path/to/qkv_bench]
-        [--competing-load] [--one-thread-too] [--threads N] [--min-time S] [--smoke]
+        [--competing-load] [--one-thread-too] [--threads N] [--min-time S] [--rounds N]
+        [--only attention,model] [--smoke]
 """
 
 import argparse
@@ -400,10 +401,18 @@ def torch_peer(precision, cases, peak_side, min_time, min_runs, threads):
     }
 
 
+def selected_cases(arguments):
+    """The cases --only names (the GEMM peak always comes along), and the GEMM's side."""
+    if arguments.smoke:
+        return SMOKE_CASES, SMOKE_PEAK_SIDE
+    groups = {group.strip() for group in arguments.only.split(",")}
+    return [case for case in CASES if ("model" if case.model else "attention") in groups], PEAK_SIDE
+
+
 def run_peer_here(peer, arguments):
     """The child's side: time one peer and print its results as JSON on stdout."""
     library, precision = PEERS[peer]
-    cases, peak_side = (SMOKE_CASES, SMOKE_PEAK_SIDE) if arguments.smoke else (CASES, PEAK_SIDE)
+    cases, peak_side = selected_cases(arguments)
     if library == "numpy":
         report = numpy_peer(precision, cases, peak_side, arguments.min_time, arguments.min_runs)
     else:
@@ -460,7 +469,7 @@ def run_peer(peer, arguments):
     """One peer in its own process. Returns its report, or None with a note when the library is missing;
     raises PeerFailed when it fails otherwise."""
     command = [sys.executable, str(Path(__file__).resolve()), "--peer", peer, "--threads", str(arguments.threads),
-               "--min-time", str(arguments.min_time), "--min-runs", str(arguments.min_runs)]
+               "--min-time", str(arguments.min_time), "--min-runs", str(arguments.min_runs), "--only", arguments.only]
     if arguments.smoke:
         command.append("--smoke")
     completed = subprocess.run(command, env=child_environment(arguments.threads), capture_output=True, text=True)
@@ -474,10 +483,12 @@ def run_peer(peer, arguments):
     return json.loads(completed.stdout)
 
 
-def bench_filter():
-    """qkv_bench's softmax pipelines of the five cases, the GEMM peaks in both precisions, the pass to the
-    logits and the ablation sweep."""
-    names = [case.bench_name for case in CASES] + [PEAK_NAME, SWEEP_NAME]
+def bench_filter(cases):
+    """qkv_bench's benchmarks of `cases` (the softmax pipelines, the passes to the logits), the GEMM peaks in
+    both precisions, and the ablation sweep with the passes to the logits."""
+    names = [case.bench_name for case in cases] + [PEAK_NAME]
+    if any(case.model for case in cases):
+        names.append(SWEEP_NAME)
     pattern = "|".join(re.escape(name).replace(r"\{precision\}", "f(32|64)") for name in names)
     return "^(%s)(/|$)" % pattern
 
@@ -486,7 +497,7 @@ def run_qkv_bench(bench, arguments, qkv_threads=None):
     """QKV Lab's times in seconds by benchmark name (every repetition's), the ablation sweep's ratio to 144
     passes (every repetition's), and the run's context."""
     # A few repetitions, each a mean over min_time: the statistic best_time takes for the peers.
-    command = [str(bench), "--benchmark_format=json", "--benchmark_filter=" + bench_filter(),
+    command = [str(bench), "--benchmark_format=json", "--benchmark_filter=" + bench_filter(selected_cases(arguments)[0]),
                "--benchmark_min_time=%g" % arguments.min_time, "--benchmark_repetitions=%d" % QKV_REPETITIONS]
     completed = subprocess.run(command, env=child_environment(arguments.threads, qkv_threads),
                                capture_output=True, text=True)
@@ -608,7 +619,7 @@ def ratio_cell(numerator, denominators):
 
 
 def print_report(arguments, qkv, qkv_context, qkv_one_thread, peers, others_load, failures):
-    cases, peak_side = (SMOKE_CASES, SMOKE_PEAK_SIDE) if arguments.smoke else (CASES, PEAK_SIDE)
+    cases, peak_side = selected_cases(arguments)
     print("## QKV Lab against numpy and PyTorch\n")
     tree = source_tree(arguments.bench) if not arguments.smoke else REPO
     print("- engine: %s; QKV Lab products: %s" % (git_state(tree), qkv_context.get("qkv_product_library", "–")))
@@ -715,6 +726,10 @@ def main():
     parser.add_argument("--one-thread-too", action="store_true",
                         help="also run qkv_bench with QKV_THREADS=1 (with --competing-load: do threads hurt?)")
     parser.add_argument("--peers", default=",".join(PEERS), help="comma-separated subset of " + ", ".join(PEERS))
+    parser.add_argument("--only", default="attention,model",
+                        help="the cases to time, a comma-separated subset of attention (the five softmax "
+                             "pipelines) and model (the passes to the logits, the ablation sweep); the GEMM "
+                             "peak always (default: both)")
     parser.add_argument("--smoke", action="store_true",
                         help="tiny shapes, one short timing, no qkv_bench: checks that the script works")
     parser.add_argument("--peer", choices=sorted(PEERS), help=argparse.SUPPRESS)  # a child's own run
