@@ -25,11 +25,12 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME "DEB-DEFAULT")
 set(CPACK_DEBIAN_PACKAGE_SECTION "science")
 set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
-# Depends: the libraries the program links, found by dpkg-shlibdeps (dpkg-dev), and OpenBLAS, which the
-# engine opens with dlopen (it falls back to Eigen's slower products without it). libqt6svg6, whose SVG
+# Depends: the libraries the program links, found by dpkg-shlibdeps (dpkg-dev), and OpenBLAS and oneDNN, which
+# the engine opens with dlopen (it falls back to OpenBLAS for float32 without oneDNN, to Eigen's slower
+# products without either). libqt6svg6, whose SVG
 # plugins draw the window's icon, is among the linked ones (figure export links Qt6::Svg).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libopenblas0")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libopenblas0, libdnnl2")
 # The icon theme whose trigger registers the icon, and Qt's Wayland platform (XWayland serves without it).
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "hicolor-icon-theme, qt6-wayland")
 if(QKV_HOMEPAGE_URL)

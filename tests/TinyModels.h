@@ -1,6 +1,6 @@
 #pragma once
 // Tiny GPT-2 and LLaMA-family model folders (config.json and model.safetensors with random weights), written
-// by tests of the model layer and of `qkvlab from-model`.
+// by tests of the model layer and of `qkvlab from-model` and `qkvlab predict`.
 
 #include "Safetensors.h"
 
@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace qkv::test {
@@ -18,9 +19,13 @@ struct Tiny {
     int d = 16, heads = 2, kvHeads = 2, layers = 3, inner = 48, vocab = 40, positions = 24;
     double epsilon = 1e-5, theta = 10000.0;
     bool qkvBias = true;
-    int slidingWindow = 0;   ///< LLaMA-shaped only: > 0 writes a Mistral config with this sliding_window
-    std::string ropeScaling; ///< LLaMA-shaped only: written as config.json's rope_scaling when not empty
-    std::string dtype = "F32";
+    int slidingWindow = 0;     ///< LLaMA-shaped only: > 0 writes a Mistral config with this sliding_window
+    std::string ropeScaling;   ///< LLaMA-shaped only: written as config.json's rope_scaling when not empty
+    std::string dtype = "F32"; ///< F64, F32, F16 or BF16: every value rounded to it when written
+    std::string llamaType = "qwen2"; ///< LLaMA-shaped without a sliding window: "qwen2" or "llama"
+    bool untiedHead = false;         ///< LLaMA-shaped only: writes lm_head.weight (else W_U is embed_tokens)
+    int repeatedRow = -1;            ///< ≥ 0: W_U's row repeatedRow + 1 is written equal to row repeatedRow
+    std::vector<std::pair<std::string, double>> scaledTensors; ///< tensors written with every value × factor
     std::string namePrefix; ///< GPT-2-shaped, read only: "transformer." as GPT2LMHeadModel saves its tensors
     bool withFinalNorm = true; ///< false: no ln_f / model.norm (a folder the prediction refuses)
     int headDim() const { return d / heads; }
@@ -87,7 +92,24 @@ inline void writeModel(const Tiny& tiny, const QString& folder, unsigned seed)
         }
         if (tiny.withFinalNorm)
             add("model.norm.weight", {d}, 1.0);
+        if (tiny.untiedHead)
+            add("lm_head.weight", {std::uint64_t(tiny.vocab), d});
     }
+    if (tiny.repeatedRow >= 0) { // two tokens whose logits are equal at every position
+        const std::string unembedding = !tiny.llama       ? "wte.weight"
+                                        : tiny.untiedHead ? "lm_head.weight"
+                                                          : "model.embed_tokens.weight";
+        for (SafetensorsTensor& t : tensors)
+            if (t.name == unembedding)
+                for (std::size_t k = 0; k < d; ++k)
+                    t.values[std::size_t(tiny.repeatedRow + 1) * d + k] =
+                        t.values[std::size_t(tiny.repeatedRow) * d + k];
+    }
+    for (const auto& [name, factor] : tiny.scaledTensors)
+        for (SafetensorsTensor& t : tensors)
+            if (t.name == name)
+                for (double& v : t.values)
+                    v *= factor;
     writeSafetensors((folder + QStringLiteral("/model.safetensors")).toStdString(), tensors);
     std::string config;
     if (!tiny.llama)
@@ -100,7 +122,8 @@ inline void writeModel(const Tiny& tiny, const QString& folder, unsigned seed)
                  ", \"layer_norm_epsilon\": 1e-05, \"activation_function\": \"gelu_new\"}";
     else
         config =
-            std::string("{\"model_type\": ") + (tiny.slidingWindow > 0 ? "\"mistral\"" : "\"qwen2\"") +
+            "{\"model_type\": \"" + (tiny.slidingWindow > 0 ? std::string("mistral") : tiny.llamaType) +
+            "\"" +
             (tiny.slidingWindow > 0 ? ", \"sliding_window\": " + std::to_string(tiny.slidingWindow) : "") +
             ", \"hidden_size\": " + std::to_string(tiny.d) +
             ", \"num_attention_heads\": " + std::to_string(tiny.heads) +
@@ -110,6 +133,7 @@ inline void writeModel(const Tiny& tiny, const QString& folder, unsigned seed)
             ", \"vocab_size\": " + std::to_string(tiny.vocab) +
             ", \"max_position_embeddings\": " + std::to_string(tiny.positions) +
             (tiny.ropeScaling.empty() ? "" : ", \"rope_scaling\": " + tiny.ropeScaling) +
+            ", \"tie_word_embeddings\": " + (tiny.untiedHead ? "false" : "true") +
             ", \"rms_norm_eps\": 1e-05, \"rope_theta\": 10000.0, \"hidden_act\": \"silu\"}";
     std::ofstream(folder.toStdString() + "/config.json") << config;
 }

@@ -5,7 +5,9 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 namespace qkv {
 
@@ -21,6 +23,24 @@ struct OpenBlas {
     Gemm<double>* dgemm = nullptr;
     Gemm<float>* sgemm = nullptr;
     std::string description = "Eigen (OpenBLAS not found)";
+};
+
+// oneDNN's float32 product: row-major, returns 0 (dnnl_success) when it ran.
+using OneDnnSgemm = int(char transA, char transB, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                        const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta,
+                        float* c, std::int64_t ldc);
+
+/// oneDNN, for the float32 products (it has no float64 one), with the OpenMP call that keeps each product on
+/// the thread that calls it.
+struct OneDnn {
+    OneDnnSgemm* sgemm = nullptr;
+    void (*setOpenMpThreads)(int) = nullptr;
+    std::string description;
+};
+
+struct Libraries {
+    OpenBlas openBlas;
+    OneDnn oneDnn;
 };
 
 /// OpenBLAS's name for the kernels this CPU can run, or nullptr to let OpenBLAS decide.
@@ -81,27 +101,91 @@ OpenBlas loadOpenBlas()
     return blas;
 }
 
+/// Whether QKV_PRODUCTS asks for OpenBLAS alone (for comparisons with programs that use it).
+bool openBlasAlone()
+{
+    const char* wanted = std::getenv("QKV_PRODUCTS");
+    return wanted && std::strcmp(wanted, "openblas") == 0;
+}
+
+OneDnn loadOneDnn()
+{
+    OneDnn dnn;
+    if (openBlasAlone())
+        return dnn;
+    void* library = nullptr;
+    {
+        const TemporaryEnvironment threads("OMP_NUM_THREADS", "1"); // no OpenMP team at start
+        library = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
+    }
+    if (!library)
+        return dnn;
+    auto sgemm = reinterpret_cast<OneDnnSgemm*>(dlsym(library, "dnnl_sgemm"));
+    auto setThreads = reinterpret_cast<void (*)(int)>(dlsym(library, "omp_set_num_threads"));
+    struct Version {
+        int major, minor, patch;
+        const char* hash;
+        unsigned cpuRuntime, gpuRuntime;
+    };
+    auto version = reinterpret_cast<const Version* (*)()>(dlsym(library, "dnnl_version"));
+    if (!sgemm || !setThreads)
+        return dnn;
+    dnn.sgemm = sgemm;
+    dnn.setOpenMpThreads = setThreads;
+    dnn.description = "oneDNN";
+    if (version && version())
+        dnn.description += " " + std::to_string(version()->major) + "." + std::to_string(version()->minor) +
+                           "." + std::to_string(version()->patch);
+    return dnn;
+}
+
 /// Opened once: by prepareMatrixProducts() at the start of main(), while the process has one thread
 /// (setenv() is not safe beside other threads), or else by the first product.
-const OpenBlas& openBlas()
+const Libraries& libraries()
 {
-    static const OpenBlas loaded = loadOpenBlas();
+    static const Libraries loaded{loadOpenBlas(), loadOneDnn()};
     return loaded;
 }
 
 Gemm<double>* gemmFor(double)
 {
-    return openBlas().dgemm;
+    return libraries().openBlas.dgemm;
 }
 Gemm<float>* gemmFor(float)
 {
-    return openBlas().sgemm;
+    return libraries().openBlas.sgemm;
+}
+
+/// A float32 product by oneDNN, on the calling thread; false when oneDNN is not there (or refused it).
+bool oneDnnMultiply(const ConstRows<float>& a, const ConstRows<float>& b, Rows<float>& c, Operand bForm)
+{
+    const OneDnn& dnn = libraries().oneDnn;
+    if (!dnn.sgemm)
+        return false;
+    // oneDNN would otherwise start an OpenMP team per product; the engine's threads already split the work
+    // (Parallel.h). The setting belongs to each calling thread.
+    thread_local bool oneThread = false;
+    if (!oneThread) {
+        dnn.setOpenMpThreads(1);
+        oneThread = true;
+    }
+    const std::int64_t lda = std::max<Index>(1, a.outerStride());
+    const std::int64_t ldb = std::max<Index>(1, b.outerStride());
+    const std::int64_t ldc = std::max<Index>(1, c.outerStride());
+    return dnn.sgemm('N', bForm == Operand::AsIs ? 'N' : 'T', c.rows(), c.cols(), a.cols(), 1.0f, a.data(),
+                     lda, b.data(), ldb, 0.0f, c.data(), ldc) == 0;
+}
+bool oneDnnMultiply(const ConstRows<double>&, const ConstRows<double>&, Rows<double>&, Operand)
+{
+    return false;
 }
 
 /// One product on the calling thread.
 template <typename Scalar>
 void multiplyHere(const ConstRows<Scalar>& a, const ConstRows<Scalar>& b, Rows<Scalar>& c, Operand bForm)
 {
+    if (oneDnnMultiply(a, b, c, bForm))
+        return;
     Gemm<Scalar>* gemm = gemmFor(Scalar{});
     if (!gemm) {
         if (bForm == Operand::AsIs)
@@ -216,12 +300,15 @@ template void multiplyAll<float>(const std::vector<Product<float>>&);
 
 std::string productLibrary()
 {
-    return openBlas().description;
+    const Libraries& loaded = libraries();
+    if (loaded.oneDnn.sgemm)
+        return loaded.oneDnn.description + " (float32), " + loaded.openBlas.description + " (float64)";
+    return loaded.openBlas.description;
 }
 
 void prepareMatrixProducts()
 {
-    openBlas();
+    libraries();
 }
 
 } // namespace qkv

@@ -1,6 +1,7 @@
 #pragma once
 /// @file
-/// The engine's large matrix products, in float64 or float32, done by OpenBLAS when it is installed.
+/// The engine's large matrix products, in float64 or float32: float32 by oneDNN and float64 by OpenBLAS
+/// when they are installed, both opened at run time.
 ///
 /// Why OpenBLAS, loaded at run time: Debian builds it with DYNAMIC_ARCH (one library holding SSE, AVX2 and
 /// AVX-512 kernels, chosen for the CPU it runs on), so a build from source and a package are both fast on
@@ -9,8 +10,12 @@
 /// its kernels: an OpenBLAS older than the CPU does not recognise it and falls back to its far slower SSE3
 /// kernels (docs/design.md, "Matrix products"). When OPENBLAS_CORETYPE is not set, QKV Lab names the family
 /// from the CPU's instruction sets (SkylakeX with AVX-512, Haswell with AVX2 and FMA, Sandybridge with AVX);
-/// a value the user set is left alone. OpenBLAS itself runs on one thread per call: the engine splits
-/// products over its own threads (Parallel.h). Without OpenBLAS, Eigen does the products.
+/// a value the user set is left alone. Why oneDNN for float32: its products generate their kernels for the
+/// CPU's instruction sets at run time, so it needs no kernel family named, and it ran float32 products up to
+/// twice as fast as OpenBLAS (docs/design.md); it has no float64 product. QKV_PRODUCTS=openblas leaves
+/// every product to OpenBLAS (for comparisons with programs that use it). Each product runs on one thread
+/// (OpenBLAS's and OpenMP's thread counts set to one): the engine splits products over its own threads
+/// (Parallel.h). Without either library, Eigen does the products.
 
 #include "EigenTypes.h"
 
@@ -51,13 +56,13 @@ template <typename Scalar> struct Product {
 /// threads in one go, so that the threads meet once instead of once per product.
 template <typename Scalar> void multiplyAll(const std::vector<Product<Scalar>>& products);
 
-/// What does the products, for the About box and the benchmark: "OpenBLAS 0.3.21, SkylakeX kernels" or
-/// "Eigen (OpenBLAS not found)".
+/// What does the products, for the About box and the benchmark: "oneDNN 2.6.3 (float32), OpenBLAS 0.3.21 …,
+/// SkylakeX kernels (float64)", "OpenBLAS 0.3.21 …, SkylakeX kernels" or "Eigen (OpenBLAS not found)".
 std::string productLibrary();
 
-/// Opens OpenBLAS with the kernel family for this CPU. Call it once at the start of main(), before any other
-/// thread starts: it sets environment variables for OpenBLAS's start-up, and setenv() is not safe while
-/// other threads run. Without the call, the first product opens OpenBLAS itself.
+/// Opens OpenBLAS with the kernel family for this CPU, and oneDNN. Call it once at the start of main(),
+/// before any other thread starts: it sets environment variables for OpenBLAS's start-up, and setenv() is not
+/// safe while other threads run. Without the call, the first product opens OpenBLAS itself.
 void prepareMatrixProducts();
 
 } // namespace qkv

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <random>
+#include <unordered_map>
 
 namespace qkv {
 
@@ -68,26 +69,33 @@ const char* formula(HeadScore score)
     return "";
 }
 
+TokenMatches::TokenMatches(const std::vector<std::int64_t>& ids)
+    : m_duplicates(ids.size()), m_induction(ids.size())
+{
+    std::unordered_map<std::int64_t, std::vector<Index>> earlier; // id → its positions so far
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        std::vector<Index>& seen = earlier[ids[i]];
+        m_duplicates[i] = seen;
+        for (Index j :
+             seen) // ids[j] = ids[i] with j < i: the key after it, j + 1 ≤ i, is an induction target
+            m_induction[i].push_back(j + 1);
+        seen.push_back(Index(i));
+    }
+}
+
 namespace {
 
-/// The mean over the rows that have some key j in `keys(i)`, of the weight on those keys.
-template <typename KeyTest>
-double meanOverMatchingRows(const Matrix& weights, Index n, const KeyTest& matches)
+/// The mean, over the rows that have some key in `keys[i]`, of the weight on those keys.
+double meanOverMatchingRows(const Matrix& weights, const std::vector<std::vector<Index>>& keys)
 {
     double total = 0.0;
     Index rows = 0;
-    for (Index i = 0; i < n; ++i) {
-        double sum = 0.0;
-        bool any = false;
-        for (Index j = 0; j < weights.cols(); ++j)
-            if (matches(i, j)) {
-                any = true;
-                sum += weights(i, j);
-            }
-        if (any) {
-            total += sum;
-            ++rows;
-        }
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (keys[i].empty())
+            continue;
+        for (Index j : keys[i])
+            total += weights(Index(i), j);
+        ++rows;
     }
     return rows > 0 ? total / double(rows) : 0.0;
 }
@@ -96,10 +104,14 @@ double meanOverMatchingRows(const Matrix& weights, Index n, const KeyTest& match
 
 double headScore(HeadScore score, const Matrix& weights, const std::vector<std::int64_t>& ids)
 {
+    return headScore(score, weights, TokenMatches(ids));
+}
+
+double headScore(HeadScore score, const Matrix& weights, const TokenMatches& matches)
+{
     const Index n = weights.rows();
     if (n == 0)
         return 0.0;
-    const auto id = [&](Index i) { return ids[std::size_t(i)]; };
     switch (score) {
     case HeadScore::PreviousToken: {
         double sum = 0.0;
@@ -108,10 +120,9 @@ double headScore(HeadScore score, const Matrix& weights, const std::vector<std::
         return n > 1 ? sum / double(n - 1) : 0.0;
     }
     case HeadScore::DuplicateToken:
-        return meanOverMatchingRows(weights, n, [&](Index i, Index j) { return j < i && id(j) == id(i); });
+        return meanOverMatchingRows(weights, matches.duplicates());
     case HeadScore::Induction:
-        return meanOverMatchingRows(weights, n,
-                                    [&](Index i, Index j) { return j >= 1 && j <= i && id(j - 1) == id(i); });
+        return meanOverMatchingRows(weights, matches.induction());
     case HeadScore::FirstToken:
         return weights.col(0).mean();
     case HeadScore::Self:

@@ -32,7 +32,22 @@ const char* displayName(HeadScore score);
 /// The definition in words and symbols, for What's This and the documentation.
 const char* formula(HeadScore score);
 
-/// The score of one head's weights on `ids` (weights n × n, ids n long).
+/// For each query of a sequence, the keys the duplicate-token and induction scores sum over, found once per
+/// sequence so that scoring every head costs what those keys do.
+class TokenMatches {
+public:
+    explicit TokenMatches(const std::vector<std::int64_t>& ids);
+    /// duplicates()[i]: the j < i with ids[j] = ids[i].
+    const std::vector<std::vector<Index>>& duplicates() const { return m_duplicates; }
+    /// induction()[i]: the j with 1 ≤ j ≤ i and ids[j − 1] = ids[i].
+    const std::vector<std::vector<Index>>& induction() const { return m_induction; }
+
+private:
+    std::vector<std::vector<Index>> m_duplicates, m_induction;
+};
+
+/// The score of one head's weights (n × n) on a sequence of n ids.
+double headScore(HeadScore score, const Matrix& weights, const TokenMatches& matches);
 double headScore(HeadScore score, const Matrix& weights, const std::vector<std::int64_t>& ids);
 
 /// Every score of every query head: values[score] is layers × heads.

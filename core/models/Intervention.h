@@ -31,7 +31,7 @@ struct Intervention : HeadIntervention {
 std::string describe(const Intervention& intervention);
 
 /// Parses the command line's `L.H=zero|mean|scale:C|session:FILE` (FILE read with loadSession). Throws
-/// qkv::Error naming the SPEC when it is malformed, C is not a finite number or FILE cannot be read.
+/// qkv::Error naming the argument when it is malformed, C is not a finite number or FILE cannot be read.
 /// Layer and head ranges are checked against a model by checkIntervention.
 Intervention parseIntervention(const std::string& spec);
 

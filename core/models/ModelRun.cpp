@@ -262,6 +262,7 @@ ModelRun::ModelRun(std::shared_ptr<const Model> model, std::vector<std::int64_t>
     Float32Weights* const float32 = precision == Precision::Float32 ? &float32Weights : nullptr;
     ComputeOptions options;
     options.float32Weights = float32;
+    const TokenMatches matches(m_ids);
     for (Index l = 0; l < c.layers; ++l) {
         if (progress && !progress(l, c.layers + 1))
             throw Cancelled();
@@ -276,9 +277,17 @@ ModelRun::ModelRun(std::shared_ptr<const Model> model, std::vector<std::int64_t>
         else
             layer->W_O = *attention.W_O;
         layer->b_O = attention.b_O;
-        for (Index h = 0; h < c.heads; ++h)
+        for (Index h = 0; h < c.heads; ++h) {
+            const HeadResult& head = result.heads[std::size_t(h)];
             for (HeadScore score : allHeadScores)
-                m_scores[score](l, h) = headScore(score, result.heads[std::size_t(h)].weights, m_ids);
+                if (score != HeadScore::Entropy)
+                    m_scores[score](l, h) = headScore(score, head.weights, matches);
+            // The engine has each row's entropy already: −Σ a ln a with 0 ln 0 = 0, as the score defines it.
+            double entropy = 0.0;
+            for (const RowStats& row : head.rowStats)
+                entropy += row.entropy;
+            m_scores[HeadScore::Entropy](l, h) = entropy / double(head.rowStats.size());
+        }
         models::addInto(residual, result.output, precision);
         models::checkFinite(residual, l, "attention", precision);
         models::addInto(residual, models::mlp(m, residual, l, precision, buffers), precision);

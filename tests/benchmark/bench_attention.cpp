@@ -713,7 +713,10 @@ int main(int argc, char** argv)
     }
     const bool json = flagValue(args, "benchmark_format", "console") == "json";
     // The model benchmarks write a 500 MB checkpoint first: only when the filter names them.
-    const bool modelWanted = flagValue(args, "benchmark_filter", "").find("Model") != std::string::npos;
+    const std::string filter = flagValue(args, "benchmark_filter", "");
+    const bool modelWanted = filter.find("Model") != std::string::npos ||
+                             filter.find("Predict") != std::string::npos ||
+                             filter.find("AblationSweep") != std::string::npos;
     int count = static_cast<int>(args.size());
     args.push_back(nullptr);
 

@@ -7,19 +7,33 @@
 //   BM_ModelProducts/N       the same pass's matrix products alone, on operands made beforehand (target:
 //                            forward ≤ 2 × products)
 //   BM_ModelForward/f32/N, BM_ModelProducts/f32/N   the same in float32 (the pass a float32 session runs)
-// N ∈ {64, 512}. Registered only when the filter names them (--benchmark_filter=Model): the checkpoint
-// takes 500 MB of disk and a few seconds to write.
+// N ∈ {64, 512}.
+//   BM_Predict/f32/gpt2_small/n:N      the forward pass to the logits of N token ids (a ModelRun made, the
+//                                      model open): every layer, the final norm, the unembedding, the
+//                                      next-token distributions and the loss (target: no slower than PyTorch
+//                                      float32 doing the same work, compare_peers.py), N ∈ {64, 256, 1024};
+//                                      GFLOP/s counts the pass's products
+//   BM_AblationSweep/f32/gpt2_small/n:64   ModelRun::ablationSweep (zero, loss) over all 144 heads, the
+//                                      unmodified run made beforehand; `vs_144_forwards` is its time over 144
+//                                      unmodified passes to the logits timed in the same benchmark (target
+//                                      ≤ 0.6: the cached lower layers are reused)
+// Registered only when the filter names them (--benchmark_filter with Model, Predict or AblationSweep): the
+// checkpoint takes 500 MB of disk and a few seconds to write.
 
 #include "MatrixProduct.h"
+#include "ModelRun.h"
 #include "ModelSession.h"
 #include "Safetensors.h"
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -81,6 +95,8 @@ const std::string& checkpointFolder()
             tensors.push_back(w.tensor(p + "mlp.c_proj.weight", {i, d}));
             tensors.push_back(w.tensor(p + "mlp.c_proj.bias", {d}));
         }
+        tensors.push_back(w.tensor("ln_f.weight", {d}, 1.0));
+        tensors.push_back(w.tensor("ln_f.bias", {d}));
         qkv::writeSafetensors((path / "model.safetensors").string(), tensors);
         std::ofstream(path / "config.json") << "{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_head\": 12, "
                                                "\"n_layer\": 12, \"n_positions\": 1024,"
@@ -139,6 +155,61 @@ template <typename Scalar> void BM_ModelProducts(benchmark::State& state)
     }
 }
 
+/// The products of the forward pass to the logits for n tokens (a multiply-add counted as two): per layer
+/// X·W_attn, every head's Q·Kᵀ and A·V, concat·W_O and the MLP's two products; then the unembedding.
+double predictFlops(Index n)
+{
+    const double t = double(n), d = double(dModel);
+    const double perLayer = 2 * t * d * 3 * d + double(heads) * 2 * (2 * t * t * double(headDim)) +
+                            2 * t * d * d + 2 * 2 * t * d * inner;
+    return double(layers) * perLayer + 2 * t * d * double(vocab);
+}
+
+std::shared_ptr<const qkv::Model> openModel()
+{
+    return std::make_shared<const qkv::Model>(qkv::Model::open(checkpointFolder()));
+}
+
+void BM_Predict(benchmark::State& state, Index n)
+{
+    const std::shared_ptr<const qkv::Model> model = openModel();
+    const std::vector<std::int64_t> ids = someIds(n);
+    for (auto _ : state) {
+        const qkv::ModelRun run(model, ids, qkv::Precision::Float32);
+        benchmark::DoNotOptimize(run.clean().meanLoss);
+    }
+    state.counters["GFLOP/s"] =
+        benchmark::Counter(predictFlops(n) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_AblationSweep(benchmark::State& state, Index n)
+{
+    using Clock = std::chrono::steady_clock;
+    const std::shared_ptr<const qkv::Model> model = openModel();
+    const std::vector<std::int64_t> ids = someIds(n);
+    // One unmodified pass to the logits, the median of five, for the ratio.
+    std::vector<double> forward;
+    for (int k = 0; k < 5; ++k) {
+        const auto start = Clock::now();
+        const qkv::ModelRun once(model, ids, qkv::Precision::Float32);
+        benchmark::DoNotOptimize(once.clean().meanLoss);
+        forward.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    }
+    std::nth_element(forward.begin(), forward.begin() + 2, forward.end());
+    const qkv::ModelRun run(model, ids, qkv::Precision::Float32);
+    qkv::SweepMetric metric;
+    metric.kind = qkv::SweepMetric::Kind::Loss;
+    double swept = 0.0;
+    for (auto _ : state) {
+        const auto start = Clock::now();
+        benchmark::DoNotOptimize(run.ablationSweep(qkv::HeadIntervention::Kind::Zero, metric).data());
+        swept += std::chrono::duration<double>(Clock::now() - start).count();
+    }
+    const double perSweep = swept / double(std::max<benchmark::IterationCount>(1, state.iterations()));
+    state.counters["vs_144_forwards"] = perSweep / (double(layers * heads) * forward[2]);
+    state.counters["forward_ms"] = forward[2] * 1e3;
+}
+
 } // namespace
 
 void registerModelBenchmarks()
@@ -154,4 +225,12 @@ void registerModelBenchmarks()
             ->Arg(512)
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
+    for (const Index n : {64, 256, 1024})
+        benchmark::RegisterBenchmark(("BM_Predict/f32/gpt2_small/n:" + std::to_string(n)).c_str(), BM_Predict,
+                                     n)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+    benchmark::RegisterBenchmark("BM_AblationSweep/f32/gpt2_small/n:64", BM_AblationSweep, Index(64))
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
 }

@@ -5,7 +5,11 @@ For each case (the shapes of qkv_bench: one head of d_model = d_k = d_v = 512 at
 and a GPT-2-small layer: n = 1024, d_model = 768, 12 heads of 64, W_O 768 x 768) every peer computes, per
 head, Q = X W_Q, K = X W_K, V = X W_V, S = Q K^T / sqrt(d_k), P = softmax of each row of S, O = P V, and for
 GPT-2 concat(O_1 .. O_12) W_O, into preallocated outputs where the library allows it. One 1024^3 product
-is timed too: the GEMM peak each library reaches here.
+is timed too: the GEMM peak each library reaches here. And a GPT-2-small-shaped model's forward pass to the
+logits (float32, random weights of GPT-2 small's shapes, n = 64, 256, 1024 token ids): embeddings, 12 blocks
+(LayerNorm, causal attention of 12 heads, W_O, LayerNorm, MLP with GELU), the final LayerNorm, the tied
+unembedding, and the next-token distributions' top 10 and loss at every position: qkv_bench's
+BM_Predict/f32/gpt2_small/n:N against a plain PyTorch implementation of the same blocks (torch-f32 only).
 
 Peers: numpy float64, torch float32, torch float64. Each runs in its own subprocess, because numpy's
 OpenBLAS threads and torch's OpenMP threads in one process fight over the cores (numpy's 1024^3 dgemm fell
@@ -13,13 +17,15 @@ from 125 to 31 GFLOP/s). Every child gets this script's environment unchanged ex
 (--threads, default 2: OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, QKV_THREADS, torch.set_num_threads), so
 OPENBLAS_CORETYPE is the same for everyone; the report says which kernels each OpenBLAS actually ran.
 
-QKV Lab's times come from `qkv_bench --benchmark_format=json` (softmax pipeline and GEMM peak only).
-Prints one markdown table: time per call (for QKV Lab and every peer alike, the fastest of 3 repetitions, each
-a mean over the --min-time, after warm-up) and GFLOP/s (the products' FLOPs
-over the time), and QKV Lab's time over the best peer's in each precision (below 1: QKV Lab is faster).
+QKV Lab's times come from `qkv_bench --benchmark_format=json` (softmax pipeline, GEMM peak, the pass to the
+logits and the ablation sweep). Prints two markdown tables, the median and the fastest of all repetitions
+(for QKV Lab and every peer alike 3 per round, each a mean over the --min-time, after warm-up; with --rounds the
+rounds take turns): time per call and GFLOP/s (the products' FLOPs over the time), and QKV Lab's time over the
+best peer's in each precision (below 1: QKV Lab is faster).
 
     /usr/bin/python3 tests/benchmark/compare_peers.py [path/to/qkv_bench]
-        [--competing-load] [--one-thread-too] [--threads N] [--min-time S] [--smoke]
+        [--competing-load] [--one-thread-too] [--threads N] [--min-time S] [--rounds N]
+        [--only attention,model] [--smoke]
 """
 
 import argparse
@@ -31,6 +37,7 @@ import os
 import re
 import resource
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -46,7 +53,7 @@ QKV_REPETITIONS = 3
 class Case:
     """One shape, as qkv_bench names and builds it."""
 
-    def __init__(self, label, n, d_model, heads, d_k, d_v, with_output_projection, bench_name):
+    def __init__(self, label, n, d_model, heads, d_k, d_v, with_output_projection, bench_name, model=None):
         self.label = label
         self.n = n
         self.d_model = d_model
@@ -55,10 +62,15 @@ class Case:
         self.d_v = d_v
         self.with_output_projection = with_output_projection
         self.bench_name = bench_name  # qkv_bench's name with "{precision}" for f64 / f32
+        self.model = model  # for the whole model's pass to the logits (f32 only): its shapes (GPT2 below)
 
     def flops(self):
         """The products' floating-point operations (a multiply-add is two), the formula qkv_bench uses."""
         n, d_model, d_k, d_v = self.n, self.d_model, self.d_k, self.d_v
+        if self.model:
+            per_layer = (2 * n * d_model * 3 * d_model + self.heads * 2 * (2 * n * n * d_k) + 2 * n * d_model * d_model
+                         + 2 * 2 * n * d_model * self.model["inner"])
+            return self.model["layers"] * per_layer + 2 * n * d_model * self.model["vocab"]
         per_head = 2 * n * d_model * (2 * d_k + d_v) + 2 * n * n * d_k + 2 * n * n * d_v
         output_projection = 2 * n * self.heads * d_v * d_model if self.with_output_projection else 0
         return self.heads * per_head + output_projection
@@ -72,10 +84,17 @@ CASES = [
     Case("GPT-2 small layer (n = 1024, 768, 12 × 64, W_O)", 1024, 768, 12, 64, 64, True,
          "BM_Pipeline/{precision}/gpt2_small/softmax"),
 ]
+# GPT-2 small's shapes for the pass to the logits (the --smoke run shrinks them).
+GPT2 = {"layers": 12, "inner": 3072, "vocab": 50257, "positions": 1024}
+SMOKE_GPT2 = {"layers": 2, "inner": 64, "vocab": 100, "positions": 16}
+CASES += [Case("GPT-2 small to the logits, n = %d" % n, n, 768, 12, 64, 64, True,
+               "BM_Predict/{precision}/gpt2_small/n:%d" % n, model=GPT2) for n in (64, 256, 1024)]
+SWEEP_NAME = "BM_AblationSweep/f32/gpt2_small/n:64"
 # --smoke: the same code paths on tiny shapes, to check the script quickly (no qkv_bench).
 SMOKE_CASES = [
     Case("smoke n = 8, d = 16, 1 head", 8, 16, 1, 16, 16, False, ""),
     Case("smoke n = 8, 16, 2 × 8, W_O", 8, 16, 2, 8, 8, True, ""),
+    Case("smoke model n = 8, 16, 2 × 8", 8, 16, 2, 8, 8, True, "", model=SMOKE_GPT2),
 ]
 PEAK_NAME = "BM_GemmPeak/{precision}"
 
@@ -92,14 +111,14 @@ PEERS = {
 
 
 def best_time(call, min_time, min_runs):
-    """After two warm-up calls (allocation, caches), the fastest of QKV_REPETITIONS repetitions, each the mean
-    time of at least min_runs calls and min_time seconds: the statistic qkv_bench reports for QKV Lab
-    (--benchmark_repetitions, each a mean over --benchmark_min_time), so that every column is measured alike.
-    The best single call would flatter a peer: it drops the slower calls that a mean keeps. Returns that and,
-    for the report, the best single call as well."""
+    """After two warm-up calls (allocation, caches), QKV_REPETITIONS repetitions, each the mean time of at least
+    min_runs calls and min_time seconds: the statistic qkv_bench reports for QKV Lab (--benchmark_repetitions,
+    each a mean over --benchmark_min_time), so that every column is measured alike. The best single call would
+    flatter a peer: it drops the slower calls that a mean keeps. Returns the repetitions' means and, for the
+    report, the best single call as well."""
     call()
     call()
-    best_mean = math.inf
+    means = []
     best_call = math.inf
     for _ in range(QKV_REPETITIONS):
         runs = 0
@@ -111,8 +130,8 @@ def best_time(call, min_time, min_runs):
             best_call = min(best_call, after - before)
             before = after
             runs += 1
-        best_mean = min(best_mean, (before - start) / runs)
-    return best_mean, best_call
+        means.append((before - start) / runs)
+    return means, best_call
 
 
 def xavier_std(fan_in, fan_out):
@@ -162,6 +181,8 @@ def numpy_peer(precision, cases, peak_side, min_time, min_runs):
         return (random.standard_normal((rows, cols)) * std).astype(dtype)
 
     for case in cases:
+        if case.model:
+            continue  # torch-f32 only
         n, d_model, d_k, d_v = case.n, case.d_model, case.d_k, case.d_v
         X = normal(n, d_model)
         weights = [tuple(normal(d_model, d, xavier_std(d_model, d)) for d in (d_k, d_k, d_v))
@@ -240,6 +261,66 @@ def summarize_numpy_config(text):
     return "; ".join(lines) if lines else text.strip().replace("\n", "; ")[:300]
 
 
+def gpt2_forward(torch, cases, min_time, min_runs, times, best_calls):
+    """The forward pass to the logits of a GPT-2-shaped model with random weights (GPT-2's initial scale), in
+    plain PyTorch as transformers' GPT2LMHeadModel computes it (Conv1D weights d_in × d_out, gelu_new, causal
+    softmax attention), then what BM_Predict also computes: at every position the log-softmax over the
+    vocabulary, the top 10 and the loss on the next token. Checked once against the same code in float64."""
+    import torch.nn.functional as F
+
+    shapes = cases[0].model
+    d_model, heads = cases[0].d_model, cases[0].heads
+    d_head, inner, vocab, layers = d_model // heads, shapes["inner"], shapes["vocab"], shapes["layers"]
+    generator = torch.Generator().manual_seed(2)
+
+    def tensor(*shape, centre=0.0):
+        return torch.rand(*shape, generator=generator, dtype=torch.float32).sub_(0.5).mul_(0.04).add_(centre)
+
+    wte, wpe = tensor(vocab, d_model), tensor(shapes["positions"], d_model)
+    blocks = [{"ln_1": (tensor(d_model, centre=1.0), tensor(d_model)),
+               "c_attn": (tensor(d_model, 3 * d_model), tensor(3 * d_model)),
+               "c_proj": (tensor(d_model, d_model), tensor(d_model)),
+               "ln_2": (tensor(d_model, centre=1.0), tensor(d_model)),
+               "c_fc": (tensor(d_model, inner), tensor(inner)),
+               "mlp_proj": (tensor(inner, d_model), tensor(d_model))} for _ in range(layers)]
+    ln_f = (tensor(d_model, centre=1.0), tensor(d_model))
+
+    def forward(ids, dtype):
+        def w(pair):
+            return tuple(t.to(dtype) for t in pair)
+
+        n = ids.numel()
+        causal = torch.ones(n, n, dtype=torch.bool).triu_(1)
+        x = wte.to(dtype)[ids] + wpe.to(dtype)[:n]
+        for block in blocks:
+            h = F.layer_norm(x, (d_model,), *w(block["ln_1"]), eps=1e-5)
+            weight, bias = w(block["c_attn"])
+            q, k, v = torch.addmm(bias, h, weight).view(n, 3, heads, d_head).permute(1, 2, 0, 3)
+            scores = torch.matmul(q, k.transpose(1, 2)).mul_(1.0 / math.sqrt(d_head))
+            scores.masked_fill_(causal, -math.inf)
+            z = torch.matmul(torch.softmax(scores, -1), v).transpose(0, 1).reshape(n, d_model)
+            weight, bias = w(block["c_proj"])
+            x = x + torch.addmm(bias, z, weight)
+            h = F.layer_norm(x, (d_model,), *w(block["ln_2"]), eps=1e-5)
+            weight, bias = w(block["c_fc"])
+            h = F.gelu(torch.addmm(bias, h, weight), approximate="tanh")
+            weight, bias = w(block["mlp_proj"])
+            x = x + torch.addmm(bias, h, weight)
+        h = F.layer_norm(x, (d_model,), *w(ln_f), eps=1e-5)
+        logits = torch.matmul(h, wte.to(dtype).t())
+        log_probabilities = torch.log_softmax(logits, -1)
+        top = torch.topk(log_probabilities, min(10, vocab), -1)
+        loss = -log_probabilities[:-1].gather(1, ids[1:, None]).mean()
+        return logits, top, loss
+
+    for case in cases:
+        ids = torch.arange(case.n, dtype=torch.int64).mul_(7919).remainder_(vocab)  # as bench_model.cpp
+        times[case.label], best_calls[case.label] = best_time(lambda: forward(ids, torch.float32), min_time,
+                                                              min_runs)
+        if case is cases[0]:
+            check_close(case, "f32", forward(ids, torch.float32)[0], forward(ids, torch.float64)[0], torch.abs)
+
+
 def torch_peer(precision, cases, peak_side, min_time, min_runs, threads):
     import torch
 
@@ -253,7 +334,12 @@ def torch_peer(precision, cases, peak_side, min_time, min_runs, threads):
         return (torch.randn(rows, cols, generator=generator, dtype=torch.float64) * std).to(dtype)
 
     with torch.inference_mode():
+        model_cases = [case for case in cases if case.model]
+        if model_cases and precision == "f32":
+            gpt2_forward(torch, model_cases, min_time, min_runs, times, best_calls)
         for case in cases:
+            if case.model:
+                continue
             n, d_model, d_k, d_v = case.n, case.d_model, case.d_k, case.d_v
             X = normal(n, d_model)
             weights = [
@@ -315,10 +401,18 @@ def torch_peer(precision, cases, peak_side, min_time, min_runs, threads):
     }
 
 
+def selected_cases(arguments):
+    """The cases --only names (the GEMM peak always comes along), and the GEMM's side."""
+    if arguments.smoke:
+        return SMOKE_CASES, SMOKE_PEAK_SIDE
+    groups = {group.strip() for group in arguments.only.split(",")}
+    return [case for case in CASES if ("model" if case.model else "attention") in groups], PEAK_SIDE
+
+
 def run_peer_here(peer, arguments):
     """The child's side: time one peer and print its results as JSON on stdout."""
     library, precision = PEERS[peer]
-    cases, peak_side = (SMOKE_CASES, SMOKE_PEAK_SIDE) if arguments.smoke else (CASES, PEAK_SIDE)
+    cases, peak_side = selected_cases(arguments)
     if library == "numpy":
         report = numpy_peer(precision, cases, peak_side, arguments.min_time, arguments.min_runs)
     else:
@@ -375,7 +469,7 @@ def run_peer(peer, arguments):
     """One peer in its own process. Returns its report, or None with a note when the library is missing;
     raises PeerFailed when it fails otherwise."""
     command = [sys.executable, str(Path(__file__).resolve()), "--peer", peer, "--threads", str(arguments.threads),
-               "--min-time", str(arguments.min_time), "--min-runs", str(arguments.min_runs)]
+               "--min-time", str(arguments.min_time), "--min-runs", str(arguments.min_runs), "--only", arguments.only]
     if arguments.smoke:
         command.append("--smoke")
     completed = subprocess.run(command, env=child_environment(arguments.threads), capture_output=True, text=True)
@@ -389,17 +483,21 @@ def run_peer(peer, arguments):
     return json.loads(completed.stdout)
 
 
-def bench_filter():
-    """qkv_bench's softmax pipelines of the five cases and the GEMM peaks, in both precisions."""
-    names = [case.bench_name for case in CASES] + [PEAK_NAME]
+def bench_filter(cases):
+    """qkv_bench's benchmarks of `cases` (the softmax pipelines, the passes to the logits), the GEMM peaks in
+    both precisions, and the ablation sweep with the passes to the logits."""
+    names = [case.bench_name for case in cases] + [PEAK_NAME]
+    if any(case.model for case in cases):
+        names.append(SWEEP_NAME)
     pattern = "|".join(re.escape(name).replace(r"\{precision\}", "f(32|64)") for name in names)
     return "^(%s)(/|$)" % pattern
 
 
 def run_qkv_bench(bench, arguments, qkv_threads=None):
-    """QKV Lab's times in seconds by benchmark name (fastest repetition), and the run's context."""
-    # The fastest of a few repetitions, each a mean over min_time: the statistic best_time takes for the peers.
-    command = [str(bench), "--benchmark_format=json", "--benchmark_filter=" + bench_filter(),
+    """QKV Lab's times in seconds by benchmark name (every repetition's), the ablation sweep's ratio to 144
+    passes (every repetition's), and the run's context."""
+    # A few repetitions, each a mean over min_time: the statistic best_time takes for the peers.
+    command = [str(bench), "--benchmark_format=json", "--benchmark_filter=" + bench_filter(selected_cases(arguments)[0]),
                "--benchmark_min_time=%g" % arguments.min_time, "--benchmark_repetitions=%d" % QKV_REPETITIONS]
     completed = subprocess.run(command, env=child_environment(arguments.threads, qkv_threads),
                                capture_output=True, text=True)
@@ -414,7 +512,9 @@ def run_qkv_bench(bench, arguments, qkv_threads=None):
         # "BM_Pipeline/f32/softmax/n:64/process_time/real_time" -> "BM_Pipeline/f32/softmax/n:64"
         name = re.sub(r"(/(process_time|real_time|manual_time))+$", "", run["run_name"])
         seconds = run["real_time"] * seconds_per[run["time_unit"]]
-        times[name] = min(times.get(name, math.inf), seconds)
+        times.setdefault(name, []).append(seconds)
+        if "vs_144_forwards" in run:
+            times.setdefault(name + ":vs_144_forwards", []).append(run["vs_144_forwards"])
     return times, report.get("context", {})
 
 
@@ -425,6 +525,21 @@ def fastest(earlier, latest):
         if seconds is not None and (merged.get(name) is None or seconds < merged[name]):
             merged[name] = seconds
     return merged
+
+
+def pooled(earlier, latest):
+    """Samples by name: each name's earlier and latest samples together."""
+    merged = {name: list(samples) for name, samples in earlier.items()}
+    for name, samples in latest.items():
+        merged.setdefault(name, []).extend(samples)
+    return merged
+
+
+def statistic(samples, how):
+    """The median or the fastest ("best") of a name's samples, None without any."""
+    if not samples:
+        return None
+    return min(samples) if how == "best" else statistics.median(samples)
 
 
 def kernel_family(product_library):
@@ -504,7 +619,7 @@ def ratio_cell(numerator, denominators):
 
 
 def print_report(arguments, qkv, qkv_context, qkv_one_thread, peers, others_load, failures):
-    cases, peak_side = (SMOKE_CASES, SMOKE_PEAK_SIDE) if arguments.smoke else (CASES, PEAK_SIDE)
+    cases, peak_side = selected_cases(arguments)
     print("## QKV Lab against numpy and PyTorch\n")
     tree = source_tree(arguments.bench) if not arguments.smoke else REPO
     print("- engine: %s; QKV Lab products: %s" % (git_state(tree), qkv_context.get("qkv_product_library", "–")))
@@ -546,40 +661,51 @@ def print_report(arguments, qkv, qkv_context, qkv_one_thread, peers, others_load
               "set. For a like-for-like comparison run again with e.g. OPENBLAS_CORETYPE=%s."
               % (", ".join("%s %s" % item for item in known.items()), known.get("QKV Lab", "SkylakeX")))
 
-    def peer_time(peer, key):
+    def peer_time(peer, key, how):
         report = peers.get(peer)
-        return report["times"].get(key) if report else None
+        return statistic(report["times"].get(key), how) if report else None
 
     header = ["case", "QKV Lab f64", "QKV Lab f32"]
     if qkv_one_thread is not None:
         header += ["QKV f64, 1 thread", "QKV f32, 1 thread"]
     header += ["numpy f64", "torch f32", "torch f64", "QKV ÷ best peer f64", "QKV ÷ best peer f32"]
     rounds = max(1, arguments.rounds)
-    print("\nTime per call (QKV Lab and every peer alike: the fastest of %d repetitions, each a mean over at "
-          "least %g s (peers: and %d calls) after warm-up%s; GF/s = the products' FLOPs / time). "
-          "QKV ÷ best peer below 1: QKV Lab is faster.\n"
-          % (QKV_REPETITIONS * rounds, arguments.min_time, arguments.min_runs,
-             "" if rounds == 1 else ", in %d rounds that took turns (QKV Lab, then each peer)" % rounds))
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
     rows = [(case.label, case.flops(), case.label, case.bench_name) for case in cases]
     rows.append(("GEMM %d³ (one product)" % peak_side, 2 * peak_side ** 3, "gemm", PEAK_NAME))
-    for label, flops, peer_key, bench_name in rows:
-        qkv64 = qkv.get(bench_name.format(precision="f64"))
-        qkv32 = qkv.get(bench_name.format(precision="f32"))
-        numpy64 = peer_time("numpy-f64", peer_key)
-        torch32 = peer_time("torch-f32", peer_key)
-        torch64 = peer_time("torch-f64", peer_key)
-        cells = [label, cell(qkv64, flops), cell(qkv32, flops)]
-        if qkv_one_thread is not None:
-            cells += [cell(qkv_one_thread.get(bench_name.format(precision=p)), flops) for p in ("f64", "f32")]
-        cells += [cell(numpy64, flops), cell(torch32, flops), cell(torch64, flops),
-                  ratio_cell(qkv64, [numpy64, torch64]), ratio_cell(qkv32, [torch32])]
-        print("| " + " | ".join(cells) + " |")
+    for how, title in (("median", "The median"), ("best", "The fastest")):
+        print("\n%s of %d repetitions per library and case (QKV Lab and every peer alike, each a mean over at "
+              "least %g s (peers: and %d calls) after warm-up%s; GF/s = the products' FLOPs / time). "
+              "QKV ÷ best peer below 1: QKV Lab is faster.\n"
+              % (title, QKV_REPETITIONS * rounds, arguments.min_time, arguments.min_runs,
+                 "" if rounds == 1 else ", in %d rounds that took turns (QKV Lab, then each peer)" % rounds))
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+        for label, flops, peer_key, bench_name in rows:
+            qkv64 = statistic(qkv.get(bench_name.format(precision="f64")), how)
+            qkv32 = statistic(qkv.get(bench_name.format(precision="f32")), how)
+            numpy64 = peer_time("numpy-f64", peer_key, how)
+            torch32 = peer_time("torch-f32", peer_key, how)
+            torch64 = peer_time("torch-f64", peer_key, how)
+            cells = [label, cell(qkv64, flops), cell(qkv32, flops)]
+            if qkv_one_thread is not None:
+                cells += [cell(statistic(qkv_one_thread.get(bench_name.format(precision=p)), how), flops)
+                          for p in ("f64", "f32")]
+            cells += [cell(numpy64, flops), cell(torch32, flops), cell(torch64, flops),
+                      ratio_cell(qkv64, [numpy64, torch64]), ratio_cell(qkv32, [torch32])]
+            print("| " + " | ".join(cells) + " |")
+    sweep = qkv.get(SWEEP_NAME)
+    if sweep:
+        ratios = qkv.get(SWEEP_NAME + ":vs_144_forwards", [])
+        print("\nAblation sweep (QKV Lab, %s: all 144 heads zeroed in turn, loss): median %.0f ms, fastest %.0f ms; "
+              "its time over 144 unmodified passes to the logits (timed in the same benchmark): median %.2f, "
+              "fastest %.2f (target ≤ 0.6)"
+              % (SWEEP_NAME, statistic(sweep, "median") * 1e3, statistic(sweep, "best") * 1e3,
+                 statistic(ratios, "median") or math.nan, statistic(ratios, "best") or math.nan))
     print("\nThe peers' best single call in the same run (a statistic that drops their slower calls):")
     for label, flops, peer_key, bench_name in rows:
         calls = ["%s %s" % (peer, cell(peers[peer]["best_calls"].get(peer_key), flops))
-                 for peer in ("numpy-f64", "torch-f32", "torch-f64") if peers.get(peer)]
+                 for peer in ("numpy-f64", "torch-f32", "torch-f64")
+                 if peers.get(peer) and peer_key in peers[peer]["best_calls"]]
         print("- %s: %s" % (label, "; ".join(calls)))
 
 
@@ -592,14 +718,18 @@ def main():
                         help="seconds each timing runs at least, peers and qkv_bench alike (default 0.5)")
     parser.add_argument("--min-runs", type=int, default=5, help="peers: timed calls at least (default 5)")
     parser.add_argument("--rounds", type=int, default=1,
-                        help="measure QKV Lab and every peer this many times in turn and keep each one's "
-                             "fastest round (default 1): a machine whose speed drifts over minutes then "
-                             "favours no one")
+                        help="measure QKV Lab and every peer this many times in turn and report the median and "
+                             "the fastest of all their repetitions (default 1): a machine whose speed drifts "
+                             "over minutes then favours no one")
     parser.add_argument("--competing-load", action="store_true",
                         help="keep one core busy with a spinning process for the whole run")
     parser.add_argument("--one-thread-too", action="store_true",
                         help="also run qkv_bench with QKV_THREADS=1 (with --competing-load: do threads hurt?)")
     parser.add_argument("--peers", default=",".join(PEERS), help="comma-separated subset of " + ", ".join(PEERS))
+    parser.add_argument("--only", default="attention,model",
+                        help="the cases to time, a comma-separated subset of attention (the five softmax "
+                             "pipelines) and model (the passes to the logits, the ablation sweep); the GEMM "
+                             "peak always (default: both)")
     parser.add_argument("--smoke", action="store_true",
                         help="tiny shapes, one short timing, no qkv_bench: checks that the script works")
     parser.add_argument("--peer", choices=sorted(PEERS), help=argparse.SUPPRESS)  # a child's own run
@@ -638,11 +768,11 @@ def main():
         for _ in range(max(1, arguments.rounds)):
             if not arguments.smoke:
                 times, qkv_context = measured("QKV Lab", run_qkv_bench, arguments.bench, arguments)
-                qkv = fastest(qkv, times)
+                qkv = pooled(qkv, times)
                 if arguments.one_thread_too:
                     times, _ = measured("QKV Lab 1 thread", run_qkv_bench, arguments.bench, arguments,
                                         qkv_threads=1)
-                    qkv_one_thread = fastest(qkv_one_thread or {}, times)
+                    qkv_one_thread = pooled(qkv_one_thread or {}, times)
             for peer in wanted:
                 if peer in failures:
                     continue
@@ -653,7 +783,7 @@ def main():
                     peers[peer], failures = None, failures + [peer]
                     continue
                 if peers.get(peer):
-                    report["times"] = fastest(peers[peer]["times"], report["times"])
+                    report["times"] = pooled(peers[peer]["times"], report["times"])
                     report["best_calls"] = fastest(peers[peer]["best_calls"], report["best_calls"])
                 peers[peer] = report
     finally:
