@@ -68,13 +68,19 @@ struct Weights {
     }
 };
 
+/// The folder to remove at exit. A global, constructed before main(), so that it is destroyed after the
+/// handler registered with std::atexit has run (a function's static, constructed later, would be gone by
+/// then).
+std::filesystem::path folderToRemove;
+
 const std::string& checkpointFolder()
 {
     static const std::string folder = [] {
         const std::filesystem::path path =
             std::filesystem::temp_directory_path() / ("qkv_bench_gpt2_" + std::to_string(::getpid()));
         std::filesystem::create_directories(path);
-        std::atexit([] { std::filesystem::remove_all(checkpointFolder()); });
+        folderToRemove = path;
+        std::atexit([] { std::filesystem::remove_all(folderToRemove); });
         Weights w;
         const auto d = std::uint64_t(dModel), i = std::uint64_t(inner);
         std::vector<qkv::SafetensorsTensor> tensors;
