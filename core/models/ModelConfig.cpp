@@ -236,6 +236,20 @@ ModelConfig parseModelConfig(const std::string& jsonText, const std::string& fil
         config.refuse("model_type: " + quotedExcerpt(modelType, 100) +
                       " is not supported (gpt2, llama, qwen2 or mistral)");
     c.modelType = modelType;
+    // A model QKV Lab trained with sparse attention says so; its heads then normalize as they were trained.
+    const std::string normalizer = config.text("qkvlab_attention_normalizer", "softmax");
+    const auto normalizerType = normalizerFromString(normalizer);
+    if (!normalizerType ||
+        (*normalizerType != NormalizerType::Softmax && *normalizerType != NormalizerType::Sparsemax &&
+         *normalizerType != NormalizerType::Entmax))
+        config.refuse("qkvlab_attention_normalizer: " + quotedExcerpt(normalizer, 100) +
+                      " is not supported (softmax, sparsemax or entmax)");
+    c.attentionNormalizer.type = *normalizerType;
+    if (*normalizerType == NormalizerType::Entmax) {
+        c.attentionNormalizer.alpha = config.positive("qkvlab_entmax_alpha", 1.5);
+        if (c.attentionNormalizer.alpha < 1.0 || c.attentionNormalizer.alpha > 8.0)
+            config.refuse("qkvlab_entmax_alpha: expected a number from 1 to 8");
+    }
     return c;
 }
 

@@ -36,6 +36,8 @@ struct ModelConfig {
     bool outputBias = false;   ///< the output projection has a bias (GPT-2; LLaMA's attention_bias)
     bool mlpBias = false;      ///< the MLP's projections have biases (GPT-2; LLaMA's mlp_bias)
     std::string activation;    ///< "gelu_new" / "gelu_pytorch_tanh" (GPT-2), "silu" (LLaMA family)
+    /// Softmax, or what qkvlab_attention_normalizer names: a model QKV Lab trained with sparse attention.
+    NormalizerSpec attentionNormalizer{NormalizerType::Softmax, 1.5};
 
     /// Query heads per key/value head.
     Index groupSize() const { return kvHeads > 0 ? heads / kvHeads : 0; }

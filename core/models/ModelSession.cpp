@@ -206,7 +206,7 @@ Session models::layerSession(const Model& model, const Matrix& x, Index layer,
         session.mask.type = MaskType::Sliding;
         session.mask.window = c.slidingWindow;
     }
-    session.normalizer = NormalizerSpec{NormalizerType::Softmax, 1.5};
+    session.normalizer = c.attentionNormalizer;
     session.precision = precision;
     if (c.family == ModelFamily::Llama)
         useRope(session, c);

@@ -187,6 +187,7 @@ Architecture architectureOf(const std::string& folder)
     a.qkvBias = c.qkvBias;
     a.outputBias = c.outputBias;
     a.mlpBias = c.mlpBias;
+    a.normalizer = c.attentionNormalizer;
     const std::string lmHead = model.tensorName("lm_head.weight");
     a.tied = c.family == ModelFamily::Gpt2 || !model.checkpoint().has(lmHead);
     const std::string configText =
@@ -317,6 +318,10 @@ std::string configJson(const Architecture& a, Index inner)
     c["torch_dtype"] = "float32";
     if (!a.hasMlp())
         c["qkvlab_mlp"] = false;
+    if (a.normalizer.type != NormalizerType::Softmax)
+        c["qkvlab_attention_normalizer"] = toString(a.normalizer.type);
+    if (a.normalizer.type == NormalizerType::Entmax)
+        c["qkvlab_entmax_alpha"] = a.normalizer.alpha;
     return c.dump(2) + "\n";
 }
 

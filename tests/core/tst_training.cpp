@@ -233,6 +233,16 @@ private slots:
         compareLogits(gpt2.path().toStdString(), ids);
         compareLogits(qwen2.path().toStdString(), ids);
         compareLogits(llama.path().toStdString(), ids);
+        // Trained with sparse attention: the folder says so, and the forward pass normalizes the same way.
+        for (const NormalizerSpec normalizer :
+             {NormalizerSpec{NormalizerType::Sparsemax, 1.5}, NormalizerSpec{NormalizerType::Entmax, 1.3}}) {
+            QTemporaryDir sparse;
+            const Architecture s = attentionOnly(normalizer);
+            const Layout sparseLayout = layoutOf(s);
+            saveModel(sparse.path().toStdString(), s, sparseLayout, randomParameters(sparseLayout, 14));
+            QCOMPARE(architectureOf(sparse.path().toStdString()).normalizer, normalizer);
+            compareLogits(sparse.path().toStdString(), {ids.begin(), ids.begin() + 10});
+        }
     }
 
     void savedFoldersReadBack()
