@@ -5,6 +5,7 @@
 #include "LayerAttention.h"
 #include "MatrixProduct.h"
 #include "ModelTensors.h"
+#include "Parallel.h"
 #include "PassSteps.h"
 
 #include <algorithm>
@@ -173,11 +174,10 @@ std::vector<TokenProbability> topTokens(const double* logits, Index vocabulary, 
 /// ln Σ exp(logits), computed from the maximum.
 double logSumExp(const double* logits, Index vocabulary)
 {
-    const double top = *std::max_element(logits, logits + vocabulary);
-    double sum = 0.0;
-    for (Index v = 0; v < vocabulary; ++v)
-        sum += std::exp(logits[v] - top);
-    return top + std::log(sum);
+    // Eigen's vectorized exp: a scalar one per entry was a tenth of a pass over GPT-2's vocabulary.
+    const Eigen::Map<const Eigen::ArrayXd> row(logits, vocabulary);
+    const double top = row.maxCoeff();
+    return top + std::log((row - top).exp().sum());
 }
 
 /// The attention output of a layer from its (changed) head outputs: concat · W_O + b_O, computed as the
@@ -317,20 +317,23 @@ Prediction ModelRun::finish(Matrix residual, const PredictOptions& options) cons
         if (!isAllFinite(logits))
             throw Error(std::string("the logits overflow ") + toString(m_precision) +
                         (m_precision == Precision::Float32 ? "; choose precision float64" : ""));
-        // Rows of a row-major matrix are contiguous.
-        for (Index r = 0; r < count; ++r) {
-            const Index i = first + r;
-            const double* row = logits.row(r).data();
-            const double normalizer = logSumExp(row, vocabulary);
-            PositionPrediction& position = prediction.positions[std::size_t(i)];
-            position.top = topTokens(row, vocabulary, options.top, normalizer);
-            if (i + 1 < n) {
-                position.nextId = m_ids[std::size_t(i + 1)];
-                position.loss = normalizer - row[position.nextId];
-                lossSum += position.loss;
+        // The rows on the engine's threads; the losses are summed in order afterwards.
+        parallelFor(count, 1, [&](Index begin, Index end) {
+            for (Index r = begin; r < end; ++r) {
+                const Index i = first + r;
+                const double* row = logits.row(r).data();
+                const double normalizer = logSumExp(row, vocabulary);
+                PositionPrediction& position = prediction.positions[std::size_t(i)];
+                position.top = topTokens(row, vocabulary, options.top, normalizer);
+                if (i + 1 < n) {
+                    position.nextId = m_ids[std::size_t(i + 1)];
+                    position.loss = normalizer - row[position.nextId];
+                }
             }
-        }
+        });
     }
+    for (const PositionPrediction& position : prediction.positions)
+        lossSum += position.loss;
     prediction.meanLoss = n > 1 ? lossSum / double(n - 1) : 0.0;
     return prediction;
 }
