@@ -77,6 +77,7 @@ const char* const precisionNames[] = {"float64", "float32"};
 const char* const positionNames[] = {"none", "sinusoidal", "learned", "rope", "alibi"};
 const char* const pairingNames[] = {"half", "interleaved"};
 const char* const ropeScalingNames[] = {"none", "linear", "llama3"};
+const char* const interventionNames[] = {"zero", "mean", "scale", "session"};
 
 std::string describe(const std::string& path, const std::string& problem)
 {
@@ -257,6 +258,14 @@ const char* toString(RopeScalingType type)
 std::optional<RopeScalingType> ropeScalingFromString(const std::string& name)
 {
     return valueOf<RopeScalingType>(name, ropeScalingNames);
+}
+const char* toString(HeadIntervention::Kind kind)
+{
+    return nameOf(kind, interventionNames);
+}
+std::optional<HeadIntervention::Kind> interventionKindFromString(const std::string& name)
+{
+    return valueOf<HeadIntervention::Kind>(name, interventionNames);
 }
 std::string slopeCountProblem(std::size_t heads, std::size_t found)
 {

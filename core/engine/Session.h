@@ -20,6 +20,7 @@ struct Limits {
     static constexpr Index maxDimension = 4096; ///< d_model, d_k, d_v, d_a, d_out
     static constexpr int maxHeads = 64;
     static constexpr int maxSnapshots = 64;             ///< snapshots kept in one session
+    static constexpr int maxInterventions = 1024;       ///< interventions in a session's model link
     static constexpr std::size_t maxSnapshotName = 200; ///< bytes of a snapshot's name
 };
 
@@ -293,6 +294,8 @@ std::optional<Precision> precisionFromString(const std::string& name);
 std::optional<PositionType> positionTypeFromString(const std::string& name);
 std::optional<RopePairing> ropePairingFromString(const std::string& name);
 std::optional<RopeScalingType> ropeScalingFromString(const std::string& name);
+const char* toString(HeadIntervention::Kind kind); ///< "zero", "mean", "scale", "session"
+std::optional<HeadIntervention::Kind> interventionKindFromString(const std::string& name);
 
 /// The other heads (counted from 0) whose keys and values are the same as `head`'s: equal W_K, W_V, b_K and
 /// b_V, as grouped-query attention gives every query head of a group (a model head's session copies its

@@ -453,6 +453,53 @@ ViewState readViewState(const Json& view, Json& extras)
     return state;
 }
 
+/// The `model` object: the folder, the ids, the layer and head the session's head came from, and the
+/// interventions (docs/session-file.md). Checked for shape here; against the model when it is opened.
+ModelLink readModelLink(const Json& value)
+{
+    requireObject(value, "model");
+    ModelLink link;
+    link.folder = readString(require(value, "model", "folder"), "model.folder");
+    if (link.folder.empty())
+        refuse("model.folder", "expected the path of a model folder, found \"\"");
+    const Json& ids = require(value, "model", "ids");
+    if (!ids.is_array())
+        wrongType("model.ids", "an array of token ids", ids);
+    checkCount("model.ids", ids.size(), "token ids", Limits::maxTokens);
+    for (std::size_t i = 0; i < ids.size(); ++i)
+        link.ids.push_back(readWholeNumber(ids[i], "model.ids[" + std::to_string(i) + "]", 0));
+    link.layer = readWholeNumber(require(value, "model", "layer"), "model.layer", 0);
+    link.head = readWholeNumber(require(value, "model", "head"), "model.head", 0);
+    if (const Json* list = find(value, "interventions")) {
+        if (!list->is_array())
+            wrongType("model.interventions", "an array of interventions", *list);
+        checkCount("model.interventions", list->size(), "interventions", Limits::maxInterventions);
+        for (std::size_t k = 0; k < list->size(); ++k) {
+            const std::string at = "model.interventions[" + std::to_string(k) + "]";
+            const Json& entry = requireObject((*list)[k], at);
+            HeadIntervention change;
+            change.layer = readWholeNumber(require(entry, at, "layer"), at + ".layer", 0);
+            change.head = readWholeNumber(require(entry, at, "head"), at + ".head", 0);
+            const std::string kind = readString(require(entry, at, "kind"), at + ".kind");
+            const auto parsed = interventionKindFromString(kind);
+            if (!parsed)
+                refuse(at + ".kind", "unknown kind \"" + kind + "\" (expected zero, mean, scale or session)");
+            change.kind = *parsed;
+            if (const Json* factor = find(entry, "factor"))
+                change.factor = readNumber(*factor, at + ".factor");
+            else if (change.kind == HeadIntervention::Kind::Scale)
+                refuse(at + ".factor", "missing (a scale needs its factor)");
+            if (const Json* enabled = find(entry, "enabled")) {
+                if (!enabled->is_boolean())
+                    wrongType(at + ".enabled", "true or false", *enabled);
+                change.enabled = enabled->get<bool>();
+            }
+            link.interventions.push_back(change);
+        }
+    }
+    return link;
+}
+
 Session sessionFromJson(const Json& root, CompactMatrices& compact, const std::string& defaultTitle);
 
 /// The `snapshots` array: each a name and a complete session of its own (without snapshots), checked as a
@@ -627,10 +674,12 @@ Session sessionFromJson(const Json& root, CompactMatrices& compact, const std::s
 
     if (const Json* snapshots = find(root, "snapshots"))
         s.snapshots = readSnapshots(*snapshots, compact);
+    if (const Json* model = find(root, "model"))
+        s.model = readModelLink(*model);
 
-    keepUnknown(root, {"format",  "version",    "title",     "tokens",    "pad",   "X",        "dims",
-                       "context", "heads",      "W_O",       "b_O",       "score", "scale",    "temperature",
-                       "mask",    "normalizer", "positions", "precision", "view",  "snapshots"},
+    keepUnknown(root, {"format",  "version",    "title",     "tokens",    "pad",   "X",         "dims",
+                       "context", "heads",      "W_O",       "b_O",       "score", "scale",     "temperature",
+                       "mask",    "normalizer", "positions", "precision", "view",  "snapshots", "model"},
                 extras);
     if (!extras.empty())
         s.preservedJson = extras.dump();

@@ -166,6 +166,22 @@ Json sessionToJson(const Session& s)
             snapshots.push_back(Json{{"name", snapshot.name}, {"session", sessionToJson(*snapshot.session)}});
         root["snapshots"] = std::move(snapshots);
     }
+    if (s.model) {
+        Json interventions = Json::array();
+        for (const HeadIntervention& change : s.model->interventions) {
+            Json entry{{"layer", change.layer}, {"head", change.head}, {"kind", toString(change.kind)}};
+            if (change.kind == HeadIntervention::Kind::Scale)
+                entry["factor"] = change.factor;
+            if (!change.enabled)
+                entry["enabled"] = false;
+            interventions.push_back(std::move(entry));
+        }
+        root["model"] = Json{{"folder", s.model->folder},
+                             {"ids", s.model->ids},
+                             {"layer", s.model->layer},
+                             {"head", s.model->head},
+                             {"interventions", std::move(interventions)}};
+    }
     // The extras of the structured keys were merged above; "context" extras must not come back as a
     // context of their own when the session no longer has one.
     for (auto it = extras.begin(); it != extras.end(); ++it)

@@ -27,10 +27,6 @@ struct Intervention : HeadIntervention {
     }
 };
 
-/// "zero", "mean", "scale", "session".
-const char* toString(HeadIntervention::Kind kind);
-std::optional<HeadIntervention::Kind> interventionKindFromString(const std::string& name);
-
 /// How a list names it: "L3.H5 zero", "L0.H1 scale ×2", "L2.H0 session".
 std::string describe(const Intervention& intervention);
 

@@ -164,6 +164,7 @@ private slots:
     void contextExtrasDoNotOutliveTheContext();
     void viewJsonGetAndSet();
     void dimensionNamesRoundTrip();
+    void modelLinkRoundTrip();
     void dimensionNameMessagesAreExact_data();
     void dimensionNameMessagesAreExact();
 
@@ -460,6 +461,38 @@ void TestSessionFile::dimensionNameMessagesAreExact()
     QCOMPARE(errorOf([&] { (void)parseSession(text.toStdString()); }), message);
 }
 
+void TestSessionFile::modelLinkRoundTrip()
+{
+    // The model a head came from and its interventions: written back as read, and equal after a round trip.
+    const QJsonObject model{{QStringLiteral("folder"), QStringLiteral("/models/gpt2")},
+                            {QStringLiteral("ids"), QJsonArray{464, 3797, 3332}},
+                            {QStringLiteral("layer"), 5},
+                            {QStringLiteral("head"), 1},
+                            {QStringLiteral("interventions"),
+                             QJsonArray{QJsonObject{{QStringLiteral("layer"), 5},
+                                                    {QStringLiteral("head"), 1},
+                                                    {QStringLiteral("kind"), QStringLiteral("session")}},
+                                        QJsonObject{{QStringLiteral("layer"), 0},
+                                                    {QStringLiteral("head"), 3},
+                                                    {QStringLiteral("kind"), QStringLiteral("scale")},
+                                                    {QStringLiteral("factor"), 2.5},
+                                                    {QStringLiteral("enabled"), false}}}}};
+    const Session session = parseSession(toText(with(exampleObject("love"), QStringLiteral("model"), model)));
+    QVERIFY(session.model);
+    QCOMPARE(session.model->folder, std::string("/models/gpt2"));
+    QCOMPARE(session.model->ids, (std::vector<std::int64_t>{464, 3797, 3332}));
+    QCOMPARE(session.model->layer, Index(5));
+    QCOMPARE(session.model->interventions.size(), std::size_t(2));
+    QCOMPARE(session.model->interventions[0].kind, HeadIntervention::Kind::Session);
+    QVERIFY(session.model->interventions[0].enabled);
+    QCOMPARE(session.model->interventions[1].factor, 2.5);
+    QVERIFY(!session.model->interventions[1].enabled);
+    const std::string text = serializeSession(session);
+    QCOMPARE(parseSaved(text).value(QStringLiteral("model")).toObject(), model);
+    QVERIFY(parseSession(text) == session);
+    QVERIFY(!parseSaved(serializeSession(loadExample("love"))).contains(QStringLiteral("model")));
+}
+
 void TestSessionFile::refusesBadInput_data()
 {
     QTest::addColumn<QByteArray>("text");
@@ -501,6 +534,33 @@ void TestSessionFile::refusesBadInput_data()
     row("missing normalizer.type", set("normalizer", QJsonObject()), "normalizer.type: missing");
     row("general without W_S", set("score", QStringLiteral("general")), "heads[0].W_S: ");
     row("additive without W_a", set("score", QStringLiteral("additive")), "heads[0].W_a: ");
+
+    // The model link.
+    const QJsonObject link{{QStringLiteral("folder"), QStringLiteral("m")},
+                           {QStringLiteral("ids"), QJsonArray{1, 2, 3}},
+                           {QStringLiteral("layer"), 0},
+                           {QStringLiteral("head"), 0}};
+    const auto linked = [&](const char* key, const QJsonValue& value) {
+        return toText(with(with(love, QStringLiteral("model"), link), QString::fromUtf8(key), value));
+    };
+    row("model is a string", set("model", QStringLiteral("gpt2")), "model: ");
+    row("model without folder", toText(with(love, QStringLiteral("model"), QJsonObject())),
+        "model.folder: missing");
+    row("model id negative", linked("model.ids.1", -4), "model.ids[1]: ");
+    row("model id fractional", linked("model.ids.2", 1.5), "model.ids[2]: ");
+    row("model layer a string", linked("model.layer", QStringLiteral("0")), "model.layer: ");
+    row("intervention kind unknown",
+        linked("model.interventions",
+               QJsonArray{QJsonObject{{QStringLiteral("layer"), 0},
+                                      {QStringLiteral("head"), 0},
+                                      {QStringLiteral("kind"), QStringLiteral("patch")}}}),
+        "model.interventions[0].kind: ");
+    row("scale without factor",
+        linked("model.interventions",
+               QJsonArray{QJsonObject{{QStringLiteral("layer"), 0},
+                                      {QStringLiteral("head"), 0},
+                                      {QStringLiteral("kind"), QStringLiteral("scale")}}}),
+        "model.interventions[0].factor: missing");
 
     // Wrong types.
     row("title is a number", set("title", 7), "title: ");
