@@ -216,7 +216,7 @@ void PredictionView::drawBars(QCPAxisRect* rect, const PredictionRunDisplay& run
     }
     bars->setData(keys, probabilities, true);
     tokens->setTicker(ticker);
-    tokens->setRange(-0.5, std::max<double>(run.top.size(), 1) - 0.5);
+    tokens->setRange(-0.5, std::max(static_cast<double>(run.top.size()), 1.0) - 0.5);
     values->setRange(0.0, upper * 1.6); // room for the labels right of the longest bar
 }
 

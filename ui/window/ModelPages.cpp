@@ -2,6 +2,7 @@
 
 #include "Document.h"
 #include "HeadsPanel.h"
+#include "Heatmap.h"
 #include "InterventionModel.h"
 #include "InterventionsPanel.h"
 #include "ModelLoading.h"

@@ -22,7 +22,7 @@ namespace qkv::ui {
 
 namespace {
 
-// The log-softmax of `logits` at `ids`, in float64 (one pass over the vocabulary for every id asked).
+// The log-softmax of `logits` at `ids`, in float64 (one pass over the vocabulary).
 std::vector<double> logProbabilities(const RowVector& logits, const std::vector<std::int64_t>& ids)
 {
     const double highest = logits.maxCoeff();
@@ -34,22 +34,12 @@ std::vector<double> logProbabilities(const RowVector& logits, const std::vector<
     return out;
 }
 
-struct DisplayInput {
-    std::shared_ptr<const ModelRun> run;
-    std::shared_ptr<const Prediction> modified; // null: the error below
-    QString modifiedError;
-    QString title;
-    QString interventions;
-    int position = 0;
-    std::optional<std::int64_t> tokenA, tokenB;
-};
-
 QString tokenLabel(const Model& model, std::int64_t id)
 {
     return QString::fromStdString(tokenLabels(model, {id}).front());
 }
 
-PredictionRunDisplay runDisplay(const DisplayInput& in, const Prediction& prediction, const RowVector& logits,
+PredictionRunDisplay runDisplay(const PredictionInput& in, const Prediction& prediction, const RowVector& logits,
                                 const RowVector* otherLogits)
 {
     const Model& model = in.run->model();
@@ -79,7 +69,9 @@ PredictionRunDisplay runDisplay(const DisplayInput& in, const Prediction& predic
     return run;
 }
 
-PredictionDisplay buildDisplay(const DisplayInput& in)
+} // namespace
+
+PredictionDisplay predictionDisplay(const PredictionInput& in)
 {
     PredictionDisplay display;
     const Model& model = in.run->model();
@@ -87,7 +79,7 @@ PredictionDisplay buildDisplay(const DisplayInput& in)
     for (const std::string& label : tokenLabels(model, in.run->ids()))
         display.tokens << QString::fromStdString(label);
     display.position = std::clamp(in.position, 0, int(display.tokens.size()) - 1);
-    DisplayInput at = in;
+    PredictionInput at = in;
     at.position = display.position;
     display.interventions = in.interventions;
     if (in.tokenA && in.tokenB)
@@ -108,7 +100,6 @@ PredictionDisplay buildDisplay(const DisplayInput& in)
     return display;
 }
 
-} // namespace
 
 std::optional<std::int64_t> parseTokenPick(const Model& model, const QString& text, QString* error)
 {
@@ -313,7 +304,7 @@ void PredictionPanel::refresh()
         m_view->setDisplay(empty);
         return;
     }
-    DisplayInput in;
+    PredictionInput in;
     in.run = run;
     in.modified = m_runner->prediction();
     in.modifiedError = m_runner->predictionError();
@@ -330,7 +321,7 @@ void PredictionPanel::refresh()
     if (!in.modified && in.modifiedError.isEmpty())
         return; // the first prediction is on its way
     m_job.run(
-        true, [in] { return buildDisplay(in); },
+        true, [in] { return predictionDisplay(in); },
         [this](PredictionDisplay display) {
             ++m_displays;
             m_view->setDisplay(std::move(display));

@@ -17,9 +17,9 @@ class QProgressBar;
 class QSpinBox;
 class QToolButton;
 
-namespace qkv {
-class Model;
-}
+#include "ModelRun.h"
+
+#include <memory>
 
 namespace qkv::ui {
 
@@ -27,6 +27,21 @@ class Document;
 class ModelLoading;
 class ModelRunner;
 class OnScreenRefresh;
+
+/// What the Prediction tab shows, before it is drawn.
+struct PredictionInput {
+    std::shared_ptr<const ModelRun> run;        ///< the unmodified run (never null)
+    std::shared_ptr<const Prediction> modified; ///< with the interventions; null: modifiedError
+    QString modifiedError;
+    QString title;         ///< the model and its text
+    QString interventions; ///< those switched on, as the list names them
+    int position = 0;      ///< clamped to the tokens
+    std::optional<std::int64_t> tokenA, tokenB;
+};
+
+/// The bars, losses and logit differences of `input`: token labels, Δ log p against the unmodified run (one
+/// pass over the vocabulary per run at the position). Heavy enough for a worker thread.
+PredictionDisplay predictionDisplay(const PredictionInput& input);
 
 /// A token given as its text (tokenized with the model's tokenizer: exactly one token) or as "#id". Empty
 /// text gives no token and no error; otherwise the id, or nothing with the problem in `error`.
