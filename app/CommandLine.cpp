@@ -6,6 +6,7 @@
 #include "Examples.h"
 #include "FigureExport.h"
 #include "FileReading.h"
+#include "ModelCommands.h"
 #include "ModelSession.h"
 #include "ResourceLimits.h"
 #include "ResultJson.h"
@@ -39,6 +40,15 @@ constexpr const char* usage =
     "         [--precision float64|float32] [--out FILE]\n"
     "                                  write a session of layer L's attention heads of a Hugging Face\n"
     "                                  GPT-2 or LLaMA-family model folder (config.json, safetensors)\n"
+    "  qkvlab predict MODEL (--text TEXT | --ids I,J,...) [--precision float64|float32] [--top K]\n"
+    "         [--intervene L.H=zero|mean|scale:C|session:FILE]...\n"
+    "                                  run the model to its next-token distribution at every position and\n"
+    "                                  print the top K tokens and the loss as JSON; each --intervene "
+    "changes\n"
+    "                                  one query head's output (layers and heads counted from 0)\n"
+    "  qkvlab heads MODEL (--text TEXT | --ids I,J,...) [--precision float64|float32]\n"
+    "                                  print every head's previous-token, duplicate-token, induction,\n"
+    "                                  first-token, self and entropy scores on the text as JSON\n"
     "  qkvlab --help                   show this help\n"
     "  qkvlab --version                show the version\n";
 
@@ -137,8 +147,6 @@ bool isFigureFormat(const std::string& name)
 {
     return name == "png" || name == "svg" || name == "pdf";
 }
-
-bool parseIndexList(const std::string& text, std::vector<std::int64_t>& values);
 
 constexpr const char* modelViewName = "model";
 
@@ -318,22 +326,6 @@ CommandLineOutcome parseExport(const std::vector<std::string>& args, std::istrea
     return outcome;
 }
 
-/// "3,1,4" as whole numbers; false for anything else.
-bool parseIndexList(const std::string& text, std::vector<std::int64_t>& values)
-{
-    values.clear();
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        const std::size_t comma = std::min(text.find(',', start), text.size());
-        const std::string item = text.substr(start, comma - start);
-        if (item.empty() || item.size() > 12 || item.find_first_not_of("0123456789") != std::string::npos)
-            return false;
-        values.push_back(std::stoll(item));
-        start = comma + 1;
-    }
-    return !values.empty();
-}
-
 CommandLineOutcome runFromModel(const std::vector<std::string>& args, std::ostream& out, std::ostream& err)
 {
     CommandLineOutcome outcome;
@@ -496,6 +488,10 @@ CommandLineOutcome runCommandLine(const std::vector<std::string>& args, std::ist
         return parseExport(args, in, err);
     if (first == "from-model")
         return runFromModel(args, out, err);
+    if (first == "predict")
+        return runPredict(args, out, err);
+    if (first == "heads")
+        return runHeads(args, out, err);
     if (first == "tokenize") {
         outcome.handled = true;
         const auto fail = [&](const std::string& message) {

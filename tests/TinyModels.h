@@ -22,6 +22,7 @@ struct Tiny {
     std::string ropeScaling; ///< LLaMA-shaped only: written as config.json's rope_scaling when not empty
     std::string dtype = "F32";
     std::string namePrefix; ///< GPT-2-shaped, read only: "transformer." as GPT2LMHeadModel saves its tensors
+    bool withFinalNorm = true; ///< false: no ln_f / model.norm (a folder the prediction refuses)
     int headDim() const { return d / heads; }
 };
 
@@ -61,8 +62,10 @@ inline void writeModel(const Tiny& tiny, const QString& folder, unsigned seed)
             add(p + "mlp.c_proj.weight", {inner, d});
             add(p + "mlp.c_proj.bias", {d});
         }
-        add("ln_f.weight", {d}, 1.0);
-        add("ln_f.bias", {d});
+        if (tiny.withFinalNorm) {
+            add("ln_f.weight", {d}, 1.0);
+            add("ln_f.bias", {d});
+        }
     } else {
         add("model.embed_tokens.weight", {std::uint64_t(tiny.vocab), d});
         for (int l = 0; l < tiny.layers; ++l) {
@@ -82,7 +85,8 @@ inline void writeModel(const Tiny& tiny, const QString& folder, unsigned seed)
             add(p + "mlp.up_proj.weight", {inner, d});
             add(p + "mlp.down_proj.weight", {d, inner});
         }
-        add("model.norm.weight", {d}, 1.0);
+        if (tiny.withFinalNorm)
+            add("model.norm.weight", {d}, 1.0);
     }
     writeSafetensors((folder + QStringLiteral("/model.safetensors")).toStdString(), tensors);
     std::string config;

@@ -6,6 +6,7 @@
 #include "MatrixProduct.h"
 #include "ModelTensors.h"
 #include "Parallel.h"
+#include "PassSteps.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,6 +22,7 @@ using models::layerOutOfRange;
 using models::layerPrefix;
 using models::layerSession;
 using models::normalizedForAttention;
+using models::PassBuffers;
 using models::readVectorIn;
 
 namespace {
@@ -47,17 +49,12 @@ void transformEntries(Matrix& values, Precision precision, const EntryFunction& 
     });
 }
 
-/// What a forward pass reuses from one layer to the next: the weight matrix a product reads, and its float32
-/// operands. Fresh buffers at every product would cost a page fault per 4 KB.
-struct PassBuffers {
-    Matrix weight;
-    MatrixF weightF, inputF, productF;
-};
+} // namespace
 
 /// x · W (or x · Wᵀ) for the checkpoint's tensor W = `name`, through the engine's product routine; in a
 /// float32 pass a float32 product (float32 accumulation, as PyTorch's), W read straight into float32.
-Matrix productWithTensor(const Model& model, const Matrix& x, const std::string& name, Precision precision,
-                         PassBuffers& buffers, Operand form = Operand::AsIs)
+Matrix models::productWithTensor(const Model& model, const Matrix& x, const std::string& name,
+                                 Precision precision, PassBuffers& buffers, Operand form)
 {
     const auto columnsOf = [form](const auto& w) { return form == Operand::AsIs ? w.cols() : w.rows(); };
     const Checkpoint& checkpoint = model.checkpoint();
@@ -85,7 +82,7 @@ Matrix productWithTensor(const Model& model, const Matrix& x, const std::string&
 // The norms and the activation functions are evaluated in double from their (float32) inputs; a float32
 // pass rounds their results, so they are within half a float32 unit of the exact value (PyTorch's float32
 // kernels: within a few units).
-Matrix layerNorm(const Matrix& x, const RowVector& gain, const RowVector& bias, double epsilon)
+Matrix models::layerNorm(const Matrix& x, const RowVector& gain, const RowVector& bias, double epsilon)
 {
     Matrix out(x.rows(), x.cols());
     for (Index i = 0; i < x.rows(); ++i) {
@@ -97,7 +94,7 @@ Matrix layerNorm(const Matrix& x, const RowVector& gain, const RowVector& bias, 
     return out;
 }
 
-Matrix rmsNorm(const Matrix& x, const RowVector& gain, double epsilon)
+Matrix models::rmsNorm(const Matrix& x, const RowVector& gain, double epsilon)
 {
     Matrix out(x.rows(), x.cols());
     for (Index i = 0; i < x.rows(); ++i)
@@ -105,6 +102,8 @@ Matrix rmsNorm(const Matrix& x, const RowVector& gain, double epsilon)
             (x.row(i) / std::sqrt(x.row(i).squaredNorm() / double(x.cols()) + epsilon)).cwiseProduct(gain);
     return out;
 }
+
+namespace {
 
 /// GELU in its tanh form (GPT-2's gelu_new, PyTorch's approximate="tanh"): ½·x·(1 + tanh u) with
 /// u = √(2/π)·(x + 0.044715·x³), written as x / (1 + e^(−2u)), the same function: one exp instead of a tanh
@@ -121,7 +120,10 @@ double silu(double x)
     return x / (1.0 + std::exp(-x));
 }
 
-Matrix mlp(const Model& model, const Matrix& x, Index layer, Precision precision, PassBuffers& buffers)
+} // namespace
+
+Matrix models::mlp(const Model& model, const Matrix& x, Index layer, Precision precision,
+                   PassBuffers& buffers)
 {
     const ModelConfig& c = model.config();
     const std::string prefix = layerPrefix(model, layer);
@@ -158,7 +160,7 @@ Matrix mlp(const Model& model, const Matrix& x, Index layer, Precision precision
     return linear(gate, "down_proj");
 }
 
-void checkIds(const Model& model, const std::vector<std::int64_t>& ids)
+void models::checkIds(const Model& model, const std::vector<std::int64_t>& ids)
 {
     const ModelConfig& c = model.config();
     if (ids.empty())
@@ -172,19 +174,10 @@ void checkIds(const Model& model, const std::vector<std::int64_t>& ids)
                     std::to_string(c.maxPositions) + " positions");
 }
 
-/// Called once per layer of the forward pass with the result of its attention (every head, in the pass's
-/// precision); false stops the pass.
-using LayerVisitor = std::function<bool(Index layer, const AttentionResult& result)>;
-
-/// The forward pass, the one loop every caller goes through: the residual stream after `layers` layers.
-/// With `lastMlp` false, the last layer stops after its attention (its MLP is not needed by the caller).
-Matrix forwardPass(const Model& model, const std::vector<std::int64_t>& ids, Index layers, bool lastMlp,
-                   Precision precision, const LayerVisitor& visit)
+Matrix models::embed(const Model& model, const std::vector<std::int64_t>& ids, Precision precision)
 {
     const ModelConfig& c = model.config();
     checkIds(model, ids);
-    if (layers < 0 || layers > c.layers)
-        throw layerOutOfRange(c, layers);
     const auto n = Index(ids.size());
     // Only the rows of the tokens and positions used are read (GPT-2's table has 50257 rows).
     const std::vector<Index> rows(ids.begin(), ids.end());
@@ -201,11 +194,40 @@ Matrix forwardPass(const Model& model, const std::vector<std::int64_t>& ids, Ind
                                                              precision)),
                                precision);
     }
+    return residual;
+}
+
+void models::addInto(Matrix& residual, const Matrix& update, Precision precision)
+{
+    transformEntries(residual, precision, [&](double v, Index i, Index j) { return v + update(i, j); });
+}
+
+void models::checkFinite(const Matrix& residual, Index layer, const char* part, Precision precision)
+{
+    if (!isAllFinite(residual))
+        throw Error("layer " + std::to_string(layer) + ": the residual stream overflows " +
+                    (precision == Precision::Float32 ? "float32 after the " : "float64 after the ") + part +
+                    (precision == Precision::Float32 ? "; choose precision float64" : ""));
+}
+
+namespace {
+
+/// Called once per layer of the forward pass with the result of its attention (every head, in the pass's
+/// precision); false stops the pass.
+using LayerVisitor = std::function<bool(Index layer, const AttentionResult& result)>;
+
+/// The forward pass, the one loop every caller goes through: the residual stream after `layers` layers.
+/// With `lastMlp` false, the last layer stops after its attention (its MLP is not needed by the caller).
+Matrix forwardPass(const Model& model, const std::vector<std::int64_t>& ids, Index layers, bool lastMlp,
+                   Precision precision, const LayerVisitor& visit)
+{
+    const ModelConfig& c = model.config();
+    models::checkIds(model, ids);
+    if (layers < 0 || layers > c.layers)
+        throw layerOutOfRange(c, layers);
+    Matrix residual = models::embed(model, ids, precision);
     const auto checkFinite = [&](Index layer, const char* part) {
-        if (!isAllFinite(residual))
-            throw Error("layer " + std::to_string(layer) + ": the residual stream overflows " +
-                        (precision == Precision::Float32 ? "float32 after the " : "float64 after the ") +
-                        part + (precision == Precision::Float32 ? "; choose precision float64" : ""));
+        models::checkFinite(residual, layer, part, precision);
     };
     AttentionResult result; // reused: a layer's buffers (12 heads × 3 n × n at GPT-2's size) are the next's
     PassBuffers buffers;
@@ -220,13 +242,10 @@ Matrix forwardPass(const Model& model, const std::vector<std::int64_t>& ids, Ind
         computeAttention(attention, result, options);
         if (visit && !visit(l, result))
             break;
-        transformEntries(residual, precision,
-                         [&](double v, Index i, Index j) { return v + result.output(i, j); });
+        models::addInto(residual, result.output, precision);
         checkFinite(l, "attention");
         if (lastMlp || l + 1 < layers) {
-            const Matrix update = mlp(model, residual, l, precision, buffers);
-            transformEntries(residual, precision,
-                             [&](double v, Index i, Index j) { return v + update(i, j); });
+            models::addInto(residual, models::mlp(model, residual, l, precision, buffers), precision);
             checkFinite(l, "MLP");
         }
     }
@@ -242,11 +261,12 @@ Matrix models::normalizedForAttention(const Model& model, const Matrix& residual
     const std::string prefix = layerPrefix(model, layer);
     const auto vector = [&](const std::string& name) { return readVectorIn(model, name, precision); };
     if (model.config().family == ModelFamily::Gpt2)
-        return inPrecision(layerNorm(residual, vector(prefix + "ln_1.weight"), vector(prefix + "ln_1.bias"),
-                                     model.config().normEpsilon),
+        return inPrecision(models::layerNorm(residual, vector(prefix + "ln_1.weight"),
+                                             vector(prefix + "ln_1.bias"), model.config().normEpsilon),
                            precision);
     return inPrecision(
-        rmsNorm(residual, vector(prefix + "input_layernorm.weight"), model.config().normEpsilon), precision);
+        models::rmsNorm(residual, vector(prefix + "input_layernorm.weight"), model.config().normEpsilon),
+        precision);
 }
 
 Matrix residualBeforeLayer(const Model& model, const std::vector<std::int64_t>& ids, Index layer,

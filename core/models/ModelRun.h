@@ -25,6 +25,8 @@ struct TokenProbability {
     double logProbability = 0.0;
 };
 
+class Unembedding;
+
 /// The model's distribution for the token after position i.
 struct PositionPrediction {
     std::vector<TokenProbability> top; ///< the `top` most probable, by probability descending, ties by id
@@ -38,7 +40,7 @@ struct Prediction {
     double meanLoss = 0.0;                     ///< over every position but the last; 0 for one token
     /// The final norm's output (n × d_model) and the unembedding: any position's full logits, on demand.
     Matrix finalNormed;
-    std::shared_ptr<const class Unembedding> unembedding;
+    std::shared_ptr<const Unembedding> unembedding;
 
     /// The logits at `position` (1 × vocabulary), in the run's precision.
     RowVector logitsAt(Index position) const;
@@ -51,11 +53,8 @@ struct PredictOptions {
 };
 
 /// Told (done, total) while a long computation runs; returning false stops it (the computation then throws
-/// qkv::Cancelled). Called on the thread that runs the computation.
+/// qkv::Cancelled, Error.h). Called on the thread that runs the computation.
 using RunProgress = std::function<bool(Index done, Index total)>;
-
-/// Thrown when a RunProgress asks to stop.
-struct Cancelled {};
 
 /// What an ablation sweep measures for each head.
 struct SweepMetric {
@@ -112,6 +111,11 @@ public:
 
 private:
     struct LayerCache;
+    /// The enabled interventions, each checked against the model.
+    std::vector<const Intervention*>
+    activeInterventions(const std::vector<Intervention>& interventions) const;
+    /// The residual stream after the last layer with `active` applied (at least one).
+    Matrix residualWith(const std::vector<const Intervention*>& active, const RunProgress& progress) const;
     Prediction finish(Matrix residual, const PredictOptions& options) const;
 
     std::shared_ptr<const Model> m_model;

@@ -5,6 +5,7 @@
 #include "FigureFileChecks.h"
 
 #include "FuzzyCompare.h"
+#include "ModelRun.h"
 #include "ModelSession.h"
 #include "SessionFile.h"
 #include "TestMain.h"
@@ -231,6 +232,9 @@ private slots:
     void exportBadArgumentsExitTwo();
     void tokenize();
     void fromModel();
+    void predict();
+    void predictInterventionsAndRefusals();
+    void heads();
     void exportModelView_data();
     void exportModelView();
     void exportModelViewRefusals();
@@ -932,6 +936,166 @@ void TestCli::fromModel()
     QVERIFY(refused(
         {QStringLiteral("--layer"), QStringLiteral("0"), QStringLiteral("--ids"), QStringLiteral("1")},
         "model.safetensors"));
+}
+
+// `qkvlab predict`: the model's next-token distribution, as ModelRun computes it in the program.
+void TestCli::predict()
+{
+    QTemporaryDir model;
+    QVERIFY(model.isValid());
+    qkv::test::writeModel(qkv::test::Tiny{}, model.path(),
+                          3); // GPT-2 shaped: 3 layers, 2 heads, vocabulary 40
+    const Run run = runQkvlab({QStringLiteral("predict"), model.path(), QStringLiteral("--ids"),
+                               QStringLiteral("4,8,15,16,23"), QStringLiteral("--top"), QStringLiteral("3")});
+    QVERIFY_RUN(run, run.exitCode == 0);
+    bool ok = false;
+    const QJsonObject json = parseOutput(run.out, &ok);
+    QVERIFY(ok);
+    const auto opened = std::make_shared<const Model>(Model::open(model.path().toStdString()));
+    const ModelRun expected(opened, {4, 8, 15, 16, 23}, Precision::Float64);
+    QCOMPARE(json.value(QStringLiteral("ids")).toArray(), (QJsonArray{4, 8, 15, 16, 23}));
+    QCOMPARE(json.value(QStringLiteral("tokens")).toArray().at(0).toString(), QStringLiteral("#4"));
+    const QJsonArray positions = json.value(QStringLiteral("positions")).toArray();
+    QCOMPARE(positions.size(), 5);
+    for (int i = 0; i < 5; ++i) {
+        const QJsonObject position = positions.at(i).toObject();
+        const QJsonArray top = position.value(QStringLiteral("top")).toArray();
+        QCOMPARE(top.size(), 3);
+        const PositionPrediction& want = expected.clean().positions[std::size_t(i)];
+        for (int k = 0; k < 3; ++k) {
+            QCOMPARE(top.at(k).toObject().value(QStringLiteral("id")).toInteger(),
+                     want.top[std::size_t(k)].id);
+            QCOMPARE(top.at(k).toObject().value(QStringLiteral("p")).toDouble(),
+                     want.top[std::size_t(k)].probability);
+            if (k > 0)
+                QVERIFY(top.at(k).toObject().value(QStringLiteral("p")).toDouble() <=
+                        top.at(k - 1).toObject().value(QStringLiteral("p")).toDouble());
+        }
+        QCOMPARE(position.contains(QStringLiteral("loss")), i < 4);
+        QCOMPARE(position.contains(QStringLiteral("next_id")), i < 4);
+        if (i < 4) {
+            QCOMPARE(position.value(QStringLiteral("next_id")).toInteger(),
+                     std::int64_t(json.value(QStringLiteral("ids")).toArray().at(i + 1).toInteger()));
+            QCOMPARE(position.value(QStringLiteral("loss")).toDouble(), want.loss);
+        }
+    }
+    QCOMPARE(json.value(QStringLiteral("loss")).toDouble(), expected.clean().meanLoss);
+    // One token: no loss at all.
+    const Run single =
+        runQkvlab({QStringLiteral("predict"), model.path(), QStringLiteral("--ids"), QStringLiteral("7")});
+    QVERIFY_RUN(single, single.exitCode == 0);
+    QVERIFY(!parseOutput(single.out, &ok).contains(QStringLiteral("loss")));
+}
+
+void TestCli::predictInterventionsAndRefusals()
+{
+    QTemporaryDir model;
+    QVERIFY(model.isValid());
+    qkv::test::writeModel(qkv::test::Tiny{}, model.path(), 3);
+    const auto lossOf = [&](const QStringList& extra) {
+        QStringList arguments{QStringLiteral("predict"), model.path(), QStringLiteral("--ids"),
+                              QStringLiteral("4,8,15,16,23,4,8")};
+        arguments << extra;
+        const Run r = runQkvlab(arguments);
+        bool ok = false;
+        const double loss = parseOutput(r.out, &ok).value(QStringLiteral("loss")).toDouble(-1.0);
+        return r.exitCode == 0 && ok ? loss : -1.0;
+    };
+    const double clean = lossOf({});
+    QVERIFY(clean > 0);
+    const double zero = lossOf({QStringLiteral("--intervene"), QStringLiteral("1.0=zero")});
+    const double mean = lossOf({QStringLiteral("--intervene"), QStringLiteral("1.0=mean")});
+    const double both = lossOf({QStringLiteral("--intervene"), QStringLiteral("1.0=zero"),
+                                QStringLiteral("--intervene"), QStringLiteral("2.1=scale:3")});
+    for (double changed : {zero, mean, both})
+        QVERIFY2(changed > 0 && changed != clean, qPrintable(QString::number(changed)));
+    QVERIFY(both != zero);
+    QCOMPARE(lossOf({QStringLiteral("--intervene"), QStringLiteral("0.1=scale:1")}), clean);
+    // The head as from-model writes it, applied as a session: the model's own head, so the same loss.
+    const QString head = model.filePath(QStringLiteral("head.qkv.json"));
+    QVERIFY(runQkvlab({QStringLiteral("from-model"), model.path(), QStringLiteral("--layer"),
+                       QStringLiteral("1"), QStringLiteral("--ids"), QStringLiteral("4,8,15,16,23,4,8"),
+                       QStringLiteral("--heads"), QStringLiteral("1"), QStringLiteral("--out"), head})
+                .exitCode == 0);
+    const double session = lossOf({QStringLiteral("--intervene"), QStringLiteral("1.1=session:") + head});
+    QVERIFY(std::abs(session - clean) <= 1e-12 * clean);
+
+    const auto refused = [&](const QStringList& extra, const char* message) {
+        QStringList arguments{QStringLiteral("predict"), model.path()};
+        arguments << extra;
+        const Run r = runQkvlab(arguments);
+        const bool ok =
+            r.exitCode == 2 && r.out.isEmpty() && r.err.contains(message) && r.err.count('\n') == 1;
+        if (!ok)
+            qWarning("%s", qPrintable(r.describe()));
+        return ok;
+    };
+    const QString ids = QStringLiteral("--ids");
+    const QString intervene = QStringLiteral("--intervene");
+    QVERIFY(refused({ids, QStringLiteral("1,2"), intervene, QStringLiteral("3.0=zero")},
+                    "--intervene 3.0=zero: layer 3 is out of range"));
+    QVERIFY(refused({ids, QStringLiteral("1,2"), intervene, QStringLiteral("0.2=mean")},
+                    "--intervene 0.2=mean: head 2 is out of range"));
+    QVERIFY(refused({ids, QStringLiteral("1,2"), intervene, QStringLiteral("0.1=ablate")},
+                    "--intervene 0.1=ablate: unknown change"));
+    QVERIFY(refused({ids, QStringLiteral("1,2"), intervene, QStringLiteral("01=zero")},
+                    "--intervene 01=zero: expected LAYER.HEAD="));
+    QVERIFY(refused({ids, QStringLiteral("1,2"), intervene, QStringLiteral("0.1=scale:inf")},
+                    "is not a finite number"));
+    QVERIFY(refused({ids, QStringLiteral("1,2"), intervene, QStringLiteral("0.1=scale:nan")},
+                    "is not a finite number"));
+    QVERIFY(refused({ids, QStringLiteral("1,2"), intervene, QStringLiteral("0.1=scale")},
+                    "scale needs a factor"));
+    QVERIFY(
+        refused({ids, QStringLiteral("1,2"), intervene, QStringLiteral("0.1=session:/nonexistent.qkv.json")},
+                "--intervene 0.1=session:/nonexistent.qkv.json: "));
+    // A session of another shape: d_model 4 (the love example) against the model's 16.
+    const QString love = model.filePath(QStringLiteral("love.qkv.json"));
+    saveSession(loadExample("love"), love.toStdString());
+    QVERIFY(refused({ids, QStringLiteral("1,2"), intervene, QStringLiteral("0.1=session:") + love},
+                    "the session's d_model is 4, the model's 16"));
+    QVERIFY(
+        refused({ids, QStringLiteral("1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25")},
+                "25 tokens are more than the model's 24 positions"));
+    QVERIFY(
+        refused({ids, QStringLiteral("1,2"), QStringLiteral("--top"), QStringLiteral("x")}, "bad --top 'x'"));
+    QVERIFY(refused({ids, QStringLiteral("1,2"), QStringLiteral("--layer"), QStringLiteral("1")},
+                    "unknown option --layer"));
+    QFile::remove(model.filePath(QStringLiteral("model.safetensors")));
+    qkv::test::Tiny noFinalNorm;
+    noFinalNorm.withFinalNorm = false;
+    qkv::test::writeModel(noFinalNorm, model.path(), 3);
+    QVERIFY(refused({ids, QStringLiteral("1,2")}, "ln_f.weight (the final norm)"));
+}
+
+// `qkvlab heads`: every head's scores, as ModelRun computes them.
+void TestCli::heads()
+{
+    QTemporaryDir model;
+    QVERIFY(model.isValid());
+    qkv::test::writeModel(qkv::test::Tiny{}, model.path(), 3);
+    const Run run = runQkvlab(
+        {QStringLiteral("heads"), model.path(), QStringLiteral("--ids"), QStringLiteral("4,8,15,4,8,15")});
+    QVERIFY_RUN(run, run.exitCode == 0);
+    bool ok = false;
+    const QJsonObject json = parseOutput(run.out, &ok);
+    QVERIFY(ok);
+    QCOMPARE(json.value(QStringLiteral("layers")).toInt(), 3);
+    QCOMPARE(json.value(QStringLiteral("heads")).toInt(), 2);
+    const QJsonObject scores = json.value(QStringLiteral("scores")).toObject();
+    QCOMPARE(scores.keys().size(), 6);
+    const ModelRun expected(std::make_shared<const Model>(Model::open(model.path().toStdString())),
+                            {4, 8, 15, 4, 8, 15}, Precision::Float64);
+    for (HeadScore score : allHeadScores) {
+        const QJsonArray rows = scores.value(QString::fromUtf8(toString(score))).toArray();
+        QCOMPARE(rows.size(), 3);
+        for (int l = 0; l < 3; ++l)
+            for (int h = 0; h < 2; ++h)
+                QCOMPARE(rows.at(l).toArray().at(h).toDouble(), expected.scores()[score](l, h));
+    }
+    const Run refused =
+        runQkvlab({QStringLiteral("heads"), model.path(), QStringLiteral("--ids"), QStringLiteral("4,99")});
+    QVERIFY_RUN(refused, refused.exitCode == 2 && refused.err.contains("token id 99 (token 1) is outside"));
 }
 
 // `qkvlab export --model MODEL --ids ... --view model`: every layer and head of a model as one figure.
