@@ -23,15 +23,20 @@
 
 namespace qkv::ui {
 
-namespace {
-
-QString scoreWhatsThis(HeadScore score)
+QString headScoreWhatsThis(HeadScore score)
 {
     return QStringLiteral("<h3>%1</h3><p>%2</p><p>%3</p>")
         .arg(QString::fromUtf8(displayName(score)), QString::fromUtf8(formula(score)),
              HeadsPanel::tr("Computed from each head's attention weights A on the model's text in the "
                             "unmodified forward pass (rows i are queries). Click a cell to open that head."));
 }
+
+QString headScoreTitle(HeadScore score, const QString& model)
+{
+    return HeadsPanel::tr("%1 score of every head — %2").arg(QString::fromUtf8(displayName(score)), model);
+}
+
+namespace {
 
 QStringList prefixed(const QString& prefix, Index count)
 {
@@ -43,15 +48,28 @@ QStringList prefixed(const QString& prefix, Index count)
 
 } // namespace
 
+void setHeadGrid(Heatmap& grid, const Matrix& values, const QString& title, const QString& label,
+                 bool diverging, bool fixedUnit)
+{
+    grid.clearFixedRange();
+    grid.setColorMode(diverging ? Heatmap::ColorMode::Diverging : Heatmap::ColorMode::Sequential);
+    grid.setColorBarLabel(label);
+    grid.setAxisTitles(HeadsPanel::tr("layer"), HeadsPanel::tr("head"));
+    grid.setTitle(title);
+    grid.setMatrix(values, prefixed(QStringLiteral("L"), values.rows()),
+                   prefixed(QStringLiteral("H"), values.cols()));
+    if (fixedUnit)
+        grid.setFixedRange(0.0, 1.0);
+}
+
 HeadsPanel::HeadsPanel(ModelRunner* runner, ModelLoading* loading, PredictionPanel* prediction,
                        QWidget* parent)
     : QWidget(parent), m_runner(runner), m_loading(loading), m_prediction(prediction),
       m_mode(new QComboBox(this)), m_options(new QStackedWidget(this)), m_score(new QComboBox(this)),
       m_sweepKind(new QComboBox(this)), m_sweepMetric(new QComboBox(this)),
       m_run(new QPushButton(tr("&Run Sweep"), this)), m_stop(new QPushButton(tr("Stop"), this)),
-      m_csv(new QPushButton(tr("CSV…"), this)),
-      m_progress(new QProgressBar(this)), m_status(new QLabel(this)), m_grid(new Heatmap(this)),
-      m_attribution(this)
+      m_csv(new QPushButton(tr("CSV…"), this)), m_progress(new QProgressBar(this)),
+      m_status(new QLabel(this)), m_grid(new Heatmap(this)), m_attribution(this)
 {
     setObjectName(QStringLiteral("headsPanel"));
     m_mode->setObjectName(QStringLiteral("headsMode"));
@@ -117,7 +135,6 @@ HeadsPanel::HeadsPanel(ModelRunner* runner, ModelLoading* loading, PredictionPan
     m_status->setObjectName(QStringLiteral("headsStatus"));
     m_status->setWordWrap(true);
     m_grid->setObjectName(QStringLiteral("headGrid"));
-    m_grid->setAxisTitles(tr("layer"), tr("head"));
     m_csv->setObjectName(QStringLiteral("exportHeadsCsv"));
     m_csv->setToolTip(tr("Save the grid's numbers as CSV: one row per layer, one column per head"));
     auto* row = new QHBoxLayout;
@@ -256,12 +273,9 @@ void HeadsPanel::refresh()
     switch (mode()) {
     case Mode::Scores: {
         const HeadScore score = allHeadScores[std::size_t(std::max(0, m_score->currentIndex()))];
-        const QString name = QString::fromUtf8(displayName(score));
-        showGrid(run->scores()[score], tr("%1 score of every head — %2").arg(name, title), name, false,
-                 scoreWhatsThis(score));
-        if (score != HeadScore::Entropy)
-            m_grid->setFixedRange(0.0, 1.0);
         m_grid->setFigureName(QStringLiteral("scores"));
+        showGrid(run->scores()[score], headScoreTitle(score, title), QString::fromUtf8(displayName(score)),
+                 false, headScoreWhatsThis(score), score != HeadScore::Entropy);
         return;
     }
     case Mode::Sweep:
@@ -325,7 +339,7 @@ void HeadsPanel::refresh()
 }
 
 void HeadsPanel::showGrid(const Matrix& values, const QString& title, const QString& label, bool diverging,
-                          const QString& whatsThis)
+                          const QString& whatsThis, bool fixedUnit)
 {
     if (!values.allFinite()) {
         showMessage(tr("The grid has values that are not finite numbers; nothing is shown."));
@@ -334,12 +348,7 @@ void HeadsPanel::showGrid(const Matrix& values, const QString& title, const QStr
     m_values = values;
     m_message.clear();
     m_status->setText(QString());
-    m_grid->clearFixedRange();
-    m_grid->setColorMode(diverging ? Heatmap::ColorMode::Diverging : Heatmap::ColorMode::Sequential);
-    m_grid->setColorBarLabel(label);
-    m_grid->setTitle(title);
-    m_grid->setMatrix(values, prefixed(QStringLiteral("L"), values.rows()),
-                      prefixed(QStringLiteral("H"), values.cols()));
+    setHeadGrid(*m_grid, values, title, label, diverging, fixedUnit);
     m_grid->setWhatsThis(whatsThis);
 }
 
@@ -352,20 +361,25 @@ void HeadsPanel::showMessage(const QString& message)
     m_grid->setTitle(QString());
 }
 
-QString HeadsPanel::csv() const
+QString headGridCsv(const Matrix& values)
 {
     QStringList lines;
     QStringList header{QStringLiteral("layer")};
-    for (Index h = 0; h < m_values.cols(); ++h)
+    for (Index h = 0; h < values.cols(); ++h)
         header << QStringLiteral("H%1").arg(h);
     lines << header.join(QLatin1Char(','));
-    for (Index l = 0; l < m_values.rows(); ++l) {
+    for (Index l = 0; l < values.rows(); ++l) {
         QStringList row{QString::number(l)};
-        for (Index h = 0; h < m_values.cols(); ++h)
-            row << QString::number(m_values(l, h), 'g', 17);
+        for (Index h = 0; h < values.cols(); ++h)
+            row << QString::number(values(l, h), 'g', 17);
         lines << row.join(QLatin1Char(','));
     }
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
+}
+
+QString HeadsPanel::csv() const
+{
+    return headGridCsv(m_values);
 }
 
 bool HeadsPanel::writeCsv(const QString& path, QString* error) const
@@ -375,7 +389,8 @@ bool HeadsPanel::writeCsv(const QString& path, QString* error) const
         return false;
     }
     QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Text) || file.write(csv().toUtf8()) < 0 || !file.commit()) {
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Text) || file.write(csv().toUtf8()) < 0 ||
+        !file.commit()) {
         *error = tr("Cannot write %1: %2").arg(path, file.errorString());
         return false;
     }
@@ -385,8 +400,8 @@ bool HeadsPanel::writeCsv(const QString& path, QString* error) const
 void HeadsPanel::exportCsvDialog()
 {
     const QString name = m_grid->figureName().isEmpty() ? QStringLiteral("heads") : m_grid->figureName();
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export Grid as CSV"), name + QStringLiteral(".csv"),
-                                                      tr("CSV (*.csv)"));
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export Grid as CSV"),
+                                                      name + QStringLiteral(".csv"), tr("CSV (*.csv)"));
     QString error;
     if (!path.isEmpty() && !writeCsv(path, &error))
         QMessageBox::warning(this, tr("Cannot export"), error);

@@ -4,6 +4,7 @@
 // direct logit attribution; clicking a cell opens that head.
 
 #include "EigenTypes.h"
+#include "HeadScores.h"
 #include "LatestJob.h"
 
 #include <QWidget>
@@ -21,6 +22,18 @@ class ModelLoading;
 class ModelRunner;
 class OnScreenRefresh;
 class PredictionPanel;
+
+/// Shows `values` (layers × heads) on `grid`: rows "L0"…, columns "H0"…, diverging colours about 0 for
+/// changes and contributions, sequential for scores (0 to 1 unless `fixedUnit` is false).
+void setHeadGrid(Heatmap& grid, const Matrix& values, const QString& title, const QString& label,
+                 bool diverging, bool fixedUnit = false);
+
+/// `values` (layers × heads) as CSV: a header row "layer,H0,H1,…", then one row per layer, full precision.
+QString headGridCsv(const Matrix& values);
+
+/// The title and colour-bar label of a head score's grid, and its What's This (the score's formula).
+QString headScoreTitle(HeadScore score, const QString& model);
+QString headScoreWhatsThis(HeadScore score);
 
 class HeadsPanel : public QWidget {
     Q_OBJECT
@@ -52,7 +65,7 @@ public:
 private:
     void refresh();
     void showGrid(const Matrix& values, const QString& title, const QString& label, bool diverging,
-                  const QString& whatsThis);
+                  const QString& whatsThis, bool fixedUnit = false);
     void showMessage(const QString& message);
     void promptRepeatedTokens();
     void exportCsvDialog();

@@ -39,8 +39,8 @@ QString tokenLabel(const Model& model, std::int64_t id)
     return QString::fromStdString(tokenLabels(model, {id}).front());
 }
 
-PredictionRunDisplay runDisplay(const PredictionInput& in, const Prediction& prediction, const RowVector& logits,
-                                const RowVector* otherLogits)
+PredictionRunDisplay runDisplay(const PredictionInput& in, const Prediction& prediction,
+                                const RowVector& logits, const RowVector* otherLogits)
 {
     const Model& model = in.run->model();
     PredictionRunDisplay run;
@@ -99,7 +99,6 @@ PredictionDisplay predictionDisplay(const PredictionInput& in)
     display.modified = runDisplay(at, *in.modified, modifiedLogits, &cleanLogits);
     return display;
 }
-
 
 std::optional<std::int64_t> parseTokenPick(const Model& model, const QString& text, QString* error)
 {
