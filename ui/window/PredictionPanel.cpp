@@ -83,14 +83,13 @@ PredictionDisplay predictionDisplay(const PredictionInput& in)
     at.position = display.position;
     display.interventions = in.interventions;
     if (in.tokenA && in.tokenB)
-        display.logitLabel = QCoreApplication::translate("PredictionPanel", "logit(%1) − logit(%2)")
+        display.logitLabel = PredictionPanel::tr("logit(%1) − logit(%2)")
                                  .arg(tokenLabel(model, *in.tokenA), tokenLabel(model, *in.tokenB));
     const Prediction& clean = in.run->clean();
     const RowVector cleanLogits = clean.logitsAt(display.position);
     if (!in.modified) {
-        display.message = QCoreApplication::translate("PredictionPanel",
-                                                      "Cannot run the model with these interventions: %1")
-                              .arg(in.modifiedError);
+        display.message =
+            PredictionPanel::tr("Cannot run the model with these interventions: %1").arg(in.modifiedError);
         return display;
     }
     const RowVector modifiedLogits =
