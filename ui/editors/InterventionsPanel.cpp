@@ -27,7 +27,7 @@ InterventionsPanel::InterventionsPanel(Document* document, QWidget* parent)
         "<h3>Interventions</h3><p>Changes to heads inside the model's forward pass, all applied together in "
         "the Prediction tab's right-hand run. Each acts on one query head's output z (its rows of A·V, "
         "before W_O): <b>Zero</b> sets z to 0, <b>Mean</b> replaces every row by their mean over the text, "
-        "<b>Scale</b> multiplies z by the factor, and <b>This session's head</b> computes z from the head "
+        "<b>Scale</b> multiplies z by the factor, and <b>Open head</b> computes z from the head "
         "open in the window with every edit made to it (W_Q, τ, the normalizer, the mask…). The check box "
         "switches one off without removing it. Every change is one undo step and is saved with the "
         "session. Right-click a thumbnail of the model view to ablate or scale that head.</p>"));

@@ -48,7 +48,7 @@ QString InterventionModel::kindName(HeadIntervention::Kind kind)
     case HeadIntervention::Kind::Scale:
         return tr("Scale");
     case HeadIntervention::Kind::Session:
-        return tr("This session's head");
+        return tr("Open head");
     }
     return QString();
 }

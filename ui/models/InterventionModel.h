@@ -28,7 +28,7 @@ public:
     bool removeInterventions(const QList<int>& rows);
     bool setEnabled(int row, bool enabled);
 
-    /// "Zero", "Mean", "Scale", "This session's head".
+    /// "Zero", "Mean", "Scale", "Open head" (the session's own).
     static QString kindName(HeadIntervention::Kind kind);
 
     int rowCount(const QModelIndex& parent = QModelIndex()) const override;

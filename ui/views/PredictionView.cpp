@@ -56,7 +56,7 @@ PredictionView::PredictionView(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
-    m_title = setUpPlot(m_plot, QSize(360, 240));
+    m_title = setUpPlot(m_plot, QSize(360, 400)); // scrolls in a low dock rather than squeezing the bars
     m_barGrid = replaceWithPanelGrid(m_plot);
     m_cleanCaption = addCaption(m_plot, m_barGrid, 0, 0);
     m_modifiedCaption = addCaption(m_plot, m_barGrid, 0, 1);
@@ -164,10 +164,10 @@ void PredictionView::draw()
     }
     for (QCPAxisRect* rect : {m_cleanBars, m_modifiedBars, m_strip})
         rect->setVisible(true);
-    m_title->setText(tr("%1 — next token after position %2 (%3)")
-                         .arg(d.title)
-                         .arg(d.position)
-                         .arg(d.tokens.at(d.position)));
+    // A long text would push the figure wider than any screen: its title keeps the beginning.
+    const QString title = d.title.size() > 64 ? d.title.left(60) + QStringLiteral("…\"") : d.title;
+    m_title->setText(
+        tr("%1 — next token after position %2 (%3)").arg(title).arg(d.position).arg(d.tokens.at(d.position)));
     m_cleanCaption->setText(tr("Unmodified model"));
     m_modifiedCaption->setText(d.interventions.isEmpty() ? tr("With interventions (none switched on)")
                                                          : tr("With %1").arg(d.interventions));
@@ -177,15 +177,33 @@ void PredictionView::draw()
             if (std::isfinite(bar.probability))
                 upper = std::max(upper, bar.probability);
     upper = upper > 0.0 ? upper : 1.0;
-    drawBars(m_cleanBars, d.clean, seriesColor(0), upper);
-    drawBars(m_modifiedBars, d.modified, seriesColor(1), upper);
+    drawBars(m_cleanBars, d.clean, seriesColor(0), upper, m_barLimit);
+    drawBars(m_modifiedBars, d.modified, seriesColor(1), upper, m_barLimit);
     drawLossStrip();
     m_summary->setText(summaryText());
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
+int PredictionView::barLimitFor(int height) const
+{
+    // What is not bars takes about a dozen lines of text (title, captions, axes, the loss strip and its
+    // slanted tokens, the summary); each bar needs a line and a little.
+    const int line = QFontMetrics(m_plot->font()).height();
+    return std::clamp(static_cast<int>((height - 12.0 * line) / (1.3 * line)), 3, 10);
+}
+
+void PredictionView::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    const int limit = barLimitFor(m_plot->height());
+    if (limit != m_barLimit) {
+        m_barLimit = limit;
+        draw();
+    }
+}
+
 void PredictionView::drawBars(QCPAxisRect* rect, const PredictionRunDisplay& run, const QColor& color,
-                              double upper)
+                              double upper, int limit)
 {
     QCPAxis* tokens = rect->axis(QCPAxis::atLeft);
     QCPAxis* values = rect->axis(QCPAxis::atBottom);
@@ -197,14 +215,15 @@ void PredictionView::drawBars(QCPAxisRect* rect, const PredictionRunDisplay& run
     bars->removeFromLegend();
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     QVector<double> keys, probabilities;
-    for (int k = 0; k < run.top.size(); ++k) {
+    const int count = std::min(limit, static_cast<int>(run.top.size()));
+    for (int k = 0; k < count; ++k) {
         const PredictionBar& bar = run.top.at(k);
         keys << k;
         probabilities << (std::isfinite(bar.probability) ? bar.probability : 0.0);
         ticker->addTick(k, bar.token);
         QString label = percent(bar.probability);
         if (bar.delta)
-            label += tr("  Δ log p %1").arg(signedNumber(*bar.delta));
+            label += tr("  Δ %1").arg(signedNumber(*bar.delta));
         auto* text = new QCPItemText(m_plot);
         text->setClipAxisRect(rect);
         text->position->setAxes(values, tokens);
@@ -216,8 +235,8 @@ void PredictionView::drawBars(QCPAxisRect* rect, const PredictionRunDisplay& run
     }
     bars->setData(keys, probabilities, true);
     tokens->setTicker(ticker);
-    tokens->setRange(-0.5, std::max(static_cast<double>(run.top.size()), 1.0) - 0.5);
-    values->setRange(0.0, upper * 1.6); // room for the labels right of the longest bar
+    tokens->setRange(-0.5, std::max(static_cast<double>(count), 1.0) - 0.5);
+    values->setRange(0.0, upper * 1.8); // room for the labels right of the longest bar
 }
 
 void PredictionView::drawLossStrip()
@@ -232,18 +251,28 @@ void PredictionView::drawLossStrip()
     // QCPColorMap spreads its cells between the first and last centres: one token still gets a cell.
     m_lossMap->data()->setSize(std::max(n, 2), stripRows);
     m_lossMap->data()->setRange(QCPRange(0, std::max(n, 2) - 1), QCPRange(0, stripRows - 1));
-    double highest = 0.0;
+    double highest = -qInf(), lowest = qInf();
     for (int i = 0; i < std::max(n, 2); ++i) {
         for (int row = 0; row < stripRows; ++row) {
             const std::vector<double>& loss = row == 1 ? d.clean.loss : d.modified.loss;
             const double value = i < n && std::size_t(i) < loss.size() ? loss[std::size_t(i)] : qQNaN();
             m_lossMap->data()->setCell(i, row, std::isfinite(value) ? value : qQNaN());
-            if (std::isfinite(value))
+            if (std::isfinite(value)) {
                 highest = std::max(highest, value);
+                lowest = std::min(lowest, value);
+            }
         }
     }
     m_lossMap->setGradient(lossGradient());
-    m_lossMap->setDataRange(QCPRange(0.0, highest > 0.0 ? highest : 1.0));
+    // From the lowest loss to the highest, so that differences between positions and runs show.
+    if (!(lowest < highest))
+        lowest = highest = std::isfinite(highest) ? highest : 0.0;
+    m_lossMap->setDataRange(QCPRange(lowest, highest > lowest ? highest : lowest + 1.0));
+    m_strip->axis(QCPAxis::atBottom)
+        ->setLabel(std::isfinite(lowest) && lowest < highest
+                       ? tr("loss −ln p(next token): dark %1 … bright %2")
+                             .arg(formatNumber(lowest, 4), formatNumber(highest, 4))
+                       : tr("loss −ln p(next token)"));
     m_marker = new QCPItemRect(m_plot);
     m_marker->setClipAxisRect(m_strip);
     for (QCPItemPosition* corner : {m_marker->topLeft, m_marker->bottomRight})
@@ -290,7 +319,14 @@ void PredictionView::onMousePress(QMouseEvent* event)
 
 void PredictionView::renderFigure(QPaintDevice* device, const QSize& size) const
 {
+    // As many bars as the figure's size takes, then back to the screen's.
+    auto* self = const_cast<PredictionView*>(this);
+    const int screen = m_barLimit;
+    self->m_barLimit = barLimitFor(size.height());
+    self->draw();
     renderPlot(m_plot, device, size);
+    self->m_barLimit = screen;
+    self->draw();
 }
 
 } // namespace qkv::ui

@@ -71,13 +71,19 @@ public:
     /// How a number is written here: `digits` significant digits, "—" when it is not finite.
     static QString formatNumber(double value, int digits = 3);
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 signals:
     /// A cell of the loss strip was clicked: show the prediction after that position.
     void positionClicked(int position);
 
 private:
     void draw();
-    void drawBars(QCPAxisRect* rect, const PredictionRunDisplay& run, const QColor& color, double upper);
+    void drawBars(QCPAxisRect* rect, const PredictionRunDisplay& run, const QColor& color, double upper,
+                  int limit);
+    /// How many bars fit a plot `height` pixels high (3 to 10).
+    int barLimitFor(int height) const;
     void drawLossStrip();
     void onMouseMove(QMouseEvent* event);
     void onMousePress(QMouseEvent* event);
@@ -85,6 +91,7 @@ private:
     int positionAt(const QPoint& pixel) const;
 
     PredictionDisplay m_display;
+    int m_barLimit = 10;
     QCustomPlot* m_plot;
     QCPTextElement* m_title;
     QCPLayoutGrid* m_barGrid;
