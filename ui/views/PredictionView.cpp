@@ -18,12 +18,12 @@ namespace {
 
 constexpr int stripRows = 2; // row 1: unmodified (top), row 0: with the interventions
 
-QString signedNumber(double value)
+QString signedNumber(double value, int digits = 3)
 {
     if (!std::isfinite(value))
         return QStringLiteral("—");
     return (value >= 0 ? QStringLiteral("+") : QStringLiteral("−")) +
-           PredictionView::formatNumber(std::abs(value));
+           PredictionView::formatNumber(std::abs(value), digits);
 }
 
 QString percent(double probability)
@@ -32,7 +32,7 @@ QString percent(double probability)
         return QStringLiteral("—");
     if (probability < 0.001)
         return QString::number(probability * 100.0, 'g', 2) + QLatin1Char('%');
-    return QString::number(probability * 100.0, 'f', 1) + QLatin1Char('%');
+    return QString::number(probability * 100.0, 'f', probability < 0.1 ? 2 : 1) + QLatin1Char('%');
 }
 
 QCPColorGradient lossGradient()
@@ -165,12 +165,15 @@ void PredictionView::draw()
     for (QCPAxisRect* rect : {m_cleanBars, m_modifiedBars, m_strip})
         rect->setVisible(true);
     // A long text would push the figure wider than any screen: its title keeps the beginning.
-    const QString title = d.title.size() > 64 ? d.title.left(60) + QStringLiteral("…\"") : d.title;
+    const QString title = d.title.size() > 40 ? d.title.left(36) + QStringLiteral("…\"") : d.title;
     m_title->setText(
         tr("%1 — next token after position %2 (%3)").arg(title).arg(d.position).arg(d.tokens.at(d.position)));
     m_cleanCaption->setText(tr("Unmodified model"));
-    m_modifiedCaption->setText(d.interventions.isEmpty() ? tr("With interventions (none switched on)")
-                                                         : tr("With %1").arg(d.interventions));
+    // A long list of interventions would widen the figure past the screen: the caption keeps the start.
+    const QString interventions =
+        d.interventions.size() > 44 ? d.interventions.left(40) + QStringLiteral("…") : d.interventions;
+    m_modifiedCaption->setText(interventions.isEmpty() ? tr("With interventions (none switched on)")
+                                                       : tr("With %1").arg(interventions));
     double upper = 0.0;
     for (const PredictionRunDisplay* run : {&d.clean, &d.modified})
         for (const PredictionBar& bar : run->top)
@@ -223,7 +226,7 @@ void PredictionView::drawBars(QCPAxisRect* rect, const PredictionRunDisplay& run
         ticker->addTick(k, bar.token);
         QString label = percent(bar.probability);
         if (bar.delta)
-            label += tr("  Δ %1").arg(signedNumber(*bar.delta));
+            label += tr("  Δ %1").arg(signedNumber(*bar.delta, 2));
         auto* text = new QCPItemText(m_plot);
         text->setClipAxisRect(rect);
         text->position->setAxes(values, tokens);
@@ -236,7 +239,7 @@ void PredictionView::drawBars(QCPAxisRect* rect, const PredictionRunDisplay& run
     bars->setData(keys, probabilities, true);
     tokens->setTicker(ticker);
     tokens->setRange(-0.5, std::max(static_cast<double>(count), 1.0) - 0.5);
-    values->setRange(0.0, upper * 1.8); // room for the labels right of the longest bar
+    values->setRange(0.0, upper * 2.0); // room for the labels right of the longest bar
 }
 
 void PredictionView::drawLossStrip()
