@@ -135,10 +135,11 @@ HeadsPanel::HeadsPanel(ModelRunner* runner, ModelLoading* loading, PredictionPan
     m_status->setObjectName(QStringLiteral("headsStatus"));
     m_status->setWordWrap(true);
     m_grid->setObjectName(QStringLiteral("headGrid"));
-    m_grid->setWhatsThis(tr("<h3>Head Scores</h3><p>Every layer (rows) and head (columns) of the model opened "
-                            "last as one grid: a head score, the ablation sweep or the direct logit "
-                            "attribution, chosen above. Hover a cell for its value; click it to open that "
-                            "head. With a score shown, What's This gives the score's formula.</p>"));
+    m_grid->setWhatsThis(
+        tr("<h3>Head Scores</h3><p>Every layer (rows) and head (columns) of the model opened "
+           "last as one grid: a head score, the ablation sweep or the direct logit "
+           "attribution, chosen above. Hover a cell for its value; click it to open that "
+           "head. With a score shown, What's This gives the score's formula.</p>"));
     m_csv->setObjectName(QStringLiteral("exportHeadsCsv"));
     m_csv->setToolTip(tr("Save the grid's numbers as CSV: one row per layer, one column per head"));
     auto* row = new QHBoxLayout;
