@@ -11,6 +11,7 @@
 #include "MainWindow.h"
 #include "ModelLoading.h"
 #include "ModelRunner.h"
+#include "ModelView.h"
 #include "PredictionPanel.h"
 #include "PredictionView.h"
 #include "TestMain.h"
@@ -19,6 +20,7 @@
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QMenu>
 #include <QStatusBar>
 #include <QUndoStack>
 #include <QtTest>
@@ -36,6 +38,7 @@ private slots:
     void temperatureChangesThePrediction();
     void newestEditWins();
     void interventionsAreUndoSteps();
+    void thumbnailMenuAblates();
     void tokenPick_data();
     void tokenPick();
     void logitDifferenceForBothRuns();
@@ -193,6 +196,34 @@ void TestPrediction::interventionsAreUndoSteps()
     QVERIFY(window.document()->session().model->interventions[1].enabled);
     undo->undo();
     QCOMPARE(model->rowCount(), 1);
+}
+
+// Right-click a thumbnail of the model view: Ablate (Mean) adds that head's intervention as one undo step.
+void TestPrediction::thumbnailMenuAblates()
+{
+    MainWindow window;
+    openModel(window);
+    auto* view = window.findChild<ModelView*>(QStringLiteral("modelView"));
+    QVERIFY(view);
+    const int steps = window.document()->undoStack()->count();
+    bool triggered = false;
+    QTimer::singleShot(0, &window, [&triggered] {
+        auto* menu = qobject_cast<QMenu*>(QApplication::activePopupWidget());
+        QAction* mean = menu ? menu->findChild<QAction*>(QStringLiteral("ablateMean")) : nullptr;
+        if (mean) {
+            mean->trigger();
+            triggered = true;
+        }
+        if (menu)
+            menu->close();
+    });
+    emit view->thumbnailMenuRequested(2, 1, view->mapToGlobal(QPoint(10, 10)));
+    QVERIFY(triggered);
+    QCOMPARE(window.document()->undoStack()->count(), steps + 1);
+    const HeadIntervention& added = window.document()->session().model->interventions.back();
+    QCOMPARE(added.kind, HeadIntervention::Kind::Mean);
+    QCOMPARE(added.layer, Index(2));
+    QCOMPARE(added.head, Index(1));
 }
 
 void TestPrediction::tokenPick_data()
