@@ -2,11 +2,38 @@
 // `qkvlab export`, the part that draws: it needs a QApplication, created by main() after the arguments were
 // checked by runCommandLine().
 
+#include "Intervention.h"
+#include "Model.h"
+
+#include <cstdint>
 #include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
 
 namespace qkv::app {
 
 struct ExportRequest;
+
+/// `qkvlab export --model MODEL (--text TEXT | --ids I,J,...) --view prediction|scores|sweep --out FILE`,
+/// parsed: the model's forward pass to its prediction, then the view drawn as the window draws it.
+struct ModelExportRequest {
+    std::shared_ptr<const Model> model;
+    std::vector<std::int64_t> ids;
+    std::string text; ///< titles the figure ("" when ids were given)
+    Precision precision = Precision::Float64;
+    std::string view; ///< "prediction", "scores" or "sweep"
+    /// prediction: the right-hand run's interventions (--intervene), and the position shown (−1: the last).
+    std::vector<Intervention> interventions;
+    int position = -1;
+    std::string score = "induction";                        ///< scores: a head score's name
+    Intervention::Kind ablation = Intervention::Kind::Zero; ///< sweep: zero or mean, the metric the loss
+    std::string format; ///< "png", "svg", "pdf", or "csv" for the grids (scores, sweep)
+    std::string out;
+    int width = 0; ///< figure pixels; 0: the view's default
+    int height = 0;
+    double scale = 1.0;
+};
 
 /// Sets QT_QPA_PLATFORM to offscreen unless it is set already, so that export needs no display. Call before
 /// creating the QApplication.
@@ -16,5 +43,10 @@ void prepareHeadlessPlatform();
 /// and the view names (`listViews`). Returns 0, or 2 with a message on `err` for an unknown view, a session
 /// the engine refuses or a file that cannot be written.
 int runExport(const ExportRequest& request, std::ostream& out, std::ostream& err);
+
+/// Draws a model view into `request.out` and prints the path on `out`. Returns 0, or 2 with one line on `err`
+/// naming the problem: the model refuses the ids, an intervention does not fit, an unknown view or score, a
+/// position out of range, a file that cannot be written.
+int runModelExport(const ModelExportRequest& request, std::ostream& out, std::ostream& err);
 
 } // namespace qkv::app

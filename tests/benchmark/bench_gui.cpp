@@ -9,6 +9,17 @@
 //                             any timed edit (a 1 ms heartbeat timer: the largest gap between its ticks).
 //   BM_EngineOnly/<N>/<D>     qkv::computeAttention on the same session, as the document calls it (a fresh
 //                             result each time): what no view can make faster.
+//   BM_EditToPrediction/f32/gpt2_small/n:64
+//                             one change of τ of the open head (layer 5, head 0 of a GPT-2-small-shaped
+//                             random F32 checkpoint on 64 token ids, float32), pushed as the Attention
+//                             panel pushes it, until the Prediction tab shows the model's prediction with
+//                             the edited head (computed off the GUI thread), then the window grabbed.
+//                             Counters: shown_ms, from the edit to the prediction drawn; gui_block_ms, the
+//                             longest time the GUI thread did not return to its event loop meanwhile;
+//                             grab_ms, the grab of the whole window after it. Registered only when the filter
+//                             names it
+//                             (--benchmark_filter=Prediction): the checkpoint takes 500 MB of disk and a few
+//                             seconds to write.
 //
 // Sessions: n = N tokens (self-attention, no mask), d_model = D, one head with d_k = d_v = D / 2, no W_O,
 // softmax, float64. N ∈ {256, 1024, 4096}, D ∈ {64, 512}. The window is 1400 × 900 in its default layout
@@ -16,6 +27,8 @@
 //
 // Not run by ctest. Build the dev or release preset and run by hand, e.g.
 //   build/dev/tests/benchmark/qkv_gui_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+// `qkv_gui_bench --write-model=DIR` writes the GPT-2-small-shaped checkpoint into DIR and exits (for
+// screenshots of the window on a model of that size).
 // QT_QPA_PLATFORM is set to offscreen unless it is set already.
 
 #include "AttentionEngine.h"
@@ -26,14 +39,20 @@
 #include "Initializers.h"
 #include "MainWindow.h"
 #include "MatrixProduct.h"
+#include "ModelLoading.h"
+#include "ModelRunner.h"
+#include "ModelSession.h"
 #include "OnScreenRefresh.h"
+#include "PredictionPanel.h"
 #include "RasterFills.h"
+#include "Safetensors.h"
 #include "Session.h"
 #include "SpaceView.h"
 
 #include <benchmark/benchmark.h>
 
 #include <QApplication>
+#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QPixmap>
@@ -44,6 +63,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -108,8 +129,12 @@ public:
         m_clock.start();
         m_last = 0;
     }
-    /// Ends a measured stretch: the gap to now counts too.
-    void disarm() { beat(); }
+    /// Ends a measured stretch: the gap to now counts too, what follows does not.
+    void disarm()
+    {
+        beat();
+        m_clock.invalidate();
+    }
     double longestMilliseconds() const { return static_cast<double>(m_longest) / 1e6; }
     void resetLongest() { m_longest = 0; }
 
@@ -225,11 +250,151 @@ void engineOnly(benchmark::State& state, const Shape& shape)
     }
 }
 
+/// A GPT-2-small-shaped checkpoint (124M random F32 weights of GPT-2's initial scale) written into `folder`.
+void writeGpt2Small(const std::filesystem::path& folder)
+{
+    constexpr std::uint64_t d = 768, inner = 3072, vocab = 50257, positions = 1024, layers = 12;
+    std::uint64_t state = 0x9E3779B97F4A7C15ull;
+    const auto tensor = [&state](const std::string& name, std::vector<std::uint64_t> shape,
+                                 double centre = 0.0) {
+        std::uint64_t count = 1;
+        for (std::uint64_t s : shape)
+            count *= s;
+        qkv::SafetensorsTensor t{name, "F32", std::move(shape), std::vector<double>(count)};
+        for (double& v : t.values) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            v = centre + (double(state >> 11) * 0x1p-53 - 0.5) * 0.04;
+        }
+        return t;
+    };
+    std::filesystem::create_directories(folder);
+    std::vector<qkv::SafetensorsTensor> tensors;
+    tensors.push_back(tensor("wte.weight", {vocab, d}));
+    tensors.push_back(tensor("wpe.weight", {positions, d}));
+    for (std::uint64_t l = 0; l < layers; ++l) {
+        const std::string p = "h." + std::to_string(l) + ".";
+        tensors.push_back(tensor(p + "ln_1.weight", {d}, 1.0));
+        tensors.push_back(tensor(p + "ln_1.bias", {d}));
+        tensors.push_back(tensor(p + "attn.c_attn.weight", {d, 3 * d}));
+        tensors.push_back(tensor(p + "attn.c_attn.bias", {3 * d}));
+        tensors.push_back(tensor(p + "attn.c_proj.weight", {d, d}));
+        tensors.push_back(tensor(p + "attn.c_proj.bias", {d}));
+        tensors.push_back(tensor(p + "ln_2.weight", {d}, 1.0));
+        tensors.push_back(tensor(p + "ln_2.bias", {d}));
+        tensors.push_back(tensor(p + "mlp.c_fc.weight", {d, inner}));
+        tensors.push_back(tensor(p + "mlp.c_fc.bias", {inner}));
+        tensors.push_back(tensor(p + "mlp.c_proj.weight", {inner, d}));
+        tensors.push_back(tensor(p + "mlp.c_proj.bias", {d}));
+    }
+    tensors.push_back(tensor("ln_f.weight", {d}, 1.0));
+    tensors.push_back(tensor("ln_f.bias", {d}));
+    qkv::writeSafetensors((folder / "model.safetensors").string(), tensors);
+    std::ofstream(folder / "config.json") << "{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_head\": 12, "
+                                             "\"n_layer\": 12, \"n_positions\": 1024, \"vocab_size\": 50257, "
+                                             "\"layer_norm_epsilon\": 1e-05, \"activation_function\": "
+                                             "\"gelu_new\"}";
+}
+
+/// The window with layer 5, head 0 of the checkpoint open on 64 ids and its Prediction tab in front.
+std::unique_ptr<qkv::ui::MainWindow>& predictionWindowSlot()
+{
+    static std::unique_ptr<qkv::ui::MainWindow> window;
+    return window;
+}
+
+qkv::ui::MainWindow& predictionWindow()
+{
+    std::unique_ptr<qkv::ui::MainWindow>& window = predictionWindowSlot();
+    if (window)
+        return *window;
+    static const std::filesystem::path folder =
+        std::filesystem::temp_directory_path() /
+        ("qkv_gui_bench_gpt2_" + std::to_string(QCoreApplication::applicationPid()));
+    writeGpt2Small(folder);
+    std::atexit([] { std::filesystem::remove_all(folder); });
+    qkv::ui::RasterFills::keepOnPaintingThread();
+    window = std::make_unique<qkv::ui::MainWindow>();
+    window->resize(1400, 900);
+    window->show();
+    if (!QTest::qWaitForWindowExposed(window.get()))
+        std::cerr << "qkv_gui_bench: the window was not exposed\n";
+    auto model = std::make_shared<const qkv::Model>(qkv::Model::open(folder.string()));
+    qkv::ModelHeadRequest request;
+    request.layer = 5;
+    request.heads = {0};
+    request.precision = qkv::Precision::Float32;
+    for (std::int64_t k = 0; k < 64; ++k)
+        request.ids.push_back((k * 7919) % 50257);
+    QString error;
+    if (!window->modelLoading()->open(model, request, &error, false))
+        std::cerr << "qkv_gui_bench: " << error.toStdString() << "\n";
+    auto* dock = window->findChild<QDockWidget*>(QStringLiteral("dockPrediction"));
+    dock->show();
+    dock->raise();
+    auto* runner = window->findChild<qkv::ui::ModelRunner*>();
+    auto* panel = window->findChild<qkv::ui::PredictionPanel*>();
+    while (!runner->prediction() || panel->displayCount() == 0 || panel->isBusy())
+        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+    return *window;
+}
+
+void editToPrediction(benchmark::State& state)
+{
+    qkv::ui::MainWindow& window = predictionWindow();
+    auto* runner = window.findChild<qkv::ui::ModelRunner*>();
+    auto* panel = window.findChild<qkv::ui::PredictionPanel*>();
+    qkv::ui::Document* document = window.document();
+    Heartbeat heartbeat;
+    QElapsedTimer clock;
+    double shownMs = 0.0, grabMs = 0.0;
+    // The heartbeat watches the GUI thread from the edit until the prediction is drawn; the grab of the whole
+    // window after it (every view painted at once, which no edit asks for) is timed apart.
+    const auto edit = [&](double temperature) {
+        const quint64 shown = panel->displayCount();
+        heartbeat.arm();
+        clock.start();
+        document->push(new qkv::ui::ChangeValueCommand<double>(
+            document, QStringLiteral("τ"), qkv::ui::Document::Options,
+            [](qkv::Session& s) -> double& { return s.temperature; }, temperature));
+        while (panel->displayCount() == shown || runner->isPredicting() || panel->isBusy() ||
+               document->isComputing())
+            QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+        QCoreApplication::processEvents(); // queued replots
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
+        heartbeat.disarm();
+        shownMs += double(clock.nsecsElapsed()) / 1e6;
+        clock.start();
+        const QPixmap shot = window.grab();
+        benchmark::DoNotOptimize(shot.cacheKey());
+        grabMs += double(clock.nsecsElapsed()) / 1e6;
+    };
+    edit(1.5); // warm-up
+    heartbeat.resetLongest();
+    shownMs = grabMs = 0.0;
+    int edits = 0;
+    for (auto _ : state) {
+        edit((edits % 2) != 0 ? 1.5 : 0.5);
+        ++edits;
+    }
+    state.counters["shown_ms"] = edits > 0 ? shownMs / edits : 0.0;
+    state.counters["grab_ms"] = edits > 0 ? grabMs / edits : 0.0;
+    if (!runner->predictionError().isEmpty())
+        state.SkipWithError(runner->predictionError().toStdString().c_str());
+    state.counters["gui_block_ms"] = heartbeat.longestMilliseconds();
+}
+
 } // namespace
 
 int main(int argc, char** argv)
 {
     qkv::prepareMatrixProducts(); // OpenBLAS for this CPU; it calls setenv, so before any other thread
+    for (int k = 1; k < argc; ++k) {
+        const std::string argument = argv[k];
+        if (argument.rfind("--write-model=", 0) == 0) {
+            writeGpt2Small(argument.substr(14));
+            return 0;
+        }
+    }
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
     // Settings, recent files and recovery files of a throwaway location, never the user's.
@@ -258,8 +423,14 @@ int main(int argc, char** argv)
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv))
         return 1;
+    if (benchmark::GetBenchmarkFilter().find("Prediction") != std::string::npos)
+        benchmark::RegisterBenchmark("BM_EditToPrediction/f32/gpt2_small/n:64", editToPrediction)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime()
+            ->MinTime(0.5);
     benchmark::RunSpecifiedBenchmarks();
     openWindows().clear();
+    predictionWindowSlot().reset();
     benchmark::Shutdown();
     return 0;
 }

@@ -131,6 +131,7 @@ void Document::reset(const Session& session, const QString& filePath)
         setSelection(0, 0);
         m_selectOnPublish = true;
     }
+    emit sessionReset();
 }
 
 void Document::selectStrongestKeyOfFirstQuery()
@@ -237,7 +238,7 @@ void Document::notifyChanged(Changes changes)
     if (m_selectedQuery >= m_session.n() || m_selectedKey >= m_session.m())
         setSelection(std::min(m_selectedQuery, m_session.n() - 1),
                      std::min(m_selectedKey, m_session.m() - 1));
-    const bool recomputes = changes & Everything; // snapshots alone change no result
+    const bool recomputes = changes & Everything; // snapshots or the model link alone change no result
     // A result computed at once follows the change the views have taken in; one computed in the background
     // is started first, so that it runs while they take in the edit.
     const bool atOnce = computesAtOnce();

@@ -52,7 +52,8 @@ public:
         Shape = 0x4,   ///< sizes, heads, cross-attention, presence of matrices
         Options = 0x8, ///< score, scale, temperature, mask, normalizer, precision
         Everything = 0xF,
-        Snapshots = 0x10 ///< the snapshots kept with the session (nothing to recompute)
+        Snapshots = 0x10, ///< the snapshots kept with the session (nothing to recompute)
+        Model = 0x20      ///< the model link: its interventions (nothing to recompute here)
     };
     Q_DECLARE_FLAGS(Changes, Change)
 
@@ -127,6 +128,8 @@ signals:
     /// the reason there is none, is published).
     void computingChanged(bool computing);
     void currentHeadChanged(int head);
+    /// reset() replaced the whole session (New, Open, a model's head, recovery), after sessionChanged.
+    void sessionReset();
     void selectionChanged(qkv::Index query, qkv::Index key);
     void modifiedChanged(bool modified);
     void filePathChanged(const QString& path);

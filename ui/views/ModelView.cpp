@@ -3,6 +3,7 @@
 #include "ColorScale.h"
 #include "PlotFigure.h"
 
+#include <QContextMenuEvent>
 #include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPainter>
@@ -257,14 +258,23 @@ void ModelView::mousePressEvent(QMouseEvent* event)
         emit thumbnailClicked(layer, head);
 }
 
+void ModelView::contextMenuEvent(QContextMenuEvent* event)
+{
+    const auto [layer, head] = thumbnailAt(event->pos());
+    if (layer >= 0)
+        emit thumbnailMenuRequested(layer, head, event->globalPos());
+}
+
 bool ModelView::event(QEvent* event)
 {
     if (event->type() == QEvent::ToolTip) {
         const auto* help = static_cast<QHelpEvent*>(event);
         const auto [layer, head] = thumbnailAt(help->pos());
         if (layer >= 0)
-            QToolTip::showText(help->globalPos(), tr("layer %1, head %2: click to open").arg(layer).arg(head),
-                               this, thumbnailRect(layer, head));
+            QToolTip::showText(
+                help->globalPos(),
+                tr("layer %1, head %2: click to open, right-click to ablate or scale").arg(layer).arg(head),
+                this, thumbnailRect(layer, head));
         else
             QToolTip::hideText();
         return true;

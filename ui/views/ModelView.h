@@ -61,10 +61,14 @@ public:
 signals:
     /// A thumbnail was clicked (layer and head counted from 0).
     void thumbnailClicked(int layer, int head);
+    /// A thumbnail was right-clicked (or the menu key pressed over it) at `globalPosition`: its owner shows
+    /// what can be done to that head.
+    void thumbnailMenuRequested(int layer, int head, const QPoint& globalPosition);
 
 protected:
     void paintEvent(QPaintEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
+    void contextMenuEvent(QContextMenuEvent* event) override;
     bool event(QEvent* event) override;
 
 private:

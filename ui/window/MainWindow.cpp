@@ -18,6 +18,7 @@
 #include "MatrixFile.h"
 #include "ModelLoading.h"
 #include "ModelOverview.h"
+#include "ModelPages.h"
 #include "ModelView.h"
 #include "PlotFigure.h"
 #include "Preferences.h"
@@ -267,12 +268,14 @@ void MainWindow::createDocks()
     QWidget* saturation = createView(QStringLiteral("saturation"));
     QWidget* scaling = createView(QStringLiteral("scaling"));
     QWidget* snapshots = createView(QStringLiteral("diff"));
-    auto* model = new ModelOverview(m_modelLoading, m_document, this);
+    auto* model = new ModelPages(m_modelLoading, m_document, this);
+    connect(model, &ModelPages::message, this,
+            [this](const QString& text) { statusBar()->showMessage(text, 10000); });
     const QList<RegisteredView> registered = ViewRegistry::views();
     Q_ASSERT(m_views.size() == registered.size()); // every registered view has its place in the window
     for (const RegisteredView& view : registered)
         m_figures << view.figures(m_views.value(view.id));
-    m_figures << model->view();
+    m_figures << model->figures();
     // The articles' experiments share one dock of their own tabs, so the bottom tab bar stays readable at
     // 1280 px and at a scale factor of 2.
     auto* experiments = new QTabWidget(this);
@@ -288,7 +291,9 @@ void MainWindow::createDocks()
           std::tuple{viewTitle(spaces), "dockThreeSpaces", spaces},
           std::tuple{viewTitle(values), "dockValueSpace", values},
           std::tuple{viewTitle(heads), "dockHeads", heads},
-          std::tuple{tr("Model"), "dockModel", static_cast<QWidget*>(model)},
+          std::tuple{tr("Model"), "dockModel", model->modelTab()},
+          std::tuple{tr("Prediction"), "dockPrediction", model->predictionTab()},
+          std::tuple{tr("Head Scores"), "dockHeadScores", model->headsTab()},
           std::tuple{viewTitle(normalizers), "dockNormalizers", normalizers},
           std::tuple{tr("Experiments"), "dockExperiments", static_cast<QWidget*>(experiments)}}) {
         QDockWidget* dock = addDock(title, QLatin1String(name), widget, Qt::BottomDockWidgetArea);
@@ -300,7 +305,7 @@ void MainWindow::createDocks()
     }
     findChild<QDockWidget*>(QStringLiteral("dockQueryKeySpace"))->raise();
     // A model just opened: its layers and heads come forward while they are computed.
-    connect(model, &ModelOverview::modelChanged, this, [this] {
+    connect(model->overview(), &ModelOverview::modelChanged, this, [this] {
         QDockWidget* dock = findChild<QDockWidget*>(QStringLiteral("dockModel"));
         dock->show();
         dock->raise();

@@ -15,6 +15,26 @@
 
 namespace qkv::ui {
 
+ModelLink linkFor(const Model& model, const ModelHeadRequest& request, const Session& current)
+{
+    ModelLink link;
+    link.folder = model.folder();
+    link.ids = request.ids;
+    link.layer = request.layer;
+    link.head = request.heads.empty() ? 0 : request.heads.front();
+    // Another head of the same text keeps the ablations and scalings made so far; the head open is live.
+    if (current.model && current.model->folder == link.folder && current.model->ids == link.ids)
+        for (const HeadIntervention& intervention : current.model->interventions)
+            if (intervention.kind != HeadIntervention::Kind::Session)
+                link.interventions.push_back(intervention);
+    HeadIntervention own;
+    own.layer = link.layer;
+    own.head = link.head;
+    own.kind = HeadIntervention::Kind::Session;
+    link.interventions.insert(link.interventions.begin(), own);
+    return link;
+}
+
 ModelLoading::ModelLoading(Document* document, QWidget* window, std::function<bool()> mayReplace)
     : QObject(window), m_document(document), m_window(window), m_mayReplace(std::move(mayReplace))
 {
@@ -76,9 +96,12 @@ bool ModelLoading::open(const std::shared_ptr<const Model>& model, const ModelHe
         return false;
     }
     m_loaded = std::get<Session>(outcome);
-    m_document->reset(*m_loaded);
-    m_model = model;
+    if (!m_loaded->model)
+        m_loaded->model = linkFor(*model, request, m_document->session());
+    ++m_reopenGeneration; // a reopen still running is for a session this one replaces
+    m_model = model;      // before the session: what follows the reset finds its model open
     m_request = request;
+    m_document->reset(*m_loaded);
     emit modelSessionChanged(true);
     emit modelOpened();
     return true;
@@ -94,13 +117,83 @@ bool ModelLoading::openHead(Index layer, Index head)
     return open(m_model, request);
 }
 
+bool ModelLoading::openIds(const std::vector<std::int64_t>& ids, const std::string& text)
+{
+    if (!m_model || !m_mayReplace())
+        return false;
+    ModelHeadRequest request = m_request;
+    request.ids = ids;
+    request.text = text;
+    return open(m_model, request);
+}
+
+void ModelLoading::reopen(const ModelLink& link, std::function<void(const QString&)> problem)
+{
+    const quint64 generation = ++m_reopenGeneration;
+    ModelHeadRequest request;
+    request.layer = link.layer;
+    request.heads = {link.head};
+    request.ids = link.ids;
+    request.precision = m_document->session().precision;
+    struct Outcome {
+        std::shared_ptr<const Model> model;
+        std::optional<Session> loaded;
+        QString error;
+    };
+    auto* watcher = new QFutureWatcher<Outcome>(this);
+    connect(watcher, &QFutureWatcher<Outcome>::finished, this,
+            [this, watcher, generation, link, request, problem = std::move(problem)] {
+                watcher->deleteLater();
+                const Outcome outcome = watcher->result();
+                const Session& session = m_document->session();
+                if (generation != m_reopenGeneration || !session.model || !(*session.model == link))
+                    return; // another session, or its link was edited meanwhile
+                if (!outcome.error.isEmpty()) {
+                    problem(
+                        tr("Cannot reopen the model of this session (%1): %2. The session is kept as it is.")
+                            .arg(QString::fromStdString(link.folder), outcome.error));
+                    return;
+                }
+                m_model = outcome.model;
+                m_request = request;
+                m_loaded = outcome.loaded;
+                if (m_loaded)
+                    m_loaded->model = link;
+                emit modelSessionChanged(m_loaded.has_value());
+                emit modelOpened();
+            });
+    const std::string folder = link.folder;
+    watcher->setFuture(QtConcurrent::run([folder, request]() -> Outcome {
+        Outcome outcome;
+        try {
+            auto model = std::make_shared<const Model>(Model::open(folder));
+            outcome.model = model;
+            try {
+                outcome.loaded = sessionFromModel(*model, request); // for Edit ▸ Reset to Model
+            } catch (const Error&) {
+            }
+        } catch (const Error& e) {
+            outcome.error = QString::fromStdString(e.what());
+        } catch (const std::bad_alloc&) {
+            outcome.error = tr("not enough memory for this model");
+        }
+        return outcome;
+    }));
+}
+
 void ModelLoading::resetToModel()
 {
     if (!m_loaded)
         return;
     const Session loaded = *m_loaded;
-    pushEdit(m_document, tr("Reset to Model"), Document::Everything,
-             [loaded](Session& session) { session = loaded; });
+    // The head as it was loaded; the interventions stay as they are (they have their own undo steps).
+    pushEdit(m_document, tr("Reset to Model"), Document::Everything | Document::Model,
+             [loaded](Session& session) {
+                 std::optional<ModelLink> link = std::move(session.model);
+                 session = loaded;
+                 if (link)
+                     session.model = std::move(link);
+             });
 }
 
 } // namespace qkv::ui

@@ -17,6 +17,11 @@ namespace qkv::ui {
 
 class Document;
 
+/// The model link a head opened from `model` gets: its folder, ids, layer and head, and the interventions:
+/// the head itself (kind Session, so its edits reach the prediction), then those of `current` that are not
+/// of kind Session when `current` links the same folder and ids (another head of the same text).
+ModelLink linkFor(const Model& model, const ModelHeadRequest& request, const Session& current);
+
 class ModelLoading : public QObject {
     Q_OBJECT
 public:
@@ -35,9 +40,17 @@ public:
     /// as open() does, after asking whether the session may be replaced. False when there is no model, the
     /// person keeps the session, or the model refuses.
     bool openHead(Index layer, Index head);
+    /// Opens the same layer and heads of the model opened last on other token ids (`text` titles them, ""
+    /// when they came from no text), as openHead() does.
+    bool openIds(const std::vector<std::int64_t>& ids, const std::string& text = std::string());
     /// The model opened last and what was asked of it (null before any model was opened).
     std::shared_ptr<const Model> model() const { return m_model; }
     const ModelHeadRequest& request() const { return m_request; }
+    /// Opens the model folder `link` names in the background for the session open (saved with that link),
+    /// without replacing the session: model() and request() then name it and modelOpened() is emitted. A
+    /// folder that cannot be opened is told to `problem`; nothing happens when another session was opened
+    /// meanwhile.
+    void reopen(const ModelLink& link, std::function<void(const QString&)> problem);
     /// Edit ▸ Reset to Model: the session as loaded, as one undo step.
     void resetToModel();
     bool hasModelSession() const { return m_loaded.has_value(); }
@@ -59,6 +72,7 @@ private:
     std::shared_ptr<const Model> m_model;
     ModelHeadRequest m_request;
     bool m_opening = false;
+    quint64 m_reopenGeneration = 0;
 };
 
 } // namespace qkv::ui

@@ -28,6 +28,18 @@
 using namespace qkv;
 using namespace qkv::ui;
 
+namespace {
+
+// The session a head opens as: the model layer's, linked to the model with the head itself live in it.
+Session opened(const Model& model, const ModelHeadRequest& request)
+{
+    Session session = sessionFromModel(model, request);
+    session.model = linkFor(model, request, Session());
+    return session;
+}
+
+} // namespace
+
 class TestOpenModel : public QObject {
     Q_OBJECT
 private slots:
@@ -99,7 +111,7 @@ void TestOpenModel::openEditAndReset()
     QVERIFY(reset && !reset->isEnabled());
     QString error;
     QVERIFY2(window.modelLoading()->open(model, request, &error, false), qPrintable(error));
-    const Session loaded = sessionFromModel(*model, request);
+    const Session loaded = opened(*model, request);
     QVERIFY(window.document()->session() == loaded);
     QVERIFY(reset->isEnabled());
     window.document()->waitForResult();
@@ -143,7 +155,7 @@ void TestOpenModel::oneOpenAtATime()
     QVERIFY(!secondOpened);
     QVERIFY2(secondError.contains(QStringLiteral("still opening")), qPrintable(secondError));
     QVERIFY(!loading->isOpening());
-    QVERIFY(window.document()->session() == sessionFromModel(*model, first));
+    QVERIFY(window.document()->session() == opened(*model, first));
 }
 
 void TestOpenModel::refusedModelChangesNothing()
@@ -209,7 +221,7 @@ void TestOpenModel::modelViewShowsEveryHead()
     ModelHeadRequest clicked = request;
     clicked.layer = 2;
     clicked.heads = {1};
-    const Session expected = sessionFromModel(*model, clicked);
+    const Session expected = opened(*model, clicked);
     QTRY_VERIFY(window.document()->session() == expected);
     window.document()->waitForResult();
     QKV_COMPARE_NEAR(window.document()->result()->heads[0].weights,

@@ -1,0 +1,113 @@
+#include "ModelPages.h"
+
+#include "Document.h"
+#include "HeadsPanel.h"
+#include "Heatmap.h"
+#include "InterventionModel.h"
+#include "InterventionsPanel.h"
+#include "ModelLoading.h"
+#include "ModelOverview.h"
+#include "ModelRunner.h"
+#include "ModelView.h"
+#include "PredictionPanel.h"
+
+#include <QInputDialog>
+#include <QMenu>
+#include <QSplitter>
+
+namespace qkv::ui {
+
+ModelPages::ModelPages(ModelLoading* loading, Document* document, QWidget* window)
+    : QObject(window), m_loading(loading), m_document(document),
+      m_runner(new ModelRunner(loading, document, this)), m_overview(new ModelOverview(loading, document)),
+      m_interventions(new InterventionsPanel(document)),
+      m_prediction(new PredictionPanel(m_runner, loading, document, window)),
+      m_heads(new HeadsPanel(m_runner, loading, m_prediction, window)), m_modelTab(new QSplitter(window))
+{
+    m_runner->setObjectName(QStringLiteral("modelRunner"));
+    m_modelTab->setObjectName(QStringLiteral("modelTab"));
+    m_modelTab->addWidget(m_overview);
+    m_modelTab->addWidget(m_interventions);
+    m_modelTab->setStretchFactor(0, 3);
+    m_modelTab->setStretchFactor(1, 1);
+    m_modelTab->setChildrenCollapsible(false);
+    connect(m_overview->view(), &ModelView::thumbnailMenuRequested, this, &ModelPages::showThumbnailMenu);
+    connect(m_interventions, &InterventionsPanel::message, this, &ModelPages::message);
+    connect(m_runner, &ModelRunner::runChanged, this, [this] {
+        const std::shared_ptr<const Model> model = m_loading->model();
+        m_interventions->setLimits(model ? int(model->config().layers) : 0,
+                                   model ? int(model->config().heads) : 0);
+    });
+    connect(m_document, &Document::sessionReset, this, &ModelPages::followSession);
+}
+
+ModelPages::~ModelPages() = default;
+
+QWidget* ModelPages::modelTab() const
+{
+    return m_modelTab;
+}
+
+QWidget* ModelPages::predictionTab() const
+{
+    return m_prediction;
+}
+
+QWidget* ModelPages::headsTab() const
+{
+    return m_heads;
+}
+
+QList<const Figure*> ModelPages::figures() const
+{
+    return {m_overview->view(), m_prediction->view(), m_heads->grid()};
+}
+
+void ModelPages::showThumbnailMenu(int layer, int head, const QPoint& globalPosition)
+{
+    QMenu menu(m_overview->view());
+    InterventionModel* model = m_interventions->model();
+    const bool linked = model->hasLink();
+    const auto add = [model, layer, head](HeadIntervention::Kind kind, double factor) {
+        HeadIntervention intervention;
+        intervention.layer = layer;
+        intervention.head = head;
+        intervention.kind = kind;
+        intervention.factor = factor;
+        model->addIntervention(intervention);
+    };
+    QAction* zero = menu.addAction(tr("Ablate (&Zero)"), [add] { add(HeadIntervention::Kind::Zero, 1.0); });
+    QAction* mean = menu.addAction(tr("Ablate (&Mean)"), [add] { add(HeadIntervention::Kind::Mean, 1.0); });
+    QAction* scale = menu.addAction(tr("&Scale…"), [this, add, layer, head] {
+        bool ok = false;
+        const double factor =
+            QInputDialog::getDouble(m_overview, tr("Scale Head"),
+                                    tr("Multiply the output of layer %1, head %2 by:").arg(layer).arg(head),
+                                    2.0, -100.0, 100.0, 3, &ok);
+        if (ok)
+            add(HeadIntervention::Kind::Scale, factor);
+    });
+    for (QAction* action : {zero, mean, scale}) {
+        action->setEnabled(linked);
+        action->setObjectName(action == zero   ? QStringLiteral("ablateZero")
+                              : action == mean ? QStringLiteral("ablateMean")
+                                               : QStringLiteral("scaleHead"));
+    }
+    menu.addSeparator();
+    menu.addAction(tr("&Open Head"), [this, layer, head] { m_loading->openHead(layer, head); })
+        ->setObjectName(QStringLiteral("openHead"));
+    menu.exec(globalPosition);
+}
+
+void ModelPages::followSession()
+{
+    const Session& session = m_document->session();
+    if (!session.model)
+        return;
+    const std::shared_ptr<const Model> open = m_loading->model();
+    if (open && open->folder() == session.model->folder && m_loading->request().ids == session.model->ids)
+        return; // the model and text are open already
+    m_loading->reopen(*session.model, [this](const QString& problem) { emit message(problem); });
+}
+
+} // namespace qkv::ui

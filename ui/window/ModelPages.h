@@ -1,0 +1,62 @@
+#pragma once
+// The pages of a real model in the window, built together because they share one forward pass (ModelRunner):
+// the Model tab (every head's attention beside the interventions), the Prediction tab and the Head Scores
+// tab. A session saved with a model link reopens its model folder in the background when it is opened.
+
+#include <QList>
+#include <QObject>
+
+class QPoint;
+class QSplitter;
+class QWidget;
+
+namespace qkv::ui {
+
+class Document;
+class Figure;
+class HeadsPanel;
+class InterventionsPanel;
+class ModelLoading;
+class ModelOverview;
+class ModelRunner;
+class PredictionPanel;
+
+class ModelPages : public QObject {
+    Q_OBJECT
+public:
+    /// The pages are children of `window`.
+    ModelPages(ModelLoading* loading, Document* document, QWidget* window);
+    ~ModelPages() override;
+
+    ModelRunner* runner() const { return m_runner; }
+    ModelOverview* overview() const { return m_overview; }
+    InterventionsPanel* interventions() const { return m_interventions; }
+    PredictionPanel* prediction() const { return m_prediction; }
+    HeadsPanel* heads() const { return m_heads; }
+    /// The widgets of the tabs: Model (thumbnails and interventions), Prediction, Head Scores.
+    QWidget* modelTab() const;
+    QWidget* predictionTab() const;
+    QWidget* headsTab() const;
+    /// Their exportable views.
+    QList<const Figure*> figures() const;
+
+signals:
+    /// Something to tell in the status bar (a model folder of a session that cannot be reopened).
+    void message(const QString& text);
+
+private:
+    void showThumbnailMenu(int layer, int head, const QPoint& globalPosition);
+    /// A session with a model link that names no model open: reopen its folder in the background.
+    void followSession();
+
+    ModelLoading* m_loading;
+    Document* m_document;
+    ModelRunner* m_runner;
+    ModelOverview* m_overview;
+    InterventionsPanel* m_interventions;
+    PredictionPanel* m_prediction;
+    HeadsPanel* m_heads;
+    QSplitter* m_modelTab;
+};
+
+} // namespace qkv::ui
