@@ -6,6 +6,7 @@
 #include "Examples.h"
 #include "FigureExport.h"
 #include "FileReading.h"
+#include "Intervention.h"
 #include "ModelCommands.h"
 #include "ModelSession.h"
 #include "ResourceLimits.h"
@@ -78,6 +79,17 @@ constexpr const char* exportUsageText =
     "  --ids I,J,...      or its token ids\n"
     "  --precision P      float64 (default) or float32\n"
     "  --format, --width, --height, --scale as above.\n"
+    "\n"
+    "Usage: qkvlab export --model MODEL (--text TEXT | --ids I,J,...) --view prediction|scores|sweep\n"
+    "       --out PATH [options]\n"
+    "Draws the model's prediction (the Prediction tab), a head score of every head, or the change in loss\n"
+    "when each head in turn is ablated (the Head Scores tab); the grids also as CSV (--format csv).\n"
+    "  --intervene L.H=CHANGE   prediction: the heads changed in the right-hand run (repeatable; as "
+    "predict)\n"
+    "  --position P       prediction: the position whose next token is shown (default: the last)\n"
+    "  --score NAME       scores: previous_token, duplicate_token, induction (default), first_token, self,\n"
+    "                     entropy\n"
+    "  --ablation KIND    sweep: zero (default) or mean\n"
     "Prints the paths written. Exits 2 with a message when an argument, the session or a file is refused.\n";
 
 using ui::maximumFigureScale;
@@ -192,6 +204,103 @@ std::string loadModelAttention(std::map<std::string, std::string>& options, Expo
     return std::string();
 }
 
+/// --width, --height and --scale into the figure's size; "" when they parse, else the problem.
+std::string parseFigureSize(std::map<std::string, std::string>& options, int& width, int& height,
+                            double& scale)
+{
+    for (const char* side : {"width", "height"}) {
+        if (!options.count(side))
+            continue;
+        const std::optional<int> value = parseWholeNumber(options[side]);
+        if (!value || *value < minimumFigureSide || *value > maximumFigureSide)
+            return "bad " + std::string(side) + " '" + options[side] + "': expected a whole number from " +
+                   std::to_string(minimumFigureSide) + " to " + std::to_string(maximumFigureSide);
+        (std::string(side) == "width" ? width : height) = *value;
+    }
+    if (options.count("scale")) {
+        const std::optional<double> parsed = parseNumber(options["scale"]);
+        if (!parsed || *parsed < minimumFigureScale || *parsed > maximumFigureScale)
+            return "bad scale '" + options["scale"] + "': expected a number from 0.25 to 8";
+        scale = *parsed;
+    }
+    return {};
+}
+
+bool isModelPredictionView(const std::string& view)
+{
+    return view == "prediction" || view == "scores" || view == "sweep";
+}
+
+/// `export --model MODEL (--text TEXT | --ids I,J,...) --view prediction|scores|sweep --out FILE [...]`:
+/// checked and the model opened into outcome.modelExportRequest, or `fail` with the problem.
+template <typename Fail>
+CommandLineOutcome parseModelExport(std::map<std::string, std::string>& options,
+                                    const std::vector<std::string>& interventions,
+                                    CommandLineOutcome& outcome, const Fail& fail)
+{
+    ModelExportRequest request;
+    request.view = options["view"];
+    if (!options.count("out") || options["out"].empty())
+        return fail("--out is required: the file to write");
+    request.out = options["out"];
+    if (options.count("text") == options.count("ids"))
+        return fail("--model needs either --text TEXT or --ids I,J,...");
+    if (options.count("ids") && !parseIndexList(options["ids"], request.ids))
+        return fail("bad --ids '" + options["ids"] + "': expected token ids separated by commas (5,17,3)");
+    if (options.count("precision")) {
+        const auto precision = precisionFromString(options["precision"]);
+        if (!precision)
+            return fail("bad --precision '" + options["precision"] + "': expected float64 or float32");
+        request.precision = *precision;
+    }
+    if (options.count("head"))
+        return fail("--head is for a session's views");
+    const std::size_t dot = request.out.find_last_of("./\\");
+    const std::string suffix =
+        dot != std::string::npos && request.out[dot] == '.' ? lowercase(request.out.substr(dot + 1)) : "";
+    request.format = options.count("format")                     ? lowercase(options["format"])
+                     : isFigureFormat(suffix) || suffix == "csv" ? suffix
+                                                                 : "png";
+    if (const std::string problem = parseFigureSize(options, request.width, request.height, request.scale);
+        !problem.empty())
+        return fail(problem);
+    if (options.count("position")) {
+        const std::optional<int> position = parseWholeNumber(options["position"]);
+        if (!position || *position < 0)
+            return fail("bad --position '" + options["position"] + "': expected a position counted from 0");
+        request.position = *position;
+    }
+    if (options.count("score"))
+        request.score = options["score"];
+    if (options.count("ablation")) {
+        const auto kind = interventionKindFromString(options["ablation"]);
+        if (!kind || (*kind != HeadIntervention::Kind::Zero && *kind != HeadIntervention::Kind::Mean))
+            return fail("bad --ablation '" + options["ablation"] + "': expected zero or mean");
+        request.ablation = *kind;
+    }
+    try {
+        for (const std::string& spec : interventions)
+            request.interventions.push_back(parseIntervention(spec));
+        request.model = std::make_shared<const Model>(Model::open(options["model"]));
+        if (options.count("text")) {
+            if (!request.model->tokenizer())
+                return fail(request.model->tokenizerProblem());
+            request.text = options["text"];
+            request.ids = request.model->tokenizer()->encode(request.text);
+        }
+        for (std::size_t k = 0; k < request.interventions.size(); ++k)
+            if (const std::string problem =
+                    interventionProblem(request.interventions[k], request.model->config());
+                !problem.empty())
+                return fail("--intervene " + interventions[k] + ": " + problem);
+    } catch (const Error& e) {
+        return fail(e.what());
+    }
+    outcome.handled = false;
+    outcome.modelExportRequest = std::move(request);
+    return outcome;
+}
+
 // `export SOURCE --view NAME ...`: everything that can be checked without the views themselves. The view name
 // is checked by the export command, which knows the views.
 CommandLineOutcome parseExport(const std::vector<std::string>& args, std::istream& in, std::ostream& err)
@@ -207,6 +316,7 @@ CommandLineOutcome parseExport(const std::vector<std::string>& args, std::istrea
 
     std::string source;
     std::map<std::string, std::string> options;
+    std::vector<std::string> interventions;
     for (std::size_t i = 1; i < args.size(); ++i) {
         const std::string& arg = args[i];
         if (arg == "--help" || arg == "-h") {
@@ -221,8 +331,15 @@ CommandLineOutcome parseExport(const std::vector<std::string>& args, std::istrea
                 arg.substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
             if (name != "view" && name != "out" && name != "head" && name != "format" && name != "width" &&
                 name != "height" && name != "scale" && name != "model" && name != "text" && name != "ids" &&
-                name != "precision")
+                name != "precision" && name != "intervene" && name != "position" && name != "score" &&
+                name != "ablation")
                 return fail("unknown option --" + name + hint);
+            if (name == "intervene") { // repeatable
+                if (equals == std::string::npos && i + 1 >= args.size())
+                    return fail("--intervene needs a value" + hint);
+                interventions.push_back(equals != std::string::npos ? arg.substr(equals + 1) : args[++i]);
+                continue;
+            }
             if (options.count(name))
                 return fail("--" + name + " is given twice");
             if (equals != std::string::npos) {
@@ -244,10 +361,14 @@ CommandLineOutcome parseExport(const std::vector<std::string>& args, std::istrea
     if (model && !source.empty())
         return fail("--model draws the model itself: give no session (found " + source + ")");
     if (!model) {
-        for (const char* name : {"text", "ids", "precision"})
+        for (const char* name : {"text", "ids", "precision", "position", "score", "ablation"})
             if (options.count(name))
                 return fail("--" + std::string(name) + " is for --model" + hint);
+        if (!interventions.empty())
+            return fail("--intervene is for --model" + hint);
     }
+    if (model && options.count("view") && isModelPredictionView(options["view"]))
+        return parseModelExport(options, interventions, outcome, fail);
     if (source.empty() && !model)
         return fail("expected a session: a file, - for standard input, or example:NAME" + hint);
     if (!options.count("view"))
@@ -279,22 +400,9 @@ CommandLineOutcome parseExport(const std::vector<std::string>& args, std::istrea
             dot != std::string::npos && request.out[dot] == '.' ? lowercase(request.out.substr(dot + 1)) : "";
         request.format = request.view != "all" && isFigureFormat(suffix) ? suffix : "png";
     }
-    for (const char* side : {"width", "height"}) {
-        if (!options.count(side))
-            continue;
-        const std::optional<int> value = parseWholeNumber(options[side]);
-        if (!value || *value < minimumFigureSide || *value > maximumFigureSide)
-            return fail("bad " + std::string(side) + " '" + options[side] +
-                        "': expected a whole number from " + std::to_string(minimumFigureSide) + " to " +
-                        std::to_string(maximumFigureSide));
-        (std::string(side) == "width" ? request.width : request.height) = *value;
-    }
-    if (options.count("scale")) {
-        const std::optional<double> scale = parseNumber(options["scale"]);
-        if (!scale || *scale < minimumFigureScale || *scale > maximumFigureScale)
-            return fail("bad scale '" + options["scale"] + "': expected a number from 0.25 to 8");
-        request.scale = *scale;
-    }
+    if (const std::string problem = parseFigureSize(options, request.width, request.height, request.scale);
+        !problem.empty())
+        return fail(problem);
 
     if (model || request.view == modelViewName) {
         if (!model)

@@ -1,6 +1,7 @@
 #pragma once
 // The headless commands of qkvlab: everything that runs without a window.
 
+#include "ExportCommand.h"
 #include "Session.h"
 
 #include <iosfwd>
@@ -35,6 +36,8 @@ struct CommandLineOutcome {
     int exitCode = 0;
     std::string sessionToOpen; ///< for the window: a file path or "example:NAME" ("" = the default example)
     std::optional<ExportRequest> exportRequest; ///< set: run the export (after creating the QApplication)
+    /// set: draw a model's prediction, head scores or ablation sweep (after creating the QApplication)
+    std::optional<ModelExportRequest> modelExportRequest;
 };
 
 /// The usage of `qkvlab export`, without the list of views.

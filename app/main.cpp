@@ -31,6 +31,13 @@ int runHeadless(int argc, char* argv[], qkv::app::CommandLineOutcome& outcome)
         qkv::ui::RasterFills::keepOnPaintingThread(); // as in the window below
         return qkv::app::runExport(*outcome.exportRequest, std::cout, std::cerr);
     }
+    if (outcome.modelExportRequest) {
+        qkv::app::prepareHeadlessPlatform();
+        int qtArgc = 1;
+        QApplication app(qtArgc, argv);
+        qkv::ui::RasterFills::keepOnPaintingThread();
+        return qkv::app::runModelExport(*outcome.modelExportRequest, std::cout, std::cerr);
+    }
     return -1;
 }
 

@@ -238,6 +238,7 @@ private slots:
     void exportModelView_data();
     void exportModelView();
     void exportModelViewRefusals();
+    void exportModelPrediction();
 };
 
 void TestCli::computeLoveExample()
@@ -1137,6 +1138,57 @@ void TestCli::exportModelView()
                 found = image.pixel(x, y) == full;
         QVERIFY(found);
     }
+}
+
+// `export --model ... --view prediction|scores|sweep`: the Prediction and Head Scores tabs as figures, the
+// grids also as CSV with one row per layer.
+void TestCli::exportModelPrediction()
+{
+    QTemporaryDir model;
+    QVERIFY(model.isValid());
+    qkv::test::writeModel(qkv::test::Tiny{}, model.path(), 3); // 3 layers, 2 heads
+    const auto exported = [&](const QString& view, const QString& file, const QStringList& extra) {
+        QStringList arguments{QStringLiteral("export"),
+                              QStringLiteral("--model"),
+                              model.path(),
+                              QStringLiteral("--ids"),
+                              QStringLiteral("4,8,15,4,8,15"),
+                              QStringLiteral("--view"),
+                              view,
+                              QStringLiteral("--out"),
+                              model.filePath(file)};
+        arguments << extra;
+        return runHeadless(arguments);
+    };
+    const Run prediction = exported(QStringLiteral("prediction"), QStringLiteral("p.svg"),
+                                    {QStringLiteral("--intervene"), QStringLiteral("1.0=zero")});
+    QVERIFY_RUN(prediction, prediction.exitCode == 0);
+    QVERIFY(QFileInfo(model.filePath(QStringLiteral("p.svg"))).size() > 1000);
+    const Run png = exported(QStringLiteral("prediction"), QStringLiteral("p.png"),
+                             {QStringLiteral("--position"), QStringLiteral("2")});
+    QVERIFY_RUN(png, png.exitCode == 0 && !QImage(model.filePath(QStringLiteral("p.png"))).isNull());
+    for (const QString& view : {QStringLiteral("scores"), QStringLiteral("sweep")}) {
+        const Run csv = exported(view, view + QStringLiteral(".csv"), {});
+        QVERIFY_RUN(csv, csv.exitCode == 0);
+        QFile file(model.filePath(view + QStringLiteral(".csv")));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = file.readAll().trimmed().split('\n');
+        QVERIFY2(lines.size() >= 3, qPrintable(view)); // a row per layer (and perhaps a header)
+        const Run pdf = exported(view, view + QStringLiteral(".pdf"), {});
+        QVERIFY_RUN(pdf, pdf.exitCode == 0);
+    }
+    // Refusals: one line naming the problem, nothing written.
+    const Run badHead = exported(QStringLiteral("prediction"), QStringLiteral("x.svg"),
+                                 {QStringLiteral("--intervene"), QStringLiteral("0.7=zero")});
+    QVERIFY_RUN(badHead, badHead.exitCode == 2 && badHead.err.contains("--intervene 0.7=zero: head 7"));
+    const Run badAblation = exported(QStringLiteral("sweep"), QStringLiteral("x.svg"),
+                                     {QStringLiteral("--ablation"), QStringLiteral("scale")});
+    QVERIFY_RUN(badAblation, badAblation.exitCode == 2 && badAblation.err.contains("bad --ablation 'scale'"));
+    const Run csvPrediction = exported(QStringLiteral("prediction"), QStringLiteral("x.csv"), {});
+    QVERIFY_RUN(csvPrediction,
+                csvPrediction.exitCode == 2 && csvPrediction.err.contains("CSV is for the grids"));
+    QVERIFY(!QFileInfo::exists(model.filePath(QStringLiteral("x.svg"))));
+    QVERIFY(!QFileInfo::exists(model.filePath(QStringLiteral("x.csv"))));
 }
 
 void TestCli::exportModelViewRefusals()

@@ -384,4 +384,4 @@ void TestPrediction::missingModelFolderKeepsTheSession()
 }
 
 QKV_TEST_MAIN(TestPrediction)
-#include "tst_prediction.moc"
+#include "tst_predictionpanel.moc"
