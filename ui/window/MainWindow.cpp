@@ -29,6 +29,7 @@
 #include "ShortcutsDialog.h"
 #include "SnapshotPrompt.h"
 #include "ThemePalette.h"
+#include "TrainingPanel.h"
 #include "UserGuide.h"
 #include "ViewHelp.h"
 #include "ViewRegistry.h"
@@ -289,6 +290,8 @@ void MainWindow::createDocks()
           std::tuple{viewTitle(values), "dockValueSpace", values},
           std::tuple{viewTitle(heads), "dockHeads", heads},
           std::tuple{tr("Model"), "dockModel", static_cast<QWidget*>(model)},
+          std::tuple{tr("Training"), "dockTraining",
+                     static_cast<QWidget*>(new TrainingPanel(m_modelLoading, this))},
           std::tuple{viewTitle(normalizers), "dockNormalizers", normalizers},
           std::tuple{tr("Experiments"), "dockExperiments", static_cast<QWidget*>(experiments)}}) {
         QDockWidget* dock = addDock(title, QLatin1String(name), widget, Qt::BottomDockWidgetArea);
