@@ -215,6 +215,7 @@ training::TrainSettings TrainingPanel::settingsFromForm() const
     a.family = rope ? ModelFamily::Llama : ModelFamily::Gpt2;
     a.modelType = rope ? "llama" : "gpt2";
     a.qkvBias = a.outputBias = a.mlpBias = !rope;
+    a.vocab = a.positions = 0; // the task's
     training::TaskSettings task;
     task.kind = kind;
     s.task = task;

@@ -7,6 +7,7 @@
 
 #include <QCheckBox>
 #include <QDir>
+#include <QLabel>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStandardPaths>
@@ -46,7 +47,8 @@ void TestTrainingTab::shortRunFinishes()
     QTRY_VERIFY_WITH_TIMEOUT(panel->isFinished(), 60000);
     auto* loss = panel->findChild<QCustomPlot*>(QStringLiteral("lossPlot"));
     QVERIFY(loss);
-    QCOMPARE(loss->graph(0)->dataCount(), 30);
+    QVERIFY2(loss->graph(0)->dataCount() == 30,
+             qPrintable(panel->findChild<QLabel*>(QStringLiteral("trainingStatus"))->text()));
     QVERIFY(loss->graph(1)->dataCount() > 0);
     QVERIFY(panel->findChild<QCustomPlot*>(QStringLiteral("previousPlot"))->graphCount() == 4);
     QVERIFY(panel->findChild<QCustomPlot*>(QStringLiteral("inductionPlot"))->graphCount() == 2);
