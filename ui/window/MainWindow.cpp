@@ -30,6 +30,7 @@
 #include "ShortcutsDialog.h"
 #include "SnapshotPrompt.h"
 #include "ThemePalette.h"
+#include "TrainingPanel.h"
 #include "UserGuide.h"
 #include "ViewHelp.h"
 #include "ViewRegistry.h"
@@ -294,6 +295,8 @@ void MainWindow::createDocks()
           std::tuple{tr("Model"), "dockModel", model->modelTab()},
           std::tuple{tr("Prediction"), "dockPrediction", model->predictionTab()},
           std::tuple{tr("Head Scores"), "dockHeadScores", model->headsTab()},
+          std::tuple{tr("Training"), "dockTraining",
+                     static_cast<QWidget*>(new TrainingPanel(m_modelLoading, this))},
           std::tuple{viewTitle(normalizers), "dockNormalizers", normalizers},
           std::tuple{tr("Experiments"), "dockExperiments", static_cast<QWidget*>(experiments)}}) {
         QDockWidget* dock = addDock(title, QLatin1String(name), widget, Qt::BottomDockWidgetArea);
