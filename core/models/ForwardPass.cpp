@@ -210,6 +210,17 @@ void models::checkFinite(const Matrix& residual, Index layer, const char* part, 
                     (precision == Precision::Float32 ? "; choose precision float64" : ""));
 }
 
+void models::finishLayer(const Model& model, Matrix& residual, const Matrix& attentionOutput, Index layer,
+                         Precision precision, PassBuffers& buffers, bool withMlp)
+{
+    addInto(residual, attentionOutput, precision);
+    checkFinite(residual, layer, "attention", precision);
+    if (!withMlp)
+        return;
+    addInto(residual, mlp(model, residual, layer, precision, buffers), precision);
+    checkFinite(residual, layer, "MLP", precision);
+}
+
 namespace {
 
 /// Called once per layer of the forward pass with the result of its attention (every head, in the pass's
@@ -226,9 +237,6 @@ Matrix forwardPass(const Model& model, const std::vector<std::int64_t>& ids, Ind
     if (layers < 0 || layers > c.layers)
         throw layerOutOfRange(c, layers);
     Matrix residual = models::embed(model, ids, precision);
-    const auto checkFinite = [&](Index layer, const char* part) {
-        models::checkFinite(residual, layer, part, precision);
-    };
     AttentionResult result; // reused: a layer's buffers (12 heads × 3 n × n at GPT-2's size) are the next's
     PassBuffers buffers;
     // A float32 pass hands the engine its weights in float32, in buffers reused from layer to layer.
@@ -242,12 +250,7 @@ Matrix forwardPass(const Model& model, const std::vector<std::int64_t>& ids, Ind
         computeAttention(attention, result, options);
         if (visit && !visit(l, result))
             break;
-        models::addInto(residual, result.output, precision);
-        checkFinite(l, "attention");
-        if (lastMlp || l + 1 < layers) {
-            models::addInto(residual, models::mlp(model, residual, l, precision, buffers), precision);
-            checkFinite(l, "MLP");
-        }
+        models::finishLayer(model, residual, result.output, l, precision, buffers, lastMlp || l + 1 < layers);
     }
     return residual;
 }

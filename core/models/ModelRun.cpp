@@ -288,10 +288,7 @@ ModelRun::ModelRun(std::shared_ptr<const Model> model, std::vector<std::int64_t>
                 entropy += row.entropy;
             m_scores[HeadScore::Entropy](l, h) = entropy / double(head.rowStats.size());
         }
-        models::addInto(residual, result.output, precision);
-        models::checkFinite(residual, l, "attention", precision);
-        models::addInto(residual, models::mlp(m, residual, l, precision, buffers), precision);
-        models::checkFinite(residual, l, "MLP", precision);
+        models::finishLayer(m, residual, result.output, l, precision, buffers);
         m_layers.push_back(std::move(layer));
     }
     if (progress && !progress(c.layers, c.layers + 1))
@@ -408,10 +405,7 @@ Matrix ModelRun::residualWith(const std::vector<const Intervention*>& active,
         if (!isAllFinite(output))
             throw Error("layer " + std::to_string(l) + ": the attention output overflows " +
                         toString(m_precision) + " with the interventions");
-        models::addInto(residual, output, m_precision);
-        models::checkFinite(residual, l, "attention", m_precision);
-        models::addInto(residual, models::mlp(m, residual, l, m_precision, buffers), m_precision);
-        models::checkFinite(residual, l, "MLP", m_precision);
+        models::finishLayer(m, residual, output, l, m_precision, buffers);
     }
     return residual;
 }

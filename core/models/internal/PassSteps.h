@@ -32,6 +32,11 @@ void addInto(Matrix& residual, const Matrix& update, Precision precision);
 /// Refuses a residual stream that is not finite after `part` ("attention", "MLP") of `layer`.
 void checkFinite(const Matrix& residual, Index layer, const char* part, Precision precision);
 
+/// The rest of a layer once its attention output is known: residual += attention output, then += the MLP's
+/// update (with `withMlp`), each checked for overflow.
+void finishLayer(const Model& model, Matrix& residual, const Matrix& attentionOutput, Index layer,
+                 Precision precision, PassBuffers& buffers, bool withMlp = true);
+
 /// The layer's MLP on the residual stream (its norm first): the update to add.
 Matrix mlp(const Model& model, const Matrix& residual, Index layer, Precision precision,
            PassBuffers& buffers);
