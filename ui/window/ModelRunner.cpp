@@ -10,6 +10,38 @@
 
 namespace qkv::ui {
 
+namespace {
+
+/// A RunProgress for a worker thread: (done, total) posted to `runner`'s thread, where `report` emits it
+/// while the job is still the newest; false (stop) once `cancel` is set.
+template <typename Report>
+RunProgress postedProgress(ModelRunner* runner, const std::shared_ptr<std::atomic<bool>>& cancel,
+                           const Report& report)
+{
+    return [runner, cancel, report](Index done, Index total) {
+        QMetaObject::invokeMethod(
+            runner, [report, done, total] { report(int(done), int(total)); }, Qt::QueuedConnection);
+        return !cancel->load();
+    };
+}
+
+/// Runs `job`, recording in `outcome` a stop or the reason it failed (`outOfMemory` for std::bad_alloc).
+template <typename Outcome, typename Job>
+void recordFailures(Outcome& outcome, const QString& outOfMemory, const Job& job)
+{
+    try {
+        job();
+    } catch (const Cancelled&) {
+        outcome.cancelled = true;
+    } catch (const Error& e) {
+        outcome.error = QString::fromStdString(e.what());
+    } catch (const std::bad_alloc&) {
+        outcome.error = outOfMemory;
+    }
+}
+
+} // namespace
+
 std::vector<Intervention> sessionInterventions(const Session& session)
 {
     std::vector<Intervention> interventions;
@@ -79,25 +111,13 @@ void ModelRunner::onModelOpened()
     m_running.append(QtConcurrent::run([this, model, ids, precision, cancel, generation] {
         BuildOutcome outcome;
         outcome.generation = generation;
-        try {
-            outcome.run =
-                std::make_shared<const ModelRun>(model, ids, precision, [&](Index done, Index total) {
-                    QMetaObject::invokeMethod(
-                        this,
-                        [this, generation, done, total] {
-                            if (generation == m_buildGeneration)
-                                emit buildProgress(int(done), int(total));
-                        },
-                        Qt::QueuedConnection);
-                    return !cancel->load();
-                });
-        } catch (const Cancelled&) {
-            outcome.cancelled = true;
-        } catch (const Error& e) {
-            outcome.error = QString::fromStdString(e.what());
-        } catch (const std::bad_alloc&) {
-            outcome.error = tr("not enough memory for the model's forward pass on this text");
-        }
+        const RunProgress progress = postedProgress(this, cancel, [this, generation](int done, int total) {
+            if (generation == m_buildGeneration)
+                emit buildProgress(done, total);
+        });
+        recordFailures(outcome, tr("not enough memory for the model's forward pass on this text"), [&] {
+            outcome.run = std::make_shared<const ModelRun>(model, ids, precision, progress);
+        });
         QMetaObject::invokeMethod(
             this, [this, outcome] { finishBuild(outcome); }, Qt::QueuedConnection);
     }));
@@ -175,24 +195,12 @@ void ModelRunner::startSweep(Intervention::Kind kind, const SweepMetric& metric)
     m_running.append(QtConcurrent::run([this, run, kind, metric, cancel, generation] {
         SweepOutcome outcome;
         outcome.generation = generation;
-        try {
-            outcome.values = run->ablationSweep(kind, metric, [&](Index done, Index total) {
-                QMetaObject::invokeMethod(
-                    this,
-                    [this, generation, done, total] {
-                        if (generation == m_sweepGeneration)
-                            emit sweepProgress(int(done), int(total));
-                    },
-                    Qt::QueuedConnection);
-                return !cancel->load();
-            });
-        } catch (const Cancelled&) {
-            outcome.cancelled = true;
-        } catch (const Error& e) {
-            outcome.error = QString::fromStdString(e.what());
-        } catch (const std::bad_alloc&) {
-            outcome.error = tr("not enough memory for the ablation sweep");
-        }
+        const RunProgress progress = postedProgress(this, cancel, [this, generation](int done, int total) {
+            if (generation == m_sweepGeneration)
+                emit sweepProgress(done, total);
+        });
+        recordFailures(outcome, tr("not enough memory for the ablation sweep"),
+                       [&] { outcome.values = run->ablationSweep(kind, metric, progress); });
         QMetaObject::invokeMethod(
             this, [this, outcome] { finishSweep(outcome); }, Qt::QueuedConnection);
     }));
