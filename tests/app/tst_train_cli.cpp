@@ -153,6 +153,16 @@ private slots:
         QTest::newRow("optimizer") << QStringList{task, induction, QStringLiteral("--optimizer"),
                                                   QStringLiteral("adam")}
                                    << QStringLiteral("--optimizer");
+        QTest::newRow("tokenizer without text")
+            << QStringList{task, induction, QStringLiteral("--text-tokenizer"), QStringLiteral(".")}
+            << QStringLiteral("--text-tokenizer");
+        QTest::newRow("tokenizer missing") << QStringList{task,
+                                                          QStringLiteral("text"),
+                                                          QStringLiteral("--text-file"),
+                                                          QStringLiteral(QKV_SOURCE_DIR "/README.md"),
+                                                          QStringLiteral("--text-tokenizer"),
+                                                          QStringLiteral(QKV_SOURCE_DIR "/docs")}
+                                           << QStringLiteral("--text-tokenizer");
         QTest::newRow("unknown") << QStringList{task, induction, QStringLiteral("--epochs"),
                                                 QStringLiteral("3")}
                                  << QStringLiteral("--epochs");
