@@ -25,7 +25,7 @@ best peer's in each precision (below 1: QKV Lab is faster).
 
     /usr/bin/python3 tests/benchmark/compare_peers.py [path/to/qkv_bench]
         [--competing-load] [--one-thread-too] [--threads N] [--min-time S] [--rounds N]
-        [--only attention,model] [--smoke]
+        [--only attention,model|train] [--smoke]          (train: training steps, by train_peers.py)
 """
 
 import argparse
@@ -729,7 +729,7 @@ def main():
     parser.add_argument("--only", default="attention,model",
                         help="the cases to time, a comma-separated subset of attention (the five softmax "
                              "pipelines) and model (the passes to the logits, the ablation sweep); the GEMM "
-                             "peak always (default: both)")
+                             "peak always (default: both); or train alone (training steps)")
     parser.add_argument("--smoke", action="store_true",
                         help="tiny shapes, one short timing, no qkv_bench: checks that the script works")
     parser.add_argument("--peer", choices=sorted(PEERS), help=argparse.SUPPRESS)  # a child's own run
@@ -738,6 +738,8 @@ def main():
     if arguments.peer:
         run_peer_here(arguments.peer, arguments)
         return 0
+    if arguments.only == "train":
+        return __import__("train_peers").compare(arguments.bench, arguments.threads, 2.0, arguments.rounds)
 
     if arguments.smoke:
         arguments.min_time = 0.0

@@ -3,7 +3,9 @@
 
 BM_TrainStep/f32/induction: the default induction recipe (docs/training.md); BM_TrainStep/f32/gpt2_tiny:
 4 layers, d_model 256, 8 heads, an MLP, 256 tokens, batch 8. Both sides take one AdamW step per
-iteration (forward, backward, update) on a fixed batch, with the same number of threads.
+iteration (forward, backward, update) on a fixed batch, with the same thread counts and OpenBLAS kernels
+(OPENBLAS_CORETYPE passes to both unchanged); the sides take turns for --rounds rounds. compare_peers.py
+--only train runs this.
 
     /usr/bin/python3 tests/benchmark/train_peers.py --bench build/release/tests/benchmark/qkv_bench
 """
@@ -12,6 +14,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -100,10 +103,16 @@ def torch_steps_per_second(shape, threads, seconds):
     return count / (time.perf_counter() - start)
 
 
+def environment(threads):
+    """This environment with the thread counts set for every side (OPENBLAS_CORETYPE passes unchanged)."""
+    return dict(os.environ, QKV_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
+                OPENBLAS_NUM_THREADS=str(threads))
+
+
 def qkv_steps_per_second(bench, threads, seconds):
-    env = dict(os.environ, QKV_THREADS=str(threads))
     result = subprocess.run([bench, "--benchmark_filter=BM_TrainStep", "--benchmark_format=json",
-                             f"--benchmark_min_time={seconds}"], env=env, check=True, capture_output=True, text=True)
+                             f"--benchmark_min_time={seconds}"], env=environment(threads), check=True,
+                            capture_output=True, text=True)
     rates = {}
     for b in json.loads(result.stdout)["benchmarks"]:
         name = b["name"].split("/")[2]
@@ -111,19 +120,46 @@ def qkv_steps_per_second(bench, threads, seconds):
     return rates
 
 
+def torch_in_child(name, threads, seconds):
+    """PyTorch in a process of its own, so its OpenMP threads meet no other library's."""
+    result = subprocess.run([sys.executable, __file__, "--torch-child", name, "--threads", str(threads),
+                             "--seconds", str(seconds)], env=environment(threads), check=True,
+                            capture_output=True, text=True)
+    return float(result.stdout)
+
+
+def compare(bench, threads, seconds, rounds):
+    """Both sides in turn for `rounds` rounds; prints a markdown table of the median steps per second."""
+    names = ("induction", "gpt2_tiny")
+    qkv, torch = {name: [] for name in names}, {name: [] for name in names}
+    for _ in range(max(1, rounds)):
+        for name, rate in qkv_steps_per_second(bench, threads, seconds).items():
+            qkv.setdefault(name, []).append(rate)
+        for name in names:
+            torch[name].append(torch_in_child(name, threads, seconds))
+    print(f"Training steps per second, median of {max(1, rounds)} round(s), {threads} thread(s), "
+          f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}\n")
+    print("| model | QKV Lab | PyTorch float32 | QKV Lab ÷ PyTorch |")
+    print("|---|---|---|---|")
+    for name in names:
+        ours, theirs = statistics.median(qkv[name]), statistics.median(torch[name])
+        print(f"| {name} | {ours:.2f} | {theirs:.2f} | {ours / theirs:.2f} |")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench", default="build/release/tests/benchmark/qkv_bench")
-    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--torch-child", choices=sorted(SHAPES), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    qkv = qkv_steps_per_second(args.bench, args.threads, args.seconds)
-    print(f"{'model':12} {'qkv_bench steps/s':>18} {'torch f32 steps/s':>18}   ({args.threads} threads)")
-    for name in ("induction", "gpt2_tiny"):
-        shape = recipe() if name == "induction" else SHAPES[name]
-        peer = torch_steps_per_second(shape, args.threads, args.seconds)
-        print(f"{name:12} {qkv.get(name, float('nan')):18.2f} {peer:18.2f}")
-    return 0
+    if args.torch_child:
+        shape = recipe() if args.torch_child == "induction" else SHAPES[args.torch_child]
+        print(torch_steps_per_second(shape, args.threads, args.seconds))
+        return 0
+    return compare(args.bench, args.threads, args.seconds, args.rounds)
 
 
 if __name__ == "__main__":
