@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -509,7 +510,10 @@ CommandLineOutcome runFromModel(const std::vector<std::string>& args, std::ostre
             request.ids = model.tokenizer()->encode(text);
             request.text = text;
         }
-        const Session session = sessionFromModel(model, request);
+        Session session = sessionFromModel(model, request);
+        // An absolute folder, so the window reopens the model from wherever the file is opened.
+        session.model = modelLinkFor(model, request);
+        session.model->folder = std::filesystem::absolute(folder).lexically_normal().string();
         if (outPath.empty())
             out << serializeSession(session);
         else

@@ -242,4 +242,19 @@ Session sessionFromModel(const Model& model, const ModelHeadRequest& request)
     return session;
 }
 
+ModelLink modelLinkFor(const Model& model, const ModelHeadRequest& request)
+{
+    ModelLink link;
+    link.folder = model.folder();
+    link.ids = request.ids;
+    link.layer = request.layer;
+    link.head = request.heads.empty() ? 0 : request.heads.front();
+    HeadIntervention own;
+    own.layer = link.layer;
+    own.head = link.head;
+    own.kind = HeadIntervention::Kind::Session;
+    link.interventions.push_back(own);
+    return link;
+}
+
 } // namespace qkv

@@ -31,4 +31,8 @@ struct ModelHeadRequest {
 /// than the model's positions.
 Session sessionFromModel(const Model& model, const ModelHeadRequest& request);
 
+/// The link a session from the request keeps to its model (docs/session-file.md): the folder, the ids, the
+/// layer and first head, and that head as the live intervention (the session's own head replaces it).
+ModelLink modelLinkFor(const Model& model, const ModelHeadRequest& request);
+
 } // namespace qkv

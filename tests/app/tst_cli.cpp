@@ -15,6 +15,7 @@
 
 #include <sys/stat.h>
 
+#include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -24,6 +25,7 @@
 #include <QTemporaryDir>
 
 #include <cmath>
+#include <filesystem>
 
 using namespace qkv;
 
@@ -892,10 +894,20 @@ void TestCli::fromModel()
     request.layer = 1;
     request.ids = {4, 8, 15, 16};
     request.heads = {1};
-    const Session expected = sessionFromModel(Model::open(model.path().toStdString()), request);
+    const Model opened = Model::open(model.path().toStdString());
+    Session expected = sessionFromModel(opened, request);
     const Session written = parseSession(run.out.toStdString());
     QCOMPARE(written.heads.size(), std::size_t(1));
+    // It links to its model (by an absolute folder) with its head live, so the window reopens the model.
+    QVERIFY(written.model.has_value());
+    QVERIFY(std::filesystem::path(written.model->folder).is_absolute());
+    QCOMPARE(QDir(QString::fromStdString(written.model->folder)).canonicalPath(),
+             QDir(model.path()).canonicalPath());
+    expected.model = modelLinkFor(opened, request);
+    expected.model->folder = written.model->folder;
     QVERIFY(written == expected);
+    QCOMPARE(written.model->interventions.size(), std::size_t(1));
+    QCOMPARE(written.model->head, Index(1));
     QVERIFY(computeAttention(written).heads[0].weights.allFinite());
 
     // To a file with --out, in float32.

@@ -17,21 +17,12 @@ namespace qkv::ui {
 
 ModelLink linkFor(const Model& model, const ModelHeadRequest& request, const Session& current)
 {
-    ModelLink link;
-    link.folder = model.folder();
-    link.ids = request.ids;
-    link.layer = request.layer;
-    link.head = request.heads.empty() ? 0 : request.heads.front();
+    ModelLink link = modelLinkFor(model, request);
     // Another head of the same text keeps the ablations and scalings made so far; the head open is live.
     if (current.model && current.model->folder == link.folder && current.model->ids == link.ids)
         for (const HeadIntervention& intervention : current.model->interventions)
             if (intervention.kind != HeadIntervention::Kind::Session)
                 link.interventions.push_back(intervention);
-    HeadIntervention own;
-    own.layer = link.layer;
-    own.head = link.head;
-    own.kind = HeadIntervention::Kind::Session;
-    link.interventions.insert(link.interventions.begin(), own);
     return link;
 }
 
