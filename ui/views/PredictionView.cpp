@@ -240,6 +240,18 @@ void PredictionView::drawBars(QCPAxisRect* rect, const PredictionRunDisplay& run
     tokens->setTicker(ticker);
     tokens->setRange(-0.5, std::max(static_cast<double>(count), 1.0) - 0.5);
     values->setRange(0.0, upper * 2.0); // room for the labels right of the longest bar
+    // Ticks only where a probability can be: the room past 1 is for the labels.
+    auto valueTicks = QSharedPointer<QCPAxisTickerText>::create();
+    const double top = std::min(1.0, upper * 2.0);
+    double step = 0.5;
+    for (double candidate : {0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.25})
+        if (top / candidate <= 5.0) {
+            step = candidate;
+            break;
+        }
+    for (int i = 0; i * step <= top + 1e-12; ++i)
+        valueTicks->addTick(i * step, QString::number(i * step * 100.0, 'g', 3) + QLatin1Char('%'));
+    values->setTicker(valueTicks);
 }
 
 void PredictionView::drawLossStrip()

@@ -14,8 +14,10 @@
 #include "ModelView.h"
 #include "PredictionPanel.h"
 #include "PredictionView.h"
+
 #include "TestMain.h"
 #include "TinyModels.h"
+#include <qcustomplot.h>
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
@@ -128,6 +130,20 @@ void TestPrediction::temperatureChangesThePrediction()
     QCOMPARE(*view->display().clean.meanLoss, clean); // the unmodified model stays
     QVERIFY(!view->summaryText().contains(QStringLiteral("nan"), Qt::CaseInsensitive));
     QVERIFY(view->summaryText().contains(QStringLiteral("Δ")));
+    // The probability axes tick at probabilities only (their room past 1 is for the bars' labels).
+    auto* plot = view->findChild<QCustomPlot*>();
+    QVERIFY(plot);
+    int probabilityAxes = 0;
+    for (QCPAxisRect* rect : plot->axisRects()) {
+        QCPAxis* axis = rect->axis(QCPAxis::atBottom);
+        if (!axis->label().startsWith(QStringLiteral("probability")))
+            continue;
+        ++probabilityAxes;
+        const auto ticker = axis->ticker().dynamicCast<QCPAxisTickerText>();
+        QVERIFY(ticker && !ticker->ticks().isEmpty());
+        QVERIFY(ticker->ticks().lastKey() <= 1.0);
+    }
+    QVERIFY(probabilityAxes > 0);
     QVERIFY(view->display().modified.top.front().delta.has_value());
     // The loss strip of the run with the edited head changed too; its last position has no next token.
     QVERIFY(std::isnan(view->display().modified.loss.back()));
