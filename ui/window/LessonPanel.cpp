@@ -52,6 +52,11 @@ LessonPanel::LessonPanel(LessonPlayer* player, QDockWidget* dock, QWidget* paren
     m_text = new QTextBrowser(this);
     m_text->setObjectName(QStringLiteral("lessonText"));
     m_text->setOpenExternalLinks(true);
+    m_notice = new QLabel(this);
+    m_notice->setObjectName(QStringLiteral("lessonNotice"));
+    m_notice->setWordWrap(true);
+    m_notice->setFrameShape(QFrame::StyledPanel);
+    m_notice->setMargin(6);
 
     m_quiz = new QGroupBox(tr("Question"), this);
     m_quiz->setObjectName(QStringLiteral("lessonQuiz"));
@@ -104,6 +109,7 @@ LessonPanel::LessonPanel(LessonPlayer* player, QDockWidget* dock, QWidget* paren
     layout->addWidget(m_title);
     layout->addWidget(m_stepLabel);
     layout->addWidget(m_text, 1);
+    layout->addWidget(m_notice);
     layout->addWidget(m_quiz);
     layout->addWidget(m_feedback);
     layout->addLayout(buttons);
@@ -114,6 +120,7 @@ LessonPanel::LessonPanel(LessonPlayer* player, QDockWidget* dock, QWidget* paren
         showStep();
     });
     connect(m_player, &LessonPlayer::failed, this, &LessonPanel::refuse);
+    connect(m_player, &LessonPlayer::noticeChanged, this, &LessonPanel::showNotice);
     buildMenu();
     showStep();
 }
@@ -202,6 +209,7 @@ void LessonPanel::showStep()
     }
     m_feedback->clear();
     m_feedback->hide();
+    showNotice();
     if (!active) {
         m_title->setText(tr("No lesson"));
         m_stepLabel->clear();
@@ -225,6 +233,13 @@ void LessonPanel::showStep()
         m_options->addButton(option, id);
         m_optionsLayout->addWidget(option);
     }
+}
+
+void LessonPanel::showNotice()
+{
+    const QString notice = m_player->isActive() ? m_player->notice() : QString();
+    m_notice->setText(notice);
+    m_notice->setVisible(!notice.isEmpty());
 }
 
 void LessonPanel::showAnswer(int option)
