@@ -14,6 +14,7 @@
 #include <QMenu>
 #include <QPushButton>
 #include <QRadioButton>
+#include <QScrollArea>
 #include <QTextBrowser>
 #include <QVBoxLayout>
 
@@ -52,6 +53,8 @@ LessonPanel::LessonPanel(LessonPlayer* player, QDockWidget* dock, QWidget* paren
     m_text = new QTextBrowser(this);
     m_text->setObjectName(QStringLiteral("lessonText"));
     m_text->setOpenExternalLinks(true);
+    // Three lines at least, not a scroll bar's worth: a short dock leaves the rest to the question.
+    m_text->setMinimumHeight(3 * m_text->fontMetrics().lineSpacing() + 2 * m_text->frameWidth() + 8);
     m_notice = new QLabel(this);
     m_notice->setObjectName(QStringLiteral("lessonNotice"));
     m_notice->setWordWrap(true);
@@ -105,13 +108,24 @@ LessonPanel::LessonPanel(LessonPlayer* player, QDockWidget* dock, QWidget* paren
     buttons->addWidget(m_next);
     buttons->addStretch();
     buttons->addWidget(close);
+    // The step scrolls inside the panel: a question's options and explanation would otherwise set the dock's
+    // minimum size, and a dock keeps its size after the step, squeezing the views below for the whole lesson.
+    auto* body = new QWidget;
+    auto* bodyLayout = new QVBoxLayout(body);
+    bodyLayout->setContentsMargins(0, 0, 0, 0);
+    bodyLayout->addWidget(m_text, 1);
+    bodyLayout->addWidget(m_notice);
+    bodyLayout->addWidget(m_quiz);
+    bodyLayout->addWidget(m_feedback);
+    auto* scroll = new QScrollArea(this);
+    scroll->setObjectName(QStringLiteral("lessonBody"));
+    scroll->setWidget(body);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_title);
     layout->addWidget(m_stepLabel);
-    layout->addWidget(m_text, 1);
-    layout->addWidget(m_notice);
-    layout->addWidget(m_quiz);
-    layout->addWidget(m_feedback);
+    layout->addWidget(scroll, 1);
     layout->addLayout(buttons);
 
     connect(m_player, &LessonPlayer::stepChanged, this, &LessonPanel::showStep);
