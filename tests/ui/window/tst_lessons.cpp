@@ -250,6 +250,7 @@ void TestLessons::trainingLesson()
     QVERIFY(notice->isVisible());
     QVERIFY2(notice->text().contains(QStringLiteral("Start on the Training tab")),
              qPrintable(notice->text()));
+    screenshot(window, QStringLiteral("09-induction-heads-notice"));
     QDir(folder).removeRecursively();
 }
 
