@@ -114,7 +114,6 @@ LessonPanel::LessonPanel(LessonPlayer* player, QDockWidget* dock, QWidget* paren
     auto* bodyLayout = new QVBoxLayout(body);
     bodyLayout->setContentsMargins(0, 0, 0, 0);
     bodyLayout->addWidget(m_text, 1);
-    bodyLayout->addWidget(m_notice);
     bodyLayout->addWidget(m_quiz);
     bodyLayout->addWidget(m_feedback);
     auto* scroll = new QScrollArea(this);
@@ -125,6 +124,7 @@ LessonPanel::LessonPanel(LessonPlayer* player, QDockWidget* dock, QWidget* paren
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_title);
     layout->addWidget(m_stepLabel);
+    layout->addWidget(m_notice); // above the step's text: it says why the step did not do what the text says
     layout->addWidget(scroll, 1);
     layout->addLayout(buttons);
 
