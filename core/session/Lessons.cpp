@@ -170,15 +170,36 @@ LessonStep readStep(const Json& value, const std::vector<std::string>& views, co
 {
     if (!value.is_object())
         refuse("expected an object, found " + value.dump());
-    refuseUnknownKeys(value, {"text", "session", "edit", "view", "cell", "quiz"}, "", refuse);
+    refuseUnknownKeys(value, {"text", "session", "edit", "view", "cell", "training", "dock", "quiz"}, "",
+                      refuse);
     LessonStep step;
     if (!value.contains("text"))
         refuse("missing \"text\"");
     step.text = readText(value["text"], "text", refuse);
-    if (!value.contains("view"))
-        refuse("missing \"view\" (the figure to show)");
-    step.view = readText(value["view"], "view", refuse);
-    if (std::find(views.begin(), views.end(), step.view) == views.end()) {
+    if (value.contains("training")) {
+        const std::string action = readText(value["training"], "training", refuse);
+        if (action == "start")
+            step.training = LessonTraining::Start;
+        else if (action == "open")
+            step.training = LessonTraining::Open;
+        else
+            refuse("training: unknown action \"" + action + "\" (expected start or open)");
+    }
+    if (value.contains("dock")) {
+        if (readText(value["dock"], "dock", refuse) != "training")
+            refuse("dock: unknown dock " + value["dock"].dump() + " (expected training)");
+        step.showTrainingTab = true;
+    }
+    // A step on the Training tab shows that tab (or the model it opens); any other step needs a figure.
+    if (!value.contains("view")) {
+        if (step.training == LessonTraining::None && !step.showTrainingTab)
+            refuse("missing \"view\" (the figure to show)");
+        else if (value.contains("cell"))
+            refuse("cell: needs a \"view\" to select it in");
+    } else {
+        step.view = readText(value["view"], "view", refuse);
+    }
+    if (value.contains("view") && std::find(views.begin(), views.end(), step.view) == views.end()) {
         std::string list;
         for (const std::string& name : views)
             list += (list.empty() ? "" : ", ") + name;
@@ -274,12 +295,28 @@ Lesson parseLesson(const std::string& file, const std::string& text, const std::
         refuse("steps: expected a non-empty array of steps");
 
     Session session;
+    // Whether this step meets a session the lesson loaded (not the window's own, nor a trained model's).
+    bool known = false;
     const InitializerSpec init;
     for (std::size_t k = 0; k < steps.size(); ++k) {
         refuse.setStep(k);
         LessonStep step = readStep(steps[k], views, refuse);
-        if (k == 0 && !step.example)
-            refuse("the first step must load a session (\"session\": \"example:NAME\")");
+        if (k == 0 && !step.example && step.training == LessonTraining::None && !step.showTrainingTab)
+            refuse(
+                "the first step must load a session (\"session\": \"example:NAME\") or act on the Training "
+                "tab (\"training\" or \"dock\")");
+        if (step.example)
+            known = true;
+        if (step.example && step.training == LessonTraining::Open)
+            refuse("training: \"open\" replaces the session the step loads; give them separate steps");
+        if (step.training == LessonTraining::Open)
+            known = false;
+        for (const auto& [key, present] :
+             {std::pair{"edit", step.edit.has_value()}, std::pair{"cell", step.cell.has_value()}})
+            if (present && !known)
+                refuse(std::string(key) +
+                       ": no session of known size at this step (load one with \"session\": "
+                       "\"example:NAME\" first; a trained model's size is not known to the lesson)");
         playStep(session, step, init, refuse);
         if (step.cell && (step.cell->first >= session.n() || step.cell->second >= session.m()))
             refuse("cell: [" + std::to_string(step.cell->first) + ", " + std::to_string(step.cell->second) +
@@ -309,6 +346,13 @@ Lesson loadBuiltinLesson(const std::string& file, const std::vector<std::string>
         if (name == file)
             return parseLesson(name, text, views);
     throw Error(file + ": no built-in lesson by that name");
+}
+
+bool usesTraining(const Lesson& lesson)
+{
+    return std::any_of(lesson.steps.begin(), lesson.steps.end(), [](const LessonStep& step) {
+        return step.training != LessonTraining::None || step.showTrainingTab;
+    });
 }
 
 Session lessonSessionAfter(const Lesson& lesson, std::size_t step, const InitializerSpec& init)

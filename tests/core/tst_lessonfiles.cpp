@@ -1,5 +1,5 @@
 // Lesson files in core: a valid lesson parsed with every key, edits applied to a session as the steps say,
-// and refusals that name the file, the step and the key.
+// steps on the Training tab, and refusals that name the file, the step and the key.
 
 #include "Error.h"
 #include "Examples.h"
@@ -12,7 +12,7 @@ using namespace qkv;
 
 namespace {
 
-const std::vector<std::string> views = {"pipeline", "weights", "mask", "heads"};
+const std::vector<std::string> views = {"pipeline", "weights", "mask", "heads", "model"};
 
 } // namespace
 
@@ -21,6 +21,7 @@ class TestLessonFiles : public QObject {
 private slots:
     void parsesEveryKey();
     void sessionAfterEachStep();
+    void trainingSteps();
     void refused_data();
     void refused();
     void builtinLessonsAreListed();
@@ -78,6 +79,38 @@ void TestLessonFiles::sessionAfterEachStep()
     QVERIFY(lessonSessionAfter(lesson, 3) == third);
 }
 
+// A lesson may begin on the Training tab without a session; its steps then need no view, and one after a
+// session was loaded may still act on the tab.
+void TestLessonFiles::trainingSteps()
+{
+    const Lesson lesson = parseLesson("t.lesson.json", R"({"title": "T", "steps": [
+        {"text": "1", "dock": "training"},
+        {"text": "2", "training": "start"},
+        {"text": "3", "training": "open", "view": "model"},
+        {"text": "4", "session": "example:love", "view": "weights", "cell": [0, 2], "dock": "training"},
+        {"text": "5", "view": "pipeline"}]})",
+                                      views);
+    QCOMPARE(lesson.steps.size(), std::size_t(5));
+    QVERIFY(lesson.steps[0].showTrainingTab);
+    QCOMPARE(lesson.steps[0].training, LessonTraining::None);
+    QVERIFY(lesson.steps[0].view.empty());
+    QCOMPARE(lesson.steps[1].training, LessonTraining::Start);
+    QVERIFY(!lesson.steps[1].showTrainingTab);
+    QCOMPARE(lesson.steps[2].training, LessonTraining::Open);
+    QCOMPARE(lesson.steps[2].view, std::string("model"));
+    QVERIFY(lesson.steps[3].showTrainingTab);
+    QCOMPARE(lesson.steps[4].training, LessonTraining::None);
+    QVERIFY(!lesson.steps[4].showTrainingTab);
+    QVERIFY(usesTraining(lesson));
+    QVERIFY(lessonSessionAfter(lesson, 4) == loadExample("love"));
+
+    const Lesson plain = parseLesson("p.lesson.json", R"({"title": "T", "steps": [
+        {"text": "1", "session": "example:love", "view": "weights"}]})",
+                                     views);
+    QVERIFY(!usesTraining(plain));
+    QCOMPARE(plain.steps[0].training, LessonTraining::None);
+}
+
 void TestLessonFiles::refused_data()
 {
     QTest::addColumn<QString>("text");
@@ -123,6 +156,40 @@ void TestLessonFiles::refused_data()
         << lesson(QStringLiteral(
                R"({"text": "b", "view": "mask", "quiz": {"question": "q", "options": ["x", "y"], "answer": 0}})"))
         << QStringLiteral("c.lesson.json: step 2: quiz: missing \"explanation\"");
+    const auto fromTraining = [](const QString& second) {
+        return QStringLiteral(R"({"title": "t", "steps": [{"text": "a", "training": "start"}, )") + second +
+               QStringLiteral("]}");
+    };
+    QTest::newRow("first step neither session nor training")
+        << QStringLiteral(R"({"title": "t", "steps": [{"text": "a", "view": "mask"}]})")
+        << QStringLiteral("c.lesson.json: step 1: the first step must load a session (\"session\": "
+                          "\"example:NAME\") or act on the Training tab");
+    QTest::newRow("unknown training action")
+        << lesson(QStringLiteral(R"({"text": "b", "training": "stop"})"))
+        << QStringLiteral(
+               "c.lesson.json: step 2: training: unknown action \"stop\" (expected start or open)");
+    QTest::newRow("training not text") << lesson(QStringLiteral(R"({"text": "b", "training": 1})"))
+                                       << QStringLiteral("c.lesson.json: step 2: training: expected text");
+    QTest::newRow("unknown dock")
+        << lesson(QStringLiteral(R"({"text": "b", "dock": "model"})"))
+        << QStringLiteral("c.lesson.json: step 2: dock: unknown dock \"model\" (expected training)");
+    QTest::newRow("training step with an unknown view")
+        << lesson(QStringLiteral(R"({"text": "b", "training": "open", "view": "nope"})"))
+        << QStringLiteral("c.lesson.json: step 2: view: unknown view \"nope\"");
+    QTest::newRow("edit with no session loaded")
+        << fromTraining(QStringLiteral(R"({"text": "b", "dock": "training", "edit": {"temperature": 2}})"))
+        << QStringLiteral("c.lesson.json: step 2: edit: no session of known size at this step");
+    QTest::newRow("cell after a trained model opened")
+        << lesson(QStringLiteral(R"({"text": "b", "training": "open", "view": "model"}, )"
+                                 R"({"text": "c", "view": "weights", "cell": [0, 0]})"))
+        << QStringLiteral("c.lesson.json: step 3: cell: no session of known size at this step");
+    QTest::newRow("open and a session in one step")
+        << lesson(QStringLiteral(
+               R"({"text": "b", "training": "open", "session": "example:love", "view": "model"})"))
+        << QStringLiteral("c.lesson.json: step 2: training: \"open\" replaces the session the step loads");
+    QTest::newRow("cell without a view")
+        << lesson(QStringLiteral(R"({"text": "b", "dock": "training", "cell": [0, 0]})"))
+        << QStringLiteral("c.lesson.json: step 2: cell: needs a \"view\"");
     // Half a million levels: the whole file is read, and refused before a deep tree is built (it crashed).
     const qsizetype levels = 500000;
     QTest::newRow("nested 500 000 deep")

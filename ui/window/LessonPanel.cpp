@@ -14,6 +14,7 @@
 #include <QMenu>
 #include <QPushButton>
 #include <QRadioButton>
+#include <QScrollArea>
 #include <QTextBrowser>
 #include <QVBoxLayout>
 
@@ -52,6 +53,13 @@ LessonPanel::LessonPanel(LessonPlayer* player, QDockWidget* dock, QWidget* paren
     m_text = new QTextBrowser(this);
     m_text->setObjectName(QStringLiteral("lessonText"));
     m_text->setOpenExternalLinks(true);
+    // Three lines at least, not a scroll bar's worth: a short dock leaves the rest to the question.
+    m_text->setMinimumHeight(3 * m_text->fontMetrics().lineSpacing() + 2 * m_text->frameWidth() + 8);
+    m_notice = new QLabel(this);
+    m_notice->setObjectName(QStringLiteral("lessonNotice"));
+    m_notice->setWordWrap(true);
+    m_notice->setFrameShape(QFrame::StyledPanel);
+    m_notice->setMargin(6);
 
     m_quiz = new QGroupBox(tr("Question"), this);
     m_quiz->setObjectName(QStringLiteral("lessonQuiz"));
@@ -100,12 +108,24 @@ LessonPanel::LessonPanel(LessonPlayer* player, QDockWidget* dock, QWidget* paren
     buttons->addWidget(m_next);
     buttons->addStretch();
     buttons->addWidget(close);
+    // The step scrolls inside the panel: a question's options and explanation would otherwise set the dock's
+    // minimum size, and a dock keeps its size after the step, squeezing the views below for the whole lesson.
+    auto* body = new QWidget;
+    auto* bodyLayout = new QVBoxLayout(body);
+    bodyLayout->setContentsMargins(0, 0, 0, 0);
+    bodyLayout->addWidget(m_text, 1);
+    bodyLayout->addWidget(m_quiz);
+    bodyLayout->addWidget(m_feedback);
+    auto* scroll = new QScrollArea(this);
+    scroll->setObjectName(QStringLiteral("lessonBody"));
+    scroll->setWidget(body);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_title);
     layout->addWidget(m_stepLabel);
-    layout->addWidget(m_text, 1);
-    layout->addWidget(m_quiz);
-    layout->addWidget(m_feedback);
+    layout->addWidget(m_notice); // above the step's text: it says why the step did not do what the text says
+    layout->addWidget(scroll, 1);
     layout->addLayout(buttons);
 
     connect(m_player, &LessonPlayer::stepChanged, this, &LessonPanel::showStep);
@@ -114,6 +134,7 @@ LessonPanel::LessonPanel(LessonPlayer* player, QDockWidget* dock, QWidget* paren
         showStep();
     });
     connect(m_player, &LessonPlayer::failed, this, &LessonPanel::refuse);
+    connect(m_player, &LessonPlayer::noticeChanged, this, &LessonPanel::showNotice);
     buildMenu();
     showStep();
 }
@@ -202,6 +223,7 @@ void LessonPanel::showStep()
     }
     m_feedback->clear();
     m_feedback->hide();
+    showNotice();
     if (!active) {
         m_title->setText(tr("No lesson"));
         m_stepLabel->clear();
@@ -225,6 +247,13 @@ void LessonPanel::showStep()
         m_options->addButton(option, id);
         m_optionsLayout->addWidget(option);
     }
+}
+
+void LessonPanel::showNotice()
+{
+    const QString notice = m_player->isActive() ? m_player->notice() : QString();
+    m_notice->setText(notice);
+    m_notice->setVisible(!notice.isEmpty());
 }
 
 void LessonPanel::showAnswer(int option)

@@ -1,6 +1,6 @@
 #pragma once
-// The Lessons menu and the side panel a lesson plays in: title, "Step k of N", the step's text, a question
-// to answer when the step has one, and Back / Next / Close.
+// The Lessons menu and the side panel a lesson plays in: title, "Step k of N", the step's text, what its
+// Training tab action has to tell, a question to answer when the step has one, and Back / Next / Close.
 
 #include <QWidget>
 
@@ -46,6 +46,7 @@ private:
     void refuse(const QString& message);
     void showStep();
     void showAnswer(int option);
+    void showNotice();
 
     LessonPlayer* m_player;
     QDockWidget* m_dock;
@@ -56,6 +57,7 @@ private:
     QLabel* m_title = nullptr;
     QLabel* m_stepLabel = nullptr;
     QTextBrowser* m_text = nullptr;
+    QLabel* m_notice = nullptr;
     QGroupBox* m_quiz = nullptr;
     QLabel* m_question = nullptr;
     QVBoxLayout* m_optionsLayout = nullptr;

@@ -4,7 +4,9 @@
 #include "DocumentCommands.h"
 #include "Error.h"
 #include "Examples.h"
+#include "TrainingPanel.h"
 
+#include <QDockWidget>
 #include <QUndoStack>
 
 namespace qkv::ui {
@@ -23,11 +25,24 @@ LessonPlayer::LessonPlayer(Document* document, FigureNavigator navigator, QObjec
     });
 }
 
+void LessonPlayer::setTraining(TrainingPanel* panel, QDockWidget* dock, std::function<bool()> mayReplace)
+{
+    m_training = panel;
+    m_trainingDock = dock;
+    m_mayReplace = std::move(mayReplace);
+    if (panel)
+        connect(panel, &TrainingPanel::runFinished, this, [this] {
+            if (m_waitingToOpen && m_active && currentStep().training == LessonTraining::Open)
+                openTrained();
+        });
+}
+
 void LessonPlayer::start(Lesson lesson)
 {
     m_lesson = std::move(lesson);
     m_applied.assign(m_lesson.steps.size(), Applied{});
     m_step = 0;
+    m_startedRun = false;
     m_active = !m_lesson.steps.empty();
     if (m_active)
         apply();
@@ -38,6 +53,8 @@ void LessonPlayer::stop()
     if (!m_active)
         return;
     m_active = false;
+    m_waitingToOpen = false;
+    m_notice.clear();
     emit stopped();
 }
 
@@ -59,6 +76,8 @@ void LessonPlayer::back()
         stack->undo();
     m_applied[static_cast<std::size_t>(m_step)] = Applied{};
     --m_step;
+    m_waitingToOpen = false;
+    m_notice.clear();
     showViewAndCell();
     emit stepChanged();
 }
@@ -91,6 +110,12 @@ void LessonPlayer::apply()
         }
     }
     m_applied[static_cast<std::size_t>(m_step)] = applied;
+    m_waitingToOpen = false;
+    m_notice.clear();
+    if (step.training == LessonTraining::Start)
+        startTraining();
+    else if (step.training == LessonTraining::Open)
+        openTrained();
     showViewAndCell();
     emit stepChanged();
 }
@@ -98,9 +123,85 @@ void LessonPlayer::apply()
 void LessonPlayer::showViewAndCell()
 {
     const LessonStep& step = currentStep();
-    m_navigator.show(QString::fromStdString(step.view));
+    if (!step.view.empty())
+        m_navigator.show(QString::fromStdString(step.view));
     if (step.cell)
         m_document->setSelection(step.cell->first, step.cell->second);
+    // After the view: the Training tab shares its dock area with most views.
+    if (m_trainingDock && (step.showTrainingTab || step.training == LessonTraining::Start)) {
+        m_trainingDock->show();
+        m_trainingDock->raise();
+    }
+}
+
+void LessonPlayer::startTraining()
+{
+    if (!m_training) {
+        m_notice = tr("This window has no Training tab to train in.");
+        return;
+    }
+    if (m_training->isRunning()) {
+        m_notice = m_startedRun
+                       ? QString()
+                       : tr("A run was already going on the Training tab; the lesson follows that "
+                            "one. Its settings are the form's, which may not be the induction recipe.");
+        return;
+    }
+    if (m_startedRun) { // Back and Next again: the run the lesson started is the one to look at
+        m_notice = tr("The lesson's run has finished. To train again, press Start on the Training tab.");
+        return;
+    }
+    m_training->start();
+    m_startedRun = m_training->isRunning();
+    if (!m_startedRun)
+        m_notice = tr("The run did not start; the Training tab's status says why.");
+}
+
+void LessonPlayer::openTrained()
+{
+    m_waitingToOpen = false;
+    if (!m_training) {
+        setNotice(tr("This window has no Training tab, so there is no trained model to open."));
+        return;
+    }
+    if (m_training->isRunning() || !m_training->isFinished()) {
+        // The step stays as it is, and the model opens here once a run finishes.
+        m_waitingToOpen = true;
+        int startStep = 0;
+        while (startStep < stepCount() &&
+               m_lesson.steps[std::size_t(startStep)].training != LessonTraining::Start)
+            ++startStep;
+        const QString how =
+            startStep < m_step
+                ? tr("go back to step %1, or press Start on the Training tab").arg(startStep + 1)
+                : tr("press Start on the Training tab");
+        setNotice(
+            m_training->isRunning()
+                ? tr("The model is still training (the Training tab shows how far it has got). It opens "
+                     "here as soon as the run finishes.")
+                : tr("There is no trained model to open yet: no training run has finished. To train one, "
+                     "%1; it opens here when the run finishes.")
+                      .arg(how));
+        return;
+    }
+    if (m_mayReplace && !m_mayReplace()) {
+        setNotice(tr("Your session was kept, so the trained model was not opened. The Training tab's "
+                     "“Open in Model view” opens it when you are ready."));
+        return;
+    }
+    setNotice(m_training->openInModelView()
+                  ? QString()
+                  : tr("The trained model could not be opened; the Training tab's status says why."));
+    if (m_notice.isEmpty())
+        showViewAndCell(); // the model's own tab was brought forward as it opened: the step's view again
+}
+
+void LessonPlayer::setNotice(const QString& notice)
+{
+    if (notice == m_notice)
+        return;
+    m_notice = notice;
+    emit noticeChanged();
 }
 
 } // namespace qkv::ui

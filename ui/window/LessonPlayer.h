@@ -1,17 +1,23 @@
 #pragma once
 // Plays a lesson on the window's document: each step's session or edit as one undo step, its view brought
-// forward and its cell selected; Back undoes what the step it leaves did.
+// forward and its cell selected, its action on the Training tab taken; Back undoes what the step it leaves
+// did (a training run and an opened model stay).
 
 #include "FigureNavigator.h"
 #include "Lessons.h"
 
 #include <QObject>
+#include <QPointer>
 
+#include <functional>
 #include <vector>
+
+class QDockWidget;
 
 namespace qkv::ui {
 
 class Document;
+class TrainingPanel;
 
 class LessonPlayer : public QObject {
     Q_OBJECT
@@ -21,6 +27,13 @@ public:
     /// The figure names steps may show (the window's views).
     QStringList viewNames() const { return m_navigator.names(); }
     const FigureNavigator& navigator() const { return m_navigator; }
+
+    /// The Training tab the steps' "training" and "dock" act on, the dock holding it, and what asks whether
+    /// the session may be replaced by the trained model (unsaved changes). Without it such steps say so.
+    void setTraining(TrainingPanel* panel, QDockWidget* dock, std::function<bool()> mayReplace);
+    /// What the step's Training tab action has to tell ("" when it did what the text says): no finished run
+    /// to open yet, a run already going, …
+    QString notice() const { return m_notice; }
 
     /// Starts `lesson` at its first step (replacing a lesson in progress).
     void start(Lesson lesson);
@@ -46,10 +59,16 @@ signals:
     void stopped();
     /// A step could not be applied (the session it loads was refused); the lesson stays at that step.
     void failed(const QString& message);
+    /// notice() changed while the step stayed (a run finished and its model opened).
+    void noticeChanged();
 
 private:
     void apply();
     void showViewAndCell();
+    void startTraining();
+    /// Opens the trained model when a run has finished; otherwise waits for one (runFinished).
+    void openTrained();
+    void setNotice(const QString& notice);
 
     struct Applied {
         bool pushed = false;
@@ -62,6 +81,12 @@ private:
     std::vector<Applied> m_applied;
     int m_step = 0;
     bool m_active = false;
+    QPointer<TrainingPanel> m_training;
+    QPointer<QDockWidget> m_trainingDock;
+    std::function<bool()> m_mayReplace;
+    QString m_notice;
+    bool m_startedRun = false;    ///< this lesson started a run: Back and Next again do not train anew
+    bool m_waitingToOpen = false; ///< an "open" step on show waits for a run to finish
 };
 
 } // namespace qkv::ui

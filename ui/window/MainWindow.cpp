@@ -320,6 +320,9 @@ void MainWindow::createDocks()
 void MainWindow::createLessons()
 {
     m_lessonPlayer = new LessonPlayer(m_document, FigureNavigator(m_figures), this);
+    m_lessonPlayer->setTraining(findChild<TrainingPanel*>(),
+                                findChild<QDockWidget*>(QStringLiteral("dockTraining")),
+                                [this] { return maybeSave(); });
     m_lessonDock = new QDockWidget(tr("Lesson"), this);
     m_lessonDock->setObjectName(QStringLiteral("dockLesson"));
     m_lessonPanel = new LessonPanel(m_lessonPlayer, m_lessonDock, m_lessonDock);

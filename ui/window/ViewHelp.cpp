@@ -205,7 +205,9 @@ const QHash<QString, QString>& texts()
                     "goes on; <b>Back</b> (Alt+Left) undoes what the step did, if nothing was edited since, "
                     "and shows the step before; <b>Close</b> ends the lesson and keeps the session. Edit "
                     "anything at any time: the lesson goes on from there. A question step checks the answer "
-                    "picked at once and explains it. Lessons ▸ Open Lesson File plays a "
+                    "picked at once and explains it. A step may also act on the Training tab: start a run, "
+                    "or open the trained model in the model view (a note under the text says when no run "
+                    "has finished yet). Lessons ▸ Open Lesson File plays a "
                     "<code>.lesson.json</code> of your own; a file with a mistake is refused with a message "
                     "naming the file and the step.</p>"));
         t.insert(

@@ -1,6 +1,6 @@
 // Lessons ▸ through the real window: every built-in lesson is walked step by step (the view named on screen,
-// the cell named selected, the session the lesson's steps make), then back again; refused lesson files;
-// the quiz's answers checked.
+// the cell named selected, the session the lesson's steps make), then back again; the lesson on the Training
+// tab starts a (short) run and opens its model; refused lesson files; the quiz's answers checked.
 
 #include "Document.h"
 #include "DocumentCommands.h"
@@ -10,14 +10,19 @@
 #include "LessonPlayer.h"
 #include "Lessons.h"
 #include "MainWindow.h"
+#include "TrainingPanel.h"
 
 #include "QueuedReplots.h"
 #include "TestMain.h"
 #include <QButtonGroup>
+#include <QDir>
+#include <QDockWidget>
+#include <QFileInfo>
 #include <QLabel>
 #include <QPushButton>
 #include <QRadioButton>
 #include <QSettings>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QUndoStack>
@@ -67,6 +72,8 @@ private slots:
     void everyViewCanBeShown();
     void walkEveryLesson_data();
     void walkEveryLesson();
+    void trainingLesson();
+    void openStepWaitsForARun();
     void stepEditIsOneUndoStep();
     void malformedLessonRefused_data();
     void malformedLessonRefused();
@@ -94,8 +101,15 @@ void TestLessons::walkEveryLesson_data()
     QTest::addColumn<QString>("file");
     const std::vector<std::string> files = builtinLessonFiles();
     QVERIFY(files.size() >= 6);
-    for (const std::string& file : files)
-        QTest::newRow(file.c_str()) << QString::fromStdString(file);
+    const MainWindow window;
+    int training = 0;
+    for (const std::string& file : files) {
+        if (usesTraining(loadBuiltinLesson(file, viewNames(window))))
+            ++training; // trainingLesson walks it
+        else
+            QTest::newRow(file.c_str()) << QString::fromStdString(file);
+    }
+    QCOMPARE(training, 1);
 }
 
 void TestLessons::walkEveryLesson()
@@ -153,6 +167,126 @@ void TestLessons::walkEveryLesson()
     QTest::mouseClick(child<QPushButton>(window, "lessonClose"), Qt::LeftButton);
     QVERIFY(!player->isActive());
     QVERIFY(!child<QWidget>(window, "lessonPanel")->isVisible());
+}
+
+namespace {
+
+bool opensFolder(const Session& session, const QString& folder)
+{
+    return session.model && QFileInfo(QString::fromStdString(session.model->folder)).canonicalFilePath() ==
+                                QFileInfo(folder).canonicalFilePath();
+}
+
+} // namespace
+
+// "How induction heads form" through the window, on a run cut short (the lesson is under test, not the
+// recipe): its Training tab steps bring the tab forward, its start step trains, its open step opens the
+// trained model in the model view, and Back then Next again does not train anew.
+void TestLessons::trainingLesson()
+{
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    Document* document = window.document();
+    LessonPlayer* player = window.lessonPlayer();
+    auto* training = window.findChild<TrainingPanel*>();
+    QVERIFY(training);
+    child<QSpinBox>(window, "trainingSteps")->setValue(40);
+    const QString file = QStringLiteral("09-induction-heads.lesson.json");
+    const Lesson lesson = loadBuiltinLesson(file.toStdString(), viewNames(window));
+    QVERIFY(lesson.steps.size() >= 6 && lesson.steps.size() <= 9);
+    QCOMPARE(std::count_if(lesson.steps.begin(), lesson.steps.end(),
+                           [](const LessonStep& step) { return step.quiz.has_value(); }),
+             1);
+    // The model's views are the window's, not the session's: no export of the session draws them.
+    for (const LessonStep& step : lesson.steps)
+        QVERIFY2(step.view.empty() || player->viewNames().contains(QString::fromStdString(step.view)),
+                 step.view.c_str());
+    auto* notice = child<QLabel>(window, "lessonNotice");
+    auto* next = child<QPushButton>(window, "lessonNext");
+    const Session before = document->session();
+
+    QVERIFY2(window.lessonPanel()->startBuiltin(file), qPrintable(window.lessonPanel()->lastError()));
+    QCOMPARE(child<QLabel>(window, "lessonTitle")->text(), QStringLiteral("How induction heads form"));
+    int startStep = -1;
+    for (std::size_t k = 0; k < lesson.steps.size(); ++k) {
+        const LessonStep& step = lesson.steps[k];
+        const QString where = QStringLiteral("step %1").arg(k + 1);
+        if (k > 0)
+            QTest::mouseClick(next, Qt::LeftButton);
+        QCOMPARE(player->step(), int(k));
+        if (step.training == LessonTraining::Start) {
+            startStep = int(k);
+            QVERIFY(training->isRunning() || training->isFinished());
+            QTRY_VERIFY_WITH_TIMEOUT(training->isFinished(), 60000);
+            QVERIFY(QDir(training->folder()).exists(QStringLiteral("config.json")));
+        }
+        if (step.training == LessonTraining::Open) {
+            QVERIFY2(startStep >= 0, "the lesson opens its model after it trains it");
+            QVERIFY2(opensFolder(document->session(), training->folder()), qPrintable(where));
+        } else if (startStep < 0) {
+            QVERIFY2(document->session() == before, qPrintable(where)); // no step before the model edits
+        }
+        if (step.showTrainingTab || step.training == LessonTraining::Start)
+            QTRY_VERIFY2(training->isVisible(), qPrintable(where));
+        if (!step.view.empty())
+            QTRY_VERIFY2(player->navigator().isShown(QString::fromStdString(step.view)), qPrintable(where));
+        QVERIFY2(!notice->isVisible(), qPrintable(where + QStringLiteral(": ") + notice->text()));
+        screenshot(window, QStringLiteral("09-induction-heads-%1").arg(k + 1));
+    }
+    QVERIFY(startStep >= 0);
+    QVERIFY(!next->isEnabled());
+
+    // Back to the step before the start, then Next: the lesson's run is the one to look at, none starts.
+    const QString folder = training->folder();
+    while (player->step() > std::max(startStep - 1, 0))
+        QTest::mouseClick(child<QPushButton>(window, "lessonBack"), Qt::LeftButton);
+    if (startStep > 0)
+        QTest::mouseClick(next, Qt::LeftButton);
+    QCOMPARE(player->step(), startStep);
+    QVERIFY(!training->isRunning());
+    QCOMPARE(training->folder(), folder);
+    QVERIFY(notice->isVisible());
+    QVERIFY2(notice->text().contains(QStringLiteral("Start on the Training tab")),
+             qPrintable(notice->text()));
+    screenshot(window, QStringLiteral("09-induction-heads-notice"));
+    QDir(folder).removeRecursively();
+}
+
+// An "open" step with no finished run says so and leaves the session; the run started from the Training tab
+// then opens its model at that step once it finishes.
+void TestLessons::openStepWaitsForARun()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("open.lesson.json"));
+    QFile out(path);
+    QVERIFY(out.open(QIODevice::WriteOnly));
+    out.write(R"({"title": "t", "steps": [{"text": "a", "training": "open", "view": "model"}]})");
+    out.close();
+
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto* training = window.findChild<TrainingPanel*>();
+    child<QSpinBox>(window, "trainingSteps")->setValue(20);
+    const Session before = window.document()->session();
+    QVERIFY2(window.lessonPanel()->startFile(path), qPrintable(window.lessonPanel()->lastError()));
+    auto* notice = child<QLabel>(window, "lessonNotice");
+    QVERIFY(notice->isVisible());
+    QVERIFY2(notice->text().contains(QStringLiteral("no trained model to open yet")),
+             qPrintable(notice->text()));
+    QVERIFY2(notice->text().contains(QStringLiteral("press Start on the Training tab")),
+             qPrintable(notice->text()));
+    QVERIFY(window.document()->session() == before);
+
+    training->start();
+    QVERIFY(training->isRunning());
+    QTRY_VERIFY_WITH_TIMEOUT(opensFolder(window.document()->session(), training->folder()), 60000);
+    QVERIFY(training->isFinished());
+    QVERIFY(!notice->isVisible());
+    QTRY_VERIFY(window.lessonPlayer()->navigator().isShown(QStringLiteral("model")));
+    QDir(training->folder()).removeRecursively();
 }
 
 // A step's edit is one undo step, as a Controls panel edit is; undoing the first step brings back the session
