@@ -40,6 +40,9 @@ constexpr const char* usageText =
     "  --task-length N       tokens per sequence\n"
     "  --task-min-period P   induction: the shortest period of the repeats\n"
     "  --text-file FILE      text: a UTF-8 file, read one character per token\n"
+    "  --text-tokenizer MODEL\n"
+    "                        text: encode the file with MODEL's tokenizer instead (the model's\n"
+    "                        vocabulary is then the tokenizer's, and --out gets its tokenizer files)\n"
     "  --data-ids FILE       a JSON array of sequences of token ids; step s uses the B sequences after\n"
     "                        the (s − 1)·B first ones, wrapping around\n"
     "  --steps N             optimizer steps (default 2000)\n"
@@ -105,15 +108,21 @@ CommandLineOutcome runTrain(const std::vector<std::string>& args, std::ostream& 
         return outcome;
     };
     static const std::set<std::string> flags = {"--mlp", "--quiet", "--help"};
-    static const std::set<std::string> valued = {
-        "--init",      "--resume",        "--layers",       "--heads",
-        "--kv-heads",  "--d-model",       "--mlp-width",    "--vocab",
-        "--positions", "--max-positions", "--normalizer",   "--entmax-alpha",
-        "--task",      "--task-vocab",    "--task-length",  "--task-min-period",
-        "--text-file", "--data-ids",      "--steps",        "--batch",
-        "--lr",        "--optimizer",     "--weight-decay", "--clip",
-        "--warmup",    "--seed",          "--precision",    "--eval-every",
-        "--out"};
+    static const std::set<std::string> valued = {"--init",        "--resume",
+                                                 "--layers",      "--heads",
+                                                 "--kv-heads",    "--d-model",
+                                                 "--mlp-width",   "--vocab",
+                                                 "--positions",   "--max-positions",
+                                                 "--normalizer",  "--entmax-alpha",
+                                                 "--task",        "--task-vocab",
+                                                 "--task-length", "--task-min-period",
+                                                 "--text-file",   "--text-tokenizer",
+                                                 "--data-ids",    "--steps",
+                                                 "--batch",       "--lr",
+                                                 "--optimizer",   "--weight-decay",
+                                                 "--clip",        "--warmup",
+                                                 "--seed",        "--precision",
+                                                 "--eval-every",  "--out"};
     std::map<std::string, std::string> options;
     std::set<std::string> given;
     for (std::size_t i = 1; i < args.size(); ++i) {
@@ -191,11 +200,14 @@ CommandLineOutcome runTrain(const std::vector<std::string>& args, std::ostream& 
             if (has("--text-file") && task.kind != training::TaskKind::Text)
                 return fail("--text-file is for --task text");
             task.textFile = has("--text-file") ? options["--text-file"] : "";
+            if (has("--text-tokenizer") && task.kind != training::TaskKind::Text)
+                return fail("--text-tokenizer is for --task text");
+            task.tokenizer = has("--text-tokenizer") ? options["--text-tokenizer"] : "";
             s.task = task;
         } else {
             s.dataIds = options["--data-ids"];
             for (const char* taskOption :
-                 {"--task-vocab", "--task-length", "--task-min-period", "--text-file"})
+                 {"--task-vocab", "--task-length", "--task-min-period", "--text-file", "--text-tokenizer"})
                 if (has(taskOption))
                     return fail(std::string(taskOption) + " is a --task option");
         }

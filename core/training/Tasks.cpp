@@ -1,5 +1,6 @@
 #include "Tasks.h"
 
+#include "BpeTokenizer.h"
 #include "Error.h"
 #include "FileReading.h"
 
@@ -152,22 +153,33 @@ Task::Task(TaskSettings settings) : m_settings(std::move(settings))
             throw Error("--task text needs --text-file FILE");
         const std::string bytes = readRegularFile(s.textFile, std::uint64_t(1) << 30, "the text file");
         const std::vector<std::string> characters = utf8Characters(bytes, s.textFile);
-        std::map<std::string, std::int64_t> ids;
-        for (const std::string& c : characters)
-            ids.emplace(c, 0);
-        for (auto& [c, id] : ids) {
-            id = std::int64_t(m_characters.size());
-            m_characters.push_back(c);
+        if (!s.tokenizer.empty()) {
+            try {
+                const BpeTokenizer tokenizer = BpeTokenizer::fromDirectory(s.tokenizer);
+                m_text = tokenizer.encode(bytes);
+                m_modelVocab = Index(tokenizer.vocabularySize());
+            } catch (const Error& e) {
+                throw Error("--text-tokenizer: " + std::string(e.what()));
+            }
+        } else {
+            std::map<std::string, std::int64_t> ids;
+            for (const std::string& c : characters)
+                ids.emplace(c, 0);
+            for (auto& [c, id] : ids) {
+                id = std::int64_t(m_characters.size());
+                m_characters.push_back(c);
+            }
+            m_text.reserve(characters.size());
+            for (const std::string& c : characters)
+                m_text.push_back(ids[c]);
+            m_modelVocab = std::max<Index>(2, Index(m_characters.size()));
         }
-        m_text.reserve(characters.size());
-        for (const std::string& c : characters)
-            m_text.push_back(ids[c]);
-        m_modelVocab = std::max<Index>(2, Index(m_characters.size()));
         m_validationStart = Index(m_text.size()) * 9 / 10;
         if (m_validationStart < s.length || Index(m_text.size()) - m_validationStart < s.length)
             throw Error(s.textFile + ": " + std::to_string(m_text.size()) +
-                        " characters are too few for --task-length " + std::to_string(s.length) +
-                        " (at least " + std::to_string(10 * s.length) + ")");
+                        (s.tokenizer.empty() ? " characters" : " tokens") +
+                        " are too few for --task-length " + std::to_string(s.length) + " (at least " +
+                        std::to_string(10 * s.length) + ")");
         break;
     }
     }

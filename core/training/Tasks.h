@@ -21,19 +21,21 @@ TaskKind taskKind(const std::string& name);
 
 struct TaskSettings {
     TaskKind kind = TaskKind::Induction;
-    Index vocab = 0;      ///< --task-vocab: the tokens the task draws from (0: the task's default)
-    Index length = 0;     ///< --task-length: tokens in a sequence (0: the task's default)
-    Index minPeriod = 0;  ///< --task-min-period (induction; 0: the default)
-    std::string textFile; ///< text: a UTF-8 file, read at character level
+    Index vocab = 0;       ///< --task-vocab: the tokens the task draws from (0: the task's default)
+    Index length = 0;      ///< --task-length: tokens in a sequence (0: the task's default)
+    Index minPeriod = 0;   ///< --task-min-period (induction; 0: the default)
+    std::string textFile;  ///< text: a UTF-8 file, read at character level, or
+    std::string tokenizer; ///< text: a model folder whose tokenizer encodes the file (its vocabulary's ids)
 };
 
 /// A task ready to draw from: its settings with the defaults filled in, the model vocabulary it needs and,
-/// for text, the characters (one UTF-8 string per token id) and the text's ids.
+/// for text, the text's ids: at character level with the characters (one UTF-8 string per token id), or
+/// the ids of a model folder's tokenizer (the model's vocabulary is then the tokenizer's).
 class Task {
 public:
     /// Fills in defaults and checks the settings; throws qkv::Error naming the option (--task-vocab,
-    /// --task-length, --task-min-period, --text-file). A text file that is empty, not UTF-8 or binary (a NUL
-    /// or other control character than tab, newline and carriage return) is refused by name.
+    /// --task-length, --task-min-period, --text-file, --text-tokenizer). A text file that is empty, not UTF-8
+    /// or binary (a NUL or other control character than tab, newline and carriage return) is refused by name.
     explicit Task(TaskSettings settings);
 
     const TaskSettings& settings() const { return m_settings; }

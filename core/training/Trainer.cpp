@@ -123,9 +123,26 @@ void restoreOptimizer(const std::string& folder, const Layout& layout, Optimizer
     optimizer.restore(std::stoll(step->second), std::move(first), std::move(second));
 }
 
+/// The tokenizer files of `from` into `to`, so the trained folder encodes text as the data was encoded.
+void copyTokenizer(const std::string& from, const std::string& to)
+{
+    namespace fs = std::filesystem;
+    for (const char* name :
+         {"tokenizer.json", "tokenizer_config.json", "vocab.json", "merges.txt", "special_tokens_map.json"}) {
+        const fs::path source = fs::path(from) / name;
+        std::error_code error;
+        if (!fs::is_regular_file(source, error))
+            continue;
+        fs::copy_file(source, fs::path(to) / name, fs::copy_options::overwrite_existing, error);
+        if (error)
+            throw Error(to + "/" + name + ": cannot be written (" + error.message() + ")");
+    }
+}
+
 template <typename Scalar> struct Evaluation {
     double loss = 0.0, taskLoss = 0.0;
     TrainingScores scores;
+    ProbeReport probe;
 };
 
 template <typename Scalar>
@@ -158,6 +175,15 @@ Evaluation<Scalar> evaluate(const Architecture& a, const Layout& layout, const T
             }
     e.scores.previousToken /= double(probes);
     e.scores.induction /= double(probes);
+    ProbeReport& probe = e.probe;
+    probe.ids = validation.front();
+    probe.scored = task.scoredPositions(probe.ids);
+    const Matrix& losses = network.positionLosses();
+    for (Index i = 0; i < losses.cols(); ++i)
+        probe.losses.push_back(losses(0, i));
+    for (Index l = 0; l < a.layers; ++l)
+        for (Index h = 0; h < a.heads; ++h)
+            probe.attention.push_back(network.attention(0, l, h).template cast<double>());
     return e;
 }
 
@@ -233,6 +259,7 @@ TrainOutcome run(const TrainSettings& settings, Architecture a, const Data& data
             report.validationLoss = e.loss;
             report.validationTaskLoss = e.taskLoss;
             report.scores = e.scores;
+            report.probe = e.probe;
         }
         network.backward(parameters, gradients);
         lastFinite = parameters;
@@ -261,6 +288,8 @@ TrainOutcome run(const TrainSettings& settings, Architecture a, const Data& data
     }
     saveModel(settings.out, a, layout, parameters);
     saveOptimizer(settings.out, layout, optimizer);
+    if (data.task && !data.task->settings().tokenizer.empty())
+        copyTokenizer(data.task->settings().tokenizer, settings.out);
     Json log;
     log["steps"] = std::move(steps);
     log["model"] = architectureJson(a);
@@ -272,6 +301,8 @@ TrainOutcome run(const TrainSettings& settings, Architecture a, const Data& data
                        {"min_period", t.minPeriod}};
         if (!data.task->characters().empty())
             log["task"]["characters"] = data.task->characters();
+        if (!t.tokenizer.empty())
+            log["task"]["tokenizer"] = t.tokenizer;
     } else {
         log["data_ids"] = settings.dataIds;
     }

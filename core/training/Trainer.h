@@ -51,6 +51,15 @@ struct TrainingScores {
     Matrix previousToken, induction;
 };
 
+/// The probe: the first validation sequence, the loss at each of its positions and every head's attention
+/// on it, so a window can show the repeated half's loss fall and the heads' patterns form.
+struct ProbeReport {
+    std::vector<std::int64_t> ids;
+    std::vector<double> losses;       ///< n − 1: the loss of predicting token i + 1 from positions 0 … i
+    std::vector<std::uint8_t> scored; ///< n − 1: the positions whose next token the task determines
+    std::vector<Matrix> attention;    ///< layer · heads + head: n × n weights, a row per query
+};
+
 /// What the trainer says after each step.
 struct StepReport {
     std::int64_t step = 0, lastStep = 0; ///< this step (from 1, continuing a resumed run) and the last
@@ -61,6 +70,7 @@ struct StepReport {
     double validationLoss = 0.0;
     double validationTaskLoss = 0.0; ///< over the positions the task determines (induction: the repeats)
     TrainingScores scores;
+    ProbeReport probe;
 };
 
 struct TrainOutcome {

@@ -4,6 +4,7 @@
 
 #include "Error.h"
 #include "Model.h"
+#include "ModelRun.h"
 #include "TestMain.h"
 #include "Trainer.h"
 
@@ -187,6 +188,45 @@ private slots:
         }
     }
 
+    // A model folder's tokenizer encodes the text: the ids are its ids, the vocabulary its vocabulary, and
+    // the trained folder carries the tokenizer, so it reads text like the folder it came from.
+    void textWithATokenizer()
+    {
+        QTemporaryDir folder;
+        const std::string source = std::string(QKV_SOURCE_DIR "/tests/data/hf-gpt2-1layer");
+        const std::string file = folder.filePath(QStringLiteral("text.txt")).toStdString();
+        std::string text;
+        for (int i = 0; i < 30; ++i)
+            text += "The cat sat on the mat. ";
+        writeFile(file, text);
+        TaskSettings settings;
+        settings.kind = TaskKind::Text;
+        settings.length = 8;
+        settings.textFile = file;
+        settings.tokenizer = source;
+        const Task task(settings);
+        const Model gpt2 = Model::open(source);
+        QCOMPARE(task.modelVocab(), Index(gpt2.tokenizer()->vocabularySize()));
+        QVERIFY(task.characters().empty());
+        const std::vector<std::int64_t> ids = gpt2.tokenizer()->encode(text);
+        const std::vector<std::int64_t> drawn = task.trainingSequence(1, 1, 0);
+        QVERIFY(std::search(ids.begin(), ids.end(), drawn.begin(), drawn.end()) != ids.end());
+
+        TrainSettings s = smallRun(folder.filePath(QStringLiteral("run")).toStdString());
+        s.task = settings;
+        s.steps = 2;
+        s.architecture.positions = 0;
+        train(s);
+        const Model trained = Model::open(s.out);
+        QVERIFY(trained.tokenizer() != nullptr);
+        QCOMPARE(trained.tokenizer()->encode("The cat"), gpt2.tokenizer()->encode("The cat"));
+        QCOMPARE(readJson(s.out + "/training.json")["task"]["tokenizer"].get<std::string>(), source);
+
+        settings.tokenizer = folder.path().toStdString();
+        const std::string message = errorOf([&] { Task{settings}; });
+        QVERIFY2(message.rfind("--text-tokenizer: ", 0) == 0, message.c_str());
+    }
+
     void runWritesAFolder()
     {
         QTemporaryDir folder;
@@ -209,6 +249,37 @@ private slots:
         const Model model = Model::open(out);
         QCOMPARE(model.config().vocabSize, Index(12));
         QCOMPARE(model.checkpoint().info("wte.weight").dtype, std::string("F64"));
+    }
+
+    // The probe of step 6 (evaluated before step 6's update) is the model after five updates, which a run of
+    // five steps saves: its per-position losses are that folder's forward pass on the probe's ids.
+    void probeIsTheModelsPassOnTheProbe()
+    {
+        QTemporaryDir folder;
+        const std::string six = folder.filePath(QStringLiteral("six")).toStdString();
+        const std::string five = folder.filePath(QStringLiteral("five")).toStdString();
+        StepReport last;
+        train(smallRun(six), [&](const StepReport& r) {
+            last = r;
+            return true;
+        });
+        TrainSettings s = smallRun(five);
+        s.steps = 5;
+        train(s);
+        const ProbeReport& probe = last.probe;
+        QCOMPARE(probe.ids.size(), std::size_t(16));
+        QCOMPARE(probe.losses.size(), std::size_t(15));
+        QCOMPARE(probe.scored.size(), std::size_t(15));
+        QVERIFY(std::count(probe.scored.begin(), probe.scored.end(), 1) > 0);
+        QCOMPARE(probe.attention.size(), std::size_t(2));
+        for (const Matrix& weights : probe.attention) {
+            QCOMPARE(weights.rows(), Index(16));
+            QVERIFY((weights.rowwise().sum().array() - 1.0).abs().maxCoeff() < 1e-12);
+            QCOMPARE(weights.triangularView<Eigen::StrictlyUpper>().toDenseMatrix().norm(), 0.0);
+        }
+        const ModelRun run(std::make_shared<const Model>(Model::open(five)), probe.ids, Precision::Float64);
+        for (std::size_t i = 0; i < probe.losses.size(); ++i)
+            QVERIFY(std::abs(run.clean().positions[i].loss - probe.losses[i]) < 1e-9);
     }
 
     void resumedRunEqualsOneRun()
