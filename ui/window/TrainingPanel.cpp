@@ -310,6 +310,12 @@ void TrainingPanel::drawPending()
         return;
     m_plots->add(reports);
     m_last = reports.back();
+    // Only the newest probe is drawn: older ones would be replaced before anyone saw them.
+    const auto probed = std::find_if(reports.rbegin(), reports.rend(), [](const training::StepReport& r) {
+        return r.evaluated && !r.probe.losses.empty();
+    });
+    if (probed != reports.rend())
+        drawProbe(probed->probe, probed->step);
     m_plots->replot();
     const qint64 left = qRound64(m_last.secondsLeft);
     m_status->setText(tr("Step %1 of %2 · loss %3 · %4 steps/s · %5:%6 left")
@@ -319,6 +325,19 @@ void TrainingPanel::drawPending()
                           .arg(m_last.stepsPerSecond, 0, 'f', 1)
                           .arg(left / 60)
                           .arg(left % 60, 2, 10, QLatin1Char('0')));
+}
+
+void TrainingPanel::drawProbe(const training::ProbeReport& probe, std::int64_t step)
+{
+    m_plots->setProbe(probe.losses, probe.scored, step);
+    const std::size_t heads = std::size_t(std::max<Index>(1, m_running.architecture.heads));
+    std::vector<std::vector<Matrix>> weights(probe.attention.size() / heads);
+    for (std::size_t i = 0; i < weights.size() * heads; ++i)
+        weights[i / heads].push_back(probe.attention[i]);
+    m_probeIds = probe.ids;
+    const int selectedLayer = m_thumbnails->selectedLayer(), selectedHead = m_thumbnails->selectedHead();
+    m_thumbnails->setAttention(weights, tr("Probe attention, step %1").arg(step));
+    m_thumbnails->setSelected(selectedLayer, selectedHead);
 }
 
 void TrainingPanel::onPaused()
@@ -347,6 +366,7 @@ void TrainingPanel::onFinished()
     m_saved = error.isEmpty() && outcome.lastStep > 0;
     if (m_discard) {
         m_discard = false;
+        m_saved = false; // reset: the stopped run's folder is kept on disk, not offered
         m_run->takeReports();
         m_status->setText(tr("Ready"));
     } else if (!error.isEmpty()) {
@@ -400,7 +420,10 @@ bool TrainingPanel::openHead(int layer, int head)
         request.layer = layer;
         request.heads = {Index(head)};
         request.ids = m_probeIds;
-        return m_loading->open(model, request);
+        if (!m_loading->open(model, request))
+            return false;
+        m_thumbnails->setSelected(layer, head);
+        return true;
     } catch (const std::exception& e) {
         m_status->setText(tr("Cannot open the trained model: %1").arg(QString::fromUtf8(e.what())));
         return false;

@@ -78,6 +78,7 @@ private:
     QAction* addShortcut(QPushButton* button, const QString& text, const QKeySequence& key);
     void launch(bool paused);
     void drawPending();
+    void drawProbe(const training::ProbeReport& probe, std::int64_t step);
     void onPaused();
     void onFinished();
     void updateButtons();
