@@ -19,7 +19,9 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QStandardPaths>
+#include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -46,25 +48,35 @@ TrainingPanel::TrainingPanel(ModelLoading* loading, QWidget* parent)
            "opens it as the session, on the probe sequence.</p>"));
     clearThumbnails();
 
-    m_status = new QLabel(tr("Not started"));
+    m_status = new ElidedLabel;
     m_status->setObjectName(QStringLiteral("trainingStatus"));
-    m_status->setToolTip(tr("The step, the last loss, the speed and the time left"));
-    m_status->setWordWrap(true);
+    setStatus(tr("Not started"));
     m_folderLabel = new ElidedLabel;
     m_folderLabel->setObjectName(QStringLiteral("trainingFolder"));
     m_folderLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_folderLabel->setToolTip(tr("The folder the trained model is written to"));
 
-    auto* plots = new QSplitter(Qt::Horizontal);
-    plots->setObjectName(QStringLiteral("trainingPlots"));
-    plots->setChildrenCollapsible(false);
-    for (QWidget* widget :
-         {static_cast<QWidget*>(m_plots->loss()), static_cast<QWidget*>(m_plots->previous()),
-          static_cast<QWidget*>(m_plots->induction()), static_cast<QWidget*>(m_plots->probe()),
-          static_cast<QWidget*>(m_thumbnails)})
-        plots->addWidget(widget);
-    for (int i = 0; i < plots->count(); ++i)
-        plots->setStretchFactor(i, 1);
+    // The curves side by side, and the probe's loss beside its attention: in one row when the tab is wide,
+    // as two tabs when it is not (the window's bottom dock at 1280 × 720).
+    const auto splitter = [](const char* name, std::initializer_list<QWidget*> widgets) {
+        auto* split = new QSplitter(Qt::Horizontal);
+        split->setObjectName(QLatin1String(name));
+        split->setChildrenCollapsible(false);
+        for (QWidget* widget : widgets)
+            split->addWidget(widget);
+        for (int i = 0; i < split->count(); ++i)
+            split->setStretchFactor(i, 1);
+        return split;
+    };
+    m_curves = splitter("trainingCurves", {m_plots->loss(), m_plots->previous(), m_plots->induction()});
+    m_probeRow = splitter("trainingProbe", {m_plots->probe(), m_thumbnails});
+    m_wide = splitter("trainingWide", {});
+    m_tabs = new QTabWidget;
+    m_tabs->setObjectName(QStringLiteral("trainingTabs"));
+    m_tabs->setDocumentMode(true);
+    m_plotStack = new QStackedWidget;
+    m_plotStack->addWidget(m_tabs);
+    m_plotStack->addWidget(m_wide);
+    arrangePlots(false);
 
     auto* scroll = new QScrollArea;
     scroll->setObjectName(QStringLiteral("trainingFormScroll"));
@@ -73,20 +85,25 @@ TrainingPanel::TrainingPanel(ModelLoading* loading, QWidget* parent)
     scroll->setFrameShape(QFrame::NoFrame);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     scroll->setMinimumWidth(m_form->sizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
+    scroll->setMinimumHeight(60);
     auto* left = new QVBoxLayout;
     left->setContentsMargins(0, 0, 0, 0);
     left->addWidget(scroll, 1);
-    left->addWidget(buildButtons());
+    left->addWidget(m_folderLabel);
 
-    auto* right = new QVBoxLayout;
-    right->setContentsMargins(0, 0, 0, 0);
-    right->addWidget(m_status);
-    right->addWidget(m_folderLabel);
-    right->addWidget(plots, 1);
-    auto* layout = new QHBoxLayout(this);
+    auto* top = new QHBoxLayout;
+    top->setContentsMargins(0, 0, 0, 0);
+    top->addWidget(buildButtons());
+    top->addWidget(m_status, 1);
+    auto* body = new QHBoxLayout;
+    body->setContentsMargins(0, 0, 0, 0);
+    body->addLayout(left);
+    body->addWidget(m_plotStack, 1);
+    auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
-    layout->addLayout(left);
-    layout->addLayout(right, 1);
+    layout->setSpacing(4);
+    layout->addLayout(top);
+    layout->addLayout(body, 1);
     setWhatsThis(tr("<h3>Training</h3><p>Trains a small transformer on a task made in the program, on a "
                     "background thread, and shows it learning: the loss, every head's previous-token and "
                     "induction scores, the loss at each position of a probe sequence and the probe's "
@@ -173,13 +190,44 @@ QWidget* TrainingPanel::buildButtons()
     connect(m_open, &QPushButton::clicked, this, [this] { openInModelView(); });
     auto* grid = new QGridLayout(box);
     grid->setContentsMargins(0, 0, 0, 0);
-    grid->addWidget(m_start, 0, 0);
-    grid->addWidget(m_pause, 0, 1);
-    grid->addWidget(m_step, 0, 2);
-    grid->addWidget(m_stop, 1, 0);
-    grid->addWidget(m_reset, 1, 1);
-    grid->addWidget(m_open, 2, 0, 1, 3);
+    int column = 0;
+    for (QPushButton* b : {m_start, m_pause, m_step, m_stop, m_reset, m_open})
+        grid->addWidget(b, 0, column++);
     return box;
+}
+
+void TrainingPanel::setStatus(const QString& text)
+{
+    m_statusText = text;
+    m_status->setFullText(text);
+}
+
+void TrainingPanel::arrangePlots(bool wide)
+{
+    if (m_plotStack->currentWidget() == (wide ? static_cast<QWidget*>(m_wide) : m_tabs) && m_curves->parent())
+        return;
+    if (wide) {
+        m_tabs->clear();
+        m_wide->addWidget(m_curves);
+        m_wide->addWidget(m_probeRow);
+        m_wide->setStretchFactor(0, 3);
+        m_wide->setStretchFactor(1, 2);
+        m_plotStack->setCurrentWidget(m_wide);
+        m_wide->setSizes({3000, 2000});
+    } else {
+        m_tabs->addTab(m_curves, tr("Loss and head scores"));
+        m_tabs->addTab(m_probeRow, tr("Probe: loss per position and attention"));
+        m_plotStack->setCurrentWidget(m_tabs);
+    }
+    m_curves->setSizes({1000, 1000, 1000}); // equal widths, whatever the plots' size hints
+    m_probeRow->setSizes({1000, 1000});
+}
+
+void TrainingPanel::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    // Five plots need about 190 pixels each beside the form to stay readable.
+    arrangePlots(m_plotStack->width() >= 5 * 190);
 }
 
 bool TrainingPanel::isRunning() const
@@ -224,7 +272,7 @@ void TrainingPanel::start()
         m_restart = true;
         m_discard = false;
         m_run->stop();
-        m_status->setText(tr("Stopping the run to start the new settings…"));
+        setStatus(tr("Stopping the run to start the new settings…"));
         updateButtons();
         return;
     }
@@ -244,7 +292,7 @@ void TrainingPanel::launch(bool paused)
     m_last = {};
     m_plots->clear();
     clearThumbnails();
-    m_status->setText(tr("Starting…"));
+    setStatus(tr("Starting…"));
     m_run->start(m_running, paused);
     m_timer->start();
     updateButtons();
@@ -282,7 +330,7 @@ void TrainingPanel::step()
         return;
     }
     m_run->step();
-    m_status->setText(tr("One more step…"));
+    setStatus(tr("One more step…"));
 }
 
 void TrainingPanel::reset()
@@ -299,7 +347,7 @@ void TrainingPanel::reset()
     m_last = {};
     m_saved = false;
     m_folderLabel->setFullText(QString());
-    m_status->setText(tr("Ready"));
+    setStatus(tr("Ready"));
     updateButtons();
 }
 
@@ -318,13 +366,13 @@ void TrainingPanel::drawPending()
         drawProbe(probed->probe, probed->step);
     m_plots->replot();
     const qint64 left = qRound64(m_last.secondsLeft);
-    m_status->setText(tr("Step %1 of %2 · loss %3 · %4 steps/s · %5:%6 left")
-                          .arg(m_last.step)
-                          .arg(m_last.lastStep)
-                          .arg(m_last.loss, 0, 'f', 4)
-                          .arg(m_last.stepsPerSecond, 0, 'f', 1)
-                          .arg(left / 60)
-                          .arg(left % 60, 2, 10, QLatin1Char('0')));
+    setStatus(tr("Step %1 of %2 · loss %3 · %4 steps/s · %5:%6 left")
+                  .arg(m_last.step)
+                  .arg(m_last.lastStep)
+                  .arg(m_last.loss, 0, 'f', 4)
+                  .arg(m_last.stepsPerSecond, 0, 'f', 1)
+                  .arg(left / 60)
+                  .arg(left % 60, 2, 10, QLatin1Char('0')));
 }
 
 void TrainingPanel::drawProbe(const training::ProbeReport& probe, std::int64_t step)
@@ -345,10 +393,10 @@ void TrainingPanel::onPaused()
     if (!isRunning() || !m_run->isWaiting())
         return;
     drawPending();
-    m_status->setText(tr("Paused after step %1 of %2 · loss %3")
-                          .arg(m_last.step)
-                          .arg(m_last.lastStep)
-                          .arg(m_last.loss, 0, 'f', 4));
+    setStatus(tr("Paused after step %1 of %2 · loss %3")
+                  .arg(m_last.step)
+                  .arg(m_last.lastStep)
+                  .arg(m_last.loss, 0, 'f', 4));
     updateButtons();
 }
 
@@ -368,18 +416,18 @@ void TrainingPanel::onFinished()
         m_discard = false;
         m_saved = false; // reset: the stopped run's folder is kept on disk, not offered
         m_run->takeReports();
-        m_status->setText(tr("Ready"));
+        setStatus(tr("Ready"));
     } else if (!error.isEmpty()) {
-        m_status->setText(tr("Refused: %1").arg(error));
+        setStatus(tr("Refused: %1").arg(error));
     } else if (outcome.diverged) {
-        m_status->setText(tr("The loss stopped being finite at step %1; try a lower learning rate. The last "
-                             "finite model was saved.")
-                              .arg(outcome.divergedStep));
+        setStatus(tr("The loss stopped being finite at step %1; try a lower learning rate. The last "
+                     "finite model was saved.")
+                      .arg(outcome.divergedStep));
     } else {
-        m_status->setText(tr("%1 after step %2 · loss %3 · click a thumbnail to open that head")
-                              .arg(outcome.stopped ? tr("Stopped") : tr("Finished"))
-                              .arg(outcome.lastStep)
-                              .arg(outcome.lastLoss, 0, 'f', 4));
+        setStatus(tr("%1 after step %2 · loss %3 · click a thumbnail to open that head")
+                      .arg(outcome.stopped ? tr("Stopped") : tr("Finished"))
+                      .arg(outcome.lastStep)
+                      .arg(outcome.lastLoss, 0, 'f', 4));
     }
     m_finished = true;
     updateButtons();
@@ -400,7 +448,7 @@ bool TrainingPanel::openInModelView()
             repeatedRandomTokens(std::max<Index>(1, task.sequenceLength() / 2), vocab, m_running.seed);
         return m_loading->open(model, request);
     } catch (const std::exception& e) {
-        m_status->setText(tr("Cannot open the trained model: %1").arg(QString::fromUtf8(e.what())));
+        setStatus(tr("Cannot open the trained model: %1").arg(QString::fromUtf8(e.what())));
         return false;
     }
 }
@@ -408,8 +456,8 @@ bool TrainingPanel::openInModelView()
 bool TrainingPanel::openHead(int layer, int head)
 {
     if (isRunning()) {
-        m_status->setText(tr("The model is saved when the run ends: stop it (or let it finish), then click "
-                             "the head to open it."));
+        setStatus(tr("The model is saved when the run ends: stop it (or let it finish), then click "
+                     "the head to open it."));
         return false;
     }
     if (!m_loading || !m_saved || m_probeIds.empty())
@@ -425,7 +473,7 @@ bool TrainingPanel::openHead(int layer, int head)
         m_thumbnails->setSelected(layer, head);
         return true;
     } catch (const std::exception& e) {
-        m_status->setText(tr("Cannot open the trained model: %1").arg(QString::fromUtf8(e.what())));
+        setStatus(tr("Cannot open the trained model: %1").arg(QString::fromUtf8(e.what())));
         return false;
     }
 }

@@ -13,8 +13,10 @@
 #include <vector>
 
 class QAction;
-class QLabel;
 class QPushButton;
+class QSplitter;
+class QStackedWidget;
+class QTabWidget;
 class QTimer;
 
 namespace qkv::ui {
@@ -36,6 +38,8 @@ public:
     bool isRunning() const;
     /// True once a run ended (finished, stopped or refused) and its curves are drawn.
     bool isFinished() const { return m_finished; }
+    /// The status line's whole text (the label may show it shortened).
+    QString status() const { return m_statusText; }
     /// True while a run waits in a pause.
     bool isPaused() const;
     /// The step the run reported last (0 before its first).
@@ -73,8 +77,14 @@ public:
 signals:
     void runFinished();
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
     QWidget* buildButtons();
+    void setStatus(const QString& text);
+    /// The plots in one row (`wide`) or as two tabs.
+    void arrangePlots(bool wide);
     QAction* addShortcut(QPushButton* button, const QString& text, const QKeySequence& key);
     void launch(bool paused);
     void drawPending();
@@ -92,8 +102,11 @@ private:
     QPushButton *m_start, *m_pause, *m_step, *m_stop, *m_reset, *m_open;
     QAction* m_pauseAction = nullptr;
     QList<QPair<QPushButton*, QAction*>> m_actions;
-    QLabel* m_status;
-    ElidedLabel* m_folderLabel;
+    ElidedLabel *m_status, *m_folderLabel;
+    QString m_statusText;
+    QSplitter *m_curves, *m_probeRow, *m_wide;
+    QTabWidget* m_tabs;
+    QStackedWidget* m_plotStack;
     QTimer* m_timer;
 
     training::TrainSettings m_running; // the settings of the current or last run

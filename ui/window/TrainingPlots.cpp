@@ -12,7 +12,7 @@ QCustomPlot* newPlot(const QString& title, const QString& xLabel, const QString&
 {
     auto* plot = new QCustomPlot;
     plot->setObjectName(QLatin1String(name));
-    plot->setMinimumSize(150, 140);
+    plot->setMinimumSize(140, 100);
     plot->plotLayout()->insertRow(0);
     auto* heading = new QCPTextElement(plot, title, QFont(plot->font().family(), 9));
     heading->setObjectName(QStringLiteral("title"));
@@ -56,7 +56,13 @@ void addScore(QCustomPlot* plot, int line, int layer, int head, double step, dou
     if (graph->name().isEmpty())
         graph->setName(headName(layer, head));
     graph->addData(step, value);
-    plot->legend->setVisible(plot->graphCount() <= 8); // beyond, the legend would hide the lines
+}
+
+/// A legend only where it leaves the lines room: a plot large enough and at most 8 entries.
+void showLegend(QCustomPlot* plot)
+{
+    const int items = plot->legend->itemCount();
+    plot->legend->setVisible(items > 0 && items <= 8 && plot->width() >= 180 && plot->height() >= 170);
 }
 
 } // namespace
@@ -105,7 +111,6 @@ TrainingPlots::TrainingPlots(QObject* parent) : QObject(parent)
     m_scoredBars->setBrush(lineColor(1));
     for (QCPBars* bars : {m_otherBars, m_scoredBars})
         bars->setWidth(0.9);
-    m_probe->legend->setVisible(true);
     m_probe->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignRight | Qt::AlignTop);
     clear();
 }
@@ -125,9 +130,10 @@ void TrainingPlots::clear()
     m_loss->graph(0)->setPen(QPen(lineColor(0), 1.0));
     m_loss->addGraph()->setName(tr("validation"));
     m_loss->graph(1)->setPen(QPen(lineColor(1), 2.0));
-    m_loss->legend->setVisible(true);
-    for (QCustomPlot* plot : {m_induction, m_previous})
-        plot->legend->setVisible(false);
+    for (QCustomPlot* plot : {m_loss, m_induction, m_previous, m_probe}) {
+        plot->installEventFilter(this);
+        showLegend(plot);
+    }
     for (QCustomPlot* plot : {m_loss, m_induction, m_previous})
         plot->xAxis->setRange(0.0, 1.0);
     m_loss->yAxis->setRange(0.1, 10.0);
@@ -161,6 +167,8 @@ void TrainingPlots::add(const std::vector<training::StepReport>& reports)
                 addScore(m_induction, (layer - 1) * int(induction.cols()) + head, layer, head, step,
                          induction(layer, head));
     }
+    for (QCustomPlot* plot : {m_induction, m_previous})
+        showLegend(plot);
     const double last = double(std::max<std::int64_t>(1, reports.back().lastStep));
     for (QCustomPlot* plot : {m_loss, m_induction, m_previous})
         plot->xAxis->setRange(0.0, last);
@@ -186,6 +194,14 @@ void TrainingPlots::setProbe(const std::vector<double>& losses, const std::vecto
     m_probe->yAxis->setRange(0.0, std::max(1.0, m_probeTop * 1.05));
     qobject_cast<QCPTextElement*>(m_probe->plotLayout()->element(0, 0))
         ->setText(tr("Loss per position, step %1").arg(step));
+}
+
+bool TrainingPlots::eventFilter(QObject* watched, QEvent* event)
+{
+    if (event->type() == QEvent::Resize)
+        if (auto* plot = qobject_cast<QCustomPlot*>(watched))
+            showLegend(plot);
+    return QObject::eventFilter(watched, event);
 }
 
 void TrainingPlots::replot()

@@ -37,6 +37,9 @@ public:
     /// Redraws what changed since the last call.
     void replot();
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
     QCustomPlot *m_loss, *m_induction, *m_previous, *m_probe;
     QCPBars *m_scoredBars, *m_otherBars;

@@ -22,6 +22,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QTabWidget>
 #include <QtTest>
 
 #include <qcustomplot.h>
@@ -85,7 +86,7 @@ QJsonObject readJson(const QString& path)
 
 QString status(TrainingPanel* panel)
 {
-    return child<QLabel>(panel, "trainingStatus")->text();
+    return panel->status();
 }
 
 } // namespace
@@ -267,6 +268,8 @@ void TestTrainingTab::thumbnailOpensItsHead()
     setTinyShape(panel, 100000);
     click(panel, "trainingStart");
     auto* thumbnails = child<ModelView>(panel, "trainingThumbnails");
+    if (auto* tabs = child<QTabWidget>(panel, "trainingTabs"); tabs->count() == 2)
+        tabs->setCurrentIndex(1); // a narrow tab shows the probe on a tab of its own
     QTRY_VERIFY_WITH_TIMEOUT(thumbnails->thumbnailCount() == 4 && thumbnails->isVisible(), 30000);
     // During the run the model is not saved yet: the click says so and opens nothing.
     QTest::mouseClick(thumbnails, Qt::LeftButton, {}, thumbnails->thumbnailRect(1, 1).center());
