@@ -54,6 +54,7 @@ TrainingPanel::TrainingPanel(ModelLoading* loading, QWidget* parent)
     m_folderLabel = new ElidedLabel;
     m_folderLabel->setObjectName(QStringLiteral("trainingFolder"));
     m_folderLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_folderLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed); // the form sets the width
 
     // The curves side by side, and the probe's loss beside its attention: in one row when the tab is wide,
     // as two tabs when it is not (the window's bottom dock at 1280 × 720).
@@ -424,7 +425,7 @@ void TrainingPanel::onFinished()
                      "finite model was saved.")
                       .arg(outcome.divergedStep));
     } else {
-        setStatus(tr("%1 after step %2 · loss %3 · click a thumbnail to open that head")
+        setStatus(tr("%1 after step %2 · loss %3")
                       .arg(outcome.stopped ? tr("Stopped") : tr("Finished"))
                       .arg(outcome.lastStep)
                       .arg(outcome.lastLoss, 0, 'f', 4));

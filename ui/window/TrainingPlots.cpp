@@ -89,6 +89,8 @@ TrainingPlots::TrainingPlots(QObject* parent) : QObject(parent)
     m_previous->setWhatsThis(
         tr("<h3>Previous-token score</h3><p>For every head: the mean attention a token pays to the token "
            "just before it. An induction head needs a head in an earlier layer that does this.</p>"));
+    for (QCustomPlot* plot : {m_loss, m_induction, m_previous})
+        plot->xAxis->ticker()->setTickCount(3); // step numbers of four digits side by side in a narrow plot
     for (QCustomPlot* plot : {m_induction, m_previous}) {
         plot->yAxis->setRange(0.0, 1.0);
         plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignLeft | Qt::AlignTop);
@@ -111,7 +113,15 @@ TrainingPlots::TrainingPlots(QObject* parent) : QObject(parent)
     m_scoredBars->setBrush(lineColor(1));
     for (QCPBars* bars : {m_otherBars, m_scoredBars})
         bars->setWidth(0.9);
-    m_probe->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignRight | Qt::AlignTop);
+    // The legend in a row under the bars, where it hides none of them.
+    auto* legendRow = new QCPLayoutGrid;
+    m_probe->plotLayout()->addElement(2, 0, legendRow);
+    m_probe->plotLayout()->setRowStretchFactor(2, 0.001);
+    m_probe->axisRect()->insetLayout()->take(m_probe->legend);
+    legendRow->addElement(0, 0, m_probe->legend);
+    m_probe->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    m_probe->legend->setBorderPen(Qt::NoPen);
+    m_probe->legend->setVisible(true);
     clear();
 }
 
@@ -130,7 +140,7 @@ void TrainingPlots::clear()
     m_loss->graph(0)->setPen(QPen(lineColor(0), 1.0));
     m_loss->addGraph()->setName(tr("validation"));
     m_loss->graph(1)->setPen(QPen(lineColor(1), 2.0));
-    for (QCustomPlot* plot : {m_loss, m_induction, m_previous, m_probe}) {
+    for (QCustomPlot* plot : {m_loss, m_induction, m_previous}) {
         plot->installEventFilter(this);
         showLegend(plot);
     }
