@@ -19,6 +19,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
+#include <QMessageBox>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStandardPaths>
@@ -41,6 +42,7 @@ private slots:
     void sparsemaxIsTrainedAndSaved();
     void thumbnailOpensItsHead();
     void closingAsksAndSaves();
+    void closingAsksWithADialog();
     void closingDuringARunIsSafe();
 };
 
@@ -311,6 +313,30 @@ void TestTrainingTab::closingAsksAndSaves()
     asked.clear();
     QVERIFY(window.close());
     QVERIFY(!asked.isEmpty());
+    QVERIFY(!panel->isRunning());
+    QVERIFY(QDir(panel->folder()).exists(QStringLiteral("config.json")));
+    QDir(panel->folder()).removeRecursively();
+}
+
+void TestTrainingTab::closingAsksWithADialog()
+{
+    MainWindow window;
+    window.show();
+    auto* panel = window.findChild<TrainingPanel*>();
+    setTinyShape(panel, 100000);
+    panel->start();
+    QTRY_VERIFY_WITH_TIMEOUT(panel->reportedStep() >= 1, 30000);
+    QString text;
+    QTimer::singleShot(0, this, [&text] {
+        QTRY_VERIFY(qobject_cast<QMessageBox*>(QApplication::activeModalWidget()));
+        auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+        text = box->text();
+        for (QAbstractButton* button : box->buttons())
+            if (button->text() == QStringLiteral("Stop and Close"))
+                button->click();
+    });
+    QVERIFY(panel->confirmClose()); // the timer above presses Stop and Close
+    QVERIFY(text.contains(QDir::toNativeSeparators(panel->folder())));
     QVERIFY(!panel->isRunning());
     QVERIFY(QDir(panel->folder()).exists(QStringLiteral("config.json")));
     QDir(panel->folder()).removeRecursively();
