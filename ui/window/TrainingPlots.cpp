@@ -51,6 +51,7 @@ void addScore(QCustomPlot* plot, int line, int layer, int head, double step, dou
     while (plot->graphCount() <= line) {
         QCPGraph* graph = plot->addGraph();
         graph->setPen(QPen(lineColor(plot->graphCount() - 1), 1.5));
+        graph->setName(QString()); // not QCustomPlot's "Graph n": named below
     }
     QCPGraph* graph = plot->graph(line);
     if (graph->name().isEmpty())

@@ -108,6 +108,8 @@ void TestTrainingTab::shortRunFinishes()
     QVERIFY(loss->graph(1)->dataCount() > 0);
     QCOMPARE(child<QCustomPlot>(panel, "previousPlot")->graphCount(), 4);
     QCOMPARE(child<QCustomPlot>(panel, "inductionPlot")->graphCount(), 2);
+    QCOMPARE(child<QCustomPlot>(panel, "inductionPlot")->graph(1)->name(), QStringLiteral("L1 H1"));
+    QCOMPARE(child<QCustomPlot>(panel, "previousPlot")->graph(2)->name(), QStringLiteral("L1 H0"));
     // The probe: a bar per position, the repeated half among the scored ones, and 2 × 2 thumbnails.
     auto* probe = child<QCustomPlot>(panel, "probePlot");
     int bars = 0, scored = 0;
