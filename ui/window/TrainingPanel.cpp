@@ -189,11 +189,9 @@ QWidget* TrainingPanel::buildButtons()
     connect(m_stop, &QPushButton::clicked, this, &TrainingPanel::stop);
     connect(m_reset, &QPushButton::clicked, this, &TrainingPanel::reset);
     connect(m_open, &QPushButton::clicked, this, [this] { openInModelView(); });
-    auto* grid = new QGridLayout(box);
-    grid->setContentsMargins(0, 0, 0, 0);
-    int column = 0;
-    for (QPushButton* b : {m_start, m_pause, m_step, m_stop, m_reset, m_open})
-        grid->addWidget(b, 0, column++);
+    m_buttonGrid = new QGridLayout(box);
+    m_buttonGrid->setContentsMargins(0, 0, 0, 0);
+    arrangeButtons(false);
     return box;
 }
 
@@ -224,11 +222,49 @@ void TrainingPanel::arrangePlots(bool wide)
     m_probeRow->setSizes({1000, 1000});
 }
 
+void TrainingPanel::arrangeButtons(bool twoRows)
+{
+    if (m_buttonGrid->count() > 0 && m_twoRows == twoRows)
+        return;
+    m_twoRows = twoRows;
+    int index = 0;
+    for (QPushButton* b : {m_start, m_pause, m_step, m_stop, m_reset, m_open}) {
+        m_buttonGrid->removeWidget(b);
+        m_buttonGrid->addWidget(b, twoRows ? index / 3 : 0, twoRows ? index % 3 : index);
+        ++index;
+    }
+}
+
+void TrainingPanel::arrange()
+{
+    // The width the tab is shown in: a dock scrolls the panel rather than shrink it below its minimum.
+    const int available = parentWidget() ? std::min(width(), parentWidget()->width()) : width();
+    arrangeButtons(available < 760);
+    // Five plots need about 190 pixels each beside the form to stay readable.
+    arrangePlots(m_plotStack->width() >= 5 * 190);
+}
+
 void TrainingPanel::resizeEvent(QResizeEvent* event)
 {
     QWidget::resizeEvent(event);
-    // Five plots need about 190 pixels each beside the form to stay readable.
-    arrangePlots(m_plotStack->width() >= 5 * 190);
+    arrange();
+}
+
+void TrainingPanel::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (parentWidget() && parentWidget() != m_watchedParent) {
+        m_watchedParent = parentWidget();
+        m_watchedParent->installEventFilter(this);
+    }
+    arrange();
+}
+
+bool TrainingPanel::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == m_watchedParent && event->type() == QEvent::Resize)
+        QTimer::singleShot(0, this, &TrainingPanel::arrange); // after the layouts have settled
+    return QWidget::eventFilter(watched, event);
 }
 
 bool TrainingPanel::isRunning() const

@@ -5,6 +5,7 @@
 
 #include "Trainer.h"
 
+#include <QPointer>
 #include <QString>
 #include <QWidget>
 
@@ -13,6 +14,7 @@
 #include <vector>
 
 class QAction;
+class QGridLayout;
 class QPushButton;
 class QSplitter;
 class QStackedWidget;
@@ -79,12 +81,17 @@ signals:
 
 protected:
     void resizeEvent(QResizeEvent* event) override;
+    void showEvent(QShowEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     QWidget* buildButtons();
     void setStatus(const QString& text);
     /// The plots in one row (`wide`) or as two tabs.
     void arrangePlots(bool wide);
+    /// The buttons in one row, or two rows of three when the tab is narrow.
+    void arrangeButtons(bool twoRows);
+    void arrange();
     QAction* addShortcut(QPushButton* button, const QString& text, const QKeySequence& key);
     void launch(bool paused);
     void drawPending();
@@ -107,6 +114,9 @@ private:
     QSplitter *m_curves, *m_probeRow, *m_wide;
     QTabWidget* m_tabs;
     QStackedWidget* m_plotStack;
+    QGridLayout* m_buttonGrid = nullptr;
+    bool m_twoRows = false;
+    QPointer<QWidget> m_watchedParent;
     QTimer* m_timer;
 
     training::TrainSettings m_running; // the settings of the current or last run

@@ -12,7 +12,7 @@ QCustomPlot* newPlot(const QString& title, const QString& xLabel, const QString&
 {
     auto* plot = new QCustomPlot;
     plot->setObjectName(QLatin1String(name));
-    plot->setMinimumSize(140, 100);
+    plot->setMinimumSize(110, 90);
     plot->plotLayout()->insertRow(0);
     auto* heading = new QCPTextElement(plot, title, QFont(plot->font().family(), 9));
     heading->setObjectName(QStringLiteral("title"));
