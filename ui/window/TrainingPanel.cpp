@@ -12,20 +12,20 @@
 #include <QAction>
 #include <QDateTime>
 #include <QDir>
+#include <QEvent>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
-
-#include <qcustomplot.h>
 
 #include <algorithm>
 
@@ -214,8 +214,8 @@ void TrainingPanel::arrangePlots(bool wide)
         m_plotStack->setCurrentWidget(m_wide);
         m_wide->setSizes({3000, 2000});
     } else {
-        m_tabs->addTab(m_curves, tr("Loss and head scores"));
-        m_tabs->addTab(m_probeRow, tr("Probe: loss per position and attention"));
+        m_tabs->addTab(m_curves, tr("Loss and scores"));
+        m_tabs->addTab(m_probeRow, tr("Probe"));
         m_plotStack->setCurrentWidget(m_tabs);
     }
     m_curves->setSizes({1000, 1000, 1000}); // equal widths, whatever the plots' size hints

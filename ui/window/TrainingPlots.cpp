@@ -78,14 +78,14 @@ TrainingPlots::TrainingPlots(QObject* parent) : QObject(parent)
     m_loss->setWhatsThis(tr("<h3>Loss</h3><p>The cross-entropy of every step's batch (thin) and, every few "
                             "steps, of held-out validation sequences (thick), on a log axis. For induction, "
                             "a sudden drop is the phase change: the induction head has formed.</p>"));
-    m_induction = newPlot(tr("Induction score"), tr("step"), tr("score"), "inductionPlot");
+    m_induction = newPlot(tr("Induction"), tr("step"), tr("score"), "inductionPlot");
     m_induction->setToolTip(
         tr("Induction score of every head in layer 1 and above, on repeated random tokens"));
     m_induction->setWhatsThis(
         tr("<h3>Induction score</h3><p>For every head of layer 1 and above: the attention a token of the "
            "repeated half pays to the token after its earlier copy, on repeated random tokens. A line "
            "rising towards 1 is an induction head forming.</p>"));
-    m_previous = newPlot(tr("Previous-token score"), tr("step"), tr("score"), "previousPlot");
+    m_previous = newPlot(tr("Previous token"), tr("step"), tr("score"), "previousPlot");
     m_previous->setToolTip(tr("Previous-token score of every head, on repeated random tokens"));
     m_previous->setWhatsThis(
         tr("<h3>Previous-token score</h3><p>For every head: the mean attention a token pays to the token "
@@ -131,6 +131,26 @@ TrainingPlots::~TrainingPlots()
     for (QCustomPlot* plot : {m_loss, m_induction, m_previous, m_probe})
         if (!plot->parent())
             delete plot;
+}
+
+QWidget* TrainingPlots::loss() const
+{
+    return m_loss;
+}
+
+QWidget* TrainingPlots::induction() const
+{
+    return m_induction;
+}
+
+QWidget* TrainingPlots::previous() const
+{
+    return m_previous;
+}
+
+QWidget* TrainingPlots::probe() const
+{
+    return m_probe;
 }
 
 void TrainingPlots::clear()

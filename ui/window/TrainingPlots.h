@@ -11,6 +11,7 @@
 
 class QCustomPlot;
 class QCPBars;
+class QWidget;
 
 namespace qkv::ui {
 
@@ -20,11 +21,11 @@ public:
     explicit TrainingPlots(QObject* parent = nullptr);
     ~TrainingPlots() override;
 
-    /// The plots (no parent: the panel lays them out).
-    QCustomPlot* loss() const { return m_loss; }
-    QCustomPlot* induction() const { return m_induction; }
-    QCustomPlot* previous() const { return m_previous; }
-    QCustomPlot* probe() const { return m_probe; }
+    /// The plots as widgets, without a parent: the panel lays them out (and so owns them).
+    QWidget* loss() const;
+    QWidget* induction() const;
+    QWidget* previous() const;
+    QWidget* probe() const;
 
     /// No data in any plot.
     void clear();
