@@ -564,7 +564,8 @@ bool MainWindow::maybeSave()
 
 void MainWindow::closeEvent(QCloseEvent* event)
 {
-    if (!maybeSave()) {
+    auto* training = findChild<TrainingPanel*>();
+    if (!maybeSave() || (training && !training->confirmClose())) { // a run asks first; stopping saves it
         event->ignore();
         return;
     }

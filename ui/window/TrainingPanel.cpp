@@ -1,370 +1,473 @@
 #include "TrainingPanel.h"
 
+#include "ElidedLabel.h"
 #include "HeadScores.h"
 #include "Model.h"
 #include "ModelLoading.h"
+#include "ModelView.h"
+#include "TrainingForm.h"
+#include "TrainingPlots.h"
+#include "TrainingRun.h"
 
-#include <QCheckBox>
-#include <QComboBox>
+#include <QAction>
 #include <QDateTime>
 #include <QDir>
-#include <QDoubleSpinBox>
-#include <QFormLayout>
+#include <QEvent>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMessageBox>
 #include <QPushButton>
-#include <QSpinBox>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSplitter>
+#include <QStackedWidget>
 #include <QStandardPaths>
+#include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
-
-#include <qcustomplot.h>
 
 #include <algorithm>
 
 namespace qkv::ui {
 
-using training::TaskKind;
-
-namespace {
-
-const TaskKind kTasks[] = {TaskKind::Induction, TaskKind::Copy, TaskKind::Reverse, TaskKind::Sort,
-                           TaskKind::AssociativeRecall};
-
-QSpinBox* spinBox(int low, int high, const QString& tip, const char* name)
-{
-    auto* box = new QSpinBox;
-    box->setRange(low, high);
-    box->setToolTip(tip);
-    box->setObjectName(QLatin1String(name));
-    return box;
-}
-
-QCustomPlot* newPlot(const QString& title, const QString& yLabel, const char* name)
-{
-    auto* plot = new QCustomPlot;
-    plot->setObjectName(QLatin1String(name));
-    plot->setMinimumSize(220, 160);
-    plot->plotLayout()->insertRow(0);
-    plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title, QFont(plot->font().family(), 9)));
-    plot->xAxis->setLabel(QObject::tr("step"));
-    plot->yAxis->setLabel(yLabel);
-    plot->legend->setVisible(true);
-    QFont legendFont = plot->font();
-    legendFont.setPointSizeF(7.5);
-    plot->legend->setFont(legendFont);
-    return plot;
-}
-
-QColor lineColor(int index)
-{
-    static const QColor colors[] = {QColor(31, 119, 180),  QColor(255, 127, 14),  QColor(44, 160, 44),
-                                    QColor(214, 39, 40),   QColor(148, 103, 189), QColor(140, 86, 75),
-                                    QColor(227, 119, 194), QColor(127, 127, 127)};
-    return colors[index % 8];
-}
-
-} // namespace
-
 TrainingPanel::TrainingPanel(ModelLoading* loading, QWidget* parent)
-    : QWidget(parent), m_loading(loading), m_timer(new QTimer(this)),
-      m_watcher(new QFutureWatcher<void>(this))
+    : QWidget(parent), m_loading(loading), m_form(new TrainingForm), m_plots(new TrainingPlots(this)),
+      m_thumbnails(new ModelView), m_run(new TrainingRun(this)), m_timer(new QTimer(this))
 {
     setObjectName(QStringLiteral("trainingPanel"));
-    m_lossPlot = newPlot(tr("Loss"), tr("cross-entropy"), "lossPlot");
-    m_lossPlot->yAxis->setScaleType(QCPAxis::stLogarithmic);
-    m_lossPlot->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
-    m_lossPlot->setToolTip(
-        tr("Training loss of every step and validation loss on held-out sequences (log scale)"));
-    m_inductionPlot = newPlot(tr("Induction score"), tr("score"), "inductionPlot");
-    m_inductionPlot->setToolTip(
-        tr("Induction score of every head in layer 1 and above, on repeated random tokens"));
-    m_previousPlot = newPlot(tr("Previous-token score"), tr("score"), "previousPlot");
-    m_previousPlot->setToolTip(tr("Previous-token score of every head, on repeated random tokens"));
-    for (QCustomPlot* plot : {m_inductionPlot, m_previousPlot})
-        plot->yAxis->setRange(0.0, 1.0);
+    m_thumbnails->setObjectName(QStringLiteral("trainingThumbnails"));
+    m_thumbnails->setToolTip(tr("The probe sequence's attention in every layer (rows) and head (columns); "
+                                "click one to open it once the run has ended"));
+    m_thumbnails->setWhatsThis(
+        tr("<h3>Attention of the probe</h3><p>The attention weights of every layer (rows) and head "
+           "(columns) on the probe sequence, at the newest evaluated step: queries down, keys across, "
+           "masked cells grey. On the induction task a layer-0 head forms a diagonal just below the main "
+           "one (it attends to the previous token), then a layer-1 head a diagonal half a sequence back "
+           "(it attends to the token after the earlier copy). Once the run has ended, clicking a head "
+           "opens it as the session, on the probe sequence.</p>"));
+    clearThumbnails();
 
-    auto* plots = new QHBoxLayout;
-    for (QCustomPlot* plot : {m_lossPlot, m_inductionPlot, m_previousPlot})
-        plots->addWidget(plot, 1);
-    auto* right = new QVBoxLayout;
-    m_status = new QLabel(tr("Not started"));
+    m_status = new ElidedLabel;
     m_status->setObjectName(QStringLiteral("trainingStatus"));
-    m_status->setToolTip(tr("The step, the last loss, the speed and the time left"));
-    m_folderLabel = new QLabel;
+    setStatus(tr("Not started"));
+    m_folderLabel = new ElidedLabel;
     m_folderLabel->setObjectName(QStringLiteral("trainingFolder"));
     m_folderLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_folderLabel->setToolTip(tr("The folder the trained model is written to"));
-    right->addWidget(m_status);
-    right->addWidget(m_folderLabel);
-    right->addLayout(plots, 1);
-    auto* layout = new QHBoxLayout(this);
-    layout->addWidget(buildForm());
-    layout->addLayout(right, 1);
+    m_folderLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed); // the form sets the width
 
-    fillFromRecipe();
-    resetPlots();
+    // The curves side by side, and the probe's loss beside its attention: in one row when the tab is wide,
+    // as two tabs when it is not (the window's bottom dock at 1280 × 720).
+    const auto splitter = [](const char* name, std::initializer_list<QWidget*> widgets) {
+        auto* split = new QSplitter(Qt::Horizontal);
+        split->setObjectName(QLatin1String(name));
+        split->setChildrenCollapsible(false);
+        for (QWidget* widget : widgets)
+            split->addWidget(widget);
+        for (int i = 0; i < split->count(); ++i)
+            split->setStretchFactor(i, 1);
+        return split;
+    };
+    m_curves = splitter("trainingCurves", {m_plots->loss(), m_plots->previous(), m_plots->induction()});
+    m_probeRow = splitter("trainingProbe", {m_plots->probe(), m_thumbnails});
+    m_wide = splitter("trainingWide", {});
+    m_tabs = new QTabWidget;
+    m_tabs->setObjectName(QStringLiteral("trainingTabs"));
+    m_tabs->setDocumentMode(true);
+    m_plotStack = new QStackedWidget;
+    m_plotStack->addWidget(m_tabs);
+    m_plotStack->addWidget(m_wide);
+    arrangePlots(false);
+
+    auto* scroll = new QScrollArea;
+    scroll->setObjectName(QStringLiteral("trainingFormScroll"));
+    scroll->setWidget(m_form);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setMinimumWidth(m_form->sizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
+    scroll->setMinimumHeight(60);
+    auto* left = new QVBoxLayout;
+    left->setContentsMargins(0, 0, 0, 0);
+    left->addWidget(scroll, 1);
+    left->addWidget(m_folderLabel);
+
+    auto* top = new QHBoxLayout;
+    top->setContentsMargins(0, 0, 0, 0);
+    top->addWidget(buildButtons());
+    top->addWidget(m_status, 1);
+    auto* body = new QHBoxLayout;
+    body->setContentsMargins(0, 0, 0, 0);
+    body->addLayout(left);
+    body->addWidget(m_plotStack, 1);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->setSpacing(4);
+    layout->addLayout(top);
+    layout->addLayout(body, 1);
+    setWhatsThis(tr("<h3>Training</h3><p>Trains a small transformer on a task made in the program, on a "
+                    "background thread, and shows it learning: the loss, every head's previous-token and "
+                    "induction scores, the loss at each position of a probe sequence and the probe's "
+                    "attention in every head. Start, Pause, Step, Stop and Reset control the run; the model "
+                    "is saved to its folder when the run ends, and can then be opened in the model "
+                    "view.</p>"));
+
     m_timer->setInterval(250); // drawing cadence: a few repaints a second however fast the steps come
     connect(m_timer, &QTimer::timeout, this, &TrainingPanel::drawPending);
-    connect(m_watcher, &QFutureWatcher<void>::finished, this, &TrainingPanel::onFinished);
+    connect(m_run, &TrainingRun::paused, this, &TrainingPanel::onPaused);
+    connect(m_run, &TrainingRun::finished, this, &TrainingPanel::onFinished);
+    connect(m_thumbnails, &ModelView::thumbnailClicked, this,
+            [this](int layer, int head) { openHead(layer, head); });
+    updateButtons();
 }
 
 TrainingPanel::~TrainingPanel()
 {
-    m_stopRequested = true;
-    m_watcher->waitForFinished();
+    m_run->stop();
 }
 
-QWidget* TrainingPanel::buildForm()
+QAction* TrainingPanel::addShortcut(QPushButton* button, const QString& text, const QKeySequence& key)
 {
-    auto* form = new QWidget;
-    auto* layout = new QFormLayout(form);
-    m_task = new QComboBox;
-    m_task->setObjectName(QStringLiteral("trainingTask"));
-    for (TaskKind kind : kTasks)
-        m_task->addItem(QString::fromLatin1(training::toString(kind)), int(kind));
-    m_task->setToolTip(tr("The task the model learns; induction: continue a repeated random sequence"));
-    m_layers = spinBox(1, 4, tr("Transformer layers (an induction head needs two)"), "trainingLayers");
-    m_heads = spinBox(1, 8, tr("Attention heads per layer"), "trainingHeads");
-    m_dModel = spinBox(8, 512, tr("Width of the residual stream; must be a multiple of the heads"),
-                       "trainingDModel");
-    m_dModel->setSingleStep(8);
-    m_mlp = new QCheckBox(tr("MLP"));
-    m_mlp->setObjectName(QStringLiteral("trainingMlp"));
-    m_mlp->setToolTip(tr("An MLP of width 4 × d_model after each attention layer; off: attention only"));
-    m_positions = new QComboBox;
-    m_positions->setObjectName(QStringLiteral("trainingPositions"));
-    m_positions->addItem(tr("RoPE"), true);
-    m_positions->addItem(tr("Learned"), false);
-    m_positions->setToolTip(
-        tr("How positions enter: rotary (LLaMA style) or learned embeddings (GPT-2 style)"));
-    m_rate = new QDoubleSpinBox;
-    m_rate->setObjectName(QStringLiteral("trainingRate"));
-    m_rate->setDecimals(5);
-    m_rate->setRange(0.00001, 1.0);
-    m_rate->setSingleStep(0.0005);
-    m_rate->setToolTip(tr("AdamW's peak learning rate (reached after a linear warm-up)"));
-    m_batch = spinBox(1, 1024, tr("Sequences per step"), "trainingBatch");
-    m_steps = spinBox(1, 1000000, tr("Optimizer steps in the run"), "trainingSteps");
-    m_seed = spinBox(0, 1000000, tr("Seeds the initial weights and the sequences drawn"), "trainingSeed");
-    connect(m_task, &QComboBox::currentIndexChanged, this, [this] { fillFromRecipe(); });
-    layout->addRow(tr("Task"), m_task);
-    layout->addRow(tr("Layers"), m_layers);
-    layout->addRow(tr("Heads"), m_heads);
-    layout->addRow(tr("d_model"), m_dModel);
-    layout->addRow(QString(), m_mlp);
-    layout->addRow(tr("Positions"), m_positions);
-    layout->addRow(tr("Learning rate"), m_rate);
-    layout->addRow(tr("Batch"), m_batch);
-    layout->addRow(tr("Steps"), m_steps);
-    layout->addRow(tr("Seed"), m_seed);
+    auto* action = new QAction(text, this);
+    action->setShortcut(key);
+    action->setShortcutContext(Qt::WidgetWithChildrenShortcut); // only while the tab has the focus
+    connect(action, &QAction::triggered, button, &QPushButton::click);
+    addAction(action);
+    button->setToolTip(
+        QStringLiteral("%1 (%2)").arg(button->toolTip(), key.toString(QKeySequence::NativeText)));
+    m_actions.append({button, action});
+    return action;
+}
 
-    m_start = new QPushButton(tr("Start"));
-    m_start->setObjectName(QStringLiteral("trainingStart"));
-    m_start->setToolTip(tr("Train a new model with these settings on a background thread"));
-    m_stop = new QPushButton(tr("Stop"));
-    m_stop->setObjectName(QStringLiteral("trainingStop"));
-    m_stop->setToolTip(tr("Stop after the current step; the model trained so far is saved"));
-    m_stop->setEnabled(false);
-    m_open = new QPushButton(tr("Open in Model view"));
-    m_open->setObjectName(QStringLiteral("trainingOpen"));
-    m_open->setToolTip(tr("Open the trained model's layer 0 on repeated random tokens in the model view"));
-    m_open->setEnabled(false);
+QWidget* TrainingPanel::buildButtons()
+{
+    auto* box = new QWidget;
+    auto button = [box](const QString& text, const char* name, const QString& tip, const QString& whatsThis) {
+        auto* b = new QPushButton(text, box);
+        b->setObjectName(QLatin1String(name));
+        b->setToolTip(tip);
+        b->setWhatsThis(whatsThis);
+        return b;
+    };
+    m_start =
+        button(tr("Start"), "trainingStart",
+               tr("Train a new model with these settings; during a run: stop it and start these"),
+               tr("<p>Trains a new model with the form's settings on a background thread. During a run, "
+                  "the newest settings win: the run is stopped (its model saved) and a new one "
+                  "starts.</p>"));
+    m_pause = button(tr("Pause"), "trainingPause", tr("Pause the run after the current step, or resume it"),
+                     tr("<p>Pause: the run waits after the step it is on, the plots stay as they are. "
+                        "Resume: it goes on.</p>"));
+    m_step = button(tr("Step"), "trainingStep", tr("Run exactly one more step, then pause"),
+                    tr("<p>While paused: one more optimizer step, then paused again. With no run: starts "
+                       "one that pauses after its first step.</p>"));
+    m_stop = button(tr("Stop"), "trainingStop",
+                    tr("Stop after the current step; the model trained so far is saved"),
+                    tr("<p>Ends the run after the step it is on; the model trained so far is saved to the "
+                       "run's folder.</p>"));
+    m_reset = button(tr("Reset"), "trainingReset",
+                     tr("Stop the run, clear the plots and fill the form from the task's recipe"),
+                     tr("<p>Stops a run (its model is saved), clears the plots and thumbnails and puts the "
+                        "task's recipe back into the form.</p>"));
+    m_open = button(tr("Open in Model view"), "trainingOpen",
+                    tr("Open the trained model's layer 0 on repeated random tokens in the model view"),
+                    tr("<p>Opens the saved model's layer 0 as the session and every layer and head in the "
+                       "Model tab, like a downloaded checkpoint.</p>"));
+    addShortcut(m_start, tr("Start Training"), QKeySequence(Qt::CTRL | Qt::Key_Return));
+    m_pauseAction = addShortcut(m_pause, tr("Pause or Resume Training"), QKeySequence(Qt::CTRL | Qt::Key_P));
+    addShortcut(m_step, tr("Step Training"), QKeySequence(Qt::CTRL | Qt::Key_Period));
+    addShortcut(m_stop, tr("Stop Training"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Return));
+    addShortcut(m_reset, tr("Reset Training"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
     connect(m_start, &QPushButton::clicked, this, &TrainingPanel::start);
+    connect(m_pause, &QPushButton::clicked, this, [this] {
+        if (isRunning() && m_run->isPauseRequested())
+            resume();
+        else
+            pause();
+    });
+    connect(m_step, &QPushButton::clicked, this, &TrainingPanel::step);
     connect(m_stop, &QPushButton::clicked, this, &TrainingPanel::stop);
+    connect(m_reset, &QPushButton::clicked, this, &TrainingPanel::reset);
     connect(m_open, &QPushButton::clicked, this, [this] { openInModelView(); });
-    auto* buttons = new QHBoxLayout;
-    buttons->addWidget(m_start);
-    buttons->addWidget(m_stop);
-    layout->addRow(buttons);
-    layout->addRow(m_open);
-    return form;
+    m_buttonGrid = new QGridLayout(box);
+    m_buttonGrid->setContentsMargins(0, 0, 0, 0);
+    arrangeButtons(false);
+    return box;
 }
 
-void TrainingPanel::fillFromRecipe()
+void TrainingPanel::setStatus(const QString& text)
 {
-    const auto kind = TaskKind(m_task->currentData().toInt());
-    const training::Recipe recipe = training::defaultRecipe(kind);
-    const training::Architecture& a = recipe.architecture;
-    m_layers->setValue(int(a.layers));
-    m_heads->setValue(int(a.heads));
-    m_dModel->setValue(int(a.dModel));
-    m_mlp->setChecked(a.hasMlp());
-    m_positions->setCurrentIndex(a.family == ModelFamily::Llama ? 0 : 1);
-    m_rate->setValue(recipe.learningRate);
-    m_batch->setValue(int(recipe.batch));
-    m_steps->setValue(int(recipe.steps));
-    if (m_seed->value() == 0)
-        m_seed->setValue(1);
+    m_statusText = text;
+    m_status->setFullText(text);
 }
 
-training::TrainSettings TrainingPanel::settingsFromForm() const
+void TrainingPanel::arrangePlots(bool wide)
 {
-    const auto kind = TaskKind(m_task->currentData().toInt());
-    const training::Recipe recipe = training::defaultRecipe(kind);
-    training::TrainSettings s;
-    training::Architecture& a = s.architecture;
-    a = recipe.architecture;
-    a.layers = m_layers->value();
-    a.heads = a.kvHeads = m_heads->value();
-    a.dModel = m_dModel->value();
-    a.headDim = std::max<Index>(1, a.dModel / a.heads);
-    a.inner = m_mlp->isChecked() ? 4 * a.dModel : 0;
-    const bool rope = m_positions->currentData().toBool();
-    a.family = rope ? ModelFamily::Llama : ModelFamily::Gpt2;
-    a.modelType = rope ? "llama" : "gpt2";
-    a.qkvBias = a.outputBias = a.mlpBias = !rope;
-    a.vocab = a.positions = 0; // the task's
-    training::TaskSettings task;
-    task.kind = kind;
-    s.task = task;
-    s.steps = m_steps->value();
-    s.batch = m_batch->value();
-    s.optimizer.learningRate = m_rate->value();
-    s.optimizer.warmupSteps = std::min<std::int64_t>(recipe.warmupSteps, s.steps / 10);
-    s.seed = std::uint64_t(m_seed->value());
-    return s;
+    if (m_plotStack->currentWidget() == (wide ? static_cast<QWidget*>(m_wide) : m_tabs) && m_curves->parent())
+        return;
+    if (wide) {
+        m_tabs->clear();
+        m_wide->addWidget(m_curves);
+        m_wide->addWidget(m_probeRow);
+        m_wide->setStretchFactor(0, 3);
+        m_wide->setStretchFactor(1, 2);
+        m_plotStack->setCurrentWidget(m_wide);
+        m_wide->setSizes({3000, 2000});
+    } else {
+        m_tabs->addTab(m_curves, tr("Loss and scores"));
+        m_tabs->addTab(m_probeRow, tr("Probe"));
+        m_plotStack->setCurrentWidget(m_tabs);
+    }
+    m_curves->setSizes({1000, 1000, 1000}); // equal widths, whatever the plots' size hints
+    m_probeRow->setSizes({1000, 1000});
 }
 
-void TrainingPanel::resetPlots()
+void TrainingPanel::arrangeButtons(bool twoRows)
 {
-    for (QCustomPlot* plot : {m_lossPlot, m_inductionPlot, m_previousPlot})
-        plot->clearGraphs();
-    m_lossPlot->addGraph()->setName(tr("train"));
-    m_lossPlot->graph(0)->setPen(QPen(lineColor(0), 1.0));
-    m_lossPlot->addGraph()->setName(tr("validation"));
-    m_lossPlot->graph(1)->setPen(QPen(lineColor(1), 2.0));
-    for (QCustomPlot* plot : {m_lossPlot, m_inductionPlot, m_previousPlot})
-        plot->replot(QCustomPlot::rpQueuedReplot);
+    if (m_buttonGrid->count() > 0 && m_twoRows == twoRows)
+        return;
+    m_twoRows = twoRows;
+    int index = 0;
+    for (QPushButton* b : {m_start, m_pause, m_step, m_stop, m_reset, m_open}) {
+        m_buttonGrid->removeWidget(b);
+        m_buttonGrid->addWidget(b, twoRows ? index / 3 : 0, twoRows ? index % 3 : index);
+        ++index;
+    }
+}
+
+void TrainingPanel::arrange()
+{
+    // The width the tab is shown in: a dock scrolls the panel rather than shrink it below its minimum.
+    const int available = parentWidget() ? std::min(width(), parentWidget()->width()) : width();
+    arrangeButtons(available < 760);
+    // Five plots need about 190 pixels each beside the form to stay readable.
+    arrangePlots(m_plotStack->width() >= 5 * 190);
+}
+
+void TrainingPanel::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    arrange();
+}
+
+void TrainingPanel::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (parentWidget() && parentWidget() != m_watchedParent) {
+        m_watchedParent = parentWidget();
+        m_watchedParent->installEventFilter(this);
+    }
+    arrange();
+}
+
+bool TrainingPanel::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == m_watchedParent && event->type() == QEvent::Resize)
+        QTimer::singleShot(0, this, &TrainingPanel::arrange); // after the layouts have settled
+    return QWidget::eventFilter(watched, event);
+}
+
+bool TrainingPanel::isRunning() const
+{
+    return m_run->isRunning();
+}
+
+bool TrainingPanel::isPaused() const
+{
+    return m_run->isRunning() && m_run->isWaiting();
+}
+
+std::int64_t TrainingPanel::reportedStep() const
+{
+    return m_run->lastReportedStep();
+}
+
+void TrainingPanel::updateButtons()
+{
+    const bool running = isRunning();
+    const bool stopping = running && m_run->isStopRequested();
+    const bool paused = running && m_run->isPauseRequested();
+    m_pause->setText(paused ? tr("Resume") : tr("Pause"));
+    m_pause->setEnabled(running && !stopping);
+    m_step->setEnabled(!running || (paused && !stopping));
+    m_stop->setEnabled(running && !stopping);
+    m_open->setEnabled(!running && m_saved);
+    for (const auto& [button, action] : m_actions)
+        action->setEnabled(button->isEnabled());
+}
+
+void TrainingPanel::clearThumbnails()
+{
+    m_probeIds.clear();
+    m_thumbnails->clear(tr("The probe sequence's attention in every layer and head appears here while a "
+                           "model trains."));
 }
 
 void TrainingPanel::start()
 {
-    if (m_watcher->isRunning())
+    if (isRunning()) { // newest settings win: this run ends first, then onFinished() starts the form's
+        m_restart = true;
+        m_discard = false;
+        m_run->stop();
+        setStatus(tr("Stopping the run to start the new settings…"));
+        updateButtons();
         return;
+    }
+    launch(false);
+}
+
+void TrainingPanel::launch(bool paused)
+{
     const QString base = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
     m_folder = QDir(base).filePath(QStringLiteral("training/") + QDateTime::currentDateTimeUtc().toString(
                                                                      QStringLiteral("yyyyMMdd-HHmmss-zzz")));
     QDir().mkpath(m_folder);
-    m_running = settingsFromForm();
+    m_running = m_form->settings();
     m_running.out = m_folder.toStdString();
-    m_folderLabel->setText(tr("Folder: %1").arg(QDir::toNativeSeparators(m_folder)));
-    {
-        std::lock_guard<std::mutex> lock(m_mutex);
-        m_pending.clear();
-        m_error.clear();
-        m_outcome = {};
-    }
-    m_stopRequested = false;
-    m_finished = false;
+    m_folderLabel->setFullText(tr("Folder: %1").arg(QDir::toNativeSeparators(m_folder)));
+    m_finished = m_restart = m_discard = m_saved = false;
     m_last = {};
-    resetPlots();
-    m_status->setText(tr("Starting…"));
-    m_start->setEnabled(false);
-    m_stop->setEnabled(true);
-    m_open->setEnabled(false);
-    const training::TrainSettings settings = m_running;
-    m_watcher->setFuture(QtConcurrent::run([this, settings] {
-        try {
-            training::TrainOutcome outcome = training::train(settings, [this](const training::StepReport& r) {
-                std::lock_guard<std::mutex> lock(m_mutex);
-                m_pending.push_back(r);
-                return !m_stopRequested.load();
-            });
-            std::lock_guard<std::mutex> lock(m_mutex);
-            m_outcome = outcome;
-        } catch (const std::exception& e) {
-            std::lock_guard<std::mutex> lock(m_mutex);
-            m_error = QString::fromStdString(e.what());
-        }
-    }));
+    m_plots->clear();
+    clearThumbnails();
+    setStatus(tr("Starting…"));
+    m_run->start(m_running, paused);
     m_timer->start();
+    updateButtons();
 }
 
 void TrainingPanel::stop()
 {
-    m_stopRequested = true;
-    m_stop->setEnabled(false);
+    if (!isRunning())
+        return;
+    m_restart = false;
+    m_run->stop();
+    updateButtons();
+}
+
+void TrainingPanel::pause()
+{
+    if (!isRunning() || m_run->isStopRequested())
+        return;
+    m_run->pause();
+    updateButtons();
+}
+
+void TrainingPanel::resume()
+{
+    if (!isRunning())
+        return;
+    m_run->resume();
+    updateButtons();
+}
+
+void TrainingPanel::step()
+{
+    if (!isRunning()) {
+        launch(true);
+        return;
+    }
+    m_run->step();
+    setStatus(tr("One more step…"));
+}
+
+void TrainingPanel::reset()
+{
+    if (isRunning()) {
+        m_restart = false;
+        m_discard = true;
+        m_run->stop();
+    }
+    m_run->takeReports();
+    m_plots->clear();
+    clearThumbnails();
+    m_form->fillFromRecipe();
+    m_last = {};
+    m_saved = false;
+    m_folderLabel->setFullText(QString());
+    setStatus(tr("Ready"));
+    updateButtons();
 }
 
 void TrainingPanel::drawPending()
 {
-    std::vector<training::StepReport> reports;
-    {
-        std::lock_guard<std::mutex> lock(m_mutex);
-        reports.swap(m_pending);
-    }
-    if (reports.empty())
+    std::vector<training::StepReport> reports = m_run->takeReports();
+    if (reports.empty() || m_discard || m_restart)
         return;
-    for (const training::StepReport& r : reports) {
-        m_lossPlot->graph(0)->addData(double(r.step), r.loss);
-        if (!r.evaluated)
-            continue;
-        m_lossPlot->graph(1)->addData(double(r.step), r.validationLoss);
-        const Matrix& previous = r.scores.previousToken;
-        const Matrix& induction = r.scores.induction;
-        for (int layer = 0; layer < previous.rows(); ++layer)
-            for (int head = 0; head < previous.cols(); ++head) {
-                const int line = layer * int(previous.cols()) + head;
-                if (m_previousPlot->graphCount() <= line) {
-                    m_previousPlot->addGraph()->setName(tr("L%1 H%2").arg(layer).arg(head));
-                    m_previousPlot->graph(line)->setPen(QPen(lineColor(line), 1.5));
-                }
-                m_previousPlot->graph(line)->addData(double(r.step), previous(layer, head));
-            }
-        for (int layer = 1; layer < induction.rows(); ++layer)
-            for (int head = 0; head < induction.cols(); ++head) {
-                const int line = (layer - 1) * int(induction.cols()) + head;
-                if (m_inductionPlot->graphCount() <= line) {
-                    m_inductionPlot->addGraph()->setName(tr("L%1 H%2").arg(layer).arg(head));
-                    m_inductionPlot->graph(line)->setPen(QPen(lineColor(line), 1.5));
-                }
-                m_inductionPlot->graph(line)->addData(double(r.step), induction(layer, head));
-            }
-    }
+    m_plots->add(reports);
     m_last = reports.back();
-    for (QCustomPlot* plot : {m_lossPlot, m_inductionPlot, m_previousPlot}) {
-        plot->xAxis->setRange(0.0, double(std::max<std::int64_t>(1, m_last.lastStep)));
-        plot->replot(QCustomPlot::rpQueuedReplot);
-    }
-    m_lossPlot->yAxis->rescale();
+    // Only the newest probe is drawn: older ones would be replaced before anyone saw them.
+    const auto probed = std::find_if(reports.rbegin(), reports.rend(), [](const training::StepReport& r) {
+        return r.evaluated && !r.probe.losses.empty();
+    });
+    if (probed != reports.rend())
+        drawProbe(probed->probe, probed->step);
+    m_plots->replot();
     const qint64 left = qRound64(m_last.secondsLeft);
-    m_status->setText(tr("Step %1 of %2 · loss %3 · %4 steps/s · %5:%6 left")
-                          .arg(m_last.step)
-                          .arg(m_last.lastStep)
-                          .arg(m_last.loss, 0, 'f', 4)
-                          .arg(m_last.stepsPerSecond, 0, 'f', 1)
-                          .arg(left / 60)
-                          .arg(left % 60, 2, 10, QLatin1Char('0')));
+    setStatus(tr("Step %1 of %2 · loss %3 · %4 steps/s · %5:%6 left")
+                  .arg(m_last.step)
+                  .arg(m_last.lastStep)
+                  .arg(m_last.loss, 0, 'f', 4)
+                  .arg(m_last.stepsPerSecond, 0, 'f', 1)
+                  .arg(left / 60)
+                  .arg(left % 60, 2, 10, QLatin1Char('0')));
+}
+
+void TrainingPanel::drawProbe(const training::ProbeReport& probe, std::int64_t step)
+{
+    m_plots->setProbe(probe.losses, probe.scored, step);
+    const std::size_t heads = std::size_t(std::max<Index>(1, m_running.architecture.heads));
+    std::vector<std::vector<Matrix>> weights(probe.attention.size() / heads);
+    for (std::size_t i = 0; i < weights.size() * heads; ++i)
+        weights[i / heads].push_back(probe.attention[i]);
+    m_probeIds = probe.ids;
+    const int selectedLayer = m_thumbnails->selectedLayer(), selectedHead = m_thumbnails->selectedHead();
+    m_thumbnails->setAttention(weights, tr("Probe attention, step %1").arg(step));
+    m_thumbnails->setSelected(selectedLayer, selectedHead);
+}
+
+void TrainingPanel::onPaused()
+{
+    if (!isRunning() || !m_run->isWaiting())
+        return;
+    drawPending();
+    setStatus(tr("Paused after step %1 of %2 · loss %3")
+                  .arg(m_last.step)
+                  .arg(m_last.lastStep)
+                  .arg(m_last.loss, 0, 'f', 4));
+    updateButtons();
 }
 
 void TrainingPanel::onFinished()
 {
+    if (m_restart) { // the stopped run's model is saved in its folder; the new settings start now
+        m_run->takeReports();
+        launch(false);
+        return;
+    }
     m_timer->stop();
     drawPending();
-    QString error;
-    training::TrainOutcome outcome;
-    {
-        std::lock_guard<std::mutex> lock(m_mutex);
-        error = m_error;
-        outcome = m_outcome;
+    const QString error = m_run->error();
+    const training::TrainOutcome outcome = m_run->outcome();
+    m_saved = error.isEmpty() && outcome.lastStep > 0;
+    if (m_discard) {
+        m_discard = false;
+        m_saved = false; // reset: the stopped run's folder is kept on disk, not offered
+        m_run->takeReports();
+        setStatus(tr("Ready"));
+    } else if (!error.isEmpty()) {
+        setStatus(tr("Refused: %1").arg(error));
+    } else if (outcome.diverged) {
+        setStatus(tr("The loss stopped being finite at step %1; try a lower learning rate. The last "
+                     "finite model was saved.")
+                      .arg(outcome.divergedStep));
+    } else {
+        setStatus(tr("%1 after step %2 · loss %3")
+                      .arg(outcome.stopped ? tr("Stopped") : tr("Finished"))
+                      .arg(outcome.lastStep)
+                      .arg(outcome.lastLoss, 0, 'f', 4));
     }
-    m_start->setEnabled(true);
-    m_stop->setEnabled(false);
-    if (!error.isEmpty())
-        m_status->setText(tr("Refused: %1").arg(error));
-    else if (outcome.diverged)
-        m_status->setText(tr("The loss stopped being finite at step %1; try a lower learning rate. The last "
-                             "finite model was saved.")
-                              .arg(outcome.divergedStep));
-    else
-        m_status->setText(tr("%1 after step %2 · loss %3")
-                              .arg(outcome.stopped ? tr("Stopped") : tr("Finished"))
-                              .arg(outcome.lastStep)
-                              .arg(outcome.lastLoss, 0, 'f', 4));
-    m_open->setEnabled(error.isEmpty() && outcome.lastStep > 0);
     m_finished = true;
+    updateButtons();
     emit runFinished();
 }
 
@@ -382,9 +485,60 @@ bool TrainingPanel::openInModelView()
             repeatedRandomTokens(std::max<Index>(1, task.sequenceLength() / 2), vocab, m_running.seed);
         return m_loading->open(model, request);
     } catch (const std::exception& e) {
-        m_status->setText(tr("Cannot open the trained model: %1").arg(QString::fromUtf8(e.what())));
+        setStatus(tr("Cannot open the trained model: %1").arg(QString::fromUtf8(e.what())));
         return false;
     }
+}
+
+bool TrainingPanel::openHead(int layer, int head)
+{
+    if (isRunning()) {
+        setStatus(tr("The model is saved when the run ends: stop it (or let it finish), then click "
+                     "the head to open it."));
+        return false;
+    }
+    if (!m_loading || !m_saved || m_probeIds.empty())
+        return false;
+    try {
+        auto model = std::make_shared<const Model>(Model::open(m_folder.toStdString()));
+        ModelHeadRequest request;
+        request.layer = layer;
+        request.heads = {Index(head)};
+        request.ids = m_probeIds;
+        if (!m_loading->open(model, request))
+            return false;
+        m_thumbnails->setSelected(layer, head);
+        return true;
+    } catch (const std::exception& e) {
+        setStatus(tr("Cannot open the trained model: %1").arg(QString::fromUtf8(e.what())));
+        return false;
+    }
+}
+
+bool TrainingPanel::confirmClose()
+{
+    if (!isRunning())
+        return true;
+    const QString question =
+        tr("A model is being trained. Stop the run and close? The model trained so far is saved in %1.")
+            .arg(QDir::toNativeSeparators(m_folder));
+    bool stopAndClose = false;
+    if (m_closeQuestion) {
+        stopAndClose = m_closeQuestion(question);
+    } else {
+        QMessageBox box(QMessageBox::Question, tr("Training in progress"), question, QMessageBox::NoButton,
+                        this);
+        QPushButton* close = box.addButton(tr("Stop and Close"), QMessageBox::AcceptRole);
+        box.addButton(QMessageBox::Cancel);
+        box.setDefaultButton(close);
+        box.exec();
+        stopAndClose = box.clickedButton() == close;
+    }
+    if (!stopAndClose)
+        return false;
+    stop();
+    m_run->waitForEnd(); // the trainer writes the folder before the window goes
+    return true;
 }
 
 } // namespace qkv::ui

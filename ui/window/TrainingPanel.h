@@ -1,29 +1,34 @@
 #pragma once
-// The Training tab: a form for a small model and a task, a run on a worker thread with live loss and
-// head-score curves, and the trained folder opened in the model view.
+// The Training tab: the form, a run on a worker thread that can be paused, stepped, stopped and reset, the
+// live loss and head-score curves, the probe sequence's loss per position and its layers × heads attention
+// thumbnails, and the trained folder opened in the model view.
 
 #include "Trainer.h"
 
-#include <QFutureWatcher>
+#include <QPointer>
 #include <QString>
 #include <QWidget>
 
-#include <atomic>
-#include <mutex>
+#include <cstdint>
+#include <functional>
 #include <vector>
 
-class QCheckBox;
-class QComboBox;
-class QCustomPlot;
-class QDoubleSpinBox;
-class QLabel;
+class QAction;
+class QGridLayout;
 class QPushButton;
-class QSpinBox;
+class QSplitter;
+class QStackedWidget;
+class QTabWidget;
 class QTimer;
 
 namespace qkv::ui {
 
+class ElidedLabel;
 class ModelLoading;
+class ModelView;
+class TrainingForm;
+class TrainingPlots;
+class TrainingRun;
 
 class TrainingPanel : public QWidget {
     Q_OBJECT
@@ -32,53 +37,97 @@ public:
     /// Asks a running run to stop and waits for it (the model so far is saved).
     ~TrainingPanel() override;
 
-    bool isRunning() const { return m_watcher->isRunning(); }
+    bool isRunning() const;
     /// True once a run ended (finished, stopped or refused) and its curves are drawn.
     bool isFinished() const { return m_finished; }
+    /// The status line's whole text (the label may show it shortened).
+    QString status() const { return m_statusText; }
+    /// True while a run waits in a pause.
+    bool isPaused() const;
+    /// The step the run reported last (0 before its first).
+    std::int64_t reportedStep() const;
     /// The folder of the current or last run (empty before the first).
     QString folder() const { return m_folder; }
 
-    /// Starts a run with the form's settings (ignored while one runs).
+    /// Starts a run with the form's settings. While one runs, newest settings win: that run is stopped (its
+    /// model saved) and the new one starts, with the form's settings then, once it has ended.
     void start();
-    /// Asks the run to stop after the step it is on.
+    /// Asks the run to stop after the step it is on; the trainer saves the model trained so far.
     void stop();
+    /// The run waits after the step it is on until resume(), step() or stop().
+    void pause();
+    void resume();
+    /// Paused: exactly one more step, then paused again. With no run: a new run that pauses after step 1.
+    void step();
+    /// Stops a run, clears the plots and thumbnails and fills the form from the task's recipe.
+    void reset();
     /// Opens layer 0 of the trained model in the model view, on repeated random tokens.
     bool openInModelView();
+    /// Opens a head of the trained model on the probe sequence, as the thumbnails do when clicked; refused
+    /// (with the reason in the status line) while a run goes, since the model is saved when it ends.
+    bool openHead(int layer, int head);
+
+    /// Before the window closes: with a run going, asks whether to stop it (its model is saved, the
+    /// question says where) and close. False: keep the window open.
+    bool confirmClose();
+    /// Replaces the close question's dialog (for tests): given the question, true means stop and close.
+    void setCloseQuestion(std::function<bool(const QString&)> question)
+    {
+        m_closeQuestion = std::move(question);
+    }
 
 signals:
     void runFinished();
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+    void showEvent(QShowEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
-    QWidget* buildForm();
-    void fillFromRecipe();
-    training::TrainSettings settingsFromForm() const;
+    QWidget* buildButtons();
+    void setStatus(const QString& text);
+    /// The plots in one row (`wide`) or as two tabs.
+    void arrangePlots(bool wide);
+    /// The buttons in one row, or two rows of three when the tab is narrow.
+    void arrangeButtons(bool twoRows);
+    void arrange();
+    QAction* addShortcut(QPushButton* button, const QString& text, const QKeySequence& key);
+    void launch(bool paused);
     void drawPending();
+    void drawProbe(const training::ProbeReport& probe, std::int64_t step);
+    void onPaused();
     void onFinished();
-    void resetPlots();
+    void updateButtons();
+    void clearThumbnails();
 
     ModelLoading* m_loading;
-    QComboBox* m_task;
-    QSpinBox *m_layers, *m_heads, *m_dModel, *m_batch, *m_steps, *m_seed;
-    QCheckBox* m_mlp;
-    QComboBox* m_positions;
-    QDoubleSpinBox* m_rate;
-    QPushButton *m_start, *m_stop, *m_open;
-    QLabel *m_folderLabel, *m_status;
-    QCustomPlot *m_lossPlot, *m_inductionPlot, *m_previousPlot;
+    TrainingForm* m_form;
+    TrainingPlots* m_plots;
+    ModelView* m_thumbnails;
+    TrainingRun* m_run;
+    QPushButton *m_start, *m_pause, *m_step, *m_stop, *m_reset, *m_open;
+    QAction* m_pauseAction = nullptr;
+    QList<QPair<QPushButton*, QAction*>> m_actions;
+    ElidedLabel *m_status, *m_folderLabel;
+    QString m_statusText;
+    QSplitter *m_curves, *m_probeRow, *m_wide;
+    QTabWidget* m_tabs;
+    QStackedWidget* m_plotStack;
+    QGridLayout* m_buttonGrid = nullptr;
+    bool m_twoRows = false;
+    QPointer<QWidget> m_watchedParent;
     QTimer* m_timer;
-    QFutureWatcher<void>* m_watcher;
-
-    // Shared with the worker: reports not drawn yet, the stop request, and the outcome.
-    std::mutex m_mutex;
-    std::vector<training::StepReport> m_pending;
-    std::atomic<bool> m_stopRequested{false};
-    training::TrainOutcome m_outcome;
-    QString m_error;
 
     training::TrainSettings m_running; // the settings of the current or last run
     QString m_folder;
     bool m_finished = false;
+    bool m_restart = false; // start the form's settings when the run ends
+    bool m_discard = false; // reset: the ending run's reports are not drawn
+    bool m_saved = false;   // m_folder holds a trained model
+    std::vector<std::int64_t> m_probeIds;
     training::StepReport m_last;
+    std::function<bool(const QString&)> m_closeQuestion;
 };
 
 } // namespace qkv::ui
