@@ -271,10 +271,9 @@ bool ModelView::event(QEvent* event)
         const auto* help = static_cast<QHelpEvent*>(event);
         const auto [layer, head] = thumbnailAt(help->pos());
         if (layer >= 0)
-            QToolTip::showText(
-                help->globalPos(),
-                tr("layer %1, head %2: click to open, right-click to ablate or scale").arg(layer).arg(head),
-                this, thumbnailRect(layer, head));
+            QToolTip::showText(help->globalPos(),
+                               tr("layer %1, head %2: %3").arg(layer).arg(head).arg(m_thumbnailHint), this,
+                               thumbnailRect(layer, head));
         else
             QToolTip::hideText();
         return true;

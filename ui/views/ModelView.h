@@ -58,6 +58,9 @@ public:
     /// Larger matrices are shown averaged over blocks of cells, so a thumbnail's image stays small.
     static constexpr int maximumImageSide = 128;
 
+    /// What a thumbnail's tooltip says can be done with it, after its layer and head.
+    void setThumbnailHint(const QString& hint) { m_thumbnailHint = hint; }
+
 signals:
     /// A thumbnail was clicked (layer and head counted from 0).
     void thumbnailClicked(int layer, int head);
@@ -95,6 +98,7 @@ private:
     QString m_message;
     int m_selectedLayer = -1;
     int m_selectedHead = -1;
+    QString m_thumbnailHint = tr("click to open, right-click to ablate or scale");
 };
 
 } // namespace qkv::ui

@@ -13,6 +13,8 @@
 #include <QDateTime>
 #include <QDir>
 #include <QEvent>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -118,6 +120,8 @@ TrainingPanel::TrainingPanel(ModelLoading* loading, QWidget* parent)
     connect(m_run, &TrainingRun::finished, this, &TrainingPanel::onFinished);
     connect(m_thumbnails, &ModelView::thumbnailClicked, this,
             [this](int layer, int head) { openHead(layer, head); });
+    m_thumbnails->setThumbnailHint(
+        tr("the probe's attention; once the run has ended, click to open this head"));
     updateButtons();
 }
 
@@ -173,6 +177,12 @@ QWidget* TrainingPanel::buildButtons()
                     tr("Open the trained model's layer 0 on repeated random tokens in the model view"),
                     tr("<p>Opens the saved model's layer 0 as the session and every layer and head in the "
                        "Model tab, like a downloaded checkpoint.</p>"));
+    m_saveAs = button(tr("Save Model As…"), "trainingSaveAs",
+                      tr("Copy the trained model's folder to a folder of your choice"),
+                      tr("<p>Each run saves its model to a new folder under the application's data folder "
+                         "(shown under the buttons). This copies that folder (config.json, "
+                         "model.safetensors, training.json, the optimizer's state) where you choose; "
+                         "<code>qkvlab train --resume</code> continues it from there.</p>"));
     addShortcut(m_start, tr("Start Training"), QKeySequence(Qt::CTRL | Qt::Key_Return));
     m_pauseAction = addShortcut(m_pause, tr("Pause or Resume Training"), QKeySequence(Qt::CTRL | Qt::Key_P));
     addShortcut(m_step, tr("Step Training"), QKeySequence(Qt::CTRL | Qt::Key_Period));
@@ -189,6 +199,11 @@ QWidget* TrainingPanel::buildButtons()
     connect(m_stop, &QPushButton::clicked, this, &TrainingPanel::stop);
     connect(m_reset, &QPushButton::clicked, this, &TrainingPanel::reset);
     connect(m_open, &QPushButton::clicked, this, [this] { openInModelView(); });
+    connect(m_saveAs, &QPushButton::clicked, this, [this] {
+        const QString directory = QFileDialog::getExistingDirectory(this, tr("Save the Trained Model In"));
+        if (!directory.isEmpty())
+            saveModelAs(directory);
+    });
     m_buttonGrid = new QGridLayout(box);
     m_buttonGrid->setContentsMargins(0, 0, 0, 0);
     arrangeButtons(false);
@@ -228,9 +243,9 @@ void TrainingPanel::arrangeButtons(bool twoRows)
         return;
     m_twoRows = twoRows;
     int index = 0;
-    for (QPushButton* b : {m_start, m_pause, m_step, m_stop, m_reset, m_open}) {
+    for (QPushButton* b : {m_start, m_pause, m_step, m_stop, m_reset, m_open, m_saveAs}) {
         m_buttonGrid->removeWidget(b);
-        m_buttonGrid->addWidget(b, twoRows ? index / 3 : 0, twoRows ? index % 3 : index);
+        m_buttonGrid->addWidget(b, twoRows ? index / 4 : 0, twoRows ? index % 4 : index);
         ++index;
     }
 }
@@ -292,6 +307,7 @@ void TrainingPanel::updateButtons()
     m_step->setEnabled(!running || (paused && !stopping));
     m_stop->setEnabled(running && !stopping);
     m_open->setEnabled(!running && m_saved);
+    m_saveAs->setEnabled(!running && m_saved);
     for (const auto& [button, action] : m_actions)
         action->setEnabled(button->isEnabled());
 }
@@ -538,6 +554,37 @@ bool TrainingPanel::confirmClose()
         return false;
     stop();
     m_run->waitForEnd(); // the trainer writes the folder before the window goes
+    return true;
+}
+
+bool TrainingPanel::saveModelAs(const QString& directory)
+{
+    if (isRunning() || !m_saved || m_folder.isEmpty()) {
+        setStatus(isRunning() ? tr("The model is saved when the run pauses, stops or finishes; save it then.")
+                              : tr("No trained model yet: start a run first."));
+        return false;
+    }
+    const QDir source(m_folder), target(directory);
+    if (QFileInfo::exists(target.filePath(QStringLiteral("config.json")))) {
+        setStatus(
+            tr("%1 already holds a model; choose an empty folder.").arg(QDir::toNativeSeparators(directory)));
+        return false;
+    }
+    if (!QDir().mkpath(directory)) {
+        setStatus(tr("Cannot create %1.").arg(QDir::toNativeSeparators(directory)));
+        return false;
+    }
+    QStringList copied;
+    for (const QString& name : source.entryList(QDir::Files)) {
+        if (!QFile::copy(source.filePath(name), target.filePath(name))) {
+            for (const QString& done : copied) // no half-copied model is left behind
+                QFile::remove(target.filePath(done));
+            setStatus(tr("Cannot write %1.").arg(QDir::toNativeSeparators(target.filePath(name))));
+            return false;
+        }
+        copied << name;
+    }
+    setStatus(tr("Saved the model in %1").arg(QDir::toNativeSeparators(directory)));
     return true;
 }
 

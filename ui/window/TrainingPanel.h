@@ -66,6 +66,10 @@ public:
     /// Opens a head of the trained model on the probe sequence, as the thumbnails do when clicked; refused
     /// (with the reason in the status line) while a run goes, since the model is saved when it ends.
     bool openHead(int layer, int head);
+    /// Copies the last run's folder (the model, training.json, the optimizer's state, a tokenizer) into
+    /// `directory`, created when missing; refused, with the reason in the status line, while a run goes,
+    /// before the first, or into a folder that already holds a model (nothing is overwritten).
+    bool saveModelAs(const QString& directory);
 
     /// Before the window closes: with a run going, asks whether to stop it (its model is saved, the
     /// question says where) and close. False: keep the window open.
@@ -106,7 +110,7 @@ private:
     TrainingPlots* m_plots;
     ModelView* m_thumbnails;
     TrainingRun* m_run;
-    QPushButton *m_start, *m_pause, *m_step, *m_stop, *m_reset, *m_open;
+    QPushButton *m_start, *m_pause, *m_step, *m_stop, *m_reset, *m_open, *m_saveAs;
     QAction* m_pauseAction = nullptr;
     QList<QPair<QPushButton*, QAction*>> m_actions;
     ElidedLabel *m_status, *m_folderLabel;

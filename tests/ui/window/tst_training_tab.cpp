@@ -24,6 +24,7 @@
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTabWidget>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <qcustomplot.h>
@@ -254,6 +255,16 @@ void TestTrainingTab::sparsemaxIsTrainedAndSaved()
     const QJsonObject config = readJson(QDir(panel->folder()).filePath(QStringLiteral("config.json")));
     QCOMPARE(config.value(QStringLiteral("qkvlab_attention_normalizer")).toString(),
              QStringLiteral("sparsemax"));
+
+    // Save As copies the whole folder; a folder that holds a model already is refused.
+    QTemporaryDir elsewhere;
+    const QString copy = elsewhere.filePath(QStringLiteral("my-model"));
+    QVERIFY(child<QPushButton>(panel, "trainingSaveAs")->isEnabled());
+    QVERIFY2(panel->saveModelAs(copy), qPrintable(status(panel)));
+    QCOMPARE(QDir(copy).entryList(QDir::Files), QDir(panel->folder()).entryList(QDir::Files));
+    QCOMPARE(readJson(QDir(copy).filePath(QStringLiteral("config.json"))), config);
+    QVERIFY(!panel->saveModelAs(copy));
+    QVERIFY2(status(panel).contains(QStringLiteral("already holds a model")), qPrintable(status(panel)));
     QDir(panel->folder()).removeRecursively();
 }
 
