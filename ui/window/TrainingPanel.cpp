@@ -180,7 +180,7 @@ QWidget* TrainingPanel::buildButtons()
     m_saveAs = button(tr("Save Model As…"), "trainingSaveAs",
                       tr("Copy the trained model's folder to a folder of your choice"),
                       tr("<p>Each run saves its model to a new folder under the application's data folder "
-                         "(shown under the buttons). This copies that folder (config.json, "
+                         "(its path is at the bottom of the tab). This copies that folder (config.json, "
                          "model.safetensors, training.json, the optimizer's state) where you choose; "
                          "<code>qkvlab train --resume</code> continues it from there.</p>"));
     addShortcut(m_start, tr("Start Training"), QKeySequence(Qt::CTRL | Qt::Key_Return));
