@@ -12,12 +12,14 @@
 #include <QAction>
 #include <QDateTime>
 #include <QDir>
+#include <QDockWidget>
 #include <QEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMainWindow>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QScrollArea>
@@ -272,7 +274,26 @@ void TrainingPanel::showEvent(QShowEvent* event)
         m_watchedParent = parentWidget();
         m_watchedParent->installEventFilter(this);
     }
+    if (!m_grewDock) // once the tabs have settled: a tab behind another is shown for a moment at start
+        QTimer::singleShot(0, this, &TrainingPanel::growDock);
     arrange();
+}
+
+void TrainingPanel::growDock()
+{
+    // The plots, the probe and the thumbnails want more height than a bottom dock shares by default (about a
+    // quarter of a 720-pixel window): the first time the tab is shown, a docked Training tab grows to about
+    // 45 % of the window. Later the user's own size stands.
+    QDockWidget* dock = nullptr;
+    for (QWidget* w = parentWidget(); w && !dock; w = w->parentWidget())
+        dock = qobject_cast<QDockWidget*>(w);
+    auto* window = dock ? qobject_cast<QMainWindow*>(dock->parentWidget()) : nullptr;
+    if (m_grewDock || !isVisible() || visibleRegion().isEmpty() || !window || dock->isFloating())
+        return;
+    m_grewDock = true;
+    const int wanted = std::min(480, window->height() * 45 / 100);
+    if (dock->height() < wanted)
+        window->resizeDocks({dock}, {wanted}, Qt::Vertical);
 }
 
 bool TrainingPanel::eventFilter(QObject* watched, QEvent* event)

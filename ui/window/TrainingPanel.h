@@ -96,6 +96,7 @@ private:
     /// The buttons in one row, or two rows of three when the tab is narrow.
     void arrangeButtons(bool twoRows);
     void arrange();
+    void growDock();
     QAction* addShortcut(QPushButton* button, const QString& text, const QKeySequence& key);
     void launch(bool paused);
     void drawPending();
@@ -121,6 +122,7 @@ private:
     QGridLayout* m_buttonGrid = nullptr;
     bool m_twoRows = false;
     QPointer<QWidget> m_watchedParent;
+    bool m_grewDock = false;
     QTimer* m_timer;
 
     training::TrainSettings m_running; // the settings of the current or last run

@@ -36,6 +36,7 @@ class TestTrainingTab : public QObject {
 private slots:
     void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
     void shortRunFinishes();
+    void firstShowGrowsTheDock();
     void pauseHoldsAndStepRunsOne();
     void stepWithoutARunStartsPaused();
     void resetStopsAndClears();
@@ -130,6 +131,24 @@ void TestTrainingTab::shortRunFinishes()
     QVERIFY(open->isEnabled());
     QVERIFY(panel->openInModelView());
     QDir(panel->folder()).removeRecursively();
+}
+
+// At 1280 × 720 the bottom docks share about a quarter of the height; the Training tab asks for more the
+// first time it is shown, and keeps the user's size after that.
+void TestTrainingTab::firstShowGrowsTheDock()
+{
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto* dock = window.findChild<QDockWidget*>(QStringLiteral("dockTraining"));
+    QVERIFY(dock);
+    const int before = dock->height();
+    dock->show();
+    dock->raise();
+    QTRY_VERIFY(window.findChild<TrainingPanel*>()->isVisible());
+    QTRY_VERIFY2(dock->height() >= 720 * 40 / 100, qPrintable(QString::number(dock->height())));
+    QVERIFY(dock->height() > before);
 }
 
 void TestTrainingTab::pauseHoldsAndStepRunsOne()
