@@ -152,6 +152,7 @@ Task::Task(TaskSettings settings) : m_settings(std::move(settings))
         if (s.textFile.empty())
             throw Error("--task text needs --text-file FILE");
         const std::string bytes = readRegularFile(s.textFile, std::uint64_t(1) << 30, "the text file");
+        // Either way the file is checked here, so an empty, binary or invalid one is refused by its name.
         const std::vector<std::string> characters = utf8Characters(bytes, s.textFile);
         if (!s.tokenizer.empty()) {
             try {

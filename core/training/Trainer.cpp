@@ -13,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 namespace qkv::training {
 
@@ -152,10 +153,14 @@ Evaluation<Scalar> evaluate(const Architecture& a, const Layout& layout, const T
     Evaluation<Scalar> e;
     Network<Scalar> network(a, layout);
     e.loss = network.forward(parameters, validation);
+    ProbeReport& probe = e.probe; // the first validation sequence, as the scores below see it
+    probe.ids = validation.front();
     double taskSum = 0.0;
     Index taskCount = 0;
     for (std::size_t b = 0; b < validation.size(); ++b) {
         const std::vector<std::uint8_t> scored = task.scoredPositions(validation[b]);
+        if (b == 0)
+            probe.scored = scored;
         for (std::size_t i = 0; i < scored.size(); ++i)
             if (scored[i] != 0) {
                 taskSum += network.positionLosses()(Index(b), Index(i));
@@ -169,21 +174,17 @@ Evaluation<Scalar> evaluate(const Architecture& a, const Layout& layout, const T
     for (std::size_t b = 0; b < probes; ++b)
         for (Index l = 0; l < a.layers; ++l)
             for (Index h = 0; h < a.heads; ++h) {
-                const Matrix weights = network.attention(Index(b), l, h).template cast<double>();
+                Matrix weights = network.attention(Index(b), l, h).template cast<double>();
                 e.scores.previousToken(l, h) += headScore(HeadScore::PreviousToken, weights, validation[b]);
                 e.scores.induction(l, h) += headScore(HeadScore::Induction, weights, validation[b]);
+                if (b == 0) // layer by layer, head by head: index layer · heads + head
+                    probe.attention.push_back(std::move(weights));
             }
     e.scores.previousToken /= double(probes);
     e.scores.induction /= double(probes);
-    ProbeReport& probe = e.probe;
-    probe.ids = validation.front();
-    probe.scored = task.scoredPositions(probe.ids);
     const Matrix& losses = network.positionLosses();
     for (Index i = 0; i < losses.cols(); ++i)
         probe.losses.push_back(losses(0, i));
-    for (Index l = 0; l < a.layers; ++l)
-        for (Index h = 0; h < a.heads; ++h)
-            probe.attention.push_back(network.attention(0, l, h).template cast<double>());
     return e;
 }
 
