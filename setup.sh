@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # QKV Lab set-up for Debian 12: installs the missing Debian packages, builds a Release build, then
 #   ./setup.sh run  [FILE|example:NAME]   launches the window (default: the "I love AI" example)
 #   ./setup.sh test                       runs the whole test suite with ctest

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // `qkvlab export`, the part that draws: it needs a QApplication, created by main() after the arguments were
 // checked by runCommandLine().

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The commands that run a model to its prediction: `qkvlab predict` and `qkvlab heads`
 // (docs/command-line.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Hidden hooks for tests that drive a real window process (the crash-recovery test) without a GUI
 // driver. Each is read from the environment once, at start, and does nothing when unset.

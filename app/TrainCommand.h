@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // `qkvlab train`: a small transformer trained on a generated task or on given token ids, saved as a model
 // folder (docs/training.md, docs/command-line.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // qkvlab: the workbench window, or a headless command (see CommandLine.h).
 
 #include "CommandLine.h"

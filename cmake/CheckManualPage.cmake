@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # cmake -DQKVLAB=PROGRAM -DMANUAL=qkvlab.1 -P CheckManualPage.cmake
 # Fails when an option or a view that `qkvlab --help` or `qkvlab export --help` prints is missing from the
 # manual page, so the page follows the program.

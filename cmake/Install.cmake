@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Installation as a Linux desktop application: `cmake --install BUILD --prefix /usr` lays out the program,
 # its desktop entry, AppStream metainfo, icons, MIME type and manual page (docs/installing.md).
 # The files themselves are in resources/desktop; the metainfo and the manual page take project()'s version.
@@ -77,3 +78,7 @@ if(QKV_BUILD_TESTS)
            COMMAND "${CMAKE_COMMAND}" "-DQKVLAB=$<TARGET_FILE:qkvlab>" "-DMANUAL=${QKV_DESKTOP_BINARY}/qkvlab.1"
                    -P "${CMAKE_CURRENT_LIST_DIR}/CheckManualPage.cmake")
 endif()
+
+# The licence: the full text beside the program's documentation, and Debian's machine-readable copyright file.
+install(FILES "${PROJECT_SOURCE_DIR}/resources/debian/copyright" DESTINATION "${CMAKE_INSTALL_DATADIR}/doc/qkvlab")
+install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" DESTINATION "${CMAKE_INSTALL_DATADIR}/doc/qkvlab")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The Debian package: `cpack -G DEB` in the build folder writes qkvlab_VERSION_ARCH.deb of what
 # cmake/Install.cmake installs under /usr (docs/installing.md).
 set(QKV_PACKAGE_MAINTAINER "QKV Lab developers <maintainers@qkvlab.invalid>"

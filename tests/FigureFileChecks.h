@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Whether a file is a real figure of its kind (shared by tst_export and tst_cli): each check returns "" when
 // it is, else what is wrong.

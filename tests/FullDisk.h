@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A full file system for tests of write failures: a 64 KiB tmpfs mounted on a temporary folder, then filled
 // to the last byte. Mounting needs root (CAP_SYS_ADMIN); when it is refused, isMounted() is false and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The one tolerance check of the tests: actual against expected, entry by entry within an absolute
 // tolerance; a failure names the first entry that differs, both values and the tolerance.

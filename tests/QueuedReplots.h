@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Waiting for the queued replots of the plots in a widget, instead of for a fixed time.
 

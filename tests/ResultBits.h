@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Whether two results are the same to the bit (−0 is not 0), matrix by matrix.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The main() of every test suite, in place of QTEST_MAIN, QTEST_GUILESS_MAIN and QTEST_APPLESS_MAIN: the same
 // program, with the process set up first. A GUI suite picks the offscreen platform itself, so that one run by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Sessions the tests share: a builder of reproducible random sessions, and the large example.
 

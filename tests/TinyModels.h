@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Tiny GPT-2 and LLaMA-family model folders (config.json and model.safetensors with random weights), written
 // by tests of the model layer and of `qkvlab from-model` and `qkvlab predict`.

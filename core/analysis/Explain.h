@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// The step-by-step arithmetic behind one cell (i, j) of one head: the score, the scale, the mask, the

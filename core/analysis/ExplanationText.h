@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// The step-by-step explanation of one cell (a CellExplanation from explainCell()) written out as plain text

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// Plane geometry for the projection views: the convex hull of projected value vectors, inside which every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// What changed between two versions of a matrix (a snapshot's and the current one): the cell-by-cell

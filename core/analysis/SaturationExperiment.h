@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// Softmax saturation (after the experiment in Brenndoerfer's article, docs/references.md): one row's scores

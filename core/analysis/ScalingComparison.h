@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// Scaled against unscaled attention (the comparison figure of Brenndoerfer's article, docs/references.md):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// What the Q/K/V space plots draw: queries and keys of one head in one plane (one projection of Q ∪ K,

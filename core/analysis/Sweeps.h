@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// Sweeps: how a head's attention rows change as the temperature τ (or entmax's α) moves, for one query row

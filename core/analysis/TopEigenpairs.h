@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// The two leading eigenpairs of a scatter matrix Xcᵀ Xc, which is all the PCA planes draw, without a full

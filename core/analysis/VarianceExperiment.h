@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// The √d_k variance experiment (from Brenndoerfer's article, docs/references.md): for random q and k with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// Numbers that views show beyond the engine's matrices: a per-head summary for the multi-head overview and

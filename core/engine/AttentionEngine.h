@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// The attention pipeline (docs/semantics.md, "The pipeline, for each head"), as pure functions of the

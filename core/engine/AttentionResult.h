@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// Everything the engine computes for a session: every intermediate matrix of every head, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// The one exception the engine throws: a refused session or file, with a message that names the key path.

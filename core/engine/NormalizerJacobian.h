@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// How a row's weights move when its scores move: the Jacobian ∂p/∂S' of each normalizer for one row, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// Row normalizers (docs/semantics.md, "Normalizers"): softmax, sparsemax, α-entmax, sigmoid and hardmax.

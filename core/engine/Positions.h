@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// Positional encodings (docs/semantics.md, "Positional encodings") as pure functions: the sinusoidal and

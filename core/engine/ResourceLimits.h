@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// How much memory a session may take, estimated before anything large is allocated, so that a session

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// The session: everything a person can edit, as one value type. The engine reads it; the session file

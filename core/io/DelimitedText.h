@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// One matrix as delimited text: a CSV file or a spreadsheet paste in, CSV or tab-separated text out.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// The one place that reads a file: the session file, matrix import, checkpoints and tokenizers, and the

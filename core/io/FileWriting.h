@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// The one place that writes a file: the session file, matrix export and (from ui/) figure export all save

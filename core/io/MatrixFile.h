@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// Importing and exporting one matrix as a file: NumPy .npy by its extension, CSV otherwise.

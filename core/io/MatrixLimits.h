@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// The largest matrix that matrix import (delimited text, .npy, matrix files) accepts.

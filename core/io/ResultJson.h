@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// The output of `qkvlab compute` (docs/session-file.md, "The `compute` output"): results as one JSON object

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// The session file, version 1 (docs/session-file.md): JSON in, validated completely, and JSON out.

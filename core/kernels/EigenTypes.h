@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// The Eigen vocabulary of the engine: every matrix is a dense, row-major double matrix, because the

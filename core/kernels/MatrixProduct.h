@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// The engine's large matrix products, in float64 or float32: float32 by oneDNN and float64 by OpenBLAS

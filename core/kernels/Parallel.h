@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// The engine's threads: one small pool of sleeping workers that the calling thread works beside.

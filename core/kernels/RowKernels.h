@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// The loops the engine runs over every entry of an n × m row block (scaling, softmax,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// Byte-level BPE tokenizers (GPT-2, LLaMA 3, Qwen2 and the other byte-level BPE models), read from a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// The forward pass, in float64 or in float32 (the session's precision; a model's own precision: every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// Scores that say what a head does, from its attention weights A (n × n, query rows i = 0 … n − 1) on a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// A change to one query head's output inside a model's forward pass (docs/models.md): the head's z, its

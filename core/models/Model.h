@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// A Hugging Face model folder (config.json, safetensors weights, tokenizer files), opened and checked, and

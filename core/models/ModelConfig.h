@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// A Hugging Face model's `config.json`: the architecture numbers a checkpoint's tensors are read against,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// The model's forward pass to the end (docs/models.md): after the last layer, the final norm (GPT-2's ln_f,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// A head of a real model as a session (docs/models.md): a model folder opened (Model.h), the forward pass

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// safetensors files (the Hugging Face checkpoint format): an 8-byte little-endian header length, a JSON

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Writes a C++ file holding each input file's text as a raw string literal, by name, returned by the function
 # FUNCTION (default embeddedExamples) in qkv::detail. The name is the file name without STRIP_SUFFIX (default
 # ".qkv.json"; give "" to keep whole file names). Used for resources/examples and resources/lessons.

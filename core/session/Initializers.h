@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// Seeded weight initializers. The random stream is std::mt19937_64 (its output is fixed by the C++

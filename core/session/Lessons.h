@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// Lessons: guided walk-throughs of the articles QKV Lab comes from (docs/references.md), each a JSON file

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// NumPy's legacy random stream (`np.random.seed(s)`, `np.random.random_sample`, `np.random.randn`), bit for

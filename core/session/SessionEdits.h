@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// Structural edits of a session that keep every matrix consistent: adding, removing and moving tokens,

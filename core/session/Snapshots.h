@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// Snapshots of a session (Session::snapshots) and the matrices a snapshot is compared by.

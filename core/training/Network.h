@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// The trainer's forward pass with its caches and the backward pass through it, derived by hand for the

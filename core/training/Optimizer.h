@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// The update rules, as PyTorch's optimizers apply them (docs/training.md): SGD, w ← w − lr·∇w, and

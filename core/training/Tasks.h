@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// Training data made in the program (docs/training.md): sequences of a task, each step's batch drawn from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// A training run from start to saved folder (docs/training.md): a new model or one read from a folder,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
 /// A decoder-only transformer as the trainer holds it (docs/training.md): its architecture, the list of

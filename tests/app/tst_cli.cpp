@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `qkvlab compute`, `--help` and `--version` (docs/command-line.md), run as the real executable.
 
 #include "AttentionEngine.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Crash recovery with real qkvlab processes: a window that made an edit is killed (SIGKILL), and the next
 // start restores exactly the edited session; a discarded recovery is gone; a running window keeps its own.
 // Each test has its own XDG_DATA_HOME and XDG_CONFIG_HOME. The edit and the read-out use the hidden hooks of

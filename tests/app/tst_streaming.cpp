@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `qkvlab compute` holds no more than its session and its result: the JSON output is written as it goes and a
 // session file is parsed as it is read. Each case runs the real executable and reads the child's peak
 // resident memory from wait4(); a failed write of the output is an error, never a success.

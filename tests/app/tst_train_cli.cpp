@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `qkvlab train` run as the real executable: a short run whose folder `from-model`, `predict` and `heads`
 // open, a resumed run, refusals that name the option or file, and a loss that stops being finite.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What both benchmarks fill their sessions with: a matrix from the engine's own initializers, by seed.
 

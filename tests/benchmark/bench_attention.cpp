@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // qkv_bench: how close the full attention pipeline comes to the matrix products it cannot avoid, and to the
 // speed of one large product, in float64 and float32.
 //

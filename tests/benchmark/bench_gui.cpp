@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // qkv_gui_bench: edit-to-repaint latency of the real main window, offscreen (docs/performance.md).
 //
 //   BM_EditToRepaint/<N>/<D>  one cell edit of W_Q pushed as the undo command a person's edit pushes, then

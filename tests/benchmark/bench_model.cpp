@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // qkv_bench, the model layer (docs/models.md): a GPT-2-small-shaped checkpoint (124M parameters, random, F32,
 // written once to a temporary folder on first use and removed at exit):
 //   BM_ModelOpen             Model::open: config.json, the safetensors header, every tensor checked against

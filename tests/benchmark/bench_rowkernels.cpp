@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // BM_RowKernels/<kernel>: the engine's row kernels (core/kernels/RowKernels) on rows of 1024 entries that
 // stay in the L1 cache, in nanoseconds per entry, for the instruction-set level the engine chose for this CPU
 // (the context block names it; QKV_ROW_KERNELS=x86-64 | x86-64-v3 | x86-64-v4 picks another one the CPU has).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // qkv_bench, training (docs/training.md): one optimizer step (forward, backward, AdamW) in float32.
 //   BM_TrainStep/f32/induction   the default induction recipe's model, batch and sequence length
 //   BM_TrainStep/f32/gpt2_tiny   4 layers, d_model 256, 8 heads, an MLP, 256 tokens, batch 8, 256 tokens

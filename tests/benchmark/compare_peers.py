@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Times QKV Lab's attention pipeline against numpy and PyTorch doing exactly the same work.
 
 For each case (the shapes of qkv_bench: one head of d_model = d_k = d_v = 512 at n = 64, 256, 1024, 2048,

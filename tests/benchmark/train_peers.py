@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Training steps per second: qkv_bench's BM_TrainStep against PyTorch float32 on the same models.
 
 BM_TrainStep/f32/induction: the default induction recipe (docs/training.md); BM_TrainStep/f32/gpt2_tiny:

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """qkvlab train against PyTorch autograd, in float64.
 
 Writes tiny GPT-2, LLaMA (grouped-query attention, untied unembedding) and Qwen2 (q/k/v biases, tied

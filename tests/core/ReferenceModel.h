@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // An independent forward pass to the logits, every number by a plain loop over std::vector tables (no Eigen
 // products, no engine): the tiny checkpoints of TinyModels.h run from the embeddings through every layer,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The pipeline (docs/semantics.md) against the articles' worked examples (docs/references.md) and hand
 // computations.
 

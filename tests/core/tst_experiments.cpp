@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The articles' experiments in core: the √d_k variance experiment against NumPy (bit for bit) and its
 // convergence, and scaled vs unscaled attention through the engine, with the own example of Brenndoerfer's
 // article (docs/references.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The step-by-step explanation of one cell against the worked example of Shekhar's article
 // (docs/references.md) and the engine's own numbers, what float32 does to a row of weights, and the plane
 // geometry (convex hull) that the projection views draw.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Atomic saves (core/io/FileWriting.h): symbolic links kept and their targets written, permissions and owner
 // kept, new files created as editors do, temporary files never left behind, stale ones cleaned up, and a
 // full disk reported by path and reason for every writer in core.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tests of the seeded weight initializers (core/session/Initializers.h).
 
 #include "Error.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Lesson files in core: a valid lesson parsed with every key, edits applied to a session as the steps say,
 // steps on the Training tab, and refusals that name the file, the step and the key.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Every mask type (docs/semantics.md, Masks) against a brute-force rule, with padding and cross-attention.
 
 #include "Masks.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One matrix in and out: delimited text (CSV, spreadsheet pastes) and NumPy .npy, as text and as files.
 
 #include "DelimitedText.h"

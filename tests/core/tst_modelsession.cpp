@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A head of a real model as a session: tiny GPT-2 and LLaMA-family checkpoints written by the test, and an
 // independent forward pass in plain loops (no Eigen products, no engine) whose attention probabilities every
 // layer and head of the session must equal to 1e-12 in float64.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The normalizers' Jacobians against central finite differences of the engine's own normalizers, and the
 // saturation experiment built on them (the scores × 1, 5, 20 of Brenndoerfer's article, docs/references.md).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The row normalizers (docs/semantics.md) against published values, long-double references and their
 // mathematical properties, including the extremes of the score and temperature range.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The built-in examples generated from NumPy's legacy stream (core/session/internal/NumpyExamples.h) against
 // every number the article they come from (Brenndoerfer's, docs/references.md) prints for them, to the 3
 // decimals it prints.

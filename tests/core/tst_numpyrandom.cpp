@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tests of NumPy's legacy random stream (core/session/NumpyRandom.h).
 //
 // The expected values were computed once with Debian's python3-numpy 1.24 (/usr/bin/python3), as hexadecimal

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Positional encodings (docs/semantics.md): the sinusoidal and learned tables, RoPE's rotation, ALiBi's
 // slopes and bias, each against values computed here from the definitions; the engine with each of them; the
 // session file's `positions` key (round trips and refusals).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The float32 path against the float64 path, with tolerances derived from float32's epsilon, and the
 // engine's threads (Parallel.h): every chunk once, errors carried to the caller, the same bits on any thread.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The forward pass to the logits: ModelRun on tiny GPT-2, LLaMA (grouped-query attention, its own lm_head)
 // and Qwen2 (biases, tied embeddings) checkpoints in F32, BF16 and F16, against the plain-loop reference of
 // ReferenceModel.h at 1e-9 in float64: logits, top tokens, losses, every kind of head intervention (an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // PCA and raw-coordinate projections against hand-computed clouds, the special cases and sign determinism.
 
 #include "Initializers.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The output of `qkvlab compute` (docs/command-line.md), written as it goes: byte for byte the indented JSON
 // document of the result, numbers that read back to the same doubles, and a failed write reported.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Checkpoint files: safetensors read and written (every dtype, every refusal of a hostile file), sharded
 // checkpoints with their index, and Hugging Face config.json.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Structural edits of a session (core/SessionEdits): every matrix follows the edit and stays consistent.
 
 #include "AttentionEngine.h"

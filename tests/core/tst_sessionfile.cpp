@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The session file, version 1 (docs/session-file.md): round trips, atomic saves, one refusal per kind of bad
 // input, the love example's values and the documented defaults.
 

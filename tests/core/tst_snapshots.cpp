@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Snapshots: kept in the session file (round trip, validation of hostile files), named, and compared cell by
 // cell with compareMatrices.
 

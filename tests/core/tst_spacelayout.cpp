@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Q/K/V planes: raw coordinates, PCA of Q ∪ K with its labels, picked dimensions, the value plane's
 // hull and the outputs inside it, and the shapes of every case.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Temperature and α sweeps: known limits, and agreement with the engine at the session's own settings.
 
 #include "AttentionEngine.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Byte-level BPE: GPT-2's split pattern against Python's `regex` module (the reference implementation's
 // library), the merges against a plain port of GPT-2's encoder.py, both file formats, the special tokens
 // LLaMA 3's post-processor adds, and every refusal with its message.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The two leading eigenpairs of a scatter matrix by the block Krylov iteration, against the full
 // eigendecomposition: random clouds (scatter and Gram paths), repeated eigenvalues, rank 0 and 1, d = 2.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Training's exactness: every parameter's gradient against central finite differences of the loss in
 // float64 (GPT-2 with its MLP, a LLaMA with grouped-query attention and an untied unembedding, Qwen2 with
 // biases and a tied one, attention-only models with sparsemax and α-entmax), the training forward's logits

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Attention learns: the default induction recipe (docs/training.md) cut to 800 steps and trained from its
 // seed, then opened as a model folder and run on fresh repeated random tokens: a head in layer 1 attends to
 // the token after the earlier occurrence of the current one (induction score at least 0.5), and the

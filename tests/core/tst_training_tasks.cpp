@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The generated tasks (their structure, their seeds, the held-out validation set, refused text files) and
 // the run around the optimizer: the folder it writes, a resumed run that equals an uninterrupted one, and a
 // loss that stops being finite.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The numbers behind the multi-head overview and the normalizer comparison, checked against the engine.
 
 #include "AttentionEngine.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Helpers shared by the fuzz targets: a finding is reported on standard error and ends the run with
 // abort(), which libFuzzer and the replay runner both record as a crash with the input that caused it.

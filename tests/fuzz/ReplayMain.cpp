@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Replays a fuzz target's corpus without libFuzzer, so every build (g++ included) runs it under ctest:
 //   qkv_replay_TARGET FILE|FOLDER...
 // Each file runs in a child process (a crash or abort in one input does not hide the others) with a time

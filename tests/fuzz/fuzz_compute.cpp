@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target: load then compute. parseSession, then qkv::computeAttention on sessions small enough
 // to stay fast. Refusal with qkv::Error is fine (an invalid session, or a result that would overflow); an
 // accepted result must follow docs/semantics.md (the pipeline and the normalizers): every matrix finite,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target: qkv::parseDelimited (CSV and spreadsheet paste). Refusal with qkv::Error is fine; an
 // accepted matrix must be finite, within the limits, and survive formatDelimited → parseDelimited exactly.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target: SafetensorsFile::fromBytes, the header validation SafetensorsFile::open applies to a
 // file. Refusal with qkv::Error is fine. An accepted file's tensors must lie within the input; every 1-D or
 // 2-D tensor of a readable dtype must read as finite numbers of its shape (or be refused by name), and

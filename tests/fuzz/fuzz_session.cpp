@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target: the session loader qkv::parseSession, with a save-and-reload round trip. Refusal
 // with qkv::Error is fine; an accepted session must serialize without throwing, load back to an equal
 // Session, and serialize again to the same text.

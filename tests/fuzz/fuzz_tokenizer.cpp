@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target: qkv::BpeTokenizer. An input starting with '{' is a tokenizer.json: refusal with
 // qkv::Error is fine; an accepted tokenizer must encode a few texts without any other exception and give
 // ids it can name. Any other input is a text for a fixed small GPT-2-style tokenizer: refused only when it

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Writes the seed corpus of the fuzz targets into tests/fuzz/corpus/<target>/.
 
     /usr/bin/python3 tests/fuzz/make_reproducers.py

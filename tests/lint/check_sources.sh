@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The repository's own rules that a compiler cannot check: no product source file over 800 lines, and no
+# SPDX-License-Identifier: GPL-3.0-or-later
+# The repository's own rules that a compiler cannot check: no product source file over 800 lines, a licence
+# line in every source file, and no
 # source line that points at a document the repository does not hold (a spec section, an article by number,
 # an issue number). Run by ctest as tst_sources_layout.
 set -euo pipefail
@@ -12,6 +14,14 @@ while IFS= read -r file; do
     status=1
   fi
 done < <(find core ui app -type f \( -name '*.cpp' -o -name '*.h' -o -name '*.inc' \))
+# Every source file says its licence in its first lines.
+while IFS= read -r file; do
+  if ! head -n 3 "$file" | grep -q 'SPDX-License-Identifier: GPL-3.0-or-later'; then
+    echo "$file: no SPDX-License-Identifier line in its first three lines"
+    status=1
+  fi
+done < <(find core ui app tests -type f \( -name '*.cpp' -o -name '*.h' -o -name '*.inc' -o -name '*.py' \
+           -o -name '*.sh' -o -name 'CMakeLists.txt' -o -name '*.cmake' \) -not -path 'tests/fuzz/corpus/*')
 if grep -rnEi --include='*.cpp' --include='*.h' --include='*.inc' --include='*.py' --include='CMakeLists.txt' \
      -e 'spec(ification)? section|the spec\b|\bseed 0[0-9][0-9]\b|\bissue #?[0-9]+' -e "spec's" core ui app tests --exclude-dir=lint; then
   echo "the lines above cite a document outside the repository: say it in the comment or point into docs/"

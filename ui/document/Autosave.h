@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Autosave and crash recovery: an unsaved session is copied to the application's data folder, and what a
 // crashed or killed instance left there is offered back on the next start.

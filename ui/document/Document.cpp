@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "Document.h"
 
 #include "AttentionEngine.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The open session: its value, its undo stack, its file, and the latest engine result.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The undo commands. Every change a person makes is one of these, pushed on the document's stack.
 

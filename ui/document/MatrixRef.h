@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Names one editable matrix of a session, so models, commands and file import/export can share it.
 

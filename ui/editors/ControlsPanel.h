@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The attention options of the session (cross-attention, score, scale, temperature, normalizer, precision,
 // mask) and the head the views show, as compact controls. Every change is one undo command.

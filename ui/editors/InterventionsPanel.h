@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The interventions of the session's model link as a list: each one's layer, head, kind and parameter, a
 // check box to switch it on and off, Remove (Delete), and a row to add one (layer, head, kind, scale factor).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "MaskEditor.h"
 
 #include "MaskModel.h"

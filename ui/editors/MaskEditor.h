@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The custom mask as something you paint: press on a cell, drag across others, release, and the whole
 // rectangle is allowed or forbidden as one undo step.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // One matrix editor of the workbench: a title, a table over a MatrixModel, and for X and Z the token list
 // with its tool buttons. Copy and paste use the spreadsheet clipboard format.

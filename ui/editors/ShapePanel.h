@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The session's sizes (d_model, d_k, d_v, heads, the output projection) and the weight initializer.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The figure export dialog: which view, which format, what size; then a file, a folder or the clipboard.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Every exportable view, kept off screen and bound to a document: what "Export all views" and
 // `qkvlab export` draw.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Matrices as files: every input and result matrix of the current head that File ▸ Export Matrix can write,
 // and File ▸ Import Matrix into an input matrix, beside the figure catalogue.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A table model over the interventions of the session's model link: layer, head, kind, parameter and a
 // check box that switches each on and off. Every change (switch, factor, add, remove) is one undo command.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The effective attention mask as an n × m grid of check boxes: rows are query tokens, columns key tokens.
 // Toggling a cell turns the mask into a custom one (starting from the current pattern) in one undo step.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A table model over one matrix of the document (X, Z, a head's W_Q, ...). It never changes the session
 // itself: an edit or a paste pushes one undo command on the document.

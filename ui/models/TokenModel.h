@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A table model over the tokens of one side (the queries, or the cross-attention context): their text and
 // padding flags. Every change, including adding, removing and moving tokens, is one undo command.

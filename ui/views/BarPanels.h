@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Helpers of the experiment views that draw several bar panels in one plot (saturation, scaled vs unscaled):
 // a grid of axis rects under the title, bars of one series, key tick labels.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The colours of matrix cells, shared by every view that paints them (the heatmaps and the pipeline canvas):
 // the palettes' colour stops, a lookup table over them, the grey of masked cells and readable text on a cell.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What every exportable view is: a name for files and the command line, a title, and drawing onto any paint
 // device (an image, an SVG generator, a PDF writer) at a chosen size.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Several figures drawn side by side as one, under a title: the three Q/K/V spaces, the snapshot
 // comparison's heatmaps.

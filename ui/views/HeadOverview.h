@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Every head of the session side by side, with a per-head summary (the Model tab shows every layer of a
 // model).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The heatmap plot adapter: a matrix with labelled rows and columns, drawn by QCustomPlot with a colour bar.
 

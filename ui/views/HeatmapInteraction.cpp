@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Heatmap's input: the mouse (hover text, click, paint drag), the keys, zoom and pan, the scroll bars.
 
 #include "Heatmap.h"

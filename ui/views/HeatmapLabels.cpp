@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Heatmap's text and marks over the cells: the tick labels planned for the cells shown, the values written
 // in large cells, the row statistics beside the colour bar, and the selected cell.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The heatmap's context menu: its colour scale, its colour map and the zoom.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Which token labels a heatmap writes along its axes: all of them when they fit, else every k-th, so that no
 // two drawn labels ever overlap. The same plan is used on screen and in exported figures.

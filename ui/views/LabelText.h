@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Text of token labels on plots: the one place that cuts a label short and falls back to indices.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Runs the newest of a series of computations for a view, off the GUI thread when it is heavy, and hands
 // its value back on the GUI thread. Older runs still in flight are dropped, never shown.

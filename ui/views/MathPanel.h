@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The step-by-step arithmetic behind the selected cell (i, j) of the current head, as the engine explains it.
 

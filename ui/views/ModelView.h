@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Every layer and head of a real model at once (as BertViz's model view): a grid of small images of each
 // head's attention weights, one row per layer and one column per head. Clicking one asks for that layer and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The normalizer comparison plot adapter: one query row's weights under five normalizers as grouped bars.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Keeps a view's work for when it is on screen: a view behind another tab or dock, or in a closed dock,
 // refreshes when it is shown instead of on every edit.

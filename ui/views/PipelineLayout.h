@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Where the pipeline canvas draws each stage for a given size: its cells, caption, arrow and labels.
 

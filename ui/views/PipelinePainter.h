@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Paints the pipeline canvas: the title line, and each stage's arrow, caption, cells, selection and labels.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Which stages the pipeline canvas shows: the matrices of the current head in the order of the formula, each
 // with its title, the operator on the arrow into it and its colours.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The pipeline canvas: the whole computation of the current head on one canvas, in the order of the formula.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The one place a QCustomPlot becomes a figure: every plot-based view's renderFigure() ends here.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "PredictionView.h"
 
 #include "BarPanels.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The model's next-token prediction at one position: the top tokens of the unmodified model and of the model
 // with the interventions side by side, the loss at every position of both as a strip under the tokens, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Qt's raster paint engine (Qt 6.4) splits a fill of more than 96 spans (a frame's vertical edge, a gradient,
 // an image drawn with transparency: most of what a window paints) into tasks on QThreadPool::globalInstance()
 // and sleeps until they are done, and so do its large image conversions and scalings, unless the painting

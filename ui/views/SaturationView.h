@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The softmax saturation experiment of Brenndoerfer's article (docs/references.md): the selected row's scores
 // times a factor c, its weights and

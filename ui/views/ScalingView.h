@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Scaled against unscaled attention, the comparison of Brenndoerfer's article (docs/references.md): the
 // current head computed by the engine under

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A snapshot against the current result: one matrix side by side and as a difference heatmap.
 

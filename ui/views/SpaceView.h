@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What the Q/K and value plane views share: plane controls, the plot, picking, labels, figure rendering. The
 // projections come from the engine (SpaceLayout.h); these views only draw them and pass clicks on.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Scatter points stamped from one pixmap on screen: hundreds of antialiased ellipses drawn one by one made
 // every replot of the Q/K plane slow.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The sweep plots: entropy, support and top weight of the current head's rows as τ (and entmax's α) moves.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Q, K and V as three separate planes, as Brenndoerfer's article draws them (docs/references.md).
 

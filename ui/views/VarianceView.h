@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The √d_k variance experiment of Brenndoerfer's article (docs/references.md): empirical Var(q·k) of random
 // unit-variance vectors against d_k on

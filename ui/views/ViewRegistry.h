@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The one list of the views drawn from the document: the main window shows them and the figure catalogue
 // draws them for export, both from this list.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What Help ▸ About says: the version and the libraries the program was built with.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Every menu and toolbar action of the window, defined in one place with its shortcut and tooltip.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A one-line label that shortens its text with "…" when it is narrower than the text, and shows the whole
 // text as its tooltip then: the status bar's shape label at a scale factor of 2 was cut off mid-word.

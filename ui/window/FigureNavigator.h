@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Brings a view on screen by its figure name: the tab holding it made current, the dock holding it shown and
 // raised above the docks tabbed with it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The Head Scores tab: every layer × head of the model opened last as one colour-coded grid, showing a head
 // score, the ablation sweep (the change of the loss or the logit difference with each head ablated) or the

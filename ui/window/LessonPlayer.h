@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Plays a lesson on the window's document: each step's session or edit as one undo step, its view brought
 // forward and its cell selected, its action on the Training tab taken; Back undoes what the step it leaves

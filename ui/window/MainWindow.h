@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The workbench window: it assembles the pages, docks and actions; the work is done by the document,
 // the models and the views.

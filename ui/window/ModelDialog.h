@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // File ▸ Open Model…: a Hugging Face model folder, a text (or token ids), a layer, heads and a precision,
 // checked before the dialog closes. The forward pass itself runs afterwards (MainWindow::openModel).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A head of a real model in the window: File ▸ Open Model… (the dialog, then the forward pass in the
 // background while a busy indicator shows) and Edit ▸ Reset to Model (the head as it was loaded, one undo

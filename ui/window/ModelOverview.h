@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The Model tab: every layer and head of the model opened last as thumbnails (ModelView), computed in one
 // forward pass on a worker thread while a bar shows the layers done; clicking a thumbnail opens that layer

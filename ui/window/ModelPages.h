@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The pages of a real model in the window, built together because they share one forward pass (ModelRunner):
 // the Model tab (every head's attention beside the interventions), the Prediction tab and the Head Scores

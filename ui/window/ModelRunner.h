@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The model's forward pass to the logits in the window: the unmodified run of the model opened last, built on
 // a worker thread, and the prediction with the session's interventions, recomputed off the GUI thread after

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The Prediction tab: the position whose next token is shown (following the document's selected query), a
 // pair of tokens for a logit difference, and the PredictionView of the unmodified model beside the model

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The question asked at start when a crashed or killed instance left unsaved work behind.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Edit ▸ Settings: the memory limit for a session, the autosave interval and the colour theme, read from and
 // written to Preferences.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Help ▸ Keyboard Shortcuts: every action of the menu bar that has a shortcut, by menu, generated from the
 // actions themselves so the list cannot drift from them.

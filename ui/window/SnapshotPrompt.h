@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Edit ▸ Take Snapshot… (Ctrl+K): asks for a name and keeps the session's inputs as a snapshot.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The Training tab: the form, a run on a worker thread that can be paused, stepped, stopped and reset, the
 // live loss and head-score curves, the probe sequence's loss per position and its layers × heads attention

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The Training tab's plots: train and validation loss over steps (log axis), the previous-token and
 // induction scores of every head over steps, and the loss at each position of the probe sequence.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // One training run on a worker thread that can be paused, stepped and stopped: while paused the worker waits
 // inside the trainer's progress function (the model stays as the last reported step left it), and a stop

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The user guide shipped in the resources (resources/help/user-guide.html), shown in a window of its own.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // "What's This?" for every view and panel of the window: what it shows and how to read it.
 

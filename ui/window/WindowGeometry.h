@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Where the window opens: a size taken from the screen, and a remembered geometry only when it still fits.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Internal to the explanation texts (ExplanationText.cpp): how the pieces of their lines are spelled. Both
 // renderings are built together: every piece of a line is a Both holding its plain-text and its LaTeX

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Internal to the normalizers (Normalizers.cpp): the sparse ones, sparsemax and α-entmax for α > 1. Each
 // works on the shifted logits z = (S' − max S')/τ ≤ 0 already in `out` (0 where masked), overwrites them with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Internal to core: JSON helpers of the session file (the compute output is streamed by ResultJson.cpp; its
 // test writes the reference document with these), and the strict parser of the checkpoint files' JSON.

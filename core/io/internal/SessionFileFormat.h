@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Internal to the session file: what reading it (SessionFileReader.cpp) and writing it
 // (SessionFileWriter.cpp) share.

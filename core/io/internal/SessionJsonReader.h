@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Internal to core (SessionFileReader.cpp): the session file's JSON read from the parser's events
 // (Json::sax_parse) into the document tree Json::parse would build, except that the matrices of a session go

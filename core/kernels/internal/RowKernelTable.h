@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Internal to the row kernels: one table of functions for each instruction-set level they are compiled for
 // (RowKernelLevel.inc, once per level), and the dispatcher in RowKernels.cpp that picks one for the CPU.

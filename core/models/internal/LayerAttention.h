@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Internal to models/: a layer's attention. The forward pass (ForwardPass.cpp) computes every layer's
 // attention from the same session sessionFromModel (ModelSession.cpp) returns for one layer.

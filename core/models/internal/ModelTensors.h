@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Internal to models/: a model's tensors, read by layer and in a pass's precision, for opening a model
 // (Model.cpp), the forward pass (ForwardPass.cpp) and cutting a layer's heads into a session

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Internal to models/: the steps of the forward pass (ForwardPass.cpp), for the pass to the logits with
 // interventions (ModelRun.cpp), which runs its own loop over the layers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The document: undo/redo of edits, files, the modified flag and the background recompute.
 
 #include "AttentionEngine.h"

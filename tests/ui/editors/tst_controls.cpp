@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The control panels and the shape panel: every control edits the session through one undo command and
 // follows undo and redo (tests/ui/views/tst_resultviews.cpp shows the result views following such edits).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The matrix and mask editors: their widgets and buttons, copy and paste, the numbers they show, renaming a
 // dimension in a header, keyboard shortcuts and focus, and painting the mask by dragging, each edit one undo
 // step. tests/ui/models/tst_models.cpp tests the table models beneath them.

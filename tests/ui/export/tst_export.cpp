@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Figures: every view of the catalog exported to PNG, SVG and PDF, all views to a folder, and the clipboard.
 
 #include "Document.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The export dialog: its choices, and the files and clipboard they lead to.
 
 #include "Document.h"

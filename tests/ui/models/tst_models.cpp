@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The table models: every edit is one undo step that changes the session and the result as expected, and
 // undo and redo give back exactly what was there (tests/ui/editors/tst_editors.cpp tests the editors on top).
 

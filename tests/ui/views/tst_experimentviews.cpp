@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The experiment views (√d_k variance, saturation, scaled vs unscaled): each shows the engine's
 // numbers for the session, follows its settings, never shows NaN at extreme scores, and exports as a figure
 // in PNG, SVG and PDF through the figure catalog (`qkvlab export --view variance|saturation|scaling`).

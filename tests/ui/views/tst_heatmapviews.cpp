@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The heatmap at every scale: tick labels chosen by level of detail never overlap, from 3 tokens to 4096, in
 // the plan alone and as a shown heatmap draws them.
 

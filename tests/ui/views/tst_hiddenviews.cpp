@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Views that are not on screen do no work: an edit made while a view sits in a hidden tab leaves what it
 // shows as it was (heatmaps let go of their matrix instead of keeping an old result alive); shown, or
 // exported, the view shows the newest result, the same as a view that followed every edit.

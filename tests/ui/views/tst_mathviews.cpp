@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The views that explain and compare: the step-by-step math panel (with its float32 comparison), the
 // multi-head overview and the normalizer comparison. Each follows the document and draws itself as a figure.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The pipeline canvas: every stage of the current head in formula order with the document's numbers, the
 // selection followed through every stage, every value readable at three tokens, colour only at 1024, and the
 // same painting exported to PNG, SVG and PDF.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The result views: the heatmap shows a matrix with its labels, values and mask, and the tabs of the result
 // views follow the document's edits, its refusals and its current head (a tab shown later catches up).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Q/K/V space views: lines from the selected query weighted by attention, linked selection by clicking,
 // sparsemax zeros, the plane controls, cross-attention and rendering as a figure.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The sweep view: curves from the engine's normalizers for the selected row, the session's τ marked, and a
 // click that sets τ (or α) as one undo step.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Q, K and V as three spaces: raw rows when the width is 2, each matrix's own PCA otherwise, selection rings,
 // clicks that select, and the three plots exported as one figure.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Autosave and recovery in process: when the recovery files are written and removed, which files count as
 // orphaned, and what restoring, discarding and keeping do. tests/app/tst_recovery.cpp kills a real qkvlab.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Lessons ▸ through the real window: every built-in lesson is walked step by step (the view named on screen,
 // the cell named selected, the session the lesson's steps make), then back again; the lesson on the Training
 // tab starts a (short) run and opens its model; refused lesson files; the quiz's answers checked.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The assembled window: opening sessions, title, status bar, import/export, save and reopen.
 
 #include "AboutText.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // File ▸ Open Model… and Edit ▸ Reset to Model: the dialog checks its form before closing, the head opens as
 // the session (exactly the model layer's), edits work on it, and Reset to Model brings it back as one undo
 // step.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The model's prediction in the window: a head opened from a model is live in the model (its edits reach the
 // Prediction tab, computed off the GUI thread, the newest edit winning), interventions are undo steps saved
 // with the session, and the Head Scores tab shows the scores, the ablation sweep and the attribution.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Linked selection: a cell chosen in one view is the selection of every other.
 
 #include "Document.h"

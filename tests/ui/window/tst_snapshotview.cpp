@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Snapshots in the window: taking and deleting them are undo steps that recompute nothing, the difference of
 // a one-cell edit shows exactly the affected cells, shapes that differ are reported, and the session file
 // keeps them.

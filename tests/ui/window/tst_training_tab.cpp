@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Training tab: a short run on a tiny model started from the form finishes on its worker thread, draws
 // a loss point per step, the probe's loss per position and its attention thumbnails, and writes the model
 // folder; Pause, Step, Reset and a second Start during a run; the attention normalizer; a thumbnail opens its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A new user's first session, through the widgets: the love example, an edit of W_Q and its undo, a causal
 // mask, sparsemax at τ = 0.5, cross-attention with three heads, then save and reopen. With
 // QKV_SCREENSHOT_DIR set, a screenshot of the window is written at every step (run under xvfb-run with
