@@ -2,7 +2,8 @@
 #pragma once
 // The main() of every test suite, in place of QTEST_MAIN, QTEST_GUILESS_MAIN and QTEST_APPLESS_MAIN: the same
 // program, with the process set up first. A GUI suite picks the offscreen platform itself, so that one run by
-// hand needs no display (ctest sets QT_QPA_PLATFORM=offscreen as well).
+// hand needs no display (ctest sets QT_QPA_PLATFORM=offscreen as well), and every suite writes its settings
+// and data in Qt's test locations, never in the user's.
 //
 //     QKV_TEST_MAIN(TestDocument)          // a QApplication (a QGuiApplication without Qt Widgets)
 //     QKV_TEST_GUILESS_MAIN(TestCli)       // a QCoreApplication
@@ -10,6 +11,7 @@
 
 #include "MatrixProduct.h"
 
+#include <QStandardPaths>
 #include <QtTest>
 
 #if defined(QT_WIDGETS_LIB)
@@ -30,6 +32,8 @@ inline void setUpTestProcess(TestApplication application)
     // A platform named in the environment wins (QT_QPA_PLATFORM=xcb shows a suite's windows).
     if (application == TestApplication::Gui && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
+    // Settings, autosaves and training runs go to ~/.qttest, never into the user's own folders.
+    QStandardPaths::setTestModeEnabled(true);
 }
 
 } // namespace qkv::test
