@@ -11,6 +11,8 @@
 
 #include "MatrixProduct.h"
 
+#include <QDir>
+#include <QSettings>
 #include <QStandardPaths>
 #include <QtTest>
 
@@ -36,6 +38,20 @@ inline void setUpTestProcess(TestApplication application)
     QStandardPaths::setTestModeEnabled(true);
 }
 
+/// Every run of a suite starts as on a new machine: no settings (a saved window layout, preferences) and
+/// no data (autosaves, training runs) left by an earlier run of the same suite. Test mode keeps these in
+/// ~/.qttest, per suite, so suites running side by side never share them.
+inline void forgetEarlierRuns()
+{
+    QSettings().clear();
+    for (auto location : {QStandardPaths::AppDataLocation, QStandardPaths::AppLocalDataLocation,
+                          QStandardPaths::CacheLocation}) {
+        const QString folder = QStandardPaths::writableLocation(location);
+        if (folder.contains(QLatin1String("/.qttest/")))
+            QDir(folder).removeRecursively();
+    }
+}
+
 } // namespace qkv::test
 
 // What QTEST_MAIN's main() does, after setUpTestProcess(): TestObject::initMain() if there is one, the
@@ -46,6 +62,8 @@ inline void setUpTestProcess(TestApplication application)
         ::qkv::test::setUpTestProcess(::qkv::test::TestApplication::application);                            \
         QTest::Internal::callInitMain<TestObject>();                                                         \
         createApplication;                                                                                   \
+        if (::qkv::test::TestApplication::application != ::qkv::test::TestApplication::None)                 \
+            ::qkv::test::forgetEarlierRuns();                                                                \
         TestObject tc;                                                                                       \
         QTEST_SET_MAIN_SOURCE_PATH                                                                           \
         return QTest::qExec(&tc, argc, argv);                                                                \
