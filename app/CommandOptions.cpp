@@ -61,8 +61,8 @@ CommandSpec exportCommand()
             "  --out PATH [options]",
             "draw a view (or every view) of a session, or a model's attention, prediction or head "
             "scores, as a PNG, SVG or PDF figure without a window",
-            "Draws a view of the session as a figure file, without a window (no display needed). With "
-            "--model, no session is given: --view model draws every layer and head of the model's "
+            "No display is needed. With --model, no session is given: --view model draws every layer and "
+            "head of the model's "
             "attention for the text (the window's Model tab); prediction, scores and sweep draw the "
             "model's prediction, a head score of every head, or the change in loss when each head in "
             "turn is ablated (the Prediction and Head Scores tabs), the grids also as CSV (--format "
@@ -212,8 +212,8 @@ CommandSpec train()
             "  [--batch B] [--lr X] [--optimizer adamw|sgd] [--seed S] [--precision float64|float32]\n"
             "  --out DIR",
             "train a small transformer and save it as a model folder",
-            "Trains a decoder-only transformer and saves it as a model folder (config.json, "
-            "model.safetensors), with training.json (every step's loss, and the head scores every few "
+            "The model is a decoder-only transformer; the folder holds config.json and "
+            "model.safetensors, with training.json (every step's loss, and the head scores every few "
             "steps) and optimizer.safetensors. Progress goes to standard error.",
             std::move(options)};
 }

@@ -127,7 +127,7 @@ private slots:
         QFETCH(QString, command);
         for (const char* help : {"--help", "-h"}) {
             const Run run = qkvlab(commandArguments(command) << QLatin1String(help));
-            QVERIFY_RUN(run, run.exitCode == 0 && run.err.isEmpty());
+            QVERIFY_RUN(run, run.exitCode == 0 && messages(run.err, command).isEmpty());
             const QString out = QString::fromUtf8(run.out);
             for (const DeclaredOption& option : declaredOptions()) {
                 if (option.command != command)
