@@ -41,12 +41,29 @@ struct CommandLineOutcome {
     std::optional<ModelExportRequest> modelExportRequest;
 };
 
+/// Where a command reads and writes.
+struct CommandStreams {
+    std::istream& in;
+    std::ostream& out;
+    std::ostream& err;
+};
+
+/// What a command that ran to its end returns.
+inline CommandLineOutcome finished(int exitCode = 0)
+{
+    CommandLineOutcome outcome;
+    outcome.handled = true;
+    outcome.exitCode = exitCode;
+    return outcome;
+}
+
 /// The usage of `qkvlab export`, without the list of views.
 std::string exportUsage();
 
-/// Runs `compute`, `--help` and `--version`; checks `export` and hands it back as an ExportRequest; for
-/// anything else says which session the window should open.
-/// Usage errors and refused files exit with status 2 and a message on `err`.
+/// Runs the headless commands, `--help` and `--version`; checks `export` and hands it back as an
+/// ExportRequest; for anything else says which session the window should open. Every command's arguments
+/// are parsed by one parser against its declared options (CommandOptions.h). Usage errors and refused
+/// files exit with status 2 and one line on `err` naming the problem.
 CommandLineOutcome runCommandLine(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
                                   std::ostream& err);
 

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "ModelCommands.h"
 
+#include "BpeTokenizer.h"
 #include "Error.h"
 #include "Intervention.h"
 #include "ModelJson.h"
 #include "ModelRun.h"
+#include "ModelSession.h"
+#include "SessionFile.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
-#include <map>
 #include <memory>
 
 namespace qkv::app {
@@ -30,126 +33,136 @@ bool parseIndexList(const std::string& text, std::vector<std::int64_t>& values)
 
 namespace {
 
-/// A model command's arguments: MODEL (--text TEXT | --ids I,J,...) [--precision P] and the options
-/// `valued` names (each taking a value; those in `repeatable` may come more than once).
-struct ModelArguments {
-    std::string folder;
-    std::map<std::string, std::vector<std::string>> options;
-
-    const std::string* option(const std::string& name) const
-    {
-        const auto found = options.find(name);
-        return found == options.end() ? nullptr : &found->second.back();
-    }
-};
-
-/// "" when the arguments parse, else the problem.
-std::string parseArguments(const std::vector<std::string>& args, const std::vector<std::string>& valued,
-                           const std::vector<std::string>& repeatable, ModelArguments& parsed)
+/// The one model folder of a command's positional arguments.
+std::string modelFolder(const ParsedArguments& arguments, const char* expected)
 {
-    for (std::size_t i = 1; i < args.size(); ++i) {
-        const std::string& arg = args[i];
-        if (arg.rfind("--", 0) == 0) {
-            const std::string name = arg.substr(2);
-            if (std::find(valued.begin(), valued.end(), name) == valued.end())
-                return "unknown option " + arg;
-            if (i + 1 >= args.size())
-                return arg + " needs a value";
-            if (parsed.options.count(name) &&
-                std::find(repeatable.begin(), repeatable.end(), name) == repeatable.end())
-                return arg + " is given twice";
-            parsed.options[name].push_back(args[++i]);
-        } else if (arg.rfind("-", 0) == 0) {
-            return "unknown option " + arg;
-        } else if (!parsed.folder.empty()) {
-            return "expected one model folder, found " + parsed.folder + " and " + arg;
-        } else {
-            parsed.folder = arg;
-        }
-    }
-    if (parsed.folder.empty() || (parsed.option("text") == nullptr) == (parsed.option("ids") == nullptr))
-        return "expected MODEL and either --text TEXT or --ids I,J,...";
-    return {};
+    const std::vector<std::string>& given = arguments.positional;
+    if (given.size() > 1)
+        throw Error("expected one model folder, found " + given[0] + " and " + given[1]);
+    if (given.empty() || arguments.has("text") == arguments.has("ids"))
+        throw Error(expected);
+    return given.front();
 }
 
-/// The model run the arguments ask for; throws qkv::Error naming the problem.
-std::shared_ptr<const ModelRun> runModel(const ModelArguments& arguments)
+Precision precisionOption(const ParsedArguments& arguments)
 {
-    Precision precision = Precision::Float64;
-    if (const std::string* text = arguments.option("precision")) {
-        const auto parsed = precisionFromString(*text);
-        if (!parsed)
-            throw Error("bad --precision '" + *text + "': expected float64 or float32");
-        precision = *parsed;
-    }
+    const std::optional<std::string> name = arguments.choice("precision", {"float64", "float32"});
+    return name ? *precisionFromString(*name) : Precision::Float64;
+}
+
+std::vector<std::int64_t> idsOption(const ParsedArguments& arguments)
+{
     std::vector<std::int64_t> ids;
-    if (const std::string* text = arguments.option("ids"); text && !parseIndexList(*text, ids))
-        throw Error("bad --ids '" + *text + "': expected token ids separated by commas (5,17,3)");
-    auto model = std::make_shared<const Model>(Model::open(arguments.folder));
-    if (const std::string* text = arguments.option("text")) {
+    if (arguments.has("ids") && !parseIndexList(arguments.value("ids"), ids))
+        throw Error("bad --ids '" + arguments.value("ids") +
+                    "': expected token ids separated by commas (5,17,3)");
+    return ids;
+}
+
+/// The model run the arguments ask for: MODEL (--text TEXT | --ids I,J,...) [--precision P].
+std::shared_ptr<const ModelRun> runModel(const ParsedArguments& arguments)
+{
+    const std::string folder =
+        modelFolder(arguments, "expected MODEL and either --text TEXT or --ids I,J,...");
+    const Precision precision = precisionOption(arguments);
+    std::vector<std::int64_t> ids = idsOption(arguments);
+    auto model = std::make_shared<const Model>(Model::open(folder));
+    if (arguments.has("text")) {
         if (!model->tokenizer())
             throw Error(model->tokenizerProblem());
-        ids = model->tokenizer()->encode(*text);
+        ids = model->tokenizer()->encode(arguments.value("text"));
     }
     return std::make_shared<const ModelRun>(model, ids, precision);
 }
 
-/// Runs `body`, turning a refusal into one line on `err` and exit status 2.
-template <typename Body> CommandLineOutcome runCommand(const char* name, std::ostream& err, const Body& body)
-{
-    CommandLineOutcome outcome;
-    outcome.handled = true;
-    try {
-        body();
-    } catch (const Error& e) {
-        err << "qkvlab " << name << ": " << e.what() << "\n";
-        outcome.exitCode = 2;
-    } catch (const std::bad_alloc&) {
-        err << "qkvlab " << name << ": not enough memory for this model and text\n";
-        outcome.exitCode = 2;
-    }
-    return outcome;
-}
-
 } // namespace
 
-CommandLineOutcome runPredict(const std::vector<std::string>& args, std::ostream& out, std::ostream& err)
+CommandLineOutcome runTokenize(const ParsedArguments& arguments, const CommandStreams& streams)
 {
-    return runCommand("predict", err, [&] {
-        ModelArguments arguments;
-        if (const std::string problem = parseArguments(args, {"text", "ids", "precision", "top", "intervene"},
-                                                       {"intervene"}, arguments);
-            !problem.empty())
-            throw Error(problem);
-        PredictOptions options;
-        if (const std::string* top = arguments.option("top")) {
-            std::vector<std::int64_t> count;
-            if (!parseIndexList(*top, count) || count.size() != 1 || count[0] > 1000000)
-                throw Error("bad --top '" + *top + "': expected a whole number of tokens");
-            options.top = Index(count[0]);
+    const std::vector<std::string>& given = arguments.positional;
+    if (given.size() > 1)
+        throw Error("expected one model folder, found " + given[0] + " and " + given[1]);
+    if (given.empty() || !arguments.has("text"))
+        throw Error("expected a model folder and --text TEXT");
+    const BpeTokenizer tokenizer = BpeTokenizer::fromDirectory(given.front());
+    streams.out << tokenizationJson(tokenizer, tokenizer.encode(arguments.value("text")));
+    return finished();
+}
+
+CommandLineOutcome runFromModel(const ParsedArguments& arguments, const CommandStreams& streams)
+{
+    if (!arguments.has("layer") || arguments.positional.empty())
+        throw Error("expected MODEL --layer L and either --text TEXT or --ids I,J,...");
+    const std::string folder =
+        modelFolder(arguments, "expected MODEL --layer L and either --text TEXT or --ids I,J,...");
+    const std::string layerText = arguments.value("layer");
+    std::vector<std::int64_t> layer;
+    if (!parseIndexList(layerText, layer) || layer.size() != 1)
+        throw Error("bad --layer '" + layerText + "': expected a layer number, counted from 0");
+    ModelHeadRequest request;
+    request.layer = layer[0];
+    request.ids = idsOption(arguments);
+    const std::string headsText = arguments.value("heads", "all");
+    if (headsText != "all") {
+        std::vector<std::int64_t> heads;
+        if (!parseIndexList(headsText, heads))
+            throw Error("bad --heads '" + headsText + "': expected all, or head numbers separated by commas");
+        request.heads.assign(heads.begin(), heads.end());
+    }
+    request.precision = precisionOption(arguments);
+    try {
+        const Model model = Model::open(folder);
+        if (arguments.has("text")) {
+            if (!model.tokenizer())
+                throw Error(model.tokenizerProblem());
+            request.text = arguments.value("text");
+            request.ids = model.tokenizer()->encode(request.text);
         }
-        std::vector<Intervention> interventions;
-        if (arguments.options.count("intervene"))
-            for (const std::string& spec : arguments.options.at("intervene"))
-                interventions.push_back(parseIntervention(spec));
+        Session session = sessionFromModel(model, request);
+        // An absolute folder, so the window reopens the model from wherever the file is opened.
+        session.model = modelLinkFor(model, request);
+        session.model->folder = std::filesystem::absolute(folder).lexically_normal().string();
+        if (arguments.has("out"))
+            saveSession(session, arguments.value("out"));
+        else
+            streams.out << serializeSession(session);
+    } catch (const std::bad_alloc&) {
+        throw Error("not enough memory for this model");
+    }
+    return finished();
+}
+
+CommandLineOutcome runPredict(const ParsedArguments& arguments, const CommandStreams& streams)
+{
+    PredictOptions options;
+    if (const std::optional<long long> top =
+            arguments.wholeNumber("top", 0, 1000000, "a whole number of tokens"))
+        options.top = Index(*top);
+    const std::vector<std::string> specs = arguments.values("intervene");
+    std::vector<Intervention> interventions;
+    for (const std::string& spec : specs)
+        interventions.push_back(parseIntervention(spec));
+    try {
         const std::shared_ptr<const ModelRun> run = runModel(arguments);
         for (std::size_t k = 0; k < interventions.size(); ++k)
             if (const std::string problem = interventionProblem(interventions[k], run->model().config());
                 !problem.empty())
-                throw Error("--intervene " + arguments.options.at("intervene")[k] + ": " + problem);
-        out << predictionJson(run->model(), run->ids(), run->predict(interventions, options));
-    });
+                throw Error("--intervene " + specs[k] + ": " + problem);
+        streams.out << predictionJson(run->model(), run->ids(), run->predict(interventions, options));
+    } catch (const std::bad_alloc&) {
+        throw Error("not enough memory for this model and text");
+    }
+    return finished();
 }
 
-CommandLineOutcome runHeads(const std::vector<std::string>& args, std::ostream& out, std::ostream& err)
+CommandLineOutcome runHeads(const ParsedArguments& arguments, const CommandStreams& streams)
 {
-    return runCommand("heads", err, [&] {
-        ModelArguments arguments;
-        if (const std::string problem = parseArguments(args, {"text", "ids", "precision"}, {}, arguments);
-            !problem.empty())
-            throw Error(problem);
-        out << headScoresJson(runModel(arguments)->scores());
-    });
+    try {
+        streams.out << headScoresJson(runModel(arguments)->scores());
+    } catch (const std::bad_alloc&) {
+        throw Error("not enough memory for this model and text");
+    }
+    return finished();
 }
 
 } // namespace qkv::app

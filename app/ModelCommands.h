@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The commands that run a model to its prediction: `qkvlab predict` and `qkvlab heads`
-// (docs/command-line.md).
+// The commands that open a model folder: `qkvlab tokenize`, `from-model`, `predict` and `heads`
+// (docs/command-line.md). Each throws qkv::Error with one line naming what it refuses.
 
+#include "ArgumentParser.h"
 #include "CommandLine.h"
 
 #include <cstdint>
-#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -15,7 +15,9 @@ namespace qkv::app {
 /// "3,1,4" as whole numbers; false for anything else.
 bool parseIndexList(const std::string& text, std::vector<std::int64_t>& values);
 
-CommandLineOutcome runPredict(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
-CommandLineOutcome runHeads(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+CommandLineOutcome runTokenize(const ParsedArguments& arguments, const CommandStreams& streams);
+CommandLineOutcome runFromModel(const ParsedArguments& arguments, const CommandStreams& streams);
+CommandLineOutcome runPredict(const ParsedArguments& arguments, const CommandStreams& streams);
+CommandLineOutcome runHeads(const ParsedArguments& arguments, const CommandStreams& streams);
 
 } // namespace qkv::app
