@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 
 packages=(g++ cmake make pkg-config qt6-base-dev qt6-svg-dev libqcustomplot-dev libeigen3-dev
           nlohmann-json3-dev libpcre2-dev libbenchmark-dev libgl-dev libopenblas0 libdnnl2
-          librsvg2-bin)
+          librsvg2-bin universal-ctags)
 
 missing=()
 for package in "${packages[@]}"; do

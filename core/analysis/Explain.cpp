@@ -115,9 +115,8 @@ double sumMinusOne(const std::vector<double>& values)
     return sum + compensation;
 }
 
-} // namespace
-
-CellExplanation explainCell(const Session& session, const AttentionResult& result, int head, Index i, Index j)
+/// Refuses a head or cell that does not exist, or a result that is not the session's.
+void checkCell(const Session& session, const AttentionResult& result, int head, Index i, Index j)
 {
     if (head < 0 || head >= session.headCount() || static_cast<std::size_t>(head) >= result.heads.size())
         throw std::out_of_range("explainCell: head " + std::to_string(head) + " does not exist");
@@ -128,38 +127,42 @@ CellExplanation explainCell(const Session& session, const AttentionResult& resul
                                 ") is outside the " + std::to_string(n) + " x " + std::to_string(m) +
                                 " weights");
     const HeadResult& r = result.heads[static_cast<std::size_t>(head)];
-    const Head& parameters = session.heads[static_cast<std::size_t>(head)];
     if (r.Q.rows() != n || r.K.rows() != m || r.V.rows() != m || r.scores.rows() != n ||
         r.scores.cols() != m || r.scaled.rows() != n || r.scaled.cols() != m || r.allowed.rows() != n ||
         r.allowed.cols() != m || r.weights.rows() != n || r.weights.cols() != m || r.output.rows() != n)
         throw std::invalid_argument("explainCell: the result does not have the session's shapes");
+}
 
-    CellExplanation e;
-    e.head = head;
-    e.query = i;
-    e.key = j;
-    e.queryToken = tokenAt(session.tokens, i);
-    e.keyToken = tokenAt(session.keyTokens(), j);
-    e.q = r.Q.row(i);
-    e.k = r.K.row(j);
+/// q_i and k_j, and where they come from when positions or biases take part.
+void explainProjections(const Session& session, const AttentionResult& result, CellExplanation& e)
+{
+    const HeadResult& r = result.heads[static_cast<std::size_t>(e.head)];
+    const Head& parameters = session.heads[static_cast<std::size_t>(e.head)];
+    e.q = r.Q.row(e.query);
+    e.k = r.K.row(e.key);
     e.positions = session.positions.type;
     e.queryBias = parameters.b_Q.size() > 0;
     e.keyBias = parameters.b_K.size() > 0;
     e.crossAttention = session.context.has_value();
     const Matrix& positionedKeys = session.context ? result.positionedZ : result.positionedX;
-    if (result.positionedX.rows() == n && positionedKeys.rows() == m) {
-        e.queryInput = result.positionedX.row(i);
-        e.keyInput = positionedKeys.row(j);
+    if (result.positionedX.rows() == session.n() && positionedKeys.rows() == session.m()) {
+        e.queryInput = result.positionedX.row(e.query);
+        e.keyInput = positionedKeys.row(e.key);
     }
     if (e.positions == PositionType::Rope) { // the products again, in float64, before the turn
-        e.qBeforeRope = session.X.row(i) * parameters.W_Q;
-        e.kBeforeRope = session.keySide().row(j) * parameters.W_K;
+        e.qBeforeRope = session.X.row(e.query) * parameters.W_Q;
+        e.kBeforeRope = session.keySide().row(e.key) * parameters.W_K;
         if (e.queryBias)
             e.qBeforeRope += parameters.b_Q.transpose();
         if (e.keyBias)
             e.kBeforeRope += parameters.b_K.transpose();
     }
+}
 
+/// The score as the term-by-term sum Σ_t left_t · right_t of its score function.
+void explainScore(const Session& session, const HeadResult& r, CellExplanation& e)
+{
+    const Head& parameters = session.heads[static_cast<std::size_t>(e.head)];
     e.scoreFunction = session.score;
     switch (session.score) {
     case ScoreFunction::Dot:
@@ -186,28 +189,39 @@ CellExplanation explainCell(const Session& session, const AttentionResult& resul
         e.queryNorm = e.q.stableNorm(); // as the engine normalizes the rows
         e.keyNorm = e.k.stableNorm();
     }
-    e.score = r.scores(i, j);
+    e.score = r.scores(e.query, e.key);
+}
 
+/// The scale (with ALiBi's bias), the mask and the temperature of the cell.
+void explainScaleMaskTemperature(const Session& session, const HeadResult& r, CellExplanation& e)
+{
     e.scale = session.scale;
     e.dK = session.dK();
     e.divisor = scaleDivisor(session.scale, e.dK);
-    e.scaled = r.scaled(i, j);
+    e.scaled = r.scaled(e.query, e.key);
     e.unbiasedScaled = e.scaled;
     if (session.positions.type == PositionType::Alibi) {
         e.alibi = true;
-        e.alibiSlope = effectiveAlibiSlopes(session.positions, session.headCount())[std::size_t(head)];
+        e.alibiSlope = effectiveAlibiSlopes(session.positions, session.headCount())[std::size_t(e.head)];
         e.unbiasedScaled = e.score / e.divisor;
     }
 
-    e.allowed = r.allowed(i, j) != 0;
+    e.allowed = r.allowed(e.query, e.key) != 0;
     e.maskType = session.mask.type;
     e.prefixLength = session.mask.prefixLength;
     e.window = session.mask.window;
-    e.maskReason = e.allowed ? MaskReason::Allowed : maskReasonOf(session, i, j);
+    e.maskReason = e.allowed ? MaskReason::Allowed : maskReasonOf(session, e.query, e.key);
 
     e.temperature = session.temperature;
     e.logit = e.scaled / e.temperature;
+}
 
+/// The normalizer over row i: every key's entry, the row's maximum, its support and, for a moderate softmax
+/// row at τ = 1, the exponentials without the shift.
+void explainRow(const Session& session, const HeadResult& r, CellExplanation& e)
+{
+    const Index i = e.query;
+    const Index m = session.m();
     e.normalizer = session.normalizer;
     e.trace = traceRow(session.normalizer, r.scaled.row(i).data(), r.allowed.row(i).data(), m, e.temperature);
     bool anyAllowed = false;
@@ -250,6 +264,24 @@ CellExplanation explainCell(const Session& session, const AttentionResult& resul
             e.plainExponentialSum += entry.plainExponential;
         }
     }
+}
+
+} // namespace
+
+CellExplanation explainCell(const Session& session, const AttentionResult& result, int head, Index i, Index j)
+{
+    checkCell(session, result, head, i, j);
+    const HeadResult& r = result.heads[static_cast<std::size_t>(head)];
+    CellExplanation e;
+    e.head = head;
+    e.query = i;
+    e.key = j;
+    e.queryToken = tokenAt(session.tokens, i);
+    e.keyToken = tokenAt(session.keyTokens(), j);
+    explainProjections(session, result, e);
+    explainScore(session, r, e);
+    explainScaleMaskTemperature(session, r, e);
+    explainRow(session, r, e);
     e.weight = r.weights(i, j);
     e.output = r.output.row(i);
     return e;

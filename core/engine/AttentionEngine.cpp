@@ -369,11 +369,19 @@ std::array<const Matrix*, 3> reusableProjections(const Session& session, int h, 
             reusable(sameKeySide, was.W_V, is.W_V, was.b_V, is.b_V, out.V, session.m())};
 }
 
+/// "X · W_Q + b_Q": how a projection is named in a message.
+std::string projectionWords(const char* input, const char* weights, const Vector& bias, const char* name)
+{
+    return std::string(input) + " · " + weights + (bias.size() > 0 ? std::string(" + ") + name : "");
+}
+
+/// Q, K and V of head `h` into the work matrices: what the previous computation has (bias and rotation
+/// included) is copied, the rest is projected, biased and, under RoPE, rotated. Copies of identical keys get
+/// their original's K and V rows.
 template <typename Scalar>
-void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const MatrixOf<Scalar>& keySide,
-                 const std::vector<std::pair<Index, Index>>& identicalKeys, const MaskMatrix& allowed,
-                 const std::vector<Index>& emptyRows, HeadResult& out,
-                 const std::vector<Matrix*>& concatenated, const ComputeOptions& options)
+void projectHead(const Session& session, int h, const MatrixOf<Scalar>& X, const MatrixOf<Scalar>& keySide,
+                 const std::vector<std::pair<Index, Index>>& identicalKeys, const ComputeOptions& options,
+                 MatrixOf<Scalar>& Q, MatrixOf<Scalar>& K, MatrixOf<Scalar>& V)
 {
     const Head& head = session.heads[static_cast<std::size_t>(h)];
     const std::string path = "heads[" + std::to_string(h) + "].";
@@ -382,23 +390,10 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
     const InPrecision<Scalar> W_Q(head.W_Q, path + "W_Q", given ? &given->W_Q : nullptr),
         W_K(head.W_K, path + "W_K", given ? &given->W_K : nullptr),
         W_V(head.W_V, path + "W_V", given ? &given->W_V : nullptr);
-    const Index n = session.n();
-    const Index m = session.m();
-    const Index dK = (*W_Q).cols();
-    const Index dV = (*W_V).cols();
-    const Scalar divisor = static_cast<Scalar>(scaleDivisor(session.scale, dK));
-    const float temperature32 = static_cast<float>(session.temperature);
     const PositionSpec& positions = session.positions;
-    const bool alibi = positions.type == PositionType::Alibi;
-    const double slope = alibi ? effectiveAlibiSlopes(positions, session.headCount())[std::size_t(h)] : 0.0;
-
-    MatrixOf<Scalar>& Q = workMatrix(out.Q, threadScratch<Scalar>(Scratch::Q));
-    MatrixOf<Scalar>& K = workMatrix(out.K, threadScratch<Scalar>(Scratch::K));
-    MatrixOf<Scalar>& V = workMatrix(out.V, threadScratch<Scalar>(Scratch::V));
-    Q.resize(n, dK);
-    K.resize(m, dK);
-    V.resize(m, dV);
-    // What the previous computation has (bias and rotation included) is copied; the rest is computed.
+    Q.resize(session.n(), (*W_Q).cols());
+    K.resize(session.m(), (*W_Q).cols());
+    V.resize(session.m(), (*W_V).cols());
     const std::array<const Matrix*, 3> reused = reusableProjections(session, h, options);
     MatrixOf<Scalar>* const projected[3] = {&Q, &K, &V};
     for (std::size_t i = 0; i < 3; ++i)
@@ -424,147 +419,181 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
         if (!reused[1])
             applyRope(K, positions.base, positions.pairing, 0, positions.scaling);
     }
-    const auto projection = [](const char* input, const char* weights, const Vector& bias, const char* name) {
-        return std::string(input) + " · " + weights + (bias.size() > 0 ? std::string(" + ") + name : "");
-    };
-    const char* keyInput = session.context ? "Z" : "X";
     for (const auto& [copy, original] : identicalKeys) { // a copy is finite exactly when its original is
         K.row(copy) = K.row(original);
         V.row(copy) = V.row(original);
     }
-    const auto checkProjections = [&] {
-        const std::array<bool, 3> finite = checkAndStore<Scalar, 3>({&Q, &K, &V}, {&out.Q, &out.K, &out.V});
-        const std::string what[3] = {projection("X", "W_Q", head.b_Q, "b_Q"),
-                                     projection(keyInput, "W_K", head.b_K, "b_K"),
-                                     projection(keyInput, "W_V", head.b_V, "b_V")};
-        for (std::size_t i = 0; i < 3; ++i)
-            if (!finite[i])
-                throw Error(path + "QKV"[i] + ": " + what[i] + " overflows " + precisionWords<Scalar>() +
-                            "; " + reduceInputs);
-    };
-    // In float64 with dot-product scores an infinite or NaN entry of Q or K makes its row or column of the
-    // scores non-finite, and one of V the output (0 · ∞ is NaN), which the blocks check anyway: there Q, K
-    // and V are read only when a block found a problem, and named first as before, which saves a pass over
-    // them. Other scores can hide one (cosine clamps, tanh saturates), and float32 widens them into the
-    // result, reading them anyway.
-    const bool blocksRevealProjections =
-        isDouble<Scalar> && session.score == ScoreFunction::Dot && n > 0 && m > 0;
-    if (!blocksRevealProjections)
-        checkProjections();
-    stopIfCancelled(options);
+}
 
-    const ScoreOperands<Scalar> scores(session.score, head, Q, K);
-    out.allowed = allowed;
-    out.emptyRows = emptyRows;
-    out.scores.resize(n, m);
-    out.scaled.resize(n, m);
-    out.weights.resize(n, m);
-    out.output.resize(n, dV);
-    out.rowStats.resize(static_cast<std::size_t>(n));
+/// Refuses a head whose Q, K or V is not finite, naming the first; in float32 each is widened into the
+/// result on the way.
+template <typename Scalar>
+void checkProjections(const Session& session, int h, const MatrixOf<Scalar>& Q, const MatrixOf<Scalar>& K,
+                      const MatrixOf<Scalar>& V, HeadResult& out)
+{
+    const Head& head = session.heads[static_cast<std::size_t>(h)];
+    const char* keyInput = session.context ? "Z" : "X";
+    const std::array<bool, 3> finite = checkAndStore<Scalar, 3>({&Q, &K, &V}, {&out.Q, &out.K, &out.V});
+    const std::string what[3] = {projectionWords("X", "W_Q", head.b_Q, "b_Q"),
+                                 projectionWords(keyInput, "W_K", head.b_K, "b_K"),
+                                 projectionWords(keyInput, "W_V", head.b_V, "b_V")};
+    for (std::size_t i = 0; i < 3; ++i)
+        if (!finite[i])
+            throw Error("heads[" + std::to_string(h) + "]." + "QKV"[i] + ": " + what[i] + " overflows " +
+                        precisionWords<Scalar>() + "; " + reduceInputs);
+}
 
-    // In float32 the double scores, scaled scores and weights are widened from the float32 rows that the
-    // products use, and under softmax nothing here reads them again: when each is far larger than the
-    // caches, they are written around them, so that each line is not first read in (sparsemax, which reads
-    // the scaled row back, loses nothing by it).
-    constexpr Index smallestStreamedHead = Index(1) << 21; // n · m entries: 16 MiB of doubles
-    const rows::WideRows wideRows =
-        n * m >= smallestStreamedHead ? rows::WideRows::Streamed : rows::WideRows::Cached;
-    const Index rowsPerBlock = blockRows(n, m, Q.cols(), dV);
-    std::vector<Problem> problems(static_cast<std::size_t>((n + rowsPerBlock - 1) / rowsPerBlock),
-                                  Problem::None);
-    parallelFor(n, rowsPerBlock, [&](Index first, Index end) {
+/// Keeps the first problem a block finds.
+void report(Problem& problem, Problem found)
+{
+    problem = problem == Problem::None ? found : problem;
+}
+
+/// One head's blocks of query rows: each block's scores, scaled scores, weights, row statistics and output,
+/// computed while the block is in cache, on whichever thread claims it.
+template <typename Scalar> class HeadBlocks {
+public:
+    HeadBlocks(const Session& session, int h, Index dK, const ScoreOperands<Scalar>& scores,
+               const MatrixOf<Scalar>& V, const std::vector<std::pair<Index, Index>>& identicalKeys,
+               HeadResult& out, const std::vector<Matrix*>& concatenated, const ComputeOptions& options)
+        : m_session(session), m_h(h), m_scores(scores), m_V(V), m_identicalKeys(identicalKeys), m_out(out),
+          m_concatenated(concatenated), m_options(options),
+          m_divisor(static_cast<Scalar>(scaleDivisor(session.scale, dK))),
+          m_temperature32(static_cast<float>(session.temperature)),
+          m_alibi(session.positions.type == PositionType::Alibi),
+          m_slope(m_alibi ? effectiveAlibiSlopes(session.positions, session.headCount())[std::size_t(h)]
+                          : 0.0)
+    {
+        // In float32 the double scores, scaled scores and weights are widened from the float32 rows that the
+        // products use, and under softmax nothing here reads them again: when each is far larger than the
+        // caches, they are written around them, so that each line is not first read in (sparsemax, which
+        // reads the scaled row back, loses nothing by it).
+        constexpr Index smallestStreamedHead = Index(1) << 21; // n · m entries: 16 MiB of doubles
+        m_wideRows = session.n() * session.m() >= smallestStreamedHead ? rows::WideRows::Streamed
+                                                                       : rows::WideRows::Cached;
+    }
+
+    /// Query rows [first, end): the first problem found, if any.
+    Problem compute(Index first, Index end) const
+    {
         const Index count = end - first;
-        Problem& problem = problems[static_cast<std::size_t>(first / rowsPerBlock)];
-        const auto report = [&problem](Problem found) {
-            problem = problem == Problem::None ? found : problem;
-        };
-
+        const Index m = m_session.m();
+        Problem problem = Problem::None;
         MatrixOf<Scalar>& scratchScores = threadScratch<Scalar>(Scratch::Scores);
-        MatrixOf<Scalar>& scratchOutput = threadScratch<Scalar>(Scratch::Output);
         Scalar* scoreData = nullptr;
         if constexpr (isDouble<Scalar>) {
             scoreData =
-                out.scores.row(first).data(); // the result's own rows: a row-major block is contiguous
+                m_out.scores.row(first).data(); // the result's own rows: a row-major block is contiguous
         } else {
             scratchScores.resize(count, m);
             scoreData = scratchScores.data();
         }
         Eigen::Map<MatrixOf<Scalar>> blockScores(scoreData, count, m);
-        scores.rows(first, blockScores);
-        for (const auto& [copy, original] : identicalKeys)
+        m_scores.rows(first, blockScores);
+        for (const auto& [copy, original] : m_identicalKeys)
             blockScores.col(copy) = blockScores.col(original);
 
         NormalizerScratch normalizerScratch;
         constexpr Index rowsBetweenChecks = 64;
         for (Index r = 0; r < count; ++r) {
-            const Index i = first + r;
             if (r % rowsBetweenChecks == rowsBetweenChecks - 1)
-                stopIfCancelled(options);
-            double* scoreRow = out.scores.row(i).data();
-            double* scaledRow = out.scaled.row(i).data();
-            double* weightRow = out.weights.row(i).data();
-            const std::uint8_t* allowedRow = out.allowed.row(i).data();
-            NormalizerTrace trace;
-            rows::WeightSums sums{};
-            if constexpr (isDouble<Scalar>) {
-                if (!rows::divide(scoreRow, divisor, scaledRow, m))
-                    report(rows::allFinite(scoreRow, m) ? Problem::Scaled : Problem::Score);
-                if (alibi && !addAlibiBias(scaledRow, m, i, slope)) // before the temperature
-                    report(Problem::PositionBias);
-                trace = normalizeRow(session.normalizer, scaledRow, allowedRow, m, session.temperature,
-                                     weightRow, normalizerScratch);
-                sums = rows::weightSums(weightRow, m);
-            } else {
-                // The row's float32 scores become its float32 scaled scores, then its float32 weights, for
-                // weights · V.
-                float* row32 = &blockScores(r, 0);
-                const bool finite = rows::divide(row32, divisor, scoreRow, scaledRow, m, wideRows);
-                if (!finite)
-                    report(rows::allFinite(scoreRow, m) ? Problem::Scaled : Problem::Score);
-                const bool biased = !alibi || addAlibiBias(row32, m, i, static_cast<float>(slope), scaledRow);
-                if (!biased)
-                    report(Problem::PositionBias);
-                if (finite && biased &&
-                    softmaxRowFloat32(session.normalizer, row32, allowedRow, m, temperature32, row32, trace,
-                                      normalizerScratch)) {
-                    sums = rows::widenAndSum(row32, weightRow, m, wideRows);
-                } else {
-                    trace = normalizeRow(session.normalizer, scaledRow, allowedRow, m, session.temperature,
-                                         weightRow, normalizerScratch);
-                    sums = rows::roundToFloatAndSum(weightRow, row32, m);
-                }
-            }
-            // The normalizers never produce a non-finite weight (a NaN or infinite weight would make the sum
-            // so); checked anyway, so that no defect can ever put NaN on screen or in `compute` output.
-            if (!std::isfinite(sums.sum))
-                report(Problem::Weight);
-            out.rowStats[static_cast<std::size_t>(i)] = rowStatistics(sums, weightRow, m, trace.entropy);
+                stopIfCancelled(m_options);
+            normalizeQueryRow(first + r, &blockScores(r, 0), normalizerScratch, problem);
         }
+        multiplyByValues(first, count, scratchScores, problem);
+        return problem;
+    }
 
+private:
+    /// Row i scaled, biased and normalized into the result, with its statistics. In float32 `row32` holds
+    /// the row's float32 scores, which become its float32 scaled scores, then its float32 weights, for
+    /// weights · V.
+    void normalizeQueryRow(Index i, Scalar* row32, NormalizerScratch& normalizerScratch,
+                           Problem& problem) const
+    {
+        const Index m = m_session.m();
+        double* scoreRow = m_out.scores.row(i).data();
+        double* scaledRow = m_out.scaled.row(i).data();
+        double* weightRow = m_out.weights.row(i).data();
+        const std::uint8_t* allowedRow = m_out.allowed.row(i).data();
+        NormalizerTrace trace;
+        rows::WeightSums sums{};
+        if constexpr (isDouble<Scalar>) {
+            if (!rows::divide(scoreRow, m_divisor, scaledRow, m))
+                report(problem, rows::allFinite(scoreRow, m) ? Problem::Scaled : Problem::Score);
+            if (m_alibi && !addAlibiBias(scaledRow, m, i, m_slope)) // before the temperature
+                report(problem, Problem::PositionBias);
+            trace = normalizeRow(m_session.normalizer, scaledRow, allowedRow, m, m_session.temperature,
+                                 weightRow, normalizerScratch);
+            sums = rows::weightSums(weightRow, m);
+        } else {
+            const bool finite = rows::divide(row32, m_divisor, scoreRow, scaledRow, m, m_wideRows);
+            if (!finite)
+                report(problem, rows::allFinite(scoreRow, m) ? Problem::Scaled : Problem::Score);
+            const bool biased = !m_alibi || addAlibiBias(row32, m, i, static_cast<float>(m_slope), scaledRow);
+            if (!biased)
+                report(problem, Problem::PositionBias);
+            if (finite && biased &&
+                softmaxRowFloat32(m_session.normalizer, row32, allowedRow, m, m_temperature32, row32, trace,
+                                  normalizerScratch)) {
+                sums = rows::widenAndSum(row32, weightRow, m, m_wideRows);
+            } else {
+                trace = normalizeRow(m_session.normalizer, scaledRow, allowedRow, m, m_session.temperature,
+                                     weightRow, normalizerScratch);
+                sums = rows::roundToFloatAndSum(weightRow, row32, m);
+            }
+        }
+        // The normalizers never produce a non-finite weight (a NaN or infinite weight would make the sum
+        // so); checked anyway, so that no defect can ever put NaN on screen or in `compute` output.
+        if (!std::isfinite(sums.sum))
+            report(problem, Problem::Weight);
+        m_out.rowStats[static_cast<std::size_t>(i)] = rowStatistics(sums, weightRow, m, trace.entropy);
+    }
+
+    /// The block's weights · V, and this head's columns of the concatenation while its rows are in cache.
+    /// In float32 `weights32` holds the block's float32 weights.
+    void multiplyByValues(Index first, Index count, const MatrixOf<Scalar>& weights32, Problem& problem) const
+    {
+        const Index dV = m_V.cols();
         // Sigmoid rows need not sum to 1, so weights · V can exceed V's largest entry many times over.
-        double* outputRows = out.output.row(first).data(); // whole rows: contiguous
+        double* outputRows = m_out.output.row(first).data(); // whole rows: contiguous
         bool outputFinite = true;
         if constexpr (isDouble<Scalar>) {
-            multiplyOnThisThread<double>(out.weights.middleRows(first, count), V,
-                                         out.output.middleRows(first, count));
+            multiplyOnThisThread<double>(m_out.weights.middleRows(first, count), m_V,
+                                         m_out.output.middleRows(first, count));
             outputFinite = rows::allFinite(outputRows, count * dV);
         } else {
+            MatrixOf<Scalar>& scratchOutput = threadScratch<Scalar>(Scratch::Output);
             scratchOutput.resize(count, dV);
-            multiplyOnThisThread<float>(scratchScores, V, scratchOutput); // now the block's float32 weights
+            multiplyOnThisThread<float>(weights32, m_V, scratchOutput);
             outputFinite = rows::widen(scratchOutput.data(), outputRows, count * dV);
         }
         if (!outputFinite)
-            report(Problem::Output);
-        for (Matrix* heads : concatenated) // this head's columns, while its rows are in cache
-            heads->block(first, h * dV, count, dV) = out.output.middleRows(first, count);
-    });
+            report(problem, Problem::Output);
+        for (Matrix* heads : m_concatenated)
+            heads->block(first, m_h * dV, count, dV) = m_out.output.middleRows(first, count);
+    }
 
-    const Problem first = *std::max_element(problems.begin(), problems.end(), [](Problem a, Problem b) {
-        return (a == Problem::None ? 99 : int(a)) > (b == Problem::None ? 99 : int(b));
-    });
-    if (first != Problem::None && blocksRevealProjections)
-        checkProjections();
-    switch (first) {
+    const Session& m_session;
+    int m_h;
+    const ScoreOperands<Scalar>& m_scores;
+    const MatrixOf<Scalar>& m_V;
+    const std::vector<std::pair<Index, Index>>& m_identicalKeys;
+    HeadResult& m_out;
+    const std::vector<Matrix*>& m_concatenated;
+    const ComputeOptions& m_options;
+    Scalar m_divisor;
+    float m_temperature32;
+    bool m_alibi;
+    double m_slope;
+    rows::WideRows m_wideRows;
+};
+
+/// Throws the message of the first problem the blocks found (nothing when there is none).
+template <typename Scalar> void throwProblem(int h, Problem problem)
+{
+    const std::string path = "heads[" + std::to_string(h) + "].";
+    switch (problem) {
     case Problem::None:
         break;
     case Problem::Score:
@@ -582,6 +611,56 @@ void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const
         throw Error(path + "output: weights · V overflows " + precisionWords<Scalar>() +
                     "; reduce the magnitudes in W_V, X or Z");
     }
+}
+
+template <typename Scalar>
+void computeHead(const Session& session, int h, const MatrixOf<Scalar>& X, const MatrixOf<Scalar>& keySide,
+                 const std::vector<std::pair<Index, Index>>& identicalKeys, const MaskMatrix& allowed,
+                 const std::vector<Index>& emptyRows, HeadResult& out,
+                 const std::vector<Matrix*>& concatenated, const ComputeOptions& options)
+{
+    const Head& head = session.heads[static_cast<std::size_t>(h)];
+    const Index n = session.n();
+    const Index m = session.m();
+    MatrixOf<Scalar>& Q = workMatrix(out.Q, threadScratch<Scalar>(Scratch::Q));
+    MatrixOf<Scalar>& K = workMatrix(out.K, threadScratch<Scalar>(Scratch::K));
+    MatrixOf<Scalar>& V = workMatrix(out.V, threadScratch<Scalar>(Scratch::V));
+    projectHead<Scalar>(session, h, X, keySide, identicalKeys, options, Q, K, V);
+    const Index dV = V.cols();
+    // In float64 with dot-product scores an infinite or NaN entry of Q or K makes its row or column of the
+    // scores non-finite, and one of V the output (0 · ∞ is NaN), which the blocks check anyway: there Q, K
+    // and V are read only when a block found a problem, and named first as before, which saves a pass over
+    // them. Other scores can hide one (cosine clamps, tanh saturates), and float32 widens them into the
+    // result, reading them anyway.
+    const bool blocksRevealProjections =
+        isDouble<Scalar> && session.score == ScoreFunction::Dot && n > 0 && m > 0;
+    if (!blocksRevealProjections)
+        checkProjections<Scalar>(session, h, Q, K, V, out);
+    stopIfCancelled(options);
+
+    const ScoreOperands<Scalar> scores(session.score, head, Q, K);
+    out.allowed = allowed;
+    out.emptyRows = emptyRows;
+    out.scores.resize(n, m);
+    out.scaled.resize(n, m);
+    out.weights.resize(n, m);
+    out.output.resize(n, dV);
+    out.rowStats.resize(static_cast<std::size_t>(n));
+
+    const HeadBlocks<Scalar> blocks(session, h, Q.cols(), scores, V, identicalKeys, out, concatenated,
+                                    options);
+    const Index rowsPerBlock = blockRows(n, m, Q.cols(), dV);
+    std::vector<Problem> problems(static_cast<std::size_t>((n + rowsPerBlock - 1) / rowsPerBlock),
+                                  Problem::None);
+    parallelFor(n, rowsPerBlock, [&](Index first, Index end) {
+        problems[static_cast<std::size_t>(first / rowsPerBlock)] = blocks.compute(first, end);
+    });
+    const Problem first = *std::max_element(problems.begin(), problems.end(), [](Problem a, Problem b) {
+        return (a == Problem::None ? 99 : int(a)) > (b == Problem::None ? 99 : int(b));
+    });
+    if (first != Problem::None && blocksRevealProjections)
+        checkProjections<Scalar>(session, h, Q, K, V, out);
+    throwProblem<Scalar>(h, first);
 }
 
 template <typename Scalar>

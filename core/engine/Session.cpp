@@ -274,9 +274,11 @@ std::string slopeCountProblem(std::size_t heads, std::size_t found)
            " (one per head), found " + std::to_string(found);
 }
 
-std::string validate(const Session& s, const Float32Weights* float32Weights, FiniteScan scan)
+namespace {
+
+// X, its tokens, padding flags and dimension names.
+std::string checkQueries(const Session& s, bool readOperands)
 {
-    const bool readOperands = scan == FiniteScan::Everything;
     const Index n = s.X.rows();
     const Index dModel = s.X.cols();
     std::string problem;
@@ -292,66 +294,97 @@ std::string validate(const Session& s, const Float32Weights* float32Weights, Fin
     if (static_cast<Index>(s.pad.size()) != n)
         return describe("pad",
                         "expected " + std::to_string(n) + " flags, found " + std::to_string(s.pad.size()));
-    if (!(problem = checkDimensionNames("dims", s.dims, "X", dModel)).empty())
-        return problem;
+    return checkDimensionNames("dims", s.dims, "X", dModel);
+}
 
-    Index m = n;
-    if (s.context) {
-        const Context& c = *s.context;
-        m = c.Z.rows();
-        if (!(problem = checkDimension("context.Z (rows)", m, Limits::maxTokens)).empty())
-            return problem;
-        if (!(problem = checkShape("context.Z", c.Z, m, dModel, readOperands)).empty())
-            return problem;
-        if (static_cast<Index>(c.tokens.size()) != m)
-            return describe("context.tokens", "expected " + std::to_string(m) +
-                                                  " tokens (one per row of context.Z), found " +
-                                                  std::to_string(c.tokens.size()));
-        if (static_cast<Index>(c.pad.size()) != m)
-            return describe("context.pad", "expected " + std::to_string(m) + " flags, found " +
-                                               std::to_string(c.pad.size()));
-        if (!(problem = checkDimensionNames("context.dims", c.dims, "context.Z", dModel)).empty())
-            return problem;
-    }
+// The cross-attention context: Z with d_model columns, its tokens, padding flags and dimension names.
+std::string checkContext(const Context& c, Index dModel, bool readOperands)
+{
+    const Index m = c.Z.rows();
+    std::string problem;
+    if (!(problem = checkDimension("context.Z (rows)", m, Limits::maxTokens)).empty())
+        return problem;
+    if (!(problem = checkShape("context.Z", c.Z, m, dModel, readOperands)).empty())
+        return problem;
+    if (static_cast<Index>(c.tokens.size()) != m)
+        return describe("context.tokens", "expected " + std::to_string(m) +
+                                              " tokens (one per row of context.Z), found " +
+                                              std::to_string(c.tokens.size()));
+    if (static_cast<Index>(c.pad.size()) != m)
+        return describe("context.pad",
+                        "expected " + std::to_string(m) + " flags, found " + std::to_string(c.pad.size()));
+    return checkDimensionNames("context.dims", c.dims, "context.Z", dModel);
+}
 
-    if (s.heads.empty() || static_cast<int>(s.heads.size()) > Limits::maxHeads)
-        return describe("heads", "expected 1 to " + std::to_string(Limits::maxHeads) + " heads, found " +
-                                     std::to_string(s.heads.size()));
-    if (float32Weights) {
-        if (s.precision != Precision::Float32)
-            return describe("precision", "float32 weights were given for a float64 computation");
-        if (float32Weights->heads.size() != s.heads.size())
-            return describe("heads", "the session has " + std::to_string(s.heads.size()) +
-                                         " heads, its float32 weights " +
-                                         std::to_string(float32Weights->heads.size()));
-        if (s.W_O)
-            return describe("W_O", "given twice: in the session and in float32");
-        for (std::size_t h = 0; h < s.heads.size(); ++h)
-            if (s.heads[h].W_Q.size() + s.heads[h].W_K.size() + s.heads[h].W_V.size() > 0)
-                return describe("heads[" + std::to_string(h) + "]",
-                                "projections given twice: in the session and in float32");
-    }
-    const Index dK = float32Weights ? float32Weights->heads.front().W_Q.cols() : s.heads.front().W_Q.cols();
-    const Index dV = float32Weights ? float32Weights->heads.front().W_V.cols() : s.heads.front().W_V.cols();
-    // A head's projections as the computation will read them: the session's own, or the float32 ones given.
-    const auto projectionsProblem = [&](const std::string& at, const auto& p) {
-        for (const auto& [name, matrix, columns] :
-             {std::tuple{"W_Q", &p.W_Q, dK}, std::tuple{"W_K", &p.W_K, dK}, std::tuple{"W_V", &p.W_V, dV}})
-            if (std::string found = checkShape(at + name, *matrix, dModel, columns, readOperands);
-                !found.empty())
-                return found;
-        return std::string();
-    };
-    if (!(problem = checkDimension("heads[0].W_Q (columns, d_k)", dK, Limits::maxDimension)).empty())
+// Float32 weights given apart replace the session's projections and W_O, which must then be empty.
+std::string checkFloat32Weights(const Session& s, const Float32Weights& float32Weights)
+{
+    if (s.precision != Precision::Float32)
+        return describe("precision", "float32 weights were given for a float64 computation");
+    if (float32Weights.heads.size() != s.heads.size())
+        return describe("heads", "the session has " + std::to_string(s.heads.size()) +
+                                     " heads, its float32 weights " +
+                                     std::to_string(float32Weights.heads.size()));
+    if (s.W_O)
+        return describe("W_O", "given twice: in the session and in float32");
+    for (std::size_t h = 0; h < s.heads.size(); ++h)
+        if (s.heads[h].W_Q.size() + s.heads[h].W_K.size() + s.heads[h].W_V.size() > 0)
+            return describe("heads[" + std::to_string(h) + "]",
+                            "projections given twice: in the session and in float32");
+    return {};
+}
+
+// A head's projections as the computation will read them: the session's own, or the float32 ones given.
+template <typename Projections>
+std::string checkProjections(const std::string& at, const Projections& p, Index dModel, Index dK, Index dV,
+                             bool readOperands)
+{
+    for (const auto& [name, matrix, columns] :
+         {std::tuple{"W_Q", &p.W_Q, dK}, std::tuple{"W_K", &p.W_K, dK}, std::tuple{"W_V", &p.W_V, dV}})
+        if (std::string found = checkShape(at + name, *matrix, dModel, columns, readOperands); !found.empty())
+            return found;
+    return {};
+}
+
+// What the additive score needs of a head: W_a and U_a (d_k × d_a) and v_a (d_a), with d_a set by the first
+// head (`dA`, 0 until then).
+std::string checkAdditiveScore(const std::string& at, const Head& head, Index dK, Index& dA)
+{
+    if (head.W_a.size() == 0)
+        return describe(at + "W_a", "missing (the additive score needs W_a, U_a and v_a)");
+    if (head.U_a.size() == 0)
+        return describe(at + "U_a", "missing (the additive score needs W_a, U_a and v_a)");
+    if (head.v_a.size() == 0)
+        return describe(at + "v_a", "missing (the additive score needs W_a, U_a and v_a)");
+    if (dA == 0)
+        dA = head.W_a.cols();
+    std::string problem;
+    if (!(problem = checkDimension(at + "W_a (columns, d_a)", head.W_a.cols(), Limits::maxDimension)).empty())
         return problem;
-    if (!(problem = checkDimension("heads[0].W_V (columns, d_v)", dV, Limits::maxDimension)).empty())
+    if (!(problem = checkShape(at + "W_a", head.W_a, dK, dA)).empty() ||
+        !(problem = checkShape(at + "U_a", head.U_a, dK, dA)).empty())
         return problem;
+    if (head.v_a.size() != dA)
+        return describe(at + "v_a", "expected " + std::to_string(dA) + " numbers, found " +
+                                        std::to_string(head.v_a.size()));
+    if (!isAllFinite(head.v_a))
+        return describe(at + "v_a", "contains a number that is not finite");
+    return {};
+}
+
+// Every head: its projections, biases and the score function's own matrices.
+std::string checkHeads(const Session& s, const Float32Weights* float32Weights, Index dK, Index dV,
+                       bool readOperands)
+{
+    const Index dModel = s.X.cols();
+    std::string problem;
     Index dA = 0;
     for (std::size_t h = 0; h < s.heads.size(); ++h) {
         const Head& head = s.heads[h];
         const std::string at = "heads[" + std::to_string(h) + "].";
-        if (!(problem = float32Weights ? projectionsProblem(at, float32Weights->heads[h])
-                                       : projectionsProblem(at, head))
+        if (!(problem = float32Weights
+                            ? checkProjections(at, float32Weights->heads[h], dModel, dK, dV, readOperands)
+                            : checkProjections(at, head, dModel, dK, dV, readOperands))
                  .empty())
             return problem;
         if (!(problem = checkBias(at + "b_Q", head.b_Q, dK, "d_k")).empty() ||
@@ -364,29 +397,15 @@ std::string validate(const Session& s, const Float32Weights* float32Weights, Fin
             if (!(problem = checkShape(at + "W_S", head.W_S, dK, dK)).empty())
                 return problem;
         }
-        if (s.score == ScoreFunction::Additive) {
-            if (head.W_a.size() == 0)
-                return describe(at + "W_a", "missing (the additive score needs W_a, U_a and v_a)");
-            if (head.U_a.size() == 0)
-                return describe(at + "U_a", "missing (the additive score needs W_a, U_a and v_a)");
-            if (head.v_a.size() == 0)
-                return describe(at + "v_a", "missing (the additive score needs W_a, U_a and v_a)");
-            if (h == 0)
-                dA = head.W_a.cols();
-            if (!(problem = checkDimension(at + "W_a (columns, d_a)", head.W_a.cols(), Limits::maxDimension))
-                     .empty())
-                return problem;
-            if (!(problem = checkShape(at + "W_a", head.W_a, dK, dA)).empty() ||
-                !(problem = checkShape(at + "U_a", head.U_a, dK, dA)).empty())
-                return problem;
-            if (head.v_a.size() != dA)
-                return describe(at + "v_a", "expected " + std::to_string(dA) + " numbers, found " +
-                                                std::to_string(head.v_a.size()));
-            if (!isAllFinite(head.v_a))
-                return describe(at + "v_a", "contains a number that is not finite");
-        }
+        if (s.score == ScoreFunction::Additive && !(problem = checkAdditiveScore(at, head, dK, dA)).empty())
+            return problem;
     }
+    return {};
+}
 
+// W_O (the session's or the float32 one given) with its bias, or no b_O without it.
+std::string checkOutputProjection(const Session& s, const Float32Weights* float32Weights, Index dV)
+{
     const auto outputProblem = [&](const auto& W_O) {
         const Index concatWidth = static_cast<Index>(s.heads.size()) * dV;
         std::string found = checkDimension("W_O (columns, d_out)", W_O.cols(), Limits::maxDimension);
@@ -394,46 +413,44 @@ std::string validate(const Session& s, const Float32Weights* float32Weights, Fin
             found = checkShape("W_O", W_O, concatWidth, W_O.cols());
         return found.empty() ? checkBias("b_O", s.b_O, W_O.cols(), "d_out") : found;
     };
-    if (s.W_O || (float32Weights && float32Weights->W_O)) {
-        if (!(problem = s.W_O ? outputProblem(*s.W_O) : outputProblem(*float32Weights->W_O)).empty())
-            return problem;
-    } else if (s.b_O.size() > 0) {
+    if (s.W_O || (float32Weights && float32Weights->W_O))
+        return s.W_O ? outputProblem(*s.W_O) : outputProblem(*float32Weights->W_O);
+    if (s.b_O.size() > 0)
         return describe("b_O", "needs W_O beside it (it is the bias of the output projection)");
-    }
+    return {};
+}
 
-    if (s.scale.kind == Scale::Kind::Constant && !(std::isfinite(s.scale.value) && s.scale.value > 0))
-        return describe("scale", "expected \"sqrt_dk\", \"none\" or a finite number > 0");
-    if (!(std::isfinite(s.temperature) && s.temperature > 0))
-        return describe("temperature", "expected a finite number > 0");
-
-    // Parameters are checked even when their mask type is not selected: they are saved and must load back.
-    if (s.mask.prefixLength < 0)
+// The mask's parameters, checked even when their mask type is not selected: they are saved and must load
+// back. A custom mask is n × m of 0 and 1.
+std::string checkMask(const MaskSpec& mask, Index n, Index m)
+{
+    if (mask.prefixLength < 0)
         return describe("mask.prefix_length", "expected a whole number ≥ 0");
-    if (s.mask.window < 1)
+    if (mask.window < 1)
         return describe("mask.window", "expected a whole number ≥ 1");
-    if (s.mask.type == MaskType::Custom && s.mask.allowed.size() == 0)
+    if (mask.type == MaskType::Custom && mask.allowed.size() == 0)
         return describe("mask.allowed", "missing (a custom mask needs an n × m matrix of 0 and 1)");
-    if (s.mask.allowed.size() > 0) {
-        if (s.mask.allowed.rows() != n)
+    if (mask.allowed.size() > 0) {
+        if (mask.allowed.rows() != n)
             return describe("mask.allowed", "expected " + std::to_string(n) + " rows, found " +
-                                                std::to_string(s.mask.allowed.rows()));
-        if (s.mask.allowed.cols() != m)
+                                                std::to_string(mask.allowed.rows()));
+        if (mask.allowed.cols() != m)
             return describe("mask.allowed", "expected " + std::to_string(m) + " columns, found " +
-                                                std::to_string(s.mask.allowed.cols()));
-        if ((s.mask.allowed.array() > 1).any())
+                                                std::to_string(mask.allowed.cols()));
+        if ((mask.allowed.array() > 1).any())
             return describe("mask.allowed", "expected only 0 and 1");
     }
+    return {};
+}
 
-    if (!(std::isfinite(s.normalizer.alpha) && s.normalizer.alpha >= 1.0))
-        return describe("normalizer.alpha", "expected a finite number ≥ 1");
-    if (!(problem = checkPositions(s, dK)).empty())
-        return problem;
-
-    if (static_cast<int>(s.snapshots.size()) > Limits::maxSnapshots)
+// Snapshots: named, each a whole valid session without snapshots of its own.
+std::string checkSnapshots(const std::vector<Snapshot>& snapshots)
+{
+    if (static_cast<int>(snapshots.size()) > Limits::maxSnapshots)
         return describe("snapshots", "expected at most " + std::to_string(Limits::maxSnapshots) +
-                                         " snapshots, found " + std::to_string(s.snapshots.size()));
-    for (std::size_t k = 0; k < s.snapshots.size(); ++k) {
-        const Snapshot& snapshot = s.snapshots[k];
+                                         " snapshots, found " + std::to_string(snapshots.size()));
+    for (std::size_t k = 0; k < snapshots.size(); ++k) {
+        const Snapshot& snapshot = snapshots[k];
         const std::string at = "snapshots[" + std::to_string(k) + "]";
         if (snapshot.name.empty() || snapshot.name.size() > Limits::maxSnapshotName)
             return describe(at + ".name",
@@ -446,6 +463,49 @@ std::string validate(const Session& s, const Float32Weights* float32Weights, Fin
             return at + ".session." + inner;
     }
     return {};
+}
+
+} // namespace
+
+std::string validate(const Session& s, const Float32Weights* float32Weights, FiniteScan scan)
+{
+    const bool readOperands = scan == FiniteScan::Everything;
+    const Index n = s.X.rows();
+    const Index dModel = s.X.cols();
+    std::string problem;
+    if (!(problem = checkQueries(s, readOperands)).empty())
+        return problem;
+    if (s.context && !(problem = checkContext(*s.context, dModel, readOperands)).empty())
+        return problem;
+    const Index m = s.context ? s.context->Z.rows() : n;
+
+    if (s.heads.empty() || static_cast<int>(s.heads.size()) > Limits::maxHeads)
+        return describe("heads", "expected 1 to " + std::to_string(Limits::maxHeads) + " heads, found " +
+                                     std::to_string(s.heads.size()));
+    if (float32Weights && !(problem = checkFloat32Weights(s, *float32Weights)).empty())
+        return problem;
+    const Index dK = float32Weights ? float32Weights->heads.front().W_Q.cols() : s.heads.front().W_Q.cols();
+    const Index dV = float32Weights ? float32Weights->heads.front().W_V.cols() : s.heads.front().W_V.cols();
+    if (!(problem = checkDimension("heads[0].W_Q (columns, d_k)", dK, Limits::maxDimension)).empty())
+        return problem;
+    if (!(problem = checkDimension("heads[0].W_V (columns, d_v)", dV, Limits::maxDimension)).empty())
+        return problem;
+    if (!(problem = checkHeads(s, float32Weights, dK, dV, readOperands)).empty())
+        return problem;
+    if (!(problem = checkOutputProjection(s, float32Weights, dV)).empty())
+        return problem;
+
+    if (s.scale.kind == Scale::Kind::Constant && !(std::isfinite(s.scale.value) && s.scale.value > 0))
+        return describe("scale", "expected \"sqrt_dk\", \"none\" or a finite number > 0");
+    if (!(std::isfinite(s.temperature) && s.temperature > 0))
+        return describe("temperature", "expected a finite number > 0");
+    if (!(problem = checkMask(s.mask, n, m)).empty())
+        return problem;
+    if (!(std::isfinite(s.normalizer.alpha) && s.normalizer.alpha >= 1.0))
+        return describe("normalizer.alpha", "expected a finite number ≥ 1");
+    if (!(problem = checkPositions(s, dK)).empty())
+        return problem;
+    return checkSnapshots(s.snapshots);
 }
 
 std::vector<int> headsSharingKeysAndValues(const Session& session, int head)

@@ -108,6 +108,18 @@ void checkCount(const std::string& path, std::size_t count, const char* what, In
                "expected 1 to " + std::to_string(max) + " " + what + ", found " + std::to_string(count));
 }
 
+/// A name of one of an enum's values (`parse` turns it into the value), refused as "unknown WHAT".
+template <typename Enum>
+Enum readNamed(const Json& value, const std::string& path, std::optional<Enum> (*parse)(const std::string&),
+               const char* what, const char* expected)
+{
+    const std::string text = readString(value, path);
+    const std::optional<Enum> parsed = parse(text);
+    if (!parsed)
+        refuse(path, std::string("unknown ") + what + " \"" + text + "\" (expected " + expected + ")");
+    return *parsed;
+}
+
 /// A matrix's row count, then its column count (row 0's length), against the expected ones.
 void checkRows(const std::string& path, Index rowCount, Index rows, Index maxRows)
 {
@@ -252,12 +264,8 @@ MaskSpec readMask(CompactMatrices& compact, const Json& value, Index n, Index m,
 {
     requireObject(value, "mask");
     MaskSpec mask;
-    const std::string typeText = readString(require(value, "mask", "type"), "mask.type");
-    const auto type = maskTypeFromString(typeText);
-    if (!type)
-        refuse("mask.type",
-               "unknown mask \"" + typeText + "\" (expected none, causal, prefix, sliding or custom)");
-    mask.type = *type;
+    mask.type = readNamed(require(value, "mask", "type"), "mask.type", maskTypeFromString, "mask",
+                          "none, causal, prefix, sliding or custom");
     if (const Json* p = find(value, "prefix_length"))
         mask.prefixLength = readWholeNumber(*p, "mask.prefix_length", 0);
     if (const Json* w = find(value, "window"))
@@ -313,12 +321,8 @@ NormalizerSpec readNormalizer(const Json& value, Json& extras)
 {
     requireObject(value, "normalizer");
     NormalizerSpec normalizer;
-    const std::string typeText = readString(require(value, "normalizer", "type"), "normalizer.type");
-    const auto type = normalizerFromString(typeText);
-    if (!type)
-        refuse("normalizer.type", "unknown normalizer \"" + typeText +
-                                      "\" (expected softmax, sparsemax, entmax, sigmoid or hardmax)");
-    normalizer.type = *type;
+    normalizer.type = readNamed(require(value, "normalizer", "type"), "normalizer.type", normalizerFromString,
+                                "normalizer", "softmax, sparsemax, entmax, sigmoid or hardmax");
     if (const Json* alpha = find(value, "alpha")) {
         normalizer.alpha = readNumber(*alpha, "normalizer.alpha");
         if (normalizer.alpha < 1.0)
@@ -481,11 +485,8 @@ ModelLink readModelLink(const Json& value)
             HeadIntervention change;
             change.layer = readWholeNumber(require(entry, at, "layer"), at + ".layer", 0);
             change.head = readWholeNumber(require(entry, at, "head"), at + ".head", 0);
-            const std::string kind = readString(require(entry, at, "kind"), at + ".kind");
-            const auto parsed = interventionKindFromString(kind);
-            if (!parsed)
-                refuse(at + ".kind", "unknown kind \"" + kind + "\" (expected zero, mean, scale or session)");
-            change.kind = *parsed;
+            change.kind = readNamed(require(entry, at, "kind"), at + ".kind", interventionKindFromString,
+                                    "kind", "zero, mean, scale or session");
             if (const Json* factor = find(entry, "factor"))
                 change.factor = readNumber(*factor, at + ".factor");
             else if (change.kind == HeadIntervention::Kind::Scale)
@@ -534,9 +535,9 @@ std::vector<Snapshot> readSnapshots(const Json& value, CompactMatrices& compact)
     return snapshots;
 }
 
-Session sessionFromJson(const Json& root, CompactMatrices& compact, const std::string& defaultTitle)
+/// The `format` and `version` members: this format, a version this build reads.
+void checkFormatAndVersion(const Json& root)
 {
-    requireObject(root, "(file)");
     const Json& format = require(root, "", "format");
     if (!format.is_string() || format.get<std::string>() != formatName)
         refuse("format", std::string("expected \"") + formatName + "\", found " + format.dump());
@@ -549,106 +550,101 @@ Session sessionFromJson(const Json& root, CompactMatrices& compact, const std::s
                               std::to_string(currentVersion));
     if (version.get<long long>() < 1)
         refuse("version", "expected 1, found " + version.dump());
+}
 
-    Session s;
-    Json extras = Json::object();
-    const Json* title = find(root, "title");
-    s.title = title ? readString(*title, "title") : defaultTitle;
+/// The `context` object of cross-attention: Z with d_model columns, its tokens, padding and dimension names.
+Context readContext(CompactMatrices& compact, const Json& context, Index dModel, Json& extras)
+{
+    requireObject(context, "context");
+    Context c;
+    c.Z = readMatrix(compact, require(context, "context", "Z"), "context.Z", -1, dModel, Limits::maxTokens,
+                     Limits::maxDimension);
+    const Index m = c.Z.rows();
+    c.tokens = readTokens(require(context, "context", "tokens"), "context.tokens", m);
+    c.pad = readPad(find(context, "pad"), "context.pad", m);
+    c.dims = readDimensionNames(find(context, "dims"), "context.dims", "context.Z", dModel);
+    Json unknown = Json::object();
+    keepUnknown(context, {"tokens", "Z", "pad", "dims"}, unknown);
+    if (!unknown.empty())
+        extras["context"] = unknown;
+    return c;
+}
 
-    s.X = readMatrix(compact, require(root, "", "X"), "X", -1, -1, Limits::maxTokens, Limits::maxDimension);
-    const Index n = s.X.rows();
-    const Index dModel = s.X.cols();
-    s.tokens = readTokens(require(root, "", "tokens"), "tokens", n);
-    s.pad = readPad(find(root, "pad"), "pad", n);
-    s.dims = readDimensionNames(find(root, "dims"), "dims", "X", dModel);
+/// The sizes every head shares, −1 until a head sets them: d_k, d_v and the additive score's d_a.
+struct HeadSizes {
+    Index dK = -1, dV = -1, dA = -1;
+};
 
-    Index m = n;
-    if (const Json* context = find(root, "context")) {
-        requireObject(*context, "context");
-        Context c;
-        c.Z = readMatrix(compact, require(*context, "context", "Z"), "context.Z", -1, dModel,
-                         Limits::maxTokens, Limits::maxDimension);
-        m = c.Z.rows();
-        c.tokens = readTokens(require(*context, "context", "tokens"), "context.tokens", m);
-        c.pad = readPad(find(*context, "pad"), "context.pad", m);
-        c.dims = readDimensionNames(find(*context, "dims"), "context.dims", "context.Z", dModel);
-        Json unknown = Json::object();
-        keepUnknown(*context, {"tokens", "Z", "pad", "dims"}, unknown);
-        if (!unknown.empty())
-            extras["context"] = unknown;
-        s.context = std::move(c);
+/// One head's matrices at `at` ("heads[h]"), each checked against the sizes the heads before it set; its
+/// unknown members go to `unknown`.
+Head readHead(CompactMatrices& compact, const Json& headJson, const std::string& at, Index dModel,
+              HeadSizes& sizes, Json& unknown)
+{
+    Head head;
+    head.W_Q = readMatrix(compact, require(headJson, at, "W_Q"), at + ".W_Q", dModel, sizes.dK,
+                          Limits::maxDimension, Limits::maxDimension);
+    sizes.dK = head.W_Q.cols();
+    head.W_K = readMatrix(compact, require(headJson, at, "W_K"), at + ".W_K", dModel, sizes.dK,
+                          Limits::maxDimension, Limits::maxDimension);
+    head.W_V = readMatrix(compact, require(headJson, at, "W_V"), at + ".W_V", dModel, sizes.dV,
+                          Limits::maxDimension, Limits::maxDimension);
+    sizes.dV = head.W_V.cols();
+    if (const Json* bias = find(headJson, "b_Q"))
+        head.b_Q = readBias(*bias, at + ".b_Q", sizes.dK, "d_k");
+    if (const Json* bias = find(headJson, "b_K"))
+        head.b_K = readBias(*bias, at + ".b_K", sizes.dK, "d_k");
+    if (const Json* bias = find(headJson, "b_V"))
+        head.b_V = readBias(*bias, at + ".b_V", sizes.dV, "d_v");
+    if (const Json* ws = find(headJson, "W_S"))
+        head.W_S = readMatrix(compact, *ws, at + ".W_S", sizes.dK, sizes.dK, Limits::maxDimension,
+                              Limits::maxDimension);
+    if (const Json* wa = find(headJson, "W_a")) {
+        head.W_a = readMatrix(compact, *wa, at + ".W_a", sizes.dK, sizes.dA, Limits::maxDimension,
+                              Limits::maxDimension);
+        sizes.dA = head.W_a.cols();
     }
+    if (const Json* ua = find(headJson, "U_a")) {
+        head.U_a = readMatrix(compact, *ua, at + ".U_a", sizes.dK, sizes.dA, Limits::maxDimension,
+                              Limits::maxDimension);
+        sizes.dA = head.U_a.cols();
+    }
+    if (const Json* va = find(headJson, "v_a")) {
+        if (sizes.dA < 0)
+            refuse(at + ".v_a", "needs W_a and U_a beside it");
+        head.v_a = readVector(*va, at + ".v_a", sizes.dA);
+    }
+    keepUnknown(headJson, {"W_Q", "W_K", "W_V", "W_S", "W_a", "U_a", "v_a", "b_Q", "b_K", "b_V"}, unknown);
+    return head;
+}
 
-    const Json& heads = require(root, "", "heads");
+/// The `heads` array; returns d_v (−1 when there is no head).
+Index readHeads(CompactMatrices& compact, const Json& heads, Index dModel, Session& s, Json& extras)
+{
     if (!heads.is_array())
         wrongType("heads", "an array of heads", heads);
     checkCount("heads", heads.size(), "heads", Limits::maxHeads);
-    Index dK = -1, dV = -1, dA = -1;
+    HeadSizes sizes;
     Json headExtras = Json::array();
     bool anyHeadExtras = false;
     for (std::size_t h = 0; h < heads.size(); ++h) {
         const std::string at = "heads[" + std::to_string(h) + "]";
         const Json& headJson = requireObject(heads[h], at);
-        Head head;
-        head.W_Q = readMatrix(compact, require(headJson, at, "W_Q"), at + ".W_Q", dModel, dK,
-                              Limits::maxDimension, Limits::maxDimension);
-        dK = head.W_Q.cols();
-        head.W_K = readMatrix(compact, require(headJson, at, "W_K"), at + ".W_K", dModel, dK,
-                              Limits::maxDimension, Limits::maxDimension);
-        head.W_V = readMatrix(compact, require(headJson, at, "W_V"), at + ".W_V", dModel, dV,
-                              Limits::maxDimension, Limits::maxDimension);
-        dV = head.W_V.cols();
-        if (const Json* bias = find(headJson, "b_Q"))
-            head.b_Q = readBias(*bias, at + ".b_Q", dK, "d_k");
-        if (const Json* bias = find(headJson, "b_K"))
-            head.b_K = readBias(*bias, at + ".b_K", dK, "d_k");
-        if (const Json* bias = find(headJson, "b_V"))
-            head.b_V = readBias(*bias, at + ".b_V", dV, "d_v");
-        if (const Json* ws = find(headJson, "W_S"))
-            head.W_S =
-                readMatrix(compact, *ws, at + ".W_S", dK, dK, Limits::maxDimension, Limits::maxDimension);
-        if (const Json* wa = find(headJson, "W_a")) {
-            head.W_a =
-                readMatrix(compact, *wa, at + ".W_a", dK, dA, Limits::maxDimension, Limits::maxDimension);
-            dA = head.W_a.cols();
-        }
-        if (const Json* ua = find(headJson, "U_a")) {
-            head.U_a =
-                readMatrix(compact, *ua, at + ".U_a", dK, dA, Limits::maxDimension, Limits::maxDimension);
-            dA = head.U_a.cols();
-        }
-        if (const Json* va = find(headJson, "v_a")) {
-            if (dA < 0)
-                refuse(at + ".v_a", "needs W_a and U_a beside it");
-            head.v_a = readVector(*va, at + ".v_a", dA);
-        }
         Json unknown = Json::object();
-        keepUnknown(headJson, {"W_Q", "W_K", "W_V", "W_S", "W_a", "U_a", "v_a", "b_Q", "b_K", "b_V"},
-                    unknown);
+        s.heads.push_back(readHead(compact, headJson, at, dModel, sizes, unknown));
         anyHeadExtras = anyHeadExtras || !unknown.empty();
         headExtras.push_back(unknown);
-        s.heads.push_back(std::move(head));
     }
     if (anyHeadExtras)
         extras["heads"] = headExtras;
+    return sizes.dV;
+}
 
-    if (const Json* wo = find(root, "W_O"))
-        s.W_O = readMatrix(compact, *wo, "W_O", static_cast<Index>(heads.size()) * dV, -1,
-                           static_cast<Index>(heads.size()) * dV, Limits::maxDimension);
-    if (const Json* bias = find(root, "b_O")) {
-        if (!s.W_O)
-            refuse("b_O", "needs W_O beside it (it is the bias of the output projection)");
-        s.b_O = readBias(*bias, "b_O", s.W_O->cols(), "d_out");
-    }
-
-    if (const Json* scoreJson = find(root, "score")) {
-        const std::string scoreText = readString(*scoreJson, "score");
-        const auto score = scoreFromString(scoreText);
-        if (!score)
-            refuse("score",
-                   "unknown score \"" + scoreText + "\" (expected dot, general, additive or cosine)");
-        s.score = *score;
-    }
+/// What the computation is told beside the matrices: score, scale, temperature, mask, normalizer, positional
+/// encoding and precision, for n queries and m keys.
+void readSettings(CompactMatrices& compact, const Json& root, Index n, Index m, Session& s, Json& extras)
+{
+    if (const Json* score = find(root, "score"))
+        s.score = readNamed(*score, "score", scoreFromString, "score", "dot, general, additive or cosine");
     s.scale = defaultScale(s.score);
     if (const Json* scale = find(root, "scale"))
         s.scale = readScale(*scale);
@@ -662,14 +658,42 @@ Session sessionFromJson(const Json& root, CompactMatrices& compact, const std::s
     if (const Json* normalizer = find(root, "normalizer"))
         s.normalizer = readNormalizer(*normalizer, extras);
     if (const Json* positions = find(root, "positions"))
-        s.positions = readPositions(compact, *positions, dModel, s.heads.size(), extras);
-    if (const Json* precisionJson = find(root, "precision")) {
-        const std::string precisionText = readString(*precisionJson, "precision");
-        const auto precision = precisionFromString(precisionText);
-        if (!precision)
-            refuse("precision", "unknown precision \"" + precisionText + "\" (expected float64 or float32)");
-        s.precision = *precision;
+        s.positions = readPositions(compact, *positions, s.X.cols(), s.heads.size(), extras);
+    if (const Json* precision = find(root, "precision"))
+        s.precision =
+            readNamed(*precision, "precision", precisionFromString, "precision", "float64 or float32");
+}
+
+Session sessionFromJson(const Json& root, CompactMatrices& compact, const std::string& defaultTitle)
+{
+    requireObject(root, "(file)");
+    checkFormatAndVersion(root);
+
+    Session s;
+    Json extras = Json::object();
+    const Json* title = find(root, "title");
+    s.title = title ? readString(*title, "title") : defaultTitle;
+
+    s.X = readMatrix(compact, require(root, "", "X"), "X", -1, -1, Limits::maxTokens, Limits::maxDimension);
+    const Index n = s.X.rows();
+    const Index dModel = s.X.cols();
+    s.tokens = readTokens(require(root, "", "tokens"), "tokens", n);
+    s.pad = readPad(find(root, "pad"), "pad", n);
+    s.dims = readDimensionNames(find(root, "dims"), "dims", "X", dModel);
+    if (const Json* context = find(root, "context"))
+        s.context = readContext(compact, *context, dModel, extras);
+    const Index m = s.context ? s.context->Z.rows() : n;
+
+    const Index dV = readHeads(compact, require(root, "", "heads"), dModel, s, extras);
+    const Index concatWidth = static_cast<Index>(s.heads.size()) * dV;
+    if (const Json* wo = find(root, "W_O"))
+        s.W_O = readMatrix(compact, *wo, "W_O", concatWidth, -1, concatWidth, Limits::maxDimension);
+    if (const Json* bias = find(root, "b_O")) {
+        if (!s.W_O)
+            refuse("b_O", "needs W_O beside it (it is the bias of the output projection)");
+        s.b_O = readBias(*bias, "b_O", s.W_O->cols(), "d_out");
     }
+    readSettings(compact, root, n, m, s, extras);
     if (const Json* view = find(root, "view"))
         s.view = readViewState(requireObject(*view, "view"), extras);
 

@@ -255,6 +255,13 @@ struct BpeTokenizer::Data {
             throw Error(where + ": the merged \"" + left + right + "\" is not in the vocabulary");
         mergeRanks.emplace(pairKey(left, right), mergeRanks.size()); // the first of a duplicate counts
     }
+
+    // The parts of a tokenizer.json, each read and checked (readTokenizerJson); messages start with `source`.
+    void readModel(const Json& model);
+    void readPreTokenizer(const Json& pre);
+    void readPreTokenizerStep(const Json& step, const std::string& where, bool& byteLevel);
+    void readAddedTokens(const Json& added);
+    void readPostProcessor(const Json& processor, const std::string& where);
 };
 
 BpeTokenizer::BpeTokenizer() : m_data(std::make_unique<Data>()) {}
@@ -335,8 +342,22 @@ BpeTokenizer BpeTokenizer::readTokenizerJson(const std::string& json, const std:
     const Json root = parseJson(json, source);
     if (!root.is_object() || !root.contains("model"))
         throw Error(source + ": expected a Hugging Face tokenizer (an object with \"model\")");
+    data.readModel(root["model"]);
+    if (root.contains("normalizer") && !root["normalizer"].is_null()) {
+        const std::string type = typeOf(root["normalizer"], source + ": normalizer");
+        if (type != "NFC")
+            throw Error(source + ": normalizer \"" + type + "\" is not supported (none or NFC)");
+    }
+    data.readPreTokenizer(root.contains("pre_tokenizer") ? root["pre_tokenizer"] : Json());
+    if (root.contains("added_tokens") && !root["added_tokens"].is_null())
+        data.readAddedTokens(root["added_tokens"]);
+    if (root.contains("post_processor") && !root["post_processor"].is_null())
+        data.readPostProcessor(root["post_processor"], source + ": post_processor");
+    return tokenizer;
+}
 
-    const Json& model = root["model"];
+void BpeTokenizer::Data::readModel(const Json& model)
+{
     if (!model.is_object())
         throw Error(source + ": model: expected an object");
     const std::string modelType = text(model, "type", "BPE", source + ": model");
@@ -349,11 +370,11 @@ BpeTokenizer BpeTokenizer::readTokenizerJson(const std::string& json, const std:
     if (boolean(model, "byte_fallback", false, source + ": model"))
         throw Error(source +
                     ": model.byte_fallback is not supported (a SentencePiece-style BPE, not byte-level)");
-    data.ignoreMerges = boolean(model, "ignore_merges", false, source + ": model");
+    ignoreMerges = boolean(model, "ignore_merges", false, source + ": model");
     if (!model.contains("vocab") || !model["vocab"].is_object() || model["vocab"].empty())
         throw Error(source + ": model.vocab: expected an object mapping each token to its id");
     for (const auto& [token, id] : model["vocab"].items())
-        data.addToken(token, tokenId(id, source + ": model.vocab[\"" + token + "\"]"));
+        addToken(token, tokenId(id, source + ": model.vocab[\"" + token + "\"]"));
     if (!model.contains("merges") || !model["merges"].is_array())
         throw Error(source + ": model.merges: expected an array");
     const Json& merges = model["merges"];
@@ -366,129 +387,122 @@ BpeTokenizer BpeTokenizer::readTokenizerJson(const std::string& json, const std:
             if (space == std::string::npos || space == 0 || space + 1 == pair.size() ||
                 pair.find(' ', space + 1) != std::string::npos)
                 throw Error(where + ": expected two tokens separated by one space");
-            data.addMerge(pair.substr(0, space), pair.substr(space + 1), where);
+            addMerge(pair.substr(0, space), pair.substr(space + 1), where);
         } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string()) {
-            data.addMerge(merge[0].get<std::string>(), merge[1].get<std::string>(), where); // ["Ġ", "t"]
+            addMerge(merge[0].get<std::string>(), merge[1].get<std::string>(), where); // ["Ġ", "t"]
         } else {
             throw Error(where + ": expected \"left right\" or [\"left\", \"right\"]");
         }
     }
+}
 
-    if (root.contains("normalizer") && !root["normalizer"].is_null()) {
-        const std::string type = typeOf(root["normalizer"], source + ": normalizer");
-        if (type != "NFC")
-            throw Error(source + ": normalizer \"" + type + "\" is not supported (none or NFC)");
-    }
-
-    // The pre-tokenizer: ByteLevel alone (GPT-2), or a Sequence of Splits ending in ByteLevel (LLaMA 3,
-    // Qwen2).
+// The pre-tokenizer: ByteLevel alone (GPT-2), or a Sequence of Splits ending in ByteLevel (LLaMA 3, Qwen2).
+void BpeTokenizer::Data::readPreTokenizer(const Json& pre)
+{
     bool byteLevel = false;
-    const auto readStep = [&](const Json& step, const std::string& where) {
-        const std::string type = typeOf(step, where);
-        if (byteLevel)
-            throw Error(where + ": a step after ByteLevel is not supported");
-        if (type == "ByteLevel") {
-            byteLevel = true;
-            SplitStep split;
-            split.addPrefixSpace = boolean(step, "add_prefix_space", false, where);
-            if (boolean(step, "use_regex", true, where))
-                split.pattern = std::make_shared<Pattern>(gpt2SplitPattern, "GPT-2's pattern");
-            data.steps.push_back(std::move(split));
-        } else if (type == "Split") {
-            if (boolean(step, "invert", false, where))
-                throw Error(where + ".invert: an inverted Split is not supported");
-            const std::string behavior = text(step, "behavior", "", where);
-            if (behavior != "Isolated" && behavior != "Removed")
-                throw Error(where + ".behavior: \"" + behavior + "\" is not supported (Isolated or Removed)");
-            const Json& pattern = step.contains("pattern") ? step["pattern"] : Json();
-            SplitStep split;
-            split.keepMatches = behavior == "Isolated";
-            if (pattern.is_object() && pattern.contains("Regex") && pattern["Regex"].is_string()) {
-                split.pattern =
-                    std::make_shared<Pattern>(pattern["Regex"].get<std::string>(), where + ".pattern");
-            } else if (pattern.is_object() && pattern.contains("String") && pattern["String"].is_string()) {
-                split.pattern = std::make_shared<Pattern>(pattern["String"].get<std::string>(),
-                                                          where + ".pattern", Pattern::Literal);
-            } else {
-                throw Error(where + ".pattern: expected {\"Regex\": ...} or {\"String\": ...}");
-            }
-            data.steps.push_back(std::move(split));
-        } else {
-            throw Error(where + ": pre-tokenizer \"" + type + "\" is not supported (ByteLevel, Split)");
-        }
-    };
-    const Json& pre = root.contains("pre_tokenizer") ? root["pre_tokenizer"] : Json();
     if (!pre.is_null()) {
         const std::string where = source + ": pre_tokenizer";
         if (typeOf(pre, where) == "Sequence") {
             if (!pre.contains("pretokenizers") || !pre["pretokenizers"].is_array())
                 throw Error(where + ".pretokenizers: expected an array");
             for (std::size_t i = 0; i < pre["pretokenizers"].size(); ++i)
-                readStep(pre["pretokenizers"][i], where + ".pretokenizers[" + std::to_string(i) + "]");
+                readPreTokenizerStep(pre["pretokenizers"][i],
+                                     where + ".pretokenizers[" + std::to_string(i) + "]", byteLevel);
         } else {
-            readStep(pre, where);
+            readPreTokenizerStep(pre, where, byteLevel);
         }
     }
     if (!byteLevel)
         throw Error(source + ": not a byte-level BPE (its pre-tokenizer has no ByteLevel step)");
+}
 
-    if (root.contains("added_tokens") && !root["added_tokens"].is_null()) {
-        const Json& added = root["added_tokens"];
-        if (!added.is_array())
-            throw Error(source + ": added_tokens: expected an array");
-        for (std::size_t i = 0; i < added.size(); ++i) {
-            const std::string where = source + ": added_tokens[" + std::to_string(i) + "]";
-            if (!added[i].is_object() || !added[i].contains("content") || !added[i]["content"].is_string() ||
-                added[i]["content"].get<std::string>().empty() || !added[i].contains("id"))
-                throw Error(where + ": expected an object with \"id\" and a non-empty \"content\"");
-            const std::string content = added[i]["content"].get<std::string>();
-            const std::int64_t id = tokenId(added[i]["id"], where + ".id");
-            data.addedTokens.emplace_back(content, id);
-            data.addToken(content, id);
+void BpeTokenizer::Data::readPreTokenizerStep(const Json& step, const std::string& where, bool& byteLevel)
+{
+    const std::string type = typeOf(step, where);
+    if (byteLevel)
+        throw Error(where + ": a step after ByteLevel is not supported");
+    if (type == "ByteLevel") {
+        byteLevel = true;
+        SplitStep split;
+        split.addPrefixSpace = boolean(step, "add_prefix_space", false, where);
+        if (boolean(step, "use_regex", true, where))
+            split.pattern = std::make_shared<Pattern>(gpt2SplitPattern, "GPT-2's pattern");
+        steps.push_back(std::move(split));
+    } else if (type == "Split") {
+        if (boolean(step, "invert", false, where))
+            throw Error(where + ".invert: an inverted Split is not supported");
+        const std::string behavior = text(step, "behavior", "", where);
+        if (behavior != "Isolated" && behavior != "Removed")
+            throw Error(where + ".behavior: \"" + behavior + "\" is not supported (Isolated or Removed)");
+        const Json& pattern = step.contains("pattern") ? step["pattern"] : Json();
+        SplitStep split;
+        split.keepMatches = behavior == "Isolated";
+        if (pattern.is_object() && pattern.contains("Regex") && pattern["Regex"].is_string()) {
+            split.pattern =
+                std::make_shared<Pattern>(pattern["Regex"].get<std::string>(), where + ".pattern");
+        } else if (pattern.is_object() && pattern.contains("String") && pattern["String"].is_string()) {
+            split.pattern = std::make_shared<Pattern>(pattern["String"].get<std::string>(),
+                                                      where + ".pattern", Pattern::Literal);
+        } else {
+            throw Error(where + ".pattern: expected {\"Regex\": ...} or {\"String\": ...}");
         }
-        std::stable_sort(data.addedTokens.begin(), data.addedTokens.end(),
-                         [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+        steps.push_back(std::move(split));
+    } else {
+        throw Error(where + ": pre-tokenizer \"" + type + "\" is not supported (ByteLevel, Split)");
     }
+}
 
-    // The post-processor's special tokens around a single text (LLaMA 3 puts <|begin_of_text|> first).
-    const std::function<void(const Json&, const std::string&)> readProcessor = [&](const Json& processor,
-                                                                                   const std::string& where) {
-        const std::string type = typeOf(processor, where);
-        if (type == "ByteLevel")
-            return;
-        if (type == "Sequence") {
-            if (!processor.contains("processors") || !processor["processors"].is_array())
-                throw Error(where + ".processors: expected an array");
-            for (std::size_t i = 0; i < processor["processors"].size(); ++i)
-                readProcessor(processor["processors"][i], where + ".processors[" + std::to_string(i) + "]");
-            return;
+void BpeTokenizer::Data::readAddedTokens(const Json& added)
+{
+    if (!added.is_array())
+        throw Error(source + ": added_tokens: expected an array");
+    for (std::size_t i = 0; i < added.size(); ++i) {
+        const std::string where = source + ": added_tokens[" + std::to_string(i) + "]";
+        if (!added[i].is_object() || !added[i].contains("content") || !added[i]["content"].is_string() ||
+            added[i]["content"].get<std::string>().empty() || !added[i].contains("id"))
+            throw Error(where + ": expected an object with \"id\" and a non-empty \"content\"");
+        const std::string content = added[i]["content"].get<std::string>();
+        const std::int64_t id = tokenId(added[i]["id"], where + ".id");
+        addedTokens.emplace_back(content, id);
+        addToken(content, id);
+    }
+    std::stable_sort(addedTokens.begin(), addedTokens.end(),
+                     [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+}
+
+// The post-processor's special tokens around a single text (LLaMA 3 puts <|begin_of_text|> first).
+void BpeTokenizer::Data::readPostProcessor(const Json& processor, const std::string& where)
+{
+    const std::string type = typeOf(processor, where);
+    if (type == "ByteLevel")
+        return;
+    if (type == "Sequence") {
+        if (!processor.contains("processors") || !processor["processors"].is_array())
+            throw Error(where + ".processors: expected an array");
+        for (std::size_t i = 0; i < processor["processors"].size(); ++i)
+            readPostProcessor(processor["processors"][i], where + ".processors[" + std::to_string(i) + "]");
+        return;
+    }
+    if (type != "TemplateProcessing")
+        throw Error(where + ": post-processor \"" + type +
+                    "\" is not supported (TemplateProcessing, ByteLevel)");
+    if (!processor.contains("single") || !processor["single"].is_array())
+        throw Error(where + ".single: expected an array");
+    bool afterText = false;
+    for (const Json& item : processor["single"]) {
+        if (item.contains("Sequence")) {
+            afterText = true;
+        } else if (item.contains("SpecialToken") && item["SpecialToken"].contains("id") &&
+                   item["SpecialToken"]["id"].is_string()) {
+            const std::string name = item["SpecialToken"]["id"].get<std::string>();
+            const auto id = vocabulary.find(name);
+            if (id == vocabulary.end())
+                throw Error(where + ".single: the special token \"" + name + "\" is not in the vocabulary");
+            (afterText ? suffix : prefix).push_back(id->second);
+        } else {
+            throw Error(where + ".single: expected {\"Sequence\": ...} or {\"SpecialToken\": {\"id\": ...}}");
         }
-        if (type != "TemplateProcessing")
-            throw Error(where + ": post-processor \"" + type +
-                        "\" is not supported (TemplateProcessing, ByteLevel)");
-        if (!processor.contains("single") || !processor["single"].is_array())
-            throw Error(where + ".single: expected an array");
-        bool afterText = false;
-        for (const Json& item : processor["single"]) {
-            if (item.contains("Sequence")) {
-                afterText = true;
-            } else if (item.contains("SpecialToken") && item["SpecialToken"].contains("id") &&
-                       item["SpecialToken"]["id"].is_string()) {
-                const std::string name = item["SpecialToken"]["id"].get<std::string>();
-                const auto id = data.vocabulary.find(name);
-                if (id == data.vocabulary.end())
-                    throw Error(where + ".single: the special token \"" + name +
-                                "\" is not in the vocabulary");
-                (afterText ? data.suffix : data.prefix).push_back(id->second);
-            } else {
-                throw Error(where +
-                            ".single: expected {\"Sequence\": ...} or {\"SpecialToken\": {\"id\": ...}}");
-            }
-        }
-    };
-    if (root.contains("post_processor") && !root["post_processor"].is_null())
-        readProcessor(root["post_processor"], source + ": post_processor");
-    return tokenizer;
+    }
 }
 
 BpeTokenizer BpeTokenizer::fromDirectory(const std::string& directory)

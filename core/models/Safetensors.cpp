@@ -174,127 +174,164 @@ struct SafetensorsFile::Bytes {
     }
 };
 
-SafetensorsFile::SafetensorsFile(std::unique_ptr<const Bytes> bytes, std::string path)
-    : bytes_(std::move(bytes)), path_(std::move(path))
+namespace {
+
+[[noreturn]] void refuseFile(const std::string& path, const std::string& problem)
 {
-    const auto refuse = [this](const std::string& problem) { throw Error(path_ + ": " + problem); };
-    const unsigned char* data = bytes_->data;
-    const std::uint64_t size = bytes_->size;
+    throw Error(path + ": " + problem);
+}
+
+/// The 8-byte little-endian header length a file starts with, checked against the file's size.
+std::uint64_t headerLengthOf(const unsigned char* data, std::uint64_t size, const std::string& path)
+{
     if (size == 0)
-        refuse("the file is empty (a safetensors file starts with an 8-byte header length)");
+        refuseFile(path, "the file is empty (a safetensors file starts with an 8-byte header length)");
     if (size < lengthBytes)
-        refuse("the file has only " + std::to_string(size) +
-               " bytes, too short for the 8-byte header length a safetensors file starts with");
+        refuseFile(path, "the file has only " + std::to_string(size) +
+                             " bytes, too short for the 8-byte header length a safetensors file starts with");
     std::uint64_t headerLength = 0;
     for (std::uint64_t i = 0; i < lengthBytes; ++i)
         headerLength |= static_cast<std::uint64_t>(data[i]) << (8 * i);
     if (headerLength > maxSafetensorsHeaderBytes)
-        refuse("the header length " + std::to_string(headerLength) + " is larger than the limit of " +
-               formatBytes(maxSafetensorsHeaderBytes) + " (not a safetensors file, or a damaged one)");
+        refuseFile(path, "the header length " + std::to_string(headerLength) +
+                             " is larger than the limit of " + formatBytes(maxSafetensorsHeaderBytes) +
+                             " (not a safetensors file, or a damaged one)");
     if (headerLength > size - lengthBytes)
-        refuse("the header length " + std::to_string(headerLength) + " runs past the end of the file (" +
-               std::to_string(size - lengthBytes) + " bytes follow the length)");
-    dataStart_ = lengthBytes + headerLength;
-    const std::uint64_t dataSize = size - dataStart_;
+        refuseFile(path, "the header length " + std::to_string(headerLength) +
+                             " runs past the end of the file (" + std::to_string(size - lengthBytes) +
+                             " bytes follow the length)");
+    return headerLength;
+}
 
+/// The header's JSON: an object with one entry per tensor.
+Json parseHeader(const unsigned char* data, std::uint64_t headerLength, const std::string& path)
+{
     Json header;
     try {
         header = json::parseJsonStrictly(
             std::string_view(reinterpret_cast<const char*>(data + lengthBytes), headerLength), headerLimits);
     } catch (const Error& e) {
-        refuse(std::string("header: ") + e.what());
+        refuseFile(path, std::string("header: ") + e.what());
     } catch (const std::bad_alloc&) {
-        refuse("not enough memory to read the header (" + formatBytes(headerLength) + ")");
+        refuseFile(path, "not enough memory to read the header (" + formatBytes(headerLength) + ")");
     }
     if (!header.is_object())
-        refuse("header: expected a JSON object with one entry per tensor");
+        refuseFile(path, "header: expected a JSON object with one entry per tensor");
+    return header;
+}
 
-    for (auto it = header.begin(); it != header.end(); ++it) {
-        const std::string& name = it.key();
-        const Json& entry = it.value();
-        if (name == "__metadata__") {
-            if (!entry.is_object())
-                refuse("header: __metadata__: expected an object of strings");
-            for (auto m = entry.begin(); m != entry.end(); ++m) {
-                if (!m.value().is_string())
-                    refuse("header: __metadata__: " + quotedExcerpt(m.key(), 100) + ": expected a string");
-                metadata_[m.key()] = m.value().get<std::string>();
-            }
-            continue;
-        }
-        const std::string label = tensorLabel(name);
-        const auto refuseTensor = [&](const std::string& problem) { refuse(label + ": " + problem); };
-        if (!entry.is_object())
-            refuseTensor("expected an object with dtype, shape and data_offsets");
-        for (const char* key : {"dtype", "shape", "data_offsets"})
-            if (!entry.contains(key))
-                refuseTensor(std::string("no ") + key);
+/// `__metadata__`: an object of strings.
+std::map<std::string, std::string> readMetadata(const Json& entry, const std::string& path)
+{
+    if (!entry.is_object())
+        refuseFile(path, "header: __metadata__: expected an object of strings");
+    std::map<std::string, std::string> metadata;
+    for (auto m = entry.begin(); m != entry.end(); ++m) {
+        if (!m.value().is_string())
+            refuseFile(path, "header: __metadata__: " + quotedExcerpt(m.key(), 100) + ": expected a string");
+        metadata[m.key()] = m.value().get<std::string>();
+    }
+    return metadata;
+}
 
-        SafetensorsTensorInfo tensor;
-        tensor.name = name;
-        const Json& dtype = entry["dtype"];
-        if (!dtype.is_string())
-            refuseTensor("dtype: expected a string such as \"F32\"");
-        tensor.dtype = dtype.get<std::string>();
-        const std::optional<unsigned> elementBytes = dtypeSize(tensor.dtype);
-        if (!elementBytes)
-            refuseTensor("dtype " + quotedExcerpt(tensor.dtype) +
-                         " is not a safetensors dtype this reader knows");
+/// One tensor's header entry: a dtype this reader knows, a shape and data offsets inside the data section
+/// (`dataSize` bytes) that hold exactly the shape's elements.
+SafetensorsTensorInfo readTensorEntry(const std::string& name, const Json& entry, std::uint64_t dataSize,
+                                      const std::string& path)
+{
+    const std::string label = tensorLabel(name);
+    const auto refuseTensor = [&](const std::string& problem) { refuseFile(path, label + ": " + problem); };
+    if (!entry.is_object())
+        refuseTensor("expected an object with dtype, shape and data_offsets");
+    for (const char* key : {"dtype", "shape", "data_offsets"})
+        if (!entry.contains(key))
+            refuseTensor(std::string("no ") + key);
 
-        const Json& shape = entry["shape"];
-        if (!shape.is_array())
-            refuseTensor("shape: expected a list of dimensions");
-        std::uint64_t count = 1;
-        bool overflow = false;
-        for (const Json& dimension : shape) {
-            const std::optional<std::uint64_t> d = wholeNumber(dimension);
-            if (!d || *d > static_cast<std::uint64_t>(std::numeric_limits<Index>::max()))
-                refuseTensor("shape: " + quotedExcerpt(dimension.dump()) +
-                             " is not a dimension (a whole number ≥ 0)");
-            tensor.shape.push_back(*d);
-            overflow = overflow || __builtin_mul_overflow(count, *d, &count);
-        }
+    SafetensorsTensorInfo tensor;
+    tensor.name = name;
+    const Json& dtype = entry["dtype"];
+    if (!dtype.is_string())
+        refuseTensor("dtype: expected a string such as \"F32\"");
+    tensor.dtype = dtype.get<std::string>();
+    const std::optional<unsigned> elementBytes = dtypeSize(tensor.dtype);
+    if (!elementBytes)
+        refuseTensor("dtype " + quotedExcerpt(tensor.dtype) +
+                     " is not a safetensors dtype this reader knows");
 
-        const Json& offsets = entry["data_offsets"];
-        std::optional<std::uint64_t> begin, end;
-        if (offsets.is_array() && offsets.size() == 2) {
-            begin = wholeNumber(offsets[0]);
-            end = wholeNumber(offsets[1]);
-        }
-        if (!begin || !end)
-            refuseTensor("data_offsets: expected [begin, end], two whole numbers ≥ 0");
-        const std::string range =
-            "data_offsets [" + std::to_string(*begin) + ", " + std::to_string(*end) + "]";
-        if (*end < *begin)
-            refuseTensor(range + " end before begin");
-        if (*end > dataSize)
-            refuseTensor(range + " run past the data section (" + std::to_string(dataSize) + " bytes)");
-        tensor.dataBegin = *begin;
-        tensor.dataEnd = *end;
-
-        std::uint64_t needed = 0;
-        overflow = overflow || __builtin_mul_overflow(count, *elementBytes, &needed);
-        if (overflow)
-            refuseTensor("shape " + shapeText(tensor.shape) + " has more elements than any file can hold");
-        if (needed != *end - *begin)
-            refuseTensor("shape " + shapeText(tensor.shape) + " of " + tensor.dtype + " needs " +
-                         std::to_string(needed) + " bytes, but " + range + " hold " +
-                         std::to_string(*end - *begin));
-        tensors_.push_back(std::move(tensor));
+    const Json& shape = entry["shape"];
+    if (!shape.is_array())
+        refuseTensor("shape: expected a list of dimensions");
+    std::uint64_t count = 1;
+    bool overflow = false;
+    for (const Json& dimension : shape) {
+        const std::optional<std::uint64_t> d = wholeNumber(dimension);
+        if (!d || *d > static_cast<std::uint64_t>(std::numeric_limits<Index>::max()))
+            refuseTensor("shape: " + quotedExcerpt(dimension.dump()) +
+                         " is not a dimension (a whole number ≥ 0)");
+        tensor.shape.push_back(*d);
+        overflow = overflow || __builtin_mul_overflow(count, *d, &count);
     }
 
-    // No byte may belong to two tensors (an empty tensor holds none).
+    const Json& offsets = entry["data_offsets"];
+    std::optional<std::uint64_t> begin, end;
+    if (offsets.is_array() && offsets.size() == 2) {
+        begin = wholeNumber(offsets[0]);
+        end = wholeNumber(offsets[1]);
+    }
+    if (!begin || !end)
+        refuseTensor("data_offsets: expected [begin, end], two whole numbers ≥ 0");
+    const std::string range = "data_offsets [" + std::to_string(*begin) + ", " + std::to_string(*end) + "]";
+    if (*end < *begin)
+        refuseTensor(range + " end before begin");
+    if (*end > dataSize)
+        refuseTensor(range + " run past the data section (" + std::to_string(dataSize) + " bytes)");
+    tensor.dataBegin = *begin;
+    tensor.dataEnd = *end;
+
+    std::uint64_t needed = 0;
+    overflow = overflow || __builtin_mul_overflow(count, *elementBytes, &needed);
+    if (overflow)
+        refuseTensor("shape " + shapeText(tensor.shape) + " has more elements than any file can hold");
+    if (needed != *end - *begin)
+        refuseTensor("shape " + shapeText(tensor.shape) + " of " + tensor.dtype + " needs " +
+                     std::to_string(needed) + " bytes, but " + range + " hold " +
+                     std::to_string(*end - *begin));
+    return tensor;
+}
+
+/// No byte may belong to two tensors (an empty tensor holds none).
+void checkNoOverlap(const std::vector<SafetensorsTensorInfo>& tensors, const std::string& path)
+{
     std::vector<const SafetensorsTensorInfo*> byOffset;
-    for (const SafetensorsTensorInfo& t : tensors_)
+    for (const SafetensorsTensorInfo& t : tensors)
         if (t.dataEnd > t.dataBegin)
             byOffset.push_back(&t);
     std::sort(byOffset.begin(), byOffset.end(),
               [](const auto* a, const auto* b) { return a->dataBegin < b->dataBegin; });
     for (std::size_t i = 1; i < byOffset.size(); ++i)
         if (byOffset[i]->dataBegin < byOffset[i - 1]->dataEnd)
-            refuse(tensorLabel(byOffset[i - 1]->name) + " and " + tensorLabel(byOffset[i]->name) +
-                   " overlap: their data_offsets share bytes " + std::to_string(byOffset[i]->dataBegin) +
-                   " to " + std::to_string(std::min(byOffset[i]->dataEnd, byOffset[i - 1]->dataEnd)));
+            refuseFile(path, tensorLabel(byOffset[i - 1]->name) + " and " + tensorLabel(byOffset[i]->name) +
+                                 " overlap: their data_offsets share bytes " +
+                                 std::to_string(byOffset[i]->dataBegin) + " to " +
+                                 std::to_string(std::min(byOffset[i]->dataEnd, byOffset[i - 1]->dataEnd)));
+}
+
+} // namespace
+
+SafetensorsFile::SafetensorsFile(std::unique_ptr<const Bytes> bytes, std::string path)
+    : bytes_(std::move(bytes)), path_(std::move(path))
+{
+    const std::uint64_t headerLength = headerLengthOf(bytes_->data, bytes_->size, path_);
+    dataStart_ = lengthBytes + headerLength;
+    const std::uint64_t dataSize = bytes_->size - dataStart_;
+    const Json header = parseHeader(bytes_->data, headerLength, path_);
+    for (auto it = header.begin(); it != header.end(); ++it) {
+        if (it.key() == "__metadata__")
+            metadata_ = readMetadata(it.value(), path_);
+        else
+            tensors_.push_back(readTensorEntry(it.key(), it.value(), dataSize, path_));
+    }
+    checkNoOverlap(tensors_, path_);
     std::sort(tensors_.begin(), tensors_.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
     finiteTensors_ = std::make_unique<std::atomic<bool>[]>(tensors_.size());
 }

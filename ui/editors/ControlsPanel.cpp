@@ -97,7 +97,19 @@ ControlsPanel::ControlsPanel(Document* document, QWidget* parent)
       m_maskParameter(new QSpinBox(this)), m_head(new QSpinBox(this)), m_sharedHeads(new QLabel(this))
 {
     setObjectName(QStringLiteral("controlsPanel"));
+    setUpScoreControls();
+    setUpTemperatureControls();
+    setUpNormalizerControls();
+    setUpMaskAndHeadControls();
+    layOutControls();
+    connectEdits();
+    connect(m_document, &Document::sessionChanged, this, &ControlsPanel::syncFromSession);
+    connect(m_document, &Document::currentHeadChanged, this, &ControlsPanel::syncHead);
+    syncFromSession();
+}
 
+void ControlsPanel::setUpScoreControls()
+{
     m_attentionKind->setObjectName(QStringLiteral("attentionKind"));
     m_attentionKind->addItem(tr("Self-attention"), false);
     m_attentionKind->addItem(tr("Cross-attention"), true);
@@ -133,7 +145,10 @@ ControlsPanel::ControlsPanel(Document* document, QWidget* parent)
     m_scaleValue->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
     m_scaleValue->setToolTip(tr("The constant c the scores are divided by (c > 0); used when the scale is "
                                 "Constant"));
+}
 
+void ControlsPanel::setUpTemperatureControls()
+{
     m_temperatureSlider->setObjectName(QStringLiteral("temperatureSlider"));
     m_temperatureSlider->setRange(temperatureSliderMinimum, temperatureSliderMaximum);
     m_temperatureSlider->setPageStep(50);
@@ -148,7 +163,10 @@ ControlsPanel::ControlsPanel(Document* document, QWidget* parent)
     m_temperatureSpin->setToolTip(
         tr("Temperature τ (from 0.000001 to 1000000): the scaled scores are divided by "
            "τ before normalizing; 1 leaves them unchanged"));
+}
 
+void ControlsPanel::setUpNormalizerControls()
+{
     m_normalizer->setObjectName(QStringLiteral("normalizer"));
     m_normalizer->addItem(tr("Softmax"), dataOf(NormalizerType::Softmax));
     m_normalizer->addItem(tr("Sparsemax"), dataOf(NormalizerType::Sparsemax));
@@ -179,7 +197,10 @@ ControlsPanel::ControlsPanel(Document* document, QWidget* parent)
         "every product are rounded to float32, so the weights differ from float64 around the 8th digit and "
         "a row sums to 1 only to within about 10⁻⁷.\n"
         "Step by Step then shows what float32 did to the selected row."));
+}
 
+void ControlsPanel::setUpMaskAndHeadControls()
+{
     m_maskType->setObjectName(QStringLiteral("maskType"));
     m_maskType->addItem(tr("Bidirectional (none)"), dataOf(MaskType::None));
     m_maskType->addItem(tr("Causal"), dataOf(MaskType::Causal));
@@ -206,7 +227,10 @@ ControlsPanel::ControlsPanel(Document* document, QWidget* parent)
         tr("Heads with the same W_K, W_V (and biases) compute the same keys and values: "
            "grouped-query attention (LLaMA, Qwen2, Mistral) gives each group of query "
            "heads one key/value head. An edit of W_K or W_V changes this head only."));
+}
 
+void ControlsPanel::layOutControls()
+{
     auto* form = new QFormLayout(this);
     form->setContentsMargins(4, 4, 4, 4);
     form->setVerticalSpacing(4);
@@ -229,8 +253,11 @@ ControlsPanel::ControlsPanel(Document* document, QWidget* parent)
     form->addRow(tr("Mask"), pair(m_maskType, m_maskParameter, 1));
     form->addRow(tr("Head"), m_head);
     form->addRow(QString(), m_sharedHeads);
+}
 
-    // User edits: one command each.
+// User edits: one command each.
+void ControlsPanel::connectEdits()
+{
     connect(m_attentionKind, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
         const bool on = m_attentionKind->currentData().toBool();
         if (on == m_document->session().context.has_value())
@@ -283,6 +310,11 @@ ControlsPanel::ControlsPanel(Document* document, QWidget* parent)
             [](Session& s) -> Precision& { return s.precision; },
             static_cast<Precision>(m_precision->currentData().toInt()));
     });
+    connectMaskAndHeadEdits();
+}
+
+void ControlsPanel::connectMaskAndHeadEdits()
+{
     connect(m_maskType, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
         const auto type = static_cast<MaskType>(m_maskType->currentData().toInt());
         if (type == m_document->session().mask.type)
@@ -304,10 +336,6 @@ ControlsPanel::ControlsPanel(Document* document, QWidget* parent)
     });
     connect(m_head, qOverload<int>(&QSpinBox::valueChanged), this,
             [this](int value) { m_document->setCurrentHead(value - 1); });
-
-    connect(m_document, &Document::sessionChanged, this, &ControlsPanel::syncFromSession);
-    connect(m_document, &Document::currentHeadChanged, this, &ControlsPanel::syncHead);
-    syncFromSession();
 }
 
 void ControlsPanel::setTemperature(double temperature, const QString& mergeTarget)

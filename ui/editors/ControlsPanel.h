@@ -25,6 +25,14 @@ public:
     static constexpr int temperatureSliderMaximum = 200;
 
 private:
+    // The constructor's parts: each group of controls with its tooltips, the form, the edits they push.
+    void setUpScoreControls();
+    void setUpTemperatureControls();
+    void setUpNormalizerControls();
+    void setUpMaskAndHeadControls();
+    void layOutControls();
+    void connectEdits();
+    void connectMaskAndHeadEdits();
     void syncFromSession();
     void syncHead();
     /// Commands with the same `mergeTarget` merge: one per slider drag, one for a run of typing or keys.

@@ -98,6 +98,20 @@ MatrixEditor::MatrixEditor(Document* document, MatrixRef ref, QWidget* parent)
     m_title->setObjectName(QStringLiteral("title"));
     m_title->setTextFormat(Qt::PlainText);
 
+    setUpTable();
+    setUpTableActions();
+    setUpTokenList();
+    setUpTokenButtons();
+    layOut();
+    connectModels();
+    connectSelection();
+    updateTokenPane();
+    updateTitle();
+    fitColumns();
+}
+
+void MatrixEditor::setUpTable()
+{
     // The matrix table: columns as wide as what they show (fitColumns), never elided.
     const QFontMetrics metrics(m_table->font());
     m_table->setModel(m_model);
@@ -110,7 +124,10 @@ MatrixEditor::MatrixEditor(Document* document, MatrixRef ref, QWidget* parent)
     m_table->verticalHeader()->setDefaultSectionSize(metrics.height() + 6);
     m_table->installEventFilter(this);
     keepCurrentAcrossResets(m_table);
+}
 
+void MatrixEditor::setUpTableActions()
+{
     m_copyAction = new QAction(tr("&Copy"), this);
     m_copyAction->setObjectName(QStringLiteral("copy"));
     m_copyAction->setShortcut(QKeySequence::Copy);
@@ -139,7 +156,11 @@ MatrixEditor::MatrixEditor(Document* document, MatrixRef ref, QWidget* parent)
     m_digitsMenu = digitsMenu;
     m_table->addAction(digitsMenu->menuAction());
     m_table->setContextMenuPolicy(Qt::ActionsContextMenu);
+}
 
+void MatrixEditor::setUpTokenList()
+{
+    const QFontMetrics metrics(m_table->font());
     // The token list beside X or Z, row for row with the matrix.
     m_tokenView->setModel(m_tokenModel);
     m_tokenView->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -154,7 +175,10 @@ MatrixEditor::MatrixEditor(Document* document, MatrixRef ref, QWidget* parent)
             &QScrollBar::setValue);
     connect(m_table->verticalScrollBar(), &QScrollBar::valueChanged, m_tokenView->verticalScrollBar(),
             &QScrollBar::setValue);
+}
 
+void MatrixEditor::setUpTokenButtons()
+{
     m_addButton = makeToolButton(m_tokenButtons, tr("Add"), tr("Add a token at the end"));
     m_insertButton =
         makeToolButton(m_tokenButtons, tr("Insert"), tr("Insert a token before the current one"));
@@ -173,7 +197,10 @@ MatrixEditor::MatrixEditor(Document* document, MatrixRef ref, QWidget* parent)
     for (QToolButton* button : {m_addButton, m_insertButton, m_removeButton, m_upButton, m_downButton})
         buttons->addWidget(button);
     buttons->addStretch();
+}
 
+void MatrixEditor::layOut()
+{
     // The token buttons go below both tables: beside the token list they would take the matrix's width.
     auto* body = new QHBoxLayout;
     body->setContentsMargins(0, 0, 0, 0);
@@ -185,7 +212,10 @@ MatrixEditor::MatrixEditor(Document* document, MatrixRef ref, QWidget* parent)
     layout->addWidget(m_title);
     layout->addLayout(body, 1);
     layout->addWidget(m_tokenButtons);
+}
 
+void MatrixEditor::connectModels()
+{
     connect(m_model, &MatrixModel::inputRejected, this, &MatrixEditor::message);
     connect(m_tokenModel, &TokenModel::inputRejected, this, &MatrixEditor::message);
     connect(m_model, &QAbstractItemModel::modelReset, this, &MatrixEditor::updateTitle);
@@ -205,19 +235,22 @@ MatrixEditor::MatrixEditor(Document* document, MatrixRef ref, QWidget* parent)
     connect(m_tokenModel, &QAbstractItemModel::modelReset, this, &MatrixEditor::updateTokenButtons);
     connect(m_tokenView->selectionModel(), &QItemSelectionModel::currentChanged, this,
             &MatrixEditor::updateTokenButtons);
+}
 
+void MatrixEditor::connectSelection()
+{
     // Linked selection: a row of X is a query, a row of Z a key (of X too in self-attention, where the
     // selected key is shown by the token list).
     connect(m_table->selectionModel(), &QItemSelectionModel::currentChanged, this,
-            [this, document](const QModelIndex& current) {
+            [this](const QModelIndex& current) {
                 if (!current.isValid())
                     return;
                 if (matrixRef().kind == MatrixKind::X)
-                    document->setSelection(current.row(), document->selectedKey());
+                    m_document->setSelection(current.row(), m_document->selectedKey());
                 else if (matrixRef().kind == MatrixKind::Z)
-                    document->setSelection(document->selectedQuery(), current.row());
+                    m_document->setSelection(m_document->selectedQuery(), current.row());
             });
-    connect(document, &Document::selectionChanged, this, [this](Index query, Index key) {
+    connect(m_document, &Document::selectionChanged, this, [this](Index query, Index key) {
         const MatrixKind kind = matrixRef().kind;
         if (kind != MatrixKind::X && kind != MatrixKind::Z)
             return;
@@ -226,10 +259,6 @@ MatrixEditor::MatrixEditor(Document* document, MatrixRef ref, QWidget* parent)
         if (row < m_model->rowCount() && (!current.isValid() || current.row() != row))
             m_table->setCurrentIndex(m_model->index(row, current.isValid() ? current.column() : 0));
     });
-
-    updateTokenPane();
-    updateTitle();
-    fitColumns();
 }
 
 int MatrixEditor::significantDigits() const

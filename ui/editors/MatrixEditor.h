@@ -65,6 +65,15 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    // The constructor's parts: the matrix table and its context menu, the token list and its buttons, the
+    // layout, what the models and the document's selection tell the editor.
+    void setUpTable();
+    void setUpTableActions();
+    void setUpTokenList();
+    void setUpTokenButtons();
+    void layOut();
+    void connectModels();
+    void connectSelection();
     void updateTitle();
     /// Sizes columns `first` to `last` (all by default) to their widest text, header included.
     void fitColumns(int first = 0, int last = std::numeric_limits<int>::max());

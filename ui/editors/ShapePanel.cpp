@@ -66,6 +66,18 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
 {
     setObjectName(QStringLiteral("shapePanel"));
 
+    setUpShapeControls();
+    setUpInitializerControls();
+    layOutControls();
+    connectShapeEdits();
+    connectInitializerEdits();
+    connect(m_document, &Document::sessionChanged, this, &ShapePanel::syncFromSession);
+    syncFromSession();
+    syncInitializer();
+}
+
+void ShapePanel::setUpShapeControls()
+{
     m_outputProjection->setObjectName(QStringLiteral("outputProjection"));
     m_outputProjection->setToolTip(
         tr("On: the concatenated head outputs (H·d_v wide) are multiplied by an "
@@ -77,7 +89,10 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
                             "and the final output concat·W_O + b_O (with W_O), as GPT-2 and Qwen2 do. New "
                             "biases start at 0 (nothing changes until you edit them, in the Weights dock's "
                             "b_Q, b_K, b_V and b_O tabs). Off: every bias is removed."));
+}
 
+void ShapePanel::setUpInitializerControls()
+{
     m_initializer->setObjectName(QStringLiteral("initializer"));
     m_initializer->addItem(tr("Xavier normal"), static_cast<int>(Initializer::XavierNormal));
     m_initializer->addItem(tr("Xavier uniform"), static_cast<int>(Initializer::XavierUniform));
@@ -114,7 +129,10 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
         tr("Draws the embeddings X (and Z) anew from the initializer, the weights kept. NumPy legacy: "
            "np.random.seed(seed); X = randn(n, d_model) × scale, then Z from the same stream. One undoable "
            "step."));
+}
 
+void ShapePanel::layOutControls()
+{
     auto* form = new QFormLayout(this);
     form->setContentsMargins(4, 4, 4, 4);
     form->setVerticalSpacing(4);
@@ -135,7 +153,10 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
     form->addRow(QString(), initRow);
     form->addRow(m_reinitializeAll);
     form->addRow(m_reinitializeEmbeddings);
+}
 
+void ShapePanel::connectShapeEdits()
+{
     auto resize = [this](QSpinBox* box, const QString& text,
                          void (*edit)(Session&, Index, const InitializerSpec&),
                          Index (Session::*current)() const) {
@@ -178,6 +199,10 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
         pushEdit(m_document, tr("Set d_out to %1").arg(value), Document::Shape,
                  [value, init](Session& session) { resizeDOut(session, value, init); });
     });
+}
+
+void ShapePanel::connectInitializerEdits()
+{
     connect(m_initializer, qOverload<int>(&QComboBox::currentIndexChanged), this,
             &ShapePanel::applyInitializer);
     connect(m_initScale, qOverload<double>(&QDoubleSpinBox::valueChanged), this,
@@ -193,10 +218,6 @@ ShapePanel::ShapePanel(Document* document, QWidget* parent)
         pushEdit(m_document, tr("Re-draw embeddings"), Document::Values,
                  [init](Session& s) { reinitializeEmbeddings(s, init); });
     });
-
-    connect(m_document, &Document::sessionChanged, this, &ShapePanel::syncFromSession);
-    syncFromSession();
-    syncInitializer();
 }
 
 void ShapePanel::applyInitializer()

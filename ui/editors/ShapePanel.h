@@ -23,6 +23,12 @@ public:
     explicit ShapePanel(Document* document, QWidget* parent = nullptr);
 
 private:
+    // The constructor's parts: the controls with their tooltips, the form, the edits they push.
+    void setUpShapeControls();
+    void setUpInitializerControls();
+    void layOutControls();
+    void connectShapeEdits();
+    void connectInitializerEdits();
     void syncFromSession();
     void syncInitializer();
     void applyInitializer();

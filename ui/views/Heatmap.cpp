@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "Heatmap.h"
 
-#include "ColorScale.h"
+#include "HeatmapInteraction.h"
+#include "HeatmapLabels.h"
 #include "HeatmapMenu.h"
-#include "HeatmapTicks.h"
-#include "LabelText.h"
+#include "HeatmapSelection.h"
 #include "PlotFigure.h"
 
 #include <qcustomplot.h>
@@ -13,53 +13,15 @@
 #include <QScrollBar>
 
 #include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <limits>
 
 namespace qkv::ui {
 
-namespace {
-
-// A palette of ColorScale as QCustomPlot's gradient.
-QCPColorGradient gradientOf(Palette palette)
-{
-    QCPColorGradient gradient;
-    gradient.clearColorStops();
-    for (const auto& [position, colour] : paletteStops(palette))
-        gradient.setColorStopAt(position, colour);
-    return gradient;
-}
-
-// The colour map's cells, filled in one pass: setCell() per cell is a call and two comparisons each.
-class CellData : public QCPColorMapData {
-public:
-    using QCPColorMapData::QCPColorMapData;
-    /// Row i, column j at i · columns + j (row-major, as Matrix is); marks the image for redrawing.
-    double* cells()
-    {
-        mDataModified = true;
-        return mData;
-    }
-};
-
-// What the colour bar measures; scaled per row, a fraction of each row's largest.
-QString colorBarText(const QString& label, bool perRow)
-{
-    if (!perRow)
-        return label;
-    return label.isEmpty() ? Heatmap::tr("÷ row maximum") : Heatmap::tr("%1 ÷ row maximum").arg(label);
-}
-
-} // namespace
-
 Heatmap::Heatmap(QWidget* parent)
-    : QWidget(parent), m_plot(new QCustomPlot(this)), m_map(nullptr), m_scale(nullptr),
-      m_titleElement(nullptr)
+    : QWidget(parent), m_plot(new QCustomPlot(this)),
+      m_horizontalScroll(new QScrollBar(Qt::Horizontal, this)),
+      m_verticalScroll(new QScrollBar(Qt::Vertical, this))
 {
     // Scroll bars beside the plot while zoomed in: another way to pan.
-    m_horizontalScroll = new QScrollBar(Qt::Horizontal, this);
-    m_verticalScroll = new QScrollBar(Qt::Vertical, this);
     m_horizontalScroll->setObjectName(QStringLiteral("heatmapHorizontalScroll"));
     m_verticalScroll->setObjectName(QStringLiteral("heatmapVerticalScroll"));
     auto* layout = new QGridLayout(this);
@@ -71,8 +33,30 @@ Heatmap::Heatmap(QWidget* parent)
     m_horizontalScroll->hide();
     m_verticalScroll->hide();
     setFocusPolicy(Qt::StrongFocus); // a click gives it the keyboard: arrows move the selection
-    m_titleElement = setUpPlot(m_plot, QSize(160, 120));
+    setUpAxesAndColorBar();
 
+    m_labels = std::make_unique<HeatmapLabels>(m_plot, m_data, m_map, m_scale);
+    m_selection = std::make_unique<HeatmapSelection>(m_plot, m_data);
+    connect(m_plot, &QCustomPlot::beforeReplot, this, [this] { m_labels->planForLastLayout(); });
+    connect(m_plot, &QCustomPlot::afterLayout, this, &Heatmap::afterLayout);
+    m_menu = new HeatmapMenu(this);
+    m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_plot, &QWidget::customContextMenuRequested, this, [this](const QPoint& position) {
+        m_menu->refresh();
+        m_menu->exec(m_plot->mapToGlobal(position));
+    });
+    m_interaction = new HeatmapInteraction(this, m_plot, m_data, *m_labels, *m_selection, m_horizontalScroll,
+                                           m_verticalScroll);
+    rebuild();
+}
+
+Heatmap::~Heatmap() = default;
+
+// The axes (one unit per cell, row 0 at the top), the colour map and its colour bar, and the right axis the
+// row statistics are written along.
+void Heatmap::setUpAxesAndColorBar()
+{
+    m_titleElement = setUpPlot(m_plot, QSize(160, 120));
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
         axis->grid()->setVisible(false);
         axis->setSubTicks(false);
@@ -84,7 +68,7 @@ Heatmap::Heatmap(QWidget* parent)
 
     m_map = new QCPColorMap(m_plot->xAxis, m_plot->yAxis); // key: column, value: row
     m_map->setInterpolate(false);
-    m_map->setData(new CellData(0, 0, QCPRange(0, 1), QCPRange(0, 1)), false); // owned by the map
+    HeatmapData::prepareColorMap(m_map);
     m_map->setTightBoundary(false);
 
     m_scale = new QCPColorScale(m_plot);
@@ -104,63 +88,16 @@ Heatmap::Heatmap(QWidget* parent)
     m_plot->yAxis2->setBasePen(Qt::NoPen);
     connect(m_plot->yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), m_plot->yAxis2,
             qOverload<const QCPRange&>(&QCPAxis::setRange));
-    // The row statistics' header stands above their column, apart from the colour bar and its label.
-    m_annotationHeader = new QCPItemText(m_plot);
-    m_annotationHeader->setClipToAxisRect(false);
-    m_annotationHeader->setSelectable(false);
-    m_annotationHeader->position->setType(QCPItemPosition::ptAxisRectRatio);
-    m_annotationHeader->position->setAxisRect(m_plot->axisRect());
-    m_annotationHeader->position->setCoords(1.0, 0.0);
-    m_annotationHeader->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
-    m_annotationHeader->setTextAlignment(Qt::AlignLeft);
-    m_annotationHeader->setPadding(QMargins(tickLabelPadding, 0, 0, 2));
-    QFont headerFont = m_plot->yAxis2->labelFont();
-    headerFont.setBold(true);
-    m_annotationHeader->setFont(headerFont);
-    m_annotationHeader->setVisible(false);
-
-    // The selected row and column as translucent bands across the whole matrix: visible when a cell is a
-    // single pixel.
-    for (QCPItemRect** band : {&m_rowBand, &m_columnBand}) {
-        *band = new QCPItemRect(m_plot);
-        (*band)->setPen(QPen(QColor(255, 140, 0, 150), 1.0));
-        (*band)->setBrush(QColor(255, 140, 0, 60));
-        (*band)->setVisible(false);
-        (*band)->setSelectable(false);
-        (*band)->setLayer(QStringLiteral("overlay"));
-    }
-    m_highlightRect = new QCPItemRect(m_plot);
-    m_highlightRect->setPen(QPen(QColor(255, 140, 0), 2.5));
-    m_highlightRect->setBrush(Qt::NoBrush);
-    m_highlightRect->setVisible(false);
-    m_highlightRect->setLayer(QStringLiteral("overlay"));
-
-    connect(m_plot, &QCustomPlot::beforeReplot, this, &Heatmap::updateTickers);
-    connect(m_plot, &QCustomPlot::afterLayout, this, &Heatmap::afterLayout);
-    setUpInteraction();
-
-    rebuild();
 }
 
-Heatmap::~Heatmap() = default;
+void Heatmap::replotSoon()
+{
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
 
 QMenu* Heatmap::contextMenu() const
 {
     return m_menu;
-}
-
-QSize Heatmap::axisRectSize() const
-{
-    const QRect rect = m_plot->axisRect()->rect();
-    if (rect.width() > 10 && rect.height() > 10)
-        return rect.size();
-    // Not laid out yet: a guess that the next layout corrects.
-    return QSize(std::max(50, m_plot->width() - 120), std::max(50, m_plot->height() - 90));
-}
-
-Heatmap::ColorScale Heatmap::defaultScale() const
-{
-    return m_mode == ColorMode::Diverging ? ColorScale::Diverging : ColorScale::Linear;
 }
 
 void Heatmap::setMatrix(const Matrix& values, const QStringList& rowLabels, const QStringList& columnLabels)
@@ -171,12 +108,7 @@ void Heatmap::setMatrix(const Matrix& values, const QStringList& rowLabels, cons
 void Heatmap::setMatrix(std::shared_ptr<const Matrix> values, const QStringList& rowLabels,
                         const QStringList& columnLabels)
 {
-    m_shownValues = values ? std::move(values) : std::make_shared<const Matrix>();
-    // Eigen's way to point a Map at other data.
-    new (&m_values)
-        Eigen::Map<const Matrix>(m_shownValues->data(), m_shownValues->rows(), m_shownValues->cols());
-    m_rowLabels = labelsOrIndices(rowLabels, m_values.rows());
-    m_columnLabels = labelsOrIndices(columnLabels, m_values.cols());
+    m_data.setValues(std::move(values), rowLabels, columnLabels);
     rebuild();
 }
 
@@ -189,7 +121,7 @@ void Heatmap::setTitle(const QString& title)
 {
     m_title = title;
     m_titleElement->setText(title);
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    replotSoon();
 }
 
 void Heatmap::setAxisTitles(const QString& rows, const QString& columns)
@@ -198,53 +130,80 @@ void Heatmap::setAxisTitles(const QString& rows, const QString& columns)
     m_columnTitle = columns;
     m_plot->yAxis->setLabel(rows);
     m_plot->xAxis->setLabel(columns);
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    replotSoon();
 }
 
 void Heatmap::setColorMode(ColorMode mode)
 {
-    m_mode = mode;
-    setColorScale(defaultScale());
+    m_data.setMode(mode);
+    setColorScale(m_data.defaultScale());
+}
+
+Heatmap::ColorMode Heatmap::colorMode() const
+{
+    return m_data.mode();
 }
 
 void Heatmap::setColorScale(ColorScale scale)
 {
-    const bool refill = (scale == ColorScale::PerRow) != (m_colorScale == ColorScale::PerRow);
-    m_colorScale = scale;
+    const bool refill = (scale == ColorScale::PerRow) != (m_data.colorScale() == ColorScale::PerRow);
+    m_data.setColorScale(scale);
     m_menu->refresh();
     if (refill) {
         rebuild(); // the cells hold each row's values divided by its largest
         return;
     }
     updateColors();
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    replotSoon();
+}
+
+Heatmap::ColorScale Heatmap::colorScale() const
+{
+    return m_data.colorScale();
 }
 
 void Heatmap::setLogarithmic(bool logarithmic)
 {
-    setColorScale(logarithmic ? ColorScale::Logarithmic : defaultScale());
+    setColorScale(logarithmic ? ColorScale::Logarithmic : m_data.defaultScale());
 }
 
 void Heatmap::setColorMap(ColorMap map)
 {
-    m_colorMap = map;
+    m_data.setColorMap(map);
     m_menu->refresh();
     updateColors();
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    replotSoon();
+}
+
+Heatmap::ColorMap Heatmap::colorMap() const
+{
+    return m_data.colorMap();
+}
+
+void Heatmap::setColorBarLabel(const QString& label)
+{
+    m_data.setColorBarLabel(label);
+    m_scale->axis()->setLabel(m_data.colorBarText());
+    replotSoon();
 }
 
 void Heatmap::setFixedRange(double lower, double upper)
 {
-    m_fixedRange = std::make_pair(lower, upper);
+    m_data.setFixedRange(std::make_pair(lower, upper));
     updateColors();
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    replotSoon();
 }
 
 void Heatmap::clearFixedRange()
 {
-    m_fixedRange.reset();
+    m_data.setFixedRange(std::nullopt);
     updateColors();
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    replotSoon();
+}
+
+std::pair<double, double> Heatmap::colorRange() const
+{
+    return m_data.range();
 }
 
 void Heatmap::setMasked(const MaskMatrix* allowed)
@@ -254,83 +213,174 @@ void Heatmap::setMasked(const MaskMatrix* allowed)
 
 void Heatmap::setMasked(std::shared_ptr<const MaskMatrix> allowed)
 {
-    m_shownMask = std::move(allowed);
-    if (m_shownMask)
-        new (&m_allowed)
-            Eigen::Map<const MaskMatrix>(m_shownMask->data(), m_shownMask->rows(), m_shownMask->cols());
-    else
-        new (&m_allowed) Eigen::Map<const MaskMatrix>(nullptr, 0, 0);
+    m_data.setMask(std::move(allowed));
     rebuild();
 }
 
 void Heatmap::releaseMatrix()
 {
-    m_shownValues = std::make_shared<const Matrix>();
-    m_shownMask.reset();
-    new (&m_values) Eigen::Map<const Matrix>(nullptr, 0, 0);
-    new (&m_allowed) Eigen::Map<const MaskMatrix>(nullptr, 0, 0);
-    removeCellTexts();
+    m_data.release();
+    m_labels->removeCellTexts();
     m_map->data()->clear();
-    m_sampling = Sampling();
     m_cellsPending = false;
+}
+
+const Matrix& Heatmap::values() const
+{
+    return m_data.shownValues();
+}
+
+QStringList Heatmap::rowLabels() const
+{
+    return m_data.rowLabels();
+}
+
+QStringList Heatmap::columnLabels() const
+{
+    return m_data.columnLabels();
 }
 
 bool Heatmap::isMasked(Index row, Index column) const
 {
-    return m_allowed.rows() == m_values.rows() && m_allowed.cols() == m_values.cols() && row >= 0 &&
-           column >= 0 && row < m_allowed.rows() && column < m_allowed.cols() && m_allowed(row, column) == 0;
-}
-
-// A mask is 0 or 1: written as such, not as "1.000".
-QString Heatmap::cellString(double value) const
-{
-    return m_mode == ColorMode::Binary ? QString::number(value) : formatValue(value);
+    return m_data.isMasked(row, column);
 }
 
 QString Heatmap::formatValue(double value)
 {
-    if (!std::isfinite(value))
-        return QString::number(value);
-    const QString text =
-        std::abs(value) >= 1e5 ? QString::number(value, 'g', 3) : QString::number(value, 'f', 3);
-    return text == QLatin1String("-0.000") ? QStringLiteral("0.000") : text;
-}
-
-QString Heatmap::cellText(Index row, Index column) const
-{
-    if (!m_cellTextShown || row < 0 || column < 0 || row >= m_values.rows() || column >= m_values.cols())
-        return QString();
-    const auto [firstRow, firstColumn] = m_cellTextFirst;
-    if (row < firstRow || column < firstColumn || column >= firstColumn + m_cellTextColumns)
-        return QString();
-    const auto index = static_cast<qsizetype>((row - firstRow) * m_cellTextColumns + (column - firstColumn));
-    const QCPItemText* item = index < m_cellTexts.size() ? m_cellTexts.at(index) : nullptr;
-    return item && item->visible() ? item->text() : QString();
+    return formatCellValue(value);
 }
 
 QString Heatmap::cellDescription(Index row, Index column) const
 {
-    const QString value = isMasked(row, column) ? tr("masked") : formatValue(m_values(row, column));
+    const QString value = isMasked(row, column) ? tr("masked") : formatValue(m_data.values()(row, column));
     const QString rowTitle = m_rowTitle.isEmpty() ? tr("row") : m_rowTitle;
     const QString columnTitle = m_columnTitle.isEmpty() ? tr("column") : m_columnTitle;
     return tr("%1 ‘%2’ → %3 ‘%4’: %5")
-        .arg(rowTitle, m_rowLabels.value(static_cast<int>(row)), columnTitle,
-             m_columnLabels.value(static_cast<int>(column)), value);
+        .arg(rowTitle, m_data.rowLabels().value(static_cast<int>(row)), columnTitle,
+             m_data.columnLabels().value(static_cast<int>(column)), value);
+}
+
+QPoint Heatmap::cellCentre(Index row, Index column) const
+{
+    const QPointF inPlot(m_plot->xAxis->coordToPixel(static_cast<double>(column)),
+                         m_plot->yAxis->coordToPixel(static_cast<double>(row)));
+    return m_plot->mapTo(this, inPlot.toPoint());
+}
+
+bool Heatmap::showsCellValues() const
+{
+    return m_labels->showsCellValues();
+}
+
+QString Heatmap::cellText(Index row, Index column) const
+{
+    return m_labels->cellText(row, column);
+}
+
+QList<QRectF> Heatmap::drawnTickLabelRects() const
+{
+    return m_labels->drawnTickLabelRects(this);
+}
+
+TickPlan Heatmap::tickPlan() const
+{
+    return m_labels->tickPlan();
+}
+
+void Heatmap::setRowAnnotations(const QStringList& annotations, const QString& title)
+{
+    m_labels->setRowAnnotations(annotations, title);
+    replotSoon();
+}
+
+QStringList Heatmap::rowAnnotations() const
+{
+    return m_labels->rowAnnotations();
+}
+
+QString Heatmap::rowAnnotationTitle() const
+{
+    return m_labels->rowAnnotationTitle();
+}
+
+void Heatmap::setHighlight(int row, int column)
+{
+    m_selection->setCell(row, column);
+    m_selection->update();
+    replotSoon();
+}
+
+std::pair<int, int> Heatmap::highlight() const
+{
+    return m_selection->cell();
+}
+
+bool Heatmap::showsSelectionBands() const
+{
+    return m_selection->showsBands();
+}
+
+void Heatmap::fitToView()
+{
+    m_interaction->fitToView();
+}
+
+void Heatmap::zoomBy(double factor)
+{
+    m_interaction->zoomBy(factor);
+}
+
+std::pair<double, double> Heatmap::visibleRows() const
+{
+    return {m_plot->yAxis->range().lower, m_plot->yAxis->range().upper};
+}
+
+std::pair<double, double> Heatmap::visibleColumns() const
+{
+    return {m_plot->xAxis->range().lower, m_plot->xAxis->range().upper};
+}
+
+void Heatmap::setPaintable(bool paintable)
+{
+    m_interaction->setPaintable(paintable);
+}
+
+bool Heatmap::isPaintable() const
+{
+    return m_interaction->isPaintable();
+}
+
+void Heatmap::keyPressEvent(QKeyEvent* event)
+{
+    if (!m_interaction->keyPress(event))
+        QWidget::keyPressEvent(event);
+}
+
+bool Heatmap::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == m_plot && m_interaction->pinch(event))
+        return true;
+    return QWidget::eventFilter(watched, event);
+}
+
+void Heatmap::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (m_cellsPending)
+        rebuild();
 }
 
 // Puts the matrix into the colour map and sets the axes to one unit per cell.
 void Heatmap::rebuild(bool evenIfHidden)
 {
-    removeCellTexts();
-    m_ticksPlanned = false;
-    m_ticksFor = QSize();
-    m_relayouts = 0;
+    m_labels->removeCellTexts();
+    m_labels->forgetPlan();
     updateColors();
-    const Index rows = m_values.rows(), columns = m_values.cols();
+    const Index rows = m_data.rows(), columns = m_data.columns();
     QCPColorMapData* cells = m_map->data();
     // A hidden heatmap (another tab) fills its cells when it is shown: large matrices cost time and memory.
     m_cellsPending = !evenIfHidden && !isVisible() && rows > 0 && columns > 0;
-    m_sampling = Sampling();
+    m_data.forgetColorMap();
     if (m_cellsPending) {
         cells->clear();
         return;
@@ -351,97 +401,37 @@ void Heatmap::rebuild(bool evenIfHidden)
         m_shownShape = {rows, columns};
         fillColorMap(true);
     }
-    updateRowAnnotations();
-    updateHighlight();
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    m_labels->updateRowAnnotations();
+    m_selection->update();
+    replotSoon();
 }
 
-namespace {
-
-// Where the colour map puts `samples` cells `step` apart from `first`. Cell centres are the integers
-// 0..count−1; QCPColorMap spreads its cells over the range between the first and last centre, and a single
-// cell has no such range, so it is given its full extent instead.
-QCPRange sampledRange(Index first, Index step, Index samples)
+void Heatmap::updateColors()
 {
-    const auto start = static_cast<double>(first);
-    return samples > 1
-               ? QCPRange(start, start + static_cast<double>((samples - 1) * step))
-               : QCPRange(start - 0.5 * static_cast<double>(step), start + 0.5 * static_cast<double>(step));
+    m_data.applyColors(m_scale);
+    if (m_labels->showsCellValues())
+        m_labels->updateCellTexts();
 }
 
-// The cells of one axis the colour map holds: all of them while each takes a pixel or more; else the part
-// shown, every step-th cell, about one per pixel (a 4096-row matrix on 500 pixels would otherwise be
-// coloured, mirrored and scaled down in full on every replot).
-void sampleAxis(const QCPRange& range, Index count, int pixels, Index* first, Index* step, Index* samples)
-{
-    const Index lowest = std::clamp<Index>(static_cast<Index>(std::floor(range.lower + 0.5)), 0, count - 1);
-    const Index highest =
-        std::clamp<Index>(static_cast<Index>(std::ceil(range.upper - 0.5)), lowest, count - 1);
-    const Index shown = highest - lowest + 1;
-    *step = std::max<Index>(1, shown / std::max(1, pixels));
-    *first = *step == 1 ? 0 : lowest;
-    *samples = *step == 1 ? count : (shown + *step - 1) / *step;
-}
-
-} // namespace
-
-// Fills the colour map for the cells shown and the pixels they have (sampleAxis); `force` fills even when
-// the sampling is unchanged (new values). True when it filled.
 bool Heatmap::fillColorMap(bool force)
 {
-    const QSize pixels = axisRectSize();
-    Sampling s;
-    sampleAxis(m_plot->yAxis->range(), m_values.rows(), pixels.height(), &s.firstRow, &s.rowStep, &s.rows);
-    sampleAxis(m_plot->xAxis->range(), m_values.cols(), pixels.width(), &s.firstColumn, &s.columnStep,
-               &s.columns);
-    if (!force && s == m_sampling)
-        return false;
-    m_sampling = s;
-    auto* cells = static_cast<CellData*>(m_map->data());
-    cells->setSize(static_cast<int>(s.columns), static_cast<int>(s.rows)); // reallocates on a new size only
-    cells->setRange(sampledRange(s.firstColumn, s.columnStep, s.columns),
-                    sampledRange(s.firstRow, s.rowStep, s.rows));
-    if (s.rowStep == 1 && s.columnStep == 1) {
-        fillCells(cells->cells());
-        return true;
-    }
-    double* out = cells->cells();
-    const bool masked = m_allowed.rows() == m_values.rows() && m_allowed.cols() == m_values.cols();
-    const bool perRow = m_rowFactor.size() == m_values.rows();
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    for (Index a = 0; a < s.rows; ++a) {
-        const Index i = s.firstRow + a * s.rowStep;
-        const double factor = perRow ? m_rowFactor(i) : 1.0;
-        for (Index b = 0; b < s.columns; ++b) {
-            const Index j = s.firstColumn + b * s.columnStep;
-            *out++ = masked && m_allowed(i, j) == 0 ? nan : m_values(i, j) * factor;
-        }
-    }
-    return true;
+    return m_data.fillColorMap(m_map, m_plot->yAxis->range(), m_plot->xAxis->range(), axisRectSize(m_plot),
+                               force);
 }
 
-// The matrix row by row (the colour map's layout is Matrix's), masked cells NaN (drawn grey).
-void Heatmap::fillCells(double* cells) const
+// After the layout of a replot, before drawing: the cell size is known now.
+void Heatmap::afterLayout()
 {
-    const Index count = m_values.size();
-    std::copy(m_values.data(), m_values.data() + count, cells);
-    if (m_rowFactor.size() == m_values.rows()) // per-row colour scale
-        for (Index i = 0; i < m_values.rows(); ++i)
-            Eigen::Map<RowVector>(cells + i * m_values.cols(), m_values.cols()) *= m_rowFactor(i);
-    if (m_allowed.rows() != m_values.rows() || m_allowed.cols() != m_values.cols())
+    if (m_data.isEmpty()) {
+        m_labels->hideCellTexts();
         return;
-    const std::uint8_t* allowed = m_allowed.data();
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    for (Index k = 0; k < count; ++k)
-        if (allowed[k] == 0)
-            cells[k] = nan;
-}
-
-void Heatmap::showEvent(QShowEvent* event)
-{
-    QWidget::showEvent(event);
-    if (m_cellsPending)
-        rebuild();
+    }
+    const QSize size = axisRectSize(m_plot);
+    if (!m_cellsPending)
+        fillColorMap(false); // the cells shown, or the pixels they have, changed: sampled again
+    m_labels->settleAfterLayout(size);
+    m_selection->update();
+    m_labels->updateCellTexts();
 }
 
 QSize Heatmap::defaultFigureSize() const
@@ -450,7 +440,7 @@ QSize Heatmap::defaultFigureSize() const
     const auto extent = [](Index cells, int fixed, int lowest) {
         return std::clamp(fixed + cell * static_cast<int>(std::min<Index>(cells, 100)), lowest, 1400);
     };
-    return {extent(m_values.cols(), 220, 480), extent(m_values.rows(), 150, 360)};
+    return {extent(m_data.columns(), 220, 480), extent(m_data.rows(), 150, 360)};
 }
 
 void Heatmap::renderFigure(QPaintDevice* device, const QSize& size) const
@@ -465,17 +455,17 @@ void Heatmap::renderAt(QPaintDevice* device, const QSize& size)
     if (m_cellsPending)
         rebuild(true); // never shown (another tab, or a view kept only for export)
     // The selection is the screen's: exported figures leave it out.
-    m_selectionHidden = true;
-    updateHighlight();
+    m_selection->setHidden(true);
+    m_selection->update();
     const QRect screen = m_plot->viewport();
     layOutFor(QRect(QPoint(0, 0), size));
     renderPlot(m_plot, device, size); // its afterLayout decides the cell texts at `size`
-    m_selectionHidden = false;
-    updateHighlight();
+    m_selection->setHidden(false);
+    m_selection->update();
     layOutFor(screen);
-    if (m_values.size() > 0)
-        updateCellTexts();
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    if (!m_data.isEmpty())
+        m_labels->updateCellTexts();
+    replotSoon();
 }
 
 // What a replot does before drawing (tick labels planned for the axis rectangle, which they change in turn),
@@ -487,112 +477,9 @@ void Heatmap::layOutFor(const QRect& viewport)
         for (const auto phase :
              {QCPLayoutElement::upPreparation, QCPLayoutElement::upMargins, QCPLayoutElement::upLayout})
             m_plot->plotLayout()->update(phase);
-        if (!planTicksFor(axisRectSize(), pass > 0))
+        if (!m_labels->planTicksFor(axisRectSize(m_plot), pass > 0))
             break;
     }
-}
-
-void Heatmap::updateColors()
-{
-    const bool binary = m_mode == ColorMode::Binary;
-    const ColorScale scale = binary ? ColorScale::Linear : m_colorScale;
-    // A signed map scaled per row stays diverging: each row from −1 to 1.
-    const bool diverging =
-        scale == ColorScale::Diverging || (scale == ColorScale::PerRow && m_mode == ColorMode::Diverging);
-    QCPColorGradient gradient;
-    if (binary)
-        gradient = gradientOf(Palette::Binary);
-    else if (diverging)
-        gradient = gradientOf(Palette::Diverging);
-    else
-        gradient = gradientOf(m_colorMap == ColorMap::Cividis     ? Palette::Cividis
-                              : m_colorMap == ColorMap::Greyscale ? Palette::Greyscale
-                                                                  : Palette::Viridis);
-    // A binary matrix has a two-entry legend, not a continuous bar.
-    if (binary) {
-        auto legend = QSharedPointer<QCPAxisTickerText>::create();
-        legend->addTick(0.25, tr("masked (0)"));
-        legend->addTick(0.75, tr("allowed (1)"));
-        m_scale->axis()->setTicker(legend);
-    } else if (m_scale->axis()->ticker().dynamicCast<QCPAxisTickerText>()) {
-        m_scale->axis()->setTicker(QSharedPointer<QCPAxisTicker>::create());
-    }
-    gradient.setNanHandling(QCPColorGradient::nhNanColor);
-    gradient.setNanColor(maskedCellColor());
-    m_scale->setGradient(gradient);
-    m_scale->axis()->setLabel(colorBarText(m_colorBarLabel, scale == ColorScale::PerRow));
-
-    const auto shown = [this](Index i, Index j) { return !isMasked(i, j) && std::isfinite(m_values(i, j)); };
-    m_rowFactor.resize(0);
-    if (scale == ColorScale::PerRow) {
-        // Each row divided by its largest magnitude: 1 is the row's largest value.
-        m_rowFactor = Vector::Ones(m_values.rows());
-        bool negative = false;
-        for (Index i = 0; i < m_values.rows(); ++i) {
-            double largest = 0.0;
-            for (Index j = 0; j < m_values.cols(); ++j)
-                if (shown(i, j)) {
-                    largest = std::max(largest, std::abs(m_values(i, j)));
-                    negative = negative || m_values(i, j) < 0;
-                }
-            m_rowFactor(i) = largest > 0 ? 1.0 / largest : 1.0;
-        }
-        m_range = {diverging || negative ? -1.0 : 0.0, 1.0};
-    } else if (m_fixedRange) {
-        m_range = *m_fixedRange;
-        if (diverging) {
-            const double extent = std::max(std::abs(m_range.first), std::abs(m_range.second));
-            m_range = extent > 0 ? std::make_pair(-extent, extent) : std::make_pair(-1.0, 1.0);
-        }
-    } else {
-        double lowest = std::numeric_limits<double>::infinity(), highest = -lowest;
-        for (Index i = 0; i < m_values.rows(); ++i)
-            for (Index j = 0; j < m_values.cols(); ++j)
-                if (shown(i, j)) {
-                    lowest = std::min(lowest, m_values(i, j));
-                    highest = std::max(highest, m_values(i, j));
-                }
-        if (lowest > highest) {
-            lowest = 0.0;
-            highest = 1.0;
-        }
-        if (diverging) {
-            const double extent = std::max(std::abs(lowest), std::abs(highest));
-            m_range = extent > 0 ? std::make_pair(-extent, extent) : std::make_pair(-1.0, 1.0);
-        } else {
-            m_range = highest > lowest ? std::make_pair(lowest, highest)
-                                       : std::make_pair(lowest - 0.5, lowest + 0.5);
-        }
-    }
-    // Logarithmic: from the smallest positive value shown (weights of causal maps at 256+ tokens span
-    // decades that a linear scale paints one colour).
-    const bool logarithmic = scale == ColorScale::Logarithmic;
-    if (logarithmic) {
-        double smallest = std::numeric_limits<double>::infinity();
-        for (Index i = 0; i < m_values.rows(); ++i)
-            for (Index j = 0; j < m_values.cols(); ++j)
-                if (shown(i, j) && m_values(i, j) > 0)
-                    smallest = std::min(smallest, m_values(i, j));
-        const double upper = m_range.second > 0 ? m_range.second : 1.0;
-        const double lower = std::isfinite(smallest) && smallest < upper ? smallest : upper * 1e-3;
-        m_range = {lower, upper};
-    }
-    m_scale->setDataScaleType(logarithmic ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
-    if (logarithmic)
-        m_scale->axis()->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
-    else if (m_scale->axis()->ticker().dynamicCast<QCPAxisTickerLog>())
-        m_scale->axis()->setTicker(QSharedPointer<QCPAxisTicker>::create());
-    m_scale->setDataRange(QCPRange(m_range.first, m_range.second));
-    if (m_cellTextShown)
-        updateCellTexts();
-}
-
-void Heatmap::setColorBarLabel(const QString& label)
-{
-    m_colorBarLabel = label;
-    m_scale->axis()->setLabel(
-        colorBarText(label, m_colorScale == ColorScale::PerRow && m_mode != ColorMode::Binary));
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 } // namespace qkv::ui

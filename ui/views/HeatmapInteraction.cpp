@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Heatmap's input: the mouse (hover text, click, paint drag), the keys, zoom and pan, the scroll bars.
+#include "HeatmapInteraction.h"
 
 #include "Heatmap.h"
-
-#include "HeatmapMenu.h"
+#include "HeatmapData.h"
+#include "HeatmapLabels.h"
+#include "HeatmapSelection.h"
 
 #include <qcustomplot.h>
 
@@ -24,20 +25,18 @@ constexpr double scrollSteps = 100.0; // scroll-bar steps per cell
 
 } // namespace
 
-// The mouse, the context menu, the rectangle a paint drag shows, zoom and pan, and the scroll bars.
-void Heatmap::setUpInteraction()
+// The mouse, the rectangle a paint drag shows, zoom and pan, and the scroll bars.
+HeatmapInteraction::HeatmapInteraction(Heatmap* heatmap, QCustomPlot* plot, const HeatmapData& data,
+                                       HeatmapLabels& labels, const HeatmapSelection& selection,
+                                       QScrollBar* horizontal, QScrollBar* vertical)
+    : QObject(heatmap), m_heatmap(heatmap), m_plot(plot), m_data(data), m_labels(labels),
+      m_selection(selection), m_horizontalScroll(horizontal), m_verticalScroll(vertical),
+      m_paintRect(new QCPItemRect(plot))
 {
-    connect(m_plot, &QCustomPlot::mouseMove, this, &Heatmap::onMouseMove);
-    connect(m_plot, &QCustomPlot::mousePress, this, &Heatmap::onMousePress);
-    connect(m_plot, &QCustomPlot::mouseRelease, this, &Heatmap::onMouseRelease);
-    m_menu = new HeatmapMenu(this);
-    m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
-    connect(m_plot, &QWidget::customContextMenuRequested, this, [this](const QPoint& position) {
-        m_menu->refresh();
-        m_menu->exec(m_plot->mapToGlobal(position));
-    });
+    connect(m_plot, &QCustomPlot::mouseMove, this, &HeatmapInteraction::onMouseMove);
+    connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapInteraction::onMousePress);
+    connect(m_plot, &QCustomPlot::mouseRelease, this, &HeatmapInteraction::onMouseRelease);
     // The rectangle a paint drag covers, until release.
-    m_paintRect = new QCPItemRect(m_plot);
     m_paintRect->setPen(QPen(QColor(20, 20, 20), 1.5, Qt::DashLine));
     m_paintRect->setBrush(QColor(255, 255, 255, 90));
     m_paintRect->setVisible(false);
@@ -45,7 +44,7 @@ void Heatmap::setUpInteraction()
     m_paintRect->setLayer(QStringLiteral("overlay"));
     // Zoom (wheel) and pan (drag) within the matrix; the tick labels are planned again for the cells shown.
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-    m_plot->installEventFilter(this); // a touchpad pinch zooms too
+    m_plot->installEventFilter(heatmap); // a touchpad pinch zooms too (Heatmap::eventFilter)
     m_plot->axisRect()->setRangeZoomAxes(m_plot->xAxis, m_plot->yAxis);
     m_plot->axisRect()->setRangeDragAxes(m_plot->xAxis, m_plot->yAxis);
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis})
@@ -63,7 +62,7 @@ void Heatmap::setUpInteraction()
         });
 }
 
-void Heatmap::setPaintable(bool paintable)
+void HeatmapInteraction::setPaintable(bool paintable)
 {
     m_paintable = paintable;
     if (!paintable && m_paintAnchor.first >= 0) {
@@ -73,7 +72,7 @@ void Heatmap::setPaintable(bool paintable)
     }
 }
 
-void Heatmap::updatePaintRect()
+void HeatmapInteraction::updatePaintRect()
 {
     const bool shown = m_paintAnchor.first >= 0 && m_paintMoved;
     m_paintRect->setVisible(shown);
@@ -88,35 +87,34 @@ void Heatmap::updatePaintRect()
 
 // Arrow keys move the selected cell by one, Page Up/Down by a screenful of rows, Home/End to the first or
 // last column (with Ctrl: row); the move is announced as a click, so everything that follows clicks follows.
-void Heatmap::keyPressEvent(QKeyEvent* event)
+bool HeatmapInteraction::keyPress(QKeyEvent* event)
 {
-    const Index rows = m_values.rows(), columns = m_values.cols();
-    if (rows == 0 || columns == 0) {
-        QWidget::keyPressEvent(event);
-        return;
-    }
-    int row = std::max(0, m_highlight.first);
-    int column = std::max(0, m_highlight.second);
+    const Index rows = m_data.rows(), columns = m_data.columns();
+    if (rows == 0 || columns == 0)
+        return false;
+    const auto [selectedRow, selectedColumn] = m_selection.cell();
+    int row = std::max(0, selectedRow);
+    int column = std::max(0, selectedColumn);
     const int lastRow = static_cast<int>(rows) - 1, lastColumn = static_cast<int>(columns) - 1;
     const int page = std::max(1, static_cast<int>(std::floor(m_plot->yAxis->range().size())) - 1);
     const bool control = event->modifiers() & Qt::ControlModifier;
     if (control && (event->key() == Qt::Key_Plus || event->key() == Qt::Key_Equal)) {
         zoomBy(0.5);
-        return;
+        return true;
     }
     if (control && event->key() == Qt::Key_Minus) {
         zoomBy(2.0);
-        return;
+        return true;
     }
     if (control && event->key() == Qt::Key_0) {
         fitToView();
-        return;
+        return true;
     }
-    if (m_paintable && event->key() == Qt::Key_Space && m_highlight.first >= 0 && m_highlight.second >= 0 &&
-        m_highlight.first <= lastRow && m_highlight.second <= lastColumn) {
-        emit rectanglePainted(m_highlight.first, m_highlight.second, m_highlight.first, m_highlight.second);
+    if (m_paintable && event->key() == Qt::Key_Space && selectedRow >= 0 && selectedColumn >= 0 &&
+        selectedRow <= lastRow && selectedColumn <= lastColumn) {
+        emit m_heatmap->rectanglePainted(selectedRow, selectedColumn, selectedRow, selectedColumn);
         event->accept();
-        return;
+        return true;
     }
     switch (event->key()) {
     case Qt::Key_Up:
@@ -144,19 +142,19 @@ void Heatmap::keyPressEvent(QKeyEvent* event)
         (control ? row : column) = control ? lastRow : lastColumn;
         break;
     default:
-        QWidget::keyPressEvent(event);
-        return;
+        return false;
     }
-    emit cellClicked(std::clamp(row, 0, lastRow), std::clamp(column, 0, lastColumn));
+    emit m_heatmap->cellClicked(std::clamp(row, 0, lastRow), std::clamp(column, 0, lastColumn));
     event->accept();
+    return true;
 }
 
 // A pinch on a touchpad (a native zoom gesture) zooms about its centre, as the wheel does about the pointer.
-bool Heatmap::eventFilter(QObject* watched, QEvent* event)
+bool HeatmapInteraction::pinch(QEvent* event)
 {
-    if (watched == m_plot && event->type() == QEvent::NativeGesture) {
+    if (event->type() == QEvent::NativeGesture) {
         const auto* gesture = static_cast<QNativeGestureEvent*>(event);
-        if (gesture->gestureType() == Qt::ZoomNativeGesture && m_values.size() > 0) {
+        if (gesture->gestureType() == Qt::ZoomNativeGesture && !m_data.isEmpty()) {
             const double factor = std::clamp(1.0 - gesture->value(), 0.25, 4.0);
             const QPointF at = gesture->position();
             m_plot->xAxis->scaleRange(factor, m_plot->xAxis->pixelToCoord(at.x()));
@@ -165,23 +163,23 @@ bool Heatmap::eventFilter(QObject* watched, QEvent* event)
             return true;
         }
     }
-    return QWidget::eventFilter(watched, event);
+    return false;
 }
 
-void Heatmap::fitToView()
+void HeatmapInteraction::fitToView()
 {
-    if (m_values.size() == 0)
+    if (m_data.isEmpty())
         return;
-    m_plot->xAxis->setRange(-0.5, static_cast<double>(m_values.cols()) - 0.5);
-    m_plot->yAxis->setRange(-0.5, static_cast<double>(m_values.rows()) - 0.5);
+    m_plot->xAxis->setRange(-0.5, static_cast<double>(m_data.columns()) - 0.5);
+    m_plot->yAxis->setRange(-0.5, static_cast<double>(m_data.rows()) - 0.5);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
-void Heatmap::zoomBy(double factor)
+void HeatmapInteraction::zoomBy(double factor)
 {
-    if (m_values.size() == 0)
+    if (m_data.isEmpty())
         return;
-    const auto [row, column] = m_highlight;
+    const auto [row, column] = m_selection.cell();
     const QCPRange x = m_plot->xAxis->range(), y = m_plot->yAxis->range();
     // About the selected cell when it is in view, else about the centre.
     const double cx = column >= 0 && x.contains(column) ? column : x.center();
@@ -192,9 +190,9 @@ void Heatmap::zoomBy(double factor)
 }
 
 // Zoom and pan stay within the matrix: at most all of it, at least one cell, never beyond an edge.
-void Heatmap::keepInMatrix(QCPAxis* axis, const QCPRange& range)
+void HeatmapInteraction::keepInMatrix(QCPAxis* axis, const QCPRange& range)
 {
-    const Index count = axis == m_plot->xAxis ? m_values.cols() : m_values.rows();
+    const Index count = axis == m_plot->xAxis ? m_data.columns() : m_data.rows();
     if (count == 0)
         return;
     const double lowest = -0.5, highest = static_cast<double>(count) - 0.5;
@@ -205,13 +203,12 @@ void Heatmap::keepInMatrix(QCPAxis* axis, const QCPRange& range)
         axis->setRange(kept); // emits rangeChanged again, with a range that needs no change
         return;
     }
-    m_ticksFor = QSize(); // the cells shown changed: plan the labels again
-    m_relayouts = 0;
+    m_labels.planAgain(); // the cells shown changed
     updateScrollBar(axis == m_plot->xAxis ? m_horizontalScroll : m_verticalScroll, count, kept);
 }
 
 // A scroll bar shows where the cells in view lie in the matrix; hidden when all of it is shown.
-void Heatmap::updateScrollBar(QScrollBar* bar, Index count, const QCPRange& range)
+void HeatmapInteraction::updateScrollBar(QScrollBar* bar, Index count, const QCPRange& range)
 {
     const double hidden = static_cast<double>(count) - range.size();
     m_updatingScrollBars = true;
@@ -223,39 +220,22 @@ void Heatmap::updateScrollBar(QScrollBar* bar, Index count, const QCPRange& rang
     m_updatingScrollBars = false;
 }
 
-std::pair<double, double> Heatmap::visibleRows() const
+bool HeatmapInteraction::cellAt(const QPoint& position, Index* row, Index* column) const
 {
-    return {m_plot->yAxis->range().lower, m_plot->yAxis->range().upper};
-}
-
-std::pair<double, double> Heatmap::visibleColumns() const
-{
-    return {m_plot->xAxis->range().lower, m_plot->xAxis->range().upper};
-}
-
-QPoint Heatmap::cellCentre(Index row, Index column) const
-{
-    const QPointF inPlot(m_plot->xAxis->coordToPixel(static_cast<double>(column)),
-                         m_plot->yAxis->coordToPixel(static_cast<double>(row)));
-    return m_plot->mapTo(this, inPlot.toPoint());
-}
-
-bool Heatmap::cellAt(const QPoint& position, Index* row, Index* column) const
-{
-    if (m_values.size() == 0 || !m_plot->axisRect()->rect().contains(position))
+    if (m_data.isEmpty() || !m_plot->axisRect()->rect().contains(position))
         return false;
     const double x = m_plot->xAxis->pixelToCoord(position.x());
     const double y = m_plot->yAxis->pixelToCoord(position.y());
     const auto j = static_cast<Index>(std::floor(x + 0.5));
     const auto i = static_cast<Index>(std::floor(y + 0.5));
-    if (i < 0 || j < 0 || i >= m_values.rows() || j >= m_values.cols())
+    if (i < 0 || j < 0 || i >= m_data.rows() || j >= m_data.columns())
         return false;
     *row = i;
     *column = j;
     return true;
 }
 
-void Heatmap::onMouseMove(QMouseEvent* event)
+void HeatmapInteraction::onMouseMove(QMouseEvent* event)
 {
     Index row = 0, column = 0;
     const bool onCell = cellAt(event->position().toPoint(), &row, &column);
@@ -269,8 +249,9 @@ void Heatmap::onMouseMove(QMouseEvent* event)
     }
     if (onCell)
         QToolTip::showText(event->globalPosition().toPoint(),
-                           m_paintable ? cellDescription(row, column) + QLatin1Char('\n') + toolTip()
-                                       : cellDescription(row, column),
+                           m_paintable ? m_heatmap->cellDescription(row, column) + QLatin1Char('\n') +
+                                             m_heatmap->toolTip()
+                                       : m_heatmap->cellDescription(row, column),
                            m_plot);
     else
         QToolTip::hideText();
@@ -278,7 +259,7 @@ void Heatmap::onMouseMove(QMouseEvent* event)
 
 // A press selects the cell. On a paintable heatmap it also starts a paint drag (Shift: a pan instead), for
 // which the plot's own drag-to-pan is off until release.
-void Heatmap::onMousePress(QMouseEvent* event)
+void HeatmapInteraction::onMousePress(QMouseEvent* event)
 {
     Index row = 0, column = 0;
     if (event->button() != Qt::LeftButton || !cellAt(event->position().toPoint(), &row, &column))
@@ -288,10 +269,10 @@ void Heatmap::onMousePress(QMouseEvent* event)
         m_paintMoved = false;
         m_plot->setInteraction(QCP::iRangeDrag, false);
     }
-    emit cellClicked(static_cast<int>(row), static_cast<int>(column));
+    emit m_heatmap->cellClicked(static_cast<int>(row), static_cast<int>(column));
 }
 
-void Heatmap::onMouseRelease(QMouseEvent* event)
+void HeatmapInteraction::onMouseRelease(QMouseEvent* event)
 {
     if (event->button() != Qt::LeftButton || m_paintAnchor.first < 0)
         return;
@@ -307,10 +288,10 @@ void Heatmap::onMouseRelease(QMouseEvent* event)
     m_plot->setInteraction(QCP::iRangeDrag, true);
     updatePaintRect();
     // A click without a drag only selects; the shape may have changed meanwhile (an undo mid-drag).
-    const bool inside = anchor.first < m_values.rows() && anchor.second < m_values.cols() &&
-                        corner.first < m_values.rows() && corner.second < m_values.cols();
+    const bool inside = anchor.first < m_data.rows() && anchor.second < m_data.columns() &&
+                        corner.first < m_data.rows() && corner.second < m_data.columns();
     if (moved && inside)
-        emit rectanglePainted(anchor.first, anchor.second, corner.first, corner.second);
+        emit m_heatmap->rectanglePainted(anchor.first, anchor.second, corner.first, corner.second);
 }
 
 } // namespace qkv::ui

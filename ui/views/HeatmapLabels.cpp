@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Heatmap's text and marks over the cells: the tick labels planned for the cells shown, the values written
-// in large cells, the row statistics beside the colour bar, and the selected cell.
-
-#include "Heatmap.h"
+#include "HeatmapLabels.h"
 
 #include "ColorScale.h"
-#include "HeatmapTicks.h"
+#include "HeatmapData.h"
 #include "LabelText.h"
 
 #include <qcustomplot.h>
@@ -32,21 +29,49 @@ QSharedPointer<QCPAxisTickerText> textTicker(const QStringList& labels, int stri
 
 } // namespace
 
+QSize axisRectSize(const QCustomPlot* plot)
+{
+    const QRect rect = plot->axisRect()->rect();
+    if (rect.width() > 10 && rect.height() > 10)
+        return rect.size();
+    // Not laid out yet: a guess that the next layout corrects.
+    return QSize(std::max(50, plot->width() - 120), std::max(50, plot->height() - 90));
+}
+
+HeatmapLabels::HeatmapLabels(QCustomPlot* plot, const HeatmapData& data, QCPColorMap* map,
+                             QCPColorScale* colorBar)
+    : m_plot(plot), m_data(data), m_map(map), m_colorBar(colorBar), m_annotationHeader(new QCPItemText(plot))
+{
+    // The row statistics' header stands above their column, apart from the colour bar and its label.
+    m_annotationHeader->setClipToAxisRect(false);
+    m_annotationHeader->setSelectable(false);
+    m_annotationHeader->position->setType(QCPItemPosition::ptAxisRectRatio);
+    m_annotationHeader->position->setAxisRect(m_plot->axisRect());
+    m_annotationHeader->position->setCoords(1.0, 0.0);
+    m_annotationHeader->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+    m_annotationHeader->setTextAlignment(Qt::AlignLeft);
+    m_annotationHeader->setPadding(QMargins(tickLabelPadding, 0, 0, 2));
+    QFont headerFont = m_plot->yAxis2->labelFont();
+    headerFont.setBold(true);
+    m_annotationHeader->setFont(headerFont);
+    m_annotationHeader->setVisible(false);
+}
+
 // Plans the tick labels for an axis rectangle of `size`; true when the plan changed. While settling (the
 // labels changed the margins, which changed the rectangle) strides only grow: the plan converges, and it is
 // always at least as sparse as the rectangle it is drawn in needs.
-bool Heatmap::planTicksFor(QSize size, bool settling)
+bool HeatmapLabels::planTicksFor(QSize size, bool settling)
 {
     m_ticksFor = size;
-    if (m_values.size() == 0)
+    if (m_data.isEmpty())
         return false;
     // Zoomed in, the cells are larger: plan as if the whole matrix had that cell size.
-    const double xZoom = static_cast<double>(m_values.cols()) / std::max(1.0, m_plot->xAxis->range().size());
-    const double yZoom = static_cast<double>(m_values.rows()) / std::max(1.0, m_plot->yAxis->range().size());
+    const double xZoom = static_cast<double>(m_data.columns()) / std::max(1.0, m_plot->xAxis->range().size());
+    const double yZoom = static_cast<double>(m_data.rows()) / std::max(1.0, m_plot->yAxis->range().size());
     const QSize effective(static_cast<int>(std::min(1e6, size.width() * xZoom)),
                           static_cast<int>(std::min(1e6, size.height() * yZoom)));
-    TickPlan plan =
-        planTicks(effective, QFontMetrics(m_plot->xAxis->tickLabelFont()), m_rowLabels, m_columnLabels);
+    TickPlan plan = planTicks(effective, QFontMetrics(m_plot->xAxis->tickLabelFont()), m_data.rowLabels(),
+                              m_data.columnLabels());
     if (settling && m_ticksPlanned && plan.columnsVertical == m_ticks.columnsVertical) {
         plan.rowStride = std::max(plan.rowStride, m_ticks.rowStride);
         plan.columnStride = std::max(plan.columnStride, m_ticks.columnStride);
@@ -55,32 +80,23 @@ bool Heatmap::planTicksFor(QSize size, bool settling)
         return false;
     m_ticks = plan;
     m_ticksPlanned = true;
-    m_plot->yAxis->setTicker(textTicker(m_rowLabels, m_ticks.rowStride));
+    m_plot->yAxis->setTicker(textTicker(m_data.rowLabels(), m_ticks.rowStride));
     if (!m_rowAnnotations.isEmpty())
         m_plot->yAxis2->setTicker(textTicker(m_rowAnnotations, m_ticks.rowStride, true));
-    m_plot->xAxis->setTicker(textTicker(m_columnLabels, m_ticks.columnStride));
+    m_plot->xAxis->setTicker(textTicker(m_data.columnLabels(), m_ticks.columnStride));
     m_plot->xAxis->setTickLabelRotation(m_ticks.columnsVertical ? -90 : 0);
     return true;
 }
 
-// Before each replot: the tick labels that fit the axis rectangle of the last layout.
-void Heatmap::updateTickers()
+void HeatmapLabels::planForLastLayout()
 {
-    const QSize size = axisRectSize();
+    const QSize size = axisRectSize(m_plot);
     if (!m_ticksPlanned || size != m_ticksFor)
         planTicksFor(size, m_relayouts > 0);
 }
 
-// After the layout of a replot, before drawing: the cell size is known now.
-void Heatmap::afterLayout()
+void HeatmapLabels::settleAfterLayout(QSize size)
 {
-    if (m_values.size() == 0) {
-        m_cellTextShown = false;
-        return;
-    }
-    const QSize size = axisRectSize();
-    if (!m_cellsPending)
-        fillColorMap(false); // the cells shown, or the pixels they have, changed: sampled again
     // Only a re-layout this plan caused settles (strides that only grow); a new size plans afresh, so a
     // heatmap first laid out tiny (while the window was built) gets its labels back once it is large.
     if (size != m_ticksFor && planTicksFor(size, m_relayouts > 0) && m_relayouts < 6) {
@@ -89,17 +105,28 @@ void Heatmap::afterLayout()
     } else {
         m_relayouts = 0;
     }
-    updateHighlight();
-    updateCellTexts();
 }
 
-QList<QRectF> Heatmap::drawnTickLabelRects() const
+void HeatmapLabels::forgetPlan()
+{
+    m_ticksPlanned = false;
+    m_ticksFor = QSize();
+    m_relayouts = 0;
+}
+
+void HeatmapLabels::planAgain()
+{
+    m_ticksFor = QSize();
+    m_relayouts = 0;
+}
+
+QList<QRectF> HeatmapLabels::drawnTickLabelRects(const QWidget* widget) const
 {
     QList<QRectF> rects;
-    if (m_values.size() == 0)
+    if (m_data.isEmpty())
         return rects;
     const QRect axisRect = m_plot->axisRect()->rect();
-    const QPoint origin = m_plot->mapTo(this, QPoint(0, 0));
+    const QPoint origin = m_plot->mapTo(widget, QPoint(0, 0));
     const auto addAxis = [&](QCPAxis* axis) {
         const auto ticker = axis->ticker().dynamicCast<QCPAxisTickerText>();
         if (!axis->visible() || !ticker)
@@ -134,9 +161,9 @@ QList<QRectF> Heatmap::drawnTickLabelRects() const
 // Values are written in the cells on screen when those cells are large enough for them, whatever the
 // matrix's size: zoomed into a corner of 1024 tokens, the numbers there are readable. Only the cells in view
 // get a text item (a few hundred at most), reused as the view moves.
-void Heatmap::updateCellTexts()
+void HeatmapLabels::updateCellTexts()
 {
-    const Index rows = m_values.rows(), columns = m_values.cols();
+    const Index rows = m_data.rows(), columns = m_data.columns();
     const QRect rect = m_plot->axisRect()->rect();
     const QCPRange x = m_plot->xAxis->range(), y = m_plot->yAxis->range();
     const double cellWidth = rows > 0 && columns > 0 ? rect.width() / std::max(1e-9, x.size()) : 0.0;
@@ -157,7 +184,8 @@ void Heatmap::updateCellTexts()
         int widest = 0;
         for (Index i = firstRow; i <= lastRow; ++i)
             for (Index j = firstColumn; j <= lastColumn; ++j)
-                widest = std::max(widest, metrics.horizontalAdvance(cellString(m_values(i, j))));
+                widest =
+                    std::max(widest, metrics.horizontalAdvance(m_data.cellString(m_data.values()(i, j))));
         // Shrinks the font a little (not below 6.5 pt) before giving up on writing the values.
         const double basePoint = font.pointSizeF() > 0 ? font.pointSizeF() : 9.0;
         const double fit = widest > 0 ? (cellWidth - 4) / widest : 1.0;
@@ -183,24 +211,22 @@ void Heatmap::updateCellTexts()
         m_cellTexts.append(item);
     }
     QCPColorGradient gradient = m_map->gradient(); // color() is not const
-    const QCPRange range(m_range.first, m_range.second);
-    const bool logarithmic = m_scale->dataScaleType() == QCPAxis::stLogarithmic;
-    const bool perRow = m_rowFactor.size() == rows;
+    const QCPRange range(m_data.range().first, m_data.range().second);
+    const bool logarithmic = m_colorBar->dataScaleType() == QCPAxis::stLogarithmic;
     qsizetype k = 0;
     for (Index i = firstRow; i <= lastRow; ++i)
         for (Index j = firstColumn; j <= lastColumn; ++j, ++k) {
             QCPItemText* item = m_cellTexts.at(k);
-            if (isMasked(i, j)) {
+            if (m_data.isMasked(i, j)) {
                 item->setText(QString());
                 item->setVisible(false);
                 continue;
             }
-            const double value = m_values(i, j);
+            const double value = m_data.values()(i, j);
             item->position->setCoords(static_cast<double>(j), static_cast<double>(i));
-            item->setText(cellString(value));
+            item->setText(m_data.cellString(value));
             item->setFont(font);
-            item->setColor(
-                textColorOn(gradient.color(perRow ? value * m_rowFactor(i) : value, range, logarithmic)));
+            item->setColor(textColorOn(gradient.color(value * m_data.rowFactor(i), range, logarithmic)));
             item->setVisible(true);
         }
     for (; k < m_cellTexts.size(); ++k)
@@ -210,7 +236,7 @@ void Heatmap::updateCellTexts()
     m_cellTextShown = true;
 }
 
-void Heatmap::removeCellTexts()
+void HeatmapLabels::removeCellTexts()
 {
     for (QCPItemText* item : std::as_const(m_cellTexts))
         m_plot->removeItem(item);
@@ -218,17 +244,16 @@ void Heatmap::removeCellTexts()
     m_cellTextShown = false;
 }
 
-void Heatmap::setRowAnnotations(const QStringList& annotations, const QString& title)
+void HeatmapLabels::setRowAnnotations(const QStringList& annotations, const QString& title)
 {
     m_rowAnnotations = annotations;
     m_annotationTitle = title;
     updateRowAnnotations();
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
-void Heatmap::updateRowAnnotations()
+void HeatmapLabels::updateRowAnnotations()
 {
-    const bool shown = !m_rowAnnotations.isEmpty() && m_rowAnnotations.size() == m_values.rows();
+    const bool shown = !m_rowAnnotations.isEmpty() && m_rowAnnotations.size() == m_data.rows();
     m_plot->yAxis2->setVisible(shown);
     const bool headed = shown && !m_annotationTitle.isEmpty();
     m_annotationHeader->setVisible(headed);
@@ -256,48 +281,16 @@ void Heatmap::updateRowAnnotations()
     m_plot->axisRect()->setMinimumMargins(QMargins(0, headed ? headerRect.height() + halfLine + 2 : 0, 0, 0));
 }
 
-void Heatmap::setHighlight(int row, int column)
+QString HeatmapLabels::cellText(Index row, Index column) const
 {
-    m_highlight = {row, column};
-    updateHighlight();
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
-}
-
-bool Heatmap::showsSelectionBands() const
-{
-    return m_rowBand->visible() && m_columnBand->visible();
-}
-
-void Heatmap::updateHighlight()
-{
-    const auto [row, column] = m_highlight;
-    const Index rows = m_values.rows(), columns = m_values.cols();
-    const bool shown = !m_selectionHidden && (row >= 0 || column >= 0) && row < rows && column < columns &&
-                       rows > 0 && columns > 0;
-    m_highlightRect->setVisible(shown);
-    m_rowBand->setVisible(shown && row >= 0 && column >= 0);
-    m_columnBand->setVisible(shown && row >= 0 && column >= 0);
-    if (!shown)
-        return;
-    const double lastColumn = static_cast<double>(columns) - 0.5;
-    const double lastRow = static_cast<double>(rows) - 0.5;
-    // The outline is at least minimumMark pixels across, centred on the cell, however small the cells.
-    constexpr double minimumMark = 9.0;
-    const QRect rect = m_plot->axisRect()->rect();
-    const double cellWidth = rect.width() > 0 ? rect.width() / m_plot->xAxis->range().size() : 1.0;
-    const double cellHeight = rect.height() > 0 ? rect.height() / m_plot->yAxis->range().size() : 1.0;
-    const double growX = std::max(0.0, (minimumMark / cellWidth - 1.0) / 2.0);
-    const double growY = std::max(0.0, (minimumMark / cellHeight - 1.0) / 2.0);
-    const double left = column >= 0 ? column - 0.5 - growX : -0.5;
-    const double right = column >= 0 ? column + 0.5 + growX : lastColumn;
-    const double top = row >= 0 ? row - 0.5 - growY : -0.5;
-    const double bottom = row >= 0 ? row + 0.5 + growY : lastRow;
-    m_highlightRect->topLeft->setCoords(left, top);
-    m_highlightRect->bottomRight->setCoords(right, bottom);
-    m_rowBand->topLeft->setCoords(-0.5, row - 0.5);
-    m_rowBand->bottomRight->setCoords(lastColumn, row + 0.5);
-    m_columnBand->topLeft->setCoords(column - 0.5, -0.5);
-    m_columnBand->bottomRight->setCoords(column + 0.5, lastRow);
+    if (!m_cellTextShown || row < 0 || column < 0 || row >= m_data.rows() || column >= m_data.columns())
+        return QString();
+    const auto [firstRow, firstColumn] = m_cellTextFirst;
+    if (row < firstRow || column < firstColumn || column >= firstColumn + m_cellTextColumns)
+        return QString();
+    const auto index = static_cast<qsizetype>((row - firstRow) * m_cellTextColumns + (column - firstColumn));
+    const QCPItemText* item = index < m_cellTexts.size() ? m_cellTexts.at(index) : nullptr;
+    return item && item->visible() ? item->text() : QString();
 }
 
 } // namespace qkv::ui

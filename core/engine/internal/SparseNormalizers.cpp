@@ -212,56 +212,71 @@ double entmax15Row(const std::uint8_t* allowed, Index m, double* out, Normalizer
     return tau;
 }
 
-/// α-entmax in the λ form (see the file comment). LowAlpha: 1 < α < 2, the scratch holds y = εz and
-/// w = y·e^{ελ}; otherwise (astronomically large α) it holds ln(−y) and w = −exp(ln(−y) + ελ), Newton's step
-/// is on ln Σp and rtsafe's fallback to bisection guards it. Returns the threshold t = −e^{−ελ} of the
-/// shifted logits.
-template <bool LowAlpha>
-double entmaxSolve(double alpha, const std::uint8_t* allowed, Index m, double* out,
-                   NormalizerScratch& scratch)
+namespace {
+
+/// The support's weights divided by their sum (as the entmax library's ensure_sum_one).
+void renormalize(double* out, const Index* index, Index inside)
 {
-    const double eps = alpha - 1.0;
-    const double q = 1.0 / eps;
-    double* v = scratch.values.data();     // candidate values, working set first
-    double* g = v + m;                     // 1/(1 + w) of the entries inside the support at the last λ
-    Index* index = scratch.indices.data(); // their positions in the row
+    double sum = 0.0;
+    for (Index i = 0; i < inside; ++i)
+        sum += out[index[i]];
+    for (Index i = 0; i < inside; ++i)
+        out[index[i]] /= sum;
+}
 
-    Index n = 0;
-    for (Index j = 0; j < m; ++j) {
-        const double y = eps * out[j];
-        v[n] = y;
-        index[n] = j;
-        n += (allowed[j] != 0) & (y > -1.0);
-        out[j] = 0.0;
+/// Σp, Σpg, Σph and Σph² at one λ with h = g − 1 = −wg (small when α → 1, where g − 1 itself would lose its
+/// digits), and how many entries are inside the support.
+struct LambdaEvaluation {
+    double sum = 0.0;
+    double sumG = 0.0;
+    double sumH = 0.0;
+    double sumH2 = 0.0;
+    Index inside = 0;
+};
+
+/// The working set of the λ form (see the file comment) and what is computed on it. LowAlpha: the values
+/// are y = εz and w = y·e^{ελ}; otherwise they are ln(−y) and w = −exp(ln(−y) + ελ).
+template <bool LowAlpha> class LambdaForm {
+public:
+    /// Collects the candidates y > −1 of the row and zeroes `out`.
+    LambdaForm(double alpha, const std::uint8_t* allowed, Index m, double* out, NormalizerScratch& scratch)
+        : eps(alpha - 1.0), q(1.0 / eps), m_out(out), m_v(scratch.values.data()), m_g(m_v + m),
+          m_index(scratch.indices.data())
+    {
+        for (Index j = 0; j < m; ++j) {
+            const double y = eps * out[j];
+            m_v[m_candidates] = y;
+            m_index[m_candidates] = j;
+            m_candidates += (allowed[j] != 0) & (y > -1.0);
+            out[j] = 0.0;
+        }
+        if (!LowAlpha) {
+            for (Index i = 0; i < m_candidates; ++i)
+                m_v[i] = std::log(-m_v[i]);
+        }
     }
-    if (!LowAlpha) {
-        for (Index i = 0; i < n; ++i)
-            v[i] = std::log(-v[i]);
+
+    Index candidates() const { return m_candidates; }
+    const Index* index() const { return m_index; }
+
+    /// The only candidate gets all the weight.
+    LambdaEvaluation single() const
+    {
+        m_out[m_index[0]] = 1.0;
+        LambdaEvaluation e;
+        e.sum = 1.0;
+        e.inside = 1;
+        return e;
     }
 
-    // The per-λ factor: e^{ελ} (≤ k) for LowAlpha, else ελ capped so that ln(−y) + ελ stays finite.
-    const auto factorAt = [eps](double lambda) {
-        return LowAlpha ? std::exp(eps * lambda) : std::min(eps * lambda, 1e300);
-    };
-    const auto wOf = [](double value, double factor) {
-        return LowAlpha ? value * factor : -std::exp(value + factor);
-    };
-
-    // Writes p_j(λ) to out (0 outside the support) for the working set v[0..count), moves the entries inside
-    // the support to the front with g_j = 1/(1 + w_j) in g, and returns Σp, Σpg, Σph and Σph² with
-    // h = g − 1 = −wg (small when α → 1, where g − 1 itself would lose its digits) and how many are inside.
-    struct Evaluation {
-        double sum = 0.0;
-        double sumG = 0.0;
-        double sumH = 0.0;
-        double sumH2 = 0.0;
-        Index inside = 0;
-    };
-    const auto evaluate = [&](double lambda, Index count) {
+    /// Writes p_j(λ) to out (0 outside the support) for the working set [0, count), moves the entries inside
+    /// the support to the front with g_j = 1/(1 + w_j) kept, and returns their sums.
+    LambdaEvaluation evaluate(double lambda, Index count)
+    {
         const double factor = factorAt(lambda);
-        Evaluation e;
+        LambdaEvaluation e;
         for (Index i = 0; i < count; ++i) {
-            const double w = wOf(v[i], factor);
+            const double w = wOf(m_v[i], factor);
             if (w > -1.0) {
                 // ln(1 + w) as accurately as log1p, at the cost of log: 1 + w rounds to a, the rounding error
                 // w − (a − 1) is exact (Fast2Sum, |w| ≤ 1), and ln(1 + w) = ln a + ln(1 + err/a) ≈ ln a +
@@ -271,11 +286,11 @@ double entmaxSolve(double alpha, const std::uint8_t* allowed, Index m, double* o
                 const double logOnePlusW = std::log(a) + (w - (a - 1.0)) * gi;
                 const double p = std::exp(q * logOnePlusW - lambda);
                 if (i != e.inside) {
-                    std::swap(v[i], v[e.inside]);
-                    std::swap(index[i], index[e.inside]);
+                    std::swap(m_v[i], m_v[e.inside]);
+                    std::swap(m_index[i], m_index[e.inside]);
                 }
-                out[index[e.inside]] = p;
-                g[e.inside] = gi;
+                m_out[m_index[e.inside]] = p;
+                m_g[e.inside] = gi;
                 const double h = -w * gi;
                 e.sum += p;
                 e.sumG += p * gi;
@@ -283,19 +298,89 @@ double entmaxSolve(double alpha, const std::uint8_t* allowed, Index m, double* o
                 e.sumH2 += p * h * h;
                 ++e.inside;
             } else {
-                out[index[i]] = 0.0;
+                m_out[m_index[i]] = 0.0;
             }
         }
         return e;
-    };
+    }
 
+    /// The next step of λ from an evaluation whose ln Σp is `logSum`.
+    double step(const LambdaEvaluation& last, double logSum) const
+    {
+        const double ratio = last.sum / last.sumG; // in (0, 1]
+        if (!LowAlpha)
+            return ratio * logSum; // Newton on ln Σp
+        // Newton's and Halley's steps on u(t) = (Σ [y − t]₊^q)^{1/q} − 1, as relative changes of c = −t:
+        // Δc/c = −Δt/c. With Σ d^{q−1} = Σpg/c and Σ d^{q−2} = Σpg²/c², the Halley factor is
+        // 1/(1 − (Δt_N/c)(q − 1)·spread/2) with spread = Σpg²/Σpg − Σpg/Σp = (ΣpΣph² − (Σph)²)/(ΣpΣpg);
+        // it is ≥ 1 (Cauchy–Schwarz) and corrects Newton's undershoot on the convex u. A step that would
+        // leave the bracket is handled by the caller.
+        const double newton = -ratio * std::expm1(-eps * logSum); // Δt_N/c
+        const double spread =
+            std::max((last.sum * last.sumH2 - last.sumH * last.sumH) / (last.sum * last.sumG), 0.0);
+        const double damping = 1.0 - 0.5 * newton * (q - 1.0) * spread;
+        const double halley = newton / damping;
+        const double relative = damping > 0.25 && halley < 0.5 ? halley : newton;
+        return -std::log1p(-relative) / eps;
+    }
+
+    /// Moves the stored p of the `inside` entries of the support from λ to λ + step (λ* within ~step³)
+    /// instead of another pass. ln p_j(λ) has the derivatives −g_j and ε g_j (1 − g_j), so a second-order
+    /// expansion of its change a_j is exact to ~|a_j|³ when |a_j| ≤ 1e-5; the few entries near the threshold
+    /// (large g_j) are recomputed.
+    void expandTo(double lambda, double step, Index inside)
+    {
+        const double next = lambda + step;
+        const double factor = factorAt(next);
+        for (Index i = 0; i < inside; ++i) {
+            const double a = step * (-m_g[i] + 0.5 * step * eps * m_g[i] * (1.0 - m_g[i]));
+            if (std::abs(a) <= 1e-5) {
+                m_out[m_index[i]] *= 1.0 + a * (1.0 + 0.5 * a);
+            } else {
+                const double w = wOf(m_v[i], factor);
+                m_out[m_index[i]] = w > -1.0 ? std::exp(q * std::log1p(w) - next) : 0.0;
+            }
+        }
+    }
+
+    const double eps;
+    const double q;
+
+private:
+    /// The per-λ factor: e^{ελ} (≤ k) for LowAlpha, else ελ capped so that ln(−y) + ελ stays finite.
+    double factorAt(double lambda) const
+    {
+        return LowAlpha ? std::exp(eps * lambda) : std::min(eps * lambda, 1e300);
+    }
+    static double wOf(double value, double factor)
+    {
+        return LowAlpha ? value * factor : -std::exp(value + factor);
+    }
+
+    double* m_out;
+    double* m_v;    // candidate values, working set first
+    double* m_g;    // 1/(1 + w) of the entries inside the support at the last λ
+    Index* m_index; // their positions in the row
+    Index m_candidates = 0;
+};
+
+} // namespace
+
+/// α-entmax in the λ form (see the file comment). LowAlpha: 1 < α < 2; otherwise (astronomically large α)
+/// Newton's step is on ln Σp and rtsafe's fallback to bisection guards it. Returns the threshold
+/// t = −e^{−ελ} of the shifted logits.
+template <bool LowAlpha>
+double entmaxSolve(double alpha, const std::uint8_t* allowed, Index m, double* out,
+                   NormalizerScratch& scratch)
+{
+    LambdaForm<LowAlpha> form(alpha, allowed, m, out, scratch);
+    const double eps = form.eps;
+    Index n = form.candidates();
     double lambda = 0.0;
-    Evaluation last;
+    LambdaEvaluation last;
     bool finished = false; // out already holds p at the final λ (before renormalisation)
     if (n == 1) {
-        out[index[0]] = 1.0;
-        last.sum = 1.0;
-        last.inside = 1;
+        last = form.single();
         finished = true;
     }
     double lo = 0.0;                              // Σp ≥ 1 here (t = −1)
@@ -305,7 +390,7 @@ double entmaxSolve(double alpha, const std::uint8_t* allowed, Index m, double* o
     double stepBefore = hi - lo;
     double lastStep = hi - lo;
     for (int iteration = 0; iteration < 200 && !finished; ++iteration) {
-        last = evaluate(lambda, n);
+        last = form.evaluate(lambda, n);
         const double logSum = std::log(last.sum);
         if (logSum >= 0.0) {
             lo = lambda;
@@ -319,43 +404,12 @@ double entmaxSolve(double alpha, const std::uint8_t* allowed, Index m, double* o
             finished = true;
             break;
         }
-
-        const double ratio = last.sum / last.sumG; // in (0, 1]
-        double step;
-        if (LowAlpha) {
-            // Newton's and Halley's steps on u(t) = (Σ [y − t]₊^q)^{1/q} − 1, as relative changes of c = −t:
-            // Δc/c = −Δt/c. With Σ d^{q−1} = Σpg/c and Σ d^{q−2} = Σpg²/c², the Halley factor is
-            // 1/(1 − (Δt_N/c)(q − 1)·spread/2) with spread = Σpg²/Σpg − Σpg/Σp = (ΣpΣph² − (Σph)²)/(ΣpΣpg);
-            // it is ≥ 1 (Cauchy–Schwarz) and corrects Newton's undershoot on the convex u. A step that would
-            // leave the bracket is handled below.
-            const double newton = -ratio * std::expm1(-eps * logSum); // Δt_N/c
-            const double spread =
-                std::max((last.sum * last.sumH2 - last.sumH * last.sumH) / (last.sum * last.sumG), 0.0);
-            const double damping = 1.0 - 0.5 * newton * (q - 1.0) * spread;
-            const double halley = newton / damping;
-            const double relative = damping > 0.25 && halley < 0.5 ? halley : newton;
-            step = -std::log1p(-relative) / eps;
-        } else {
-            step = ratio * logSum; // Newton on ln Σp
-        }
+        const double step = form.step(last, logSum);
         if (LowAlpha && std::abs(step) <= 1e-6 && (step >= 0.0 || (last.inside == n && lambda + step > lo))) {
-            // λ* = λ + step within ~step³: move the stored p there instead of another pass. ln p_j(λ) has the
-            // derivatives −g_j and ε g_j (1 − g_j), so a second-order expansion of its change a_j is exact to
-            // ~|a_j|³ when |a_j| ≤ 1e-5; the few entries near the threshold (large g_j) are recomputed.
             // Nothing enters the support: as λ grows entries only leave, and when it shrinks, every entry
             // left in the working set is inside already and the others were outside at lo.
-            const double next = lambda + step;
-            const double factor = factorAt(next);
-            for (Index i = 0; i < last.inside; ++i) {
-                const double a = step * (-g[i] + 0.5 * step * eps * g[i] * (1.0 - g[i]));
-                if (std::abs(a) <= 1e-5) {
-                    out[index[i]] *= 1.0 + a * (1.0 + 0.5 * a);
-                } else {
-                    const double w = wOf(v[i], factor);
-                    out[index[i]] = w > -1.0 ? std::exp(q * std::log1p(w) - next) : 0.0;
-                }
-            }
-            lambda = next;
+            form.expandTo(lambda, step, last.inside);
+            lambda += step;
             finished = true;
             break;
         }
@@ -379,13 +433,8 @@ double entmaxSolve(double alpha, const std::uint8_t* allowed, Index m, double* o
         lambda = next;
     }
     if (!finished)
-        last = evaluate(lambda, n);
-
-    double sum = 0.0;
-    for (Index i = 0; i < last.inside; ++i)
-        sum += out[index[i]];
-    for (Index i = 0; i < last.inside; ++i)
-        out[index[i]] /= sum;
+        last = form.evaluate(lambda, n);
+    renormalize(out, form.index(), last.inside);
 
     const double threshold = -std::exp(-std::min(eps * lambda, 1e300));
     return threshold == 0.0 ? 0.0 : threshold;
@@ -419,6 +468,101 @@ inline bool less(DoubleDouble a, DoubleDouble b)
     return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
 }
 
+/// The working set of the direct form for α > 2: y_j = εz_j as double-doubles, and what is computed at a t.
+class DirectForm {
+public:
+    /// Collects the candidates y > −1 of the row and zeroes `out`.
+    DirectForm(double alpha, const std::uint8_t* allowed, Index m, double* out, NormalizerScratch& scratch)
+        : eps(alpha - 1.0), q(1.0 / eps), m_out(out), m_yHi(scratch.values.data()), m_yLo(m_yHi + m),
+          m_index(scratch.indices.data())
+    {
+        for (Index j = 0; j < m; ++j) {
+            const double z = out[j];
+            const double hi = eps * z;
+            m_yHi[m_candidates] = hi;
+            m_yLo[m_candidates] = std::fma(eps, z, -hi);
+            m_index[m_candidates] = j;
+            m_candidates += (allowed[j] != 0) & (hi > -1.0);
+            out[j] = 0.0;
+        }
+    }
+
+    Index candidates() const { return m_candidates; }
+    const Index* index() const { return m_index; }
+
+    /// The only candidate gets all the weight.
+    void single() const { m_out[m_index[0]] = 1.0; }
+
+    /// Writes p_j(t) to out for the working set [0, count), moves the support to the front and returns its
+    /// size; keeps Σp and Σp/d (−dΣp/dt = qΣp/d).
+    Index evaluate(DoubleDouble t, Index count)
+    {
+        sum = 0.0;
+        slope = 0.0;
+        Index inside = 0;
+        for (Index i = 0; i < count; ++i) {
+            const double d = (m_yHi[i] - t.hi) + (m_yLo[i] - t.lo);
+            if (d > 0.0) {
+                const double p = std::exp(q * std::log(d));
+                sum += p;
+                slope += p / d;
+                if (i != inside) {
+                    std::swap(m_yHi[i], m_yHi[inside]);
+                    std::swap(m_yLo[i], m_yLo[inside]);
+                    std::swap(m_index[i], m_index[inside]);
+                }
+                m_out[m_index[inside]] = p;
+                ++inside;
+            } else {
+                m_out[m_index[i]] = 0.0;
+            }
+        }
+        return inside;
+    }
+
+    const double eps; // exact for α < 2^53
+    const double q;
+    double sum = 0.0;
+    double slope = 0.0;
+
+private:
+    double* m_out;
+    double* m_yHi;
+    double* m_yLo;
+    Index* m_index;
+    Index m_candidates = 0;
+};
+
+/// The bracket [lo, hi] of the direct form's t with ln Σp at each end (±∞ where not evaluated yet).
+struct Bracket {
+    DoubleDouble lo;
+    DoubleDouble hi;
+    double logSumLo = std::numeric_limits<double>::infinity();
+    double logSumHi = -std::numeric_limits<double>::infinity();
+
+    bool contains(DoubleDouble x) const { return less(lo, x) && less(x, hi); }
+};
+
+/// Where to go instead of a slow Newton step or one leaving the bracket: false position in s = ln(−t) when
+/// both ends have been evaluated, alternating with bisection in s (which keeps the bracket shrinking), and
+/// bisection in t when that lands outside.
+DoubleDouble fallbackPoint(const Bracket& bracket, bool& falsePositionBefore)
+{
+    const bool bothEnds = std::isfinite(bracket.logSumLo) && std::isfinite(bracket.logSumHi);
+    double fraction = 0.5;
+    if (bothEnds && !falsePositionBefore)
+        fraction = bracket.logSumLo / (bracket.logSumLo - bracket.logSumHi);
+    falsePositionBefore = bothEnds && !falsePositionBefore;
+    const double sLo = std::log(-bracket.lo.hi);
+    const double sHi = std::log(-bracket.hi.hi);
+    DoubleDouble next{-std::exp(sLo + fraction * (sHi - sLo)), 0.0};
+    if (!bracket.contains(next)) {
+        const DoubleDouble sumEnds = add(bracket.lo, bracket.hi);
+        next = {0.5 * sumEnds.hi, 0.5 * sumEnds.lo};
+    }
+    return next;
+}
+
 } // namespace
 
 /// α-entmax for α > 2 (q = 1/ε < 1), solved directly for t. There p_j = d_j^q with d_j = y_j − t has an
@@ -430,114 +574,56 @@ inline bool less(DoubleDouble a, DoubleDouble b)
 double entmaxSolveHighAlpha(double alpha, const std::uint8_t* allowed, Index m, double* out,
                             NormalizerScratch& scratch)
 {
-    const double eps = alpha - 1.0; // exact for α < 2^53
-    const double q = 1.0 / eps;
-    double* yHi = scratch.values.data();
-    double* yLo = yHi + m;
-    Index* index = scratch.indices.data();
-
-    Index n = 0;
-    for (Index j = 0; j < m; ++j) {
-        const double z = out[j];
-        const double hi = eps * z;
-        yHi[n] = hi;
-        yLo[n] = std::fma(eps, z, -hi);
-        index[n] = j;
-        n += (allowed[j] != 0) & (hi > -1.0);
-        out[j] = 0.0;
-    }
+    DirectForm form(alpha, allowed, m, out, scratch);
+    Index n = form.candidates();
     if (n == 1) {
-        out[index[0]] = 1.0;
+        form.single();
         return -1.0;
     }
-
-    // Writes p_j(t) to out for the working set [0, count), moves the support to the front and returns its
-    // size, Σp and Σp/d (−dΣp/dt = qΣp/d).
-    double sum = 0.0;
-    double slope = 0.0;
-    const auto evaluate = [&](DoubleDouble t, Index count) {
-        sum = 0.0;
-        slope = 0.0;
-        Index inside = 0;
-        for (Index i = 0; i < count; ++i) {
-            const double d = (yHi[i] - t.hi) + (yLo[i] - t.lo);
-            if (d > 0.0) {
-                const double p = std::exp(q * std::log(d));
-                sum += p;
-                slope += p / d;
-                if (i != inside) {
-                    std::swap(yHi[i], yHi[inside]);
-                    std::swap(yLo[i], yLo[inside]);
-                    std::swap(index[i], index[inside]);
-                }
-                out[index[inside]] = p;
-                ++inside;
-            } else {
-                out[index[i]] = 0.0;
-            }
-        }
-        return inside;
-    };
 
     // The root lies in [−1, −n^{−ε}] (every p ≤ 1/n at the right end), often orders of magnitude from −1, so
     // both Newton's method and bisection work on s = ln(−t): ln Σp is linear in s when the support is ties.
     DoubleDouble t{-1.0, 0.0};
-    DoubleDouble lo{-1.0, 0.0};                                               // Σp ≥ 1
-    DoubleDouble hi{-std::exp(-eps * std::log(static_cast<double>(n))), 0.0}; // Σp ≤ 1
-    double logSumLo = std::numeric_limits<double>::infinity();
-    double logSumHi = -std::numeric_limits<double>::infinity();
+    Bracket bracket;
+    bracket.lo = {-1.0, 0.0};                                                    // Σp ≥ 1
+    bracket.hi = {-std::exp(-form.eps * std::log(static_cast<double>(n))), 0.0}; // Σp ≤ 1
     double stepBefore = 1.0;
     double lastStep = 1.0;
     Index inside = 0;
     bool evaluated = false; // out holds p at t
     bool falsePositionBefore = false;
-    const auto between = [&](DoubleDouble x) { return less(lo, x) && less(x, hi); };
     for (int iteration = 0; iteration < 400; ++iteration) {
-        inside = evaluate(t, n);
+        inside = form.evaluate(t, n);
         evaluated = true;
-        const double logSum = std::log(sum);
+        const double logSum = std::log(form.sum);
         if (logSum >= 0.0) {
-            lo = t;
-            logSumLo = logSum;
+            bracket.lo = t;
+            bracket.logSumLo = logSum;
             n = inside;
         } else {
-            hi = t;
-            logSumHi = logSum;
+            bracket.hi = t;
+            bracket.logSumHi = logSum;
         }
         if (logSum == 0.0)
             break;
         // d ln Σp / ds = q (−t) Σ(p/d) / Σp.
-        const double ds = -logSum * sum / (q * -t.hi * slope);
+        const double ds = -logSum * form.sum / (form.q * -t.hi * form.slope);
         const double step = t.hi * std::expm1(ds);
         DoubleDouble next = add(t, {step, 0.0});
         if (std::abs(logSum) <= std::max(1e-13, 8.0 * DBL_EPSILON * static_cast<double>(n))) {
             // One last Newton step makes the error negligible.
-            if (between(next)) {
+            if (bracket.contains(next)) {
                 t = next;
                 evaluated = false;
             }
             break;
         }
         const bool slow = std::abs(step) > 0.5 * std::abs(stepBefore);
-        if (slow || !between(next)) {
-            // False position in s when both ends have been evaluated, alternating with bisection in s (which
-            // keeps the bracket shrinking).
-            const bool bothEnds = std::isfinite(logSumLo) && std::isfinite(logSumHi);
-            double fraction = 0.5;
-            if (bothEnds && !falsePositionBefore)
-                fraction = logSumLo / (logSumLo - logSumHi);
-            falsePositionBefore = bothEnds && !falsePositionBefore;
-            const double sLo = std::log(-lo.hi);
-            const double sHi = std::log(-hi.hi);
-            next = {-std::exp(sLo + fraction * (sHi - sLo)), 0.0};
-            if (!between(next)) {
-                const DoubleDouble sumEnds = add(lo, hi);
-                next = {0.5 * sumEnds.hi, 0.5 * sumEnds.lo};
-            }
-        }
-        if (!between(next)) {
+        if (slow || !bracket.contains(next))
+            next = fallbackPoint(bracket, falsePositionBefore);
+        if (!bracket.contains(next)) {
             // The bracket is down to adjacent double-doubles: take the better end.
-            t = std::abs(logSumLo) <= std::abs(logSumHi) ? lo : hi;
+            t = std::abs(bracket.logSumLo) <= std::abs(bracket.logSumHi) ? bracket.lo : bracket.hi;
             evaluated = false;
             break;
         }
@@ -547,13 +633,8 @@ double entmaxSolveHighAlpha(double alpha, const std::uint8_t* allowed, Index m, 
         evaluated = false;
     }
     if (!evaluated)
-        inside = evaluate(t, n);
-
-    double total = 0.0;
-    for (Index i = 0; i < inside; ++i)
-        total += out[index[i]];
-    for (Index i = 0; i < inside; ++i)
-        out[index[i]] /= total;
+        inside = form.evaluate(t, n);
+    renormalize(out, form.index(), inside);
     return t.hi;
 }
 
