@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The colours of data series, one palette for every plot: the normalizer comparison and the sweeps (one colour
-// per normalizer, in the same order), the experiments' bars, the prediction's bars and the training curves.
+// The colours of data series, one palette for every plot: the normalizer comparison and the sweeps (one
+// colour per normalizer, in the same order), the experiments' bars, the prediction's bars and the training
+// curves.
 
 #include <QColor>
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "TrainingCurveView.h"
 
+#include "LowPlot.h"
 #include "PlotFigure.h"
 #include "SeriesPalette.h"
 
@@ -16,7 +17,7 @@ namespace qkv::ui {
 
 namespace {
 
-constexpr double axisPoints = 8.0;   // the tick and axis labels: small, the plots are often low
+constexpr double axisPoints = 8.0; // the tick and axis labels: small, the plots are often low
 constexpr double legendPoints = 7.0;
 constexpr int maximumLegendItems = 8; // more lines than this: a legend would hide them
 
@@ -72,7 +73,7 @@ TrainingCurveView::TrainingCurveView(const QString& name, const CurveAxes& axes,
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
-    m_title = setUpPlot(m_plot, QSize(160, 100));
+    m_title = setUpPlot(m_plot, QSize(160, 80));
     m_title->setText(axes.title);
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
         axis->setLabelFont(pointSized(m_plot->font(), axisPoints));
@@ -89,8 +90,8 @@ TrainingCurveView::TrainingCurveView(const QString& name, const CurveAxes& axes,
     m_plot->legend->setFont(pointSized(m_plot->font(), legendPoints));
     m_plot->legend->setRowSpacing(-3);
     m_plot->legend->setBrush(QColor(255, 255, 255, 200));
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(
-        0, axes.logarithmic ? Qt::AlignRight | Qt::AlignTop : Qt::AlignLeft | Qt::AlignTop);
+    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, axes.logarithmic ? Qt::AlignRight | Qt::AlignTop
+                                                                             : Qt::AlignLeft | Qt::AlignTop);
     // After each layout: the log axis's ticks for its height, and the legend only where there is room.
     connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
         fitLogAxis();
@@ -202,12 +203,18 @@ QString TrainingCurveView::figureTitle() const
 
 void TrainingCurveView::renderFigure(QPaintDevice* device, const QSize& size) const
 {
+    // A figure keeps its title and x label however low the plot is on screen.
+    const bool low = isLowPlot(height(), QFontMetrics(m_plot->xAxis->tickLabelFont()).height());
+    fitPlotToHeight(m_plot, m_title, m_axes.xLabel, false);
     renderPlot(m_plot, device, size);
+    fitPlotToHeight(m_plot, m_title, m_axes.xLabel, low);
 }
 
 void TrainingCurveView::resizeEvent(QResizeEvent* event)
 {
     QWidget::resizeEvent(event);
+    fitPlotToHeight(m_plot, m_title, m_axes.xLabel,
+                    isLowPlot(height(), QFontMetrics(m_plot->xAxis->tickLabelFont()).height()));
     redraw();
 }
 
@@ -230,7 +237,7 @@ void TrainingCurveView::fitLogAxis()
     const int maximum = std::clamp(static_cast<int>(m_plot->axisRect()->height() / (2.0 * label)), 1, 6);
     const QCPRange range = m_plot->yAxis->range();
     const QVector<double> ticks = logAxisTicks(range.lower, range.upper, maximum);
-    if (QVector<double>(ticker->ticks().keys().begin(), ticker->ticks().keys().end()) == ticks)
+    if (ticker->ticks().keys() == ticks)
         return;
     ticker->clear();
     for (double tick : ticks)

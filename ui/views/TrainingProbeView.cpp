@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "TrainingProbeView.h"
 
+#include "LowPlot.h"
 #include "PlotFigure.h"
 #include "SeriesPalette.h"
 
 #include <qcustomplot.h>
 
+#include <QFontMetrics>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -40,7 +42,7 @@ TrainingProbeView::TrainingProbeView(QWidget* parent) : QWidget(parent), m_plot(
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
-    m_title = setUpPlot(m_plot, QSize(160, 100));
+    m_title = setUpPlot(m_plot, QSize(160, 80));
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
         axis->setLabelFont(pointSized(m_plot->font(), 8.0));
         axis->setTickLabelFont(pointSized(m_plot->font(), 8.0));
@@ -107,6 +109,13 @@ int TrainingProbeView::scoredBarCount() const
     return m_scored->dataCount();
 }
 
+void TrainingProbeView::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    fitPlotToHeight(m_plot, m_title, tr("position"),
+                    isLowPlot(height(), QFontMetrics(m_plot->xAxis->tickLabelFont()).height()));
+}
+
 QRect TrainingProbeView::dataArea() const
 {
     return m_plot->axisRect()->rect().translated(m_plot->pos());
@@ -119,7 +128,11 @@ QString TrainingProbeView::figureTitle() const
 
 void TrainingProbeView::renderFigure(QPaintDevice* device, const QSize& size) const
 {
+    // A figure keeps its title and x label however low the plot is on screen.
+    const bool low = isLowPlot(height(), QFontMetrics(m_plot->xAxis->tickLabelFont()).height());
+    fitPlotToHeight(m_plot, m_title, tr("position"), false);
     renderPlot(m_plot, device, size);
+    fitPlotToHeight(m_plot, m_title, tr("position"), low);
 }
 
 } // namespace qkv::ui

@@ -42,6 +42,9 @@ public:
     void renderFigure(QPaintDevice* device, const QSize& size) const override;
     QSize defaultFigureSize() const override { return {640, 400}; }
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
     QCustomPlot* m_plot;
     QCPTextElement* m_title;

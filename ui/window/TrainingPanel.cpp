@@ -14,6 +14,7 @@
 
 #include <QAction>
 #include <QDir>
+#include <QEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGridLayout>
@@ -22,6 +23,7 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
+#include <QStyle>
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -32,7 +34,7 @@ namespace qkv::ui {
 
 namespace {
 
-constexpr int readableStatusWidth = 240; // the summary and the status beside the buttons: one row needs this
+constexpr int readableStatusWidth = 220; // the summary and the status beside the buttons: one row needs this
 constexpr int plotsBesideForm = 720;     // the form opens by itself only when the plots keep this width
 
 bool samePath(const QString& a, const QString& b)
@@ -52,9 +54,10 @@ void removeFromLayout(QLayout* layout, QWidget* widget)
 TrainingPanel::TrainingPanel(ModelLoading* loading, QWidget* parent, const QString& runsRoot)
     : QWidget(parent), m_loading(loading),
       m_runs(std::make_unique<TrainingRunFolders>(runsRoot.isEmpty() ? TrainingRunFolders::defaultRoot()
-                                                                      : runsRoot)),
+                                                                     : runsRoot)),
       m_form(new TrainingForm), m_runList(new TrainingRunList(m_runs.get())),
-      m_plots(new TrainingPlots(m_runList, tr("Runs"))), m_run(new TrainingRun(this)), m_timer(new QTimer(this))
+      m_plots(new TrainingPlots(m_runList, tr("Runs"))), m_run(new TrainingRun(this)),
+      m_timer(new QTimer(this))
 {
     setObjectName(QStringLiteral("trainingPanel"));
     m_formScroll = new QScrollArea;
@@ -91,7 +94,8 @@ TrainingPanel::TrainingPanel(ModelLoading* loading, QWidget* parent, const QStri
     connect(m_run, &TrainingRun::finished, this, &TrainingPanel::onFinished);
     connect(m_plots->thumbnails(), &ModelView::thumbnailClicked, this,
             [this](int layer, int head) { openHead(layer, head); });
-    connect(m_runList, &TrainingRunList::openRequested, this, [this](const QString& folder) { openRun(folder); });
+    connect(m_runList, &TrainingRunList::openRequested, this,
+            [this](const QString& folder) { openRun(folder); });
     connect(m_runList, &TrainingRunList::message, this, &TrainingPanel::setStatus);
     connect(m_runList, &TrainingRunList::deleted, this, [this](const QString& folder) {
         if (samePath(folder, m_folder)) { // the last run's model is gone
@@ -108,6 +112,8 @@ TrainingPanel::TrainingPanel(ModelLoading* loading, QWidget* parent, const QStri
 TrainingPanel::~TrainingPanel()
 {
     m_run->stop();
+    m_run->waitForEnd(); // the folder stays locked until its model is written
+    m_runs->unlockRun();
 }
 
 QString TrainingPanel::runsRoot() const
@@ -118,6 +124,7 @@ QString TrainingPanel::runsRoot() const
 QWidget* TrainingPanel::buildHeader()
 {
     auto* header = new QWidget;
+    m_header = header;
     header->setObjectName(QStringLiteral("trainingHeader"));
     m_buttonBox = buildButtons();
     m_formToggle = new QToolButton;
@@ -129,10 +136,11 @@ QWidget* TrainingPanel::buildHeader()
     m_formToggle->setArrowType(Qt::RightArrow);
     m_formToggle->setToolTip(tr("Show or hide the training settings (the task, the model's shape, the "
                                 "optimizer); their summary is beside this button"));
-    m_formToggle->setWhatsThis(tr("<p>Shows the whole form of training settings beside the plots, or hides it "
-                                  "and leaves the plots the room; the line beside the button sums the settings "
-                                  "up either way. A run starts with the settings the form has when Start is "
-                                  "pressed.</p>"));
+    m_formToggle->setWhatsThis(
+        tr("<p>Shows the whole form of training settings beside the plots, or hides it "
+           "and leaves the plots the room; the line beside the button sums the settings "
+           "up either way. A run starts with the settings the form has when Start is "
+           "pressed.</p>"));
     connect(m_formToggle, &QToolButton::toggled, this, &TrainingPanel::setFormExpanded);
     m_summary = new ElidedLabel;
     m_summary->setObjectName(QStringLiteral("trainingSummary"));
@@ -153,17 +161,17 @@ QWidget* TrainingPanel::buildHeader()
     rows->setSpacing(2);
     rows->addLayout(m_headerTop);
     rows->addLayout(m_headerBottom);
-    header->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed); // the panel's width decides the rows
+    header->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed); // see arrangeHeader()
     arrangeHeader();
     return header;
 }
 
-QAction* TrainingPanel::addShortcut(QPushButton* button, const QString& text, const QKeySequence& key)
+QAction* TrainingPanel::addShortcut(QToolButton* button, const QString& text, const QKeySequence& key)
 {
     auto* action = new QAction(text, this);
     action->setShortcut(key);
     action->setShortcutContext(Qt::WidgetWithChildrenShortcut); // only while the tab has the focus
-    connect(action, &QAction::triggered, button, &QPushButton::click);
+    connect(action, &QAction::triggered, button, &QToolButton::click);
     addAction(action);
     button->setToolTip(
         QStringLiteral("%1 (%2)").arg(button->toolTip(), key.toString(QKeySequence::NativeText)));
@@ -175,7 +183,9 @@ QWidget* TrainingPanel::buildButtons()
 {
     auto* box = new QWidget;
     auto button = [box](const QString& text, const char* name, const QString& tip, const QString& whatsThis) {
-        auto* b = new QPushButton(text, box);
+        auto* b = new QToolButton(box);
+        b->setText(text);
+        b->setToolButtonStyle(Qt::ToolButtonTextOnly);
         b->setObjectName(QLatin1String(name));
         b->setToolTip(tip);
         b->setWhatsThis(whatsThis);
@@ -212,23 +222,28 @@ QWidget* TrainingPanel::buildButtons()
                          "model.safetensors, training.json, the optimizer's state) where you choose, and "
                          "marks the run as saved: it is never deleted to make room for new runs. "
                          "<code>qkvlab train --resume</code> continues it from there.</p>"));
+    // With little room these two show their icons only (their tooltips name them).
+    m_open->setIcon(QIcon::fromTheme(QStringLiteral("document-open"),
+                                     style()->standardIcon(QStyle::SP_DialogOpenButton)));
+    m_saveAs->setIcon(QIcon::fromTheme(QStringLiteral("document-save-as"),
+                                       style()->standardIcon(QStyle::SP_DialogSaveButton)));
     addShortcut(m_start, tr("Start Training"), QKeySequence(Qt::CTRL | Qt::Key_Return));
     m_pauseAction = addShortcut(m_pause, tr("Pause or Resume Training"), QKeySequence(Qt::CTRL | Qt::Key_P));
     addShortcut(m_step, tr("Step Training"), QKeySequence(Qt::CTRL | Qt::Key_Period));
     addShortcut(m_stop, tr("Stop Training"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Return));
     addShortcut(m_reset, tr("Reset Training"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
-    connect(m_start, &QPushButton::clicked, this, &TrainingPanel::start);
-    connect(m_pause, &QPushButton::clicked, this, [this] {
+    connect(m_start, &QToolButton::clicked, this, &TrainingPanel::start);
+    connect(m_pause, &QToolButton::clicked, this, [this] {
         if (isRunning() && m_run->isPauseRequested())
             resume();
         else
             pause();
     });
-    connect(m_step, &QPushButton::clicked, this, &TrainingPanel::step);
-    connect(m_stop, &QPushButton::clicked, this, &TrainingPanel::stop);
-    connect(m_reset, &QPushButton::clicked, this, &TrainingPanel::reset);
-    connect(m_open, &QPushButton::clicked, this, [this] { openInModelView(); });
-    connect(m_saveAs, &QPushButton::clicked, this, [this] {
+    connect(m_step, &QToolButton::clicked, this, &TrainingPanel::step);
+    connect(m_stop, &QToolButton::clicked, this, &TrainingPanel::stop);
+    connect(m_reset, &QToolButton::clicked, this, &TrainingPanel::reset);
+    connect(m_open, &QToolButton::clicked, this, [this] { openInModelView(); });
+    connect(m_saveAs, &QToolButton::clicked, this, [this] {
         const QString directory = QFileDialog::getExistingDirectory(this, tr("Save the Trained Model In"));
         if (!directory.isEmpty())
             saveModelAs(directory);
@@ -251,26 +266,55 @@ void TrainingPanel::arrangeButtons(bool twoRows)
         return;
     m_twoRows = twoRows;
     int index = 0;
-    for (QPushButton* b : {m_start, m_pause, m_step, m_stop, m_reset, m_open, m_saveAs}) {
+    for (QToolButton* b : {m_start, m_pause, m_step, m_stop, m_reset, m_open, m_saveAs}) {
         m_buttonGrid->removeWidget(b);
         m_buttonGrid->addWidget(b, twoRows ? index / 4 : 0, twoRows ? index % 4 : index);
         ++index;
     }
 }
 
+int TrainingPanel::buttonsWidth() const
+{
+    int width = 0;
+    for (QToolButton* b : {m_start, m_pause, m_step, m_stop, m_reset, m_open, m_saveAs})
+        width += b->sizeHint().width() + m_buttonGrid->horizontalSpacing();
+    return width;
+}
+
+void TrainingPanel::showButtonTexts(bool texts)
+{
+    for (QToolButton* b : {m_open, m_saveAs})
+        b->setToolButtonStyle(texts ? Qt::ToolButtonTextBesideIcon : Qt::ToolButtonIconOnly);
+}
+
 void TrainingPanel::arrangeHeader()
 {
-    int buttons = 0;
-    for (QPushButton* b : {m_start, m_pause, m_step, m_stop, m_reset, m_open, m_saveAs})
-        buttons += b->sizeHint().width() + m_buttonGrid->horizontalSpacing();
-    const int available = width() - 8; // the panel's margins
-    arrangeButtons(available < buttons);
-    const int rows = available >= buttons + m_formToggle->sizeHint().width() + readableStatusWidth ? 1 : 2;
+    // One row when it fits: the buttons with their texts, else Open and Save As as icons; else two rows.
+    const int available = shownWidth() - 8; // the panel's margins
+    const int rest = m_formToggle->sizeHint().width() + readableStatusWidth;
+    int rows = 1;
+    showButtonTexts(true);
+    if (buttonsWidth() + rest > available) {
+        showButtonTexts(false);
+        if (buttonsWidth() + rest > available) {
+            rows = 2;
+            showButtonTexts(true);
+            if (buttonsWidth() > available)
+                showButtonTexts(false);
+        }
+    }
+    arrangeButtons(buttonsWidth() > available);
+    // The header's rows follow the width the panel is given, so the header asks only for the narrowest
+    // arrangement: two rows of four buttons, Open and Save As as icons (no wider than the others).
+    int widest = 0;
+    for (QToolButton* b : {m_start, m_pause, m_step, m_stop, m_reset})
+        widest = std::max(widest, b->sizeHint().width());
+    m_header->setMinimumWidth(4 * widest + 3 * m_buttonGrid->horizontalSpacing());
     if (rows == m_headerRows)
         return;
     m_headerRows = rows;
-    for (QWidget* widget : {m_buttonBox, static_cast<QWidget*>(m_formToggle), static_cast<QWidget*>(m_summary),
-                            static_cast<QWidget*>(m_status)}) {
+    for (QWidget* widget : {m_buttonBox, static_cast<QWidget*>(m_formToggle),
+                            static_cast<QWidget*>(m_summary), static_cast<QWidget*>(m_status)}) {
         removeFromLayout(m_headerTop, widget);
         removeFromLayout(m_headerBottom, widget);
     }
@@ -292,15 +336,38 @@ void TrainingPanel::arrange()
         return;
     // Until the user chooses: the whole form when it fits beside the plots without scrolling.
     const int formHeight = m_form->sizeHint().height();
-    const int bodyHeight = height() - 12 - m_buttonBox->parentWidget()->sizeHint().height();
-    const bool fits = bodyHeight >= formHeight && width() - m_formScroll->minimumWidth() >= plotsBesideForm;
+    const int bodyHeight = height() - 12 - m_header->sizeHint().height();
+    const bool fits =
+        bodyHeight >= formHeight && shownWidth() - m_formScroll->minimumWidth() >= plotsBesideForm;
     showForm(fits);
+}
+
+int TrainingPanel::shownWidth() const
+{
+    return parentWidget() ? std::min(width(), parentWidget()->width()) : width();
 }
 
 void TrainingPanel::resizeEvent(QResizeEvent* event)
 {
     QWidget::resizeEvent(event);
     arrange();
+}
+
+void TrainingPanel::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (parentWidget() && parentWidget() != m_watchedParent) {
+        m_watchedParent = parentWidget();
+        m_watchedParent->installEventFilter(this);
+    }
+    arrange();
+}
+
+bool TrainingPanel::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == m_watchedParent && event->type() == QEvent::Resize)
+        QTimer::singleShot(0, this, &TrainingPanel::arrange); // after the layouts have settled
+    return QWidget::eventFilter(watched, event);
 }
 
 bool TrainingPanel::isFormExpanded() const
@@ -534,9 +601,10 @@ bool TrainingPanel::openRun(const QString& folder)
         // Repeated random tokens of the run's task (half a sequence, twice), as its head scores were taken.
         const std::optional<TrainingRunTask> run = TrainingRunFolders::readTask(folder);
         const training::Task task(run ? run->task : training::TaskSettings{});
-        const std::int64_t vocab = run ? std::int64_t(task.modelVocab()) : std::int64_t(model->config().vocabSize);
-        request.ids = repeatedRandomTokens(std::max<Index>(1, task.sequenceLength() / 2), vocab,
-                                           run ? run->seed : 1);
+        const std::int64_t vocab =
+            run ? std::int64_t(task.modelVocab()) : std::int64_t(model->config().vocabSize);
+        request.ids =
+            repeatedRandomTokens(std::max<Index>(1, task.sequenceLength() / 2), vocab, run ? run->seed : 1);
         return m_loading->open(model, request);
     } catch (const std::exception& e) {
         setStatus(tr("Cannot open the trained model: %1").arg(QString::fromUtf8(e.what())));

@@ -7,6 +7,7 @@
 
 #include "Trainer.h"
 
+#include <QPointer>
 #include <QString>
 #include <QWidget>
 
@@ -17,7 +18,6 @@
 class QAction;
 class QGridLayout;
 class QHBoxLayout;
-class QPushButton;
 class QScrollArea;
 class QTimer;
 class QToolButton;
@@ -98,6 +98,8 @@ signals:
 
 protected:
     void resizeEvent(QResizeEvent* event) override;
+    void showEvent(QShowEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     QWidget* buildButtons();
@@ -105,11 +107,17 @@ private:
     void setStatus(const QString& text);
     /// The buttons in one row, or two rows when the tab is narrow.
     void arrangeButtons(bool twoRows);
+    /// The buttons' widths side by side, as they are shown now.
+    int buttonsWidth() const;
+    /// Open and Save As with their texts beside their icons, or their icons only.
+    void showButtonTexts(bool texts);
     /// The header in one row when it fits, else the buttons above the summary and status.
     void arrangeHeader();
     void arrange();
+    /// The width the tab is shown in: a dock scrolls the panel rather than shrink it below its minimum.
+    int shownWidth() const;
     void showForm(bool expanded);
-    QAction* addShortcut(QPushButton* button, const QString& text, const QKeySequence& key);
+    QAction* addShortcut(QToolButton* button, const QString& text, const QKeySequence& key);
     void launch(bool paused);
     void drawPending();
     void onPaused();
@@ -125,16 +133,18 @@ private:
     TrainingRunList* m_runList;
     TrainingPlots* m_plots;
     TrainingRun* m_run;
-    QPushButton *m_start, *m_pause, *m_step, *m_stop, *m_reset, *m_open, *m_saveAs;
+    QToolButton *m_start, *m_pause, *m_step, *m_stop, *m_reset, *m_open, *m_saveAs;
     QAction* m_pauseAction = nullptr;
-    QList<QPair<QPushButton*, QAction*>> m_actions;
+    QList<QPair<QToolButton*, QAction*>> m_actions;
     ElidedLabel *m_status, *m_summary;
     QString m_statusText;
+    QWidget* m_header = nullptr;
     QWidget* m_buttonBox;
     QGridLayout* m_buttonGrid = nullptr;
     QHBoxLayout *m_headerTop, *m_headerBottom;
     bool m_twoRows = false;
     int m_headerRows = 0;
+    QPointer<QWidget> m_watchedParent; // a dock's scroll area: its width, not the panel's, is the room
     QTimer* m_timer;
 
     training::TrainSettings m_running; // the settings of the current or last run

@@ -57,7 +57,8 @@ TrainingPlots::TrainingPlots(QWidget* extraPage, const QString& extraTitle, QWid
       m_extraTitle(extraTitle), m_tabs(new QTabWidget)
 {
     setObjectName(QStringLiteral("trainingPlots"));
-    m_loss->setToolTip(tr("Training loss of every step and validation loss on held-out sequences (log scale)"));
+    m_loss->setToolTip(
+        tr("Training loss of every step and validation loss on held-out sequences (log scale)"));
     m_loss->setWhatsThis(tr("<h3>Loss</h3><p>The cross-entropy of every step's batch (thin) and, every few "
                             "steps, of held-out validation sequences (thick), on a log axis. For induction, "
                             "a sudden drop is the phase change: the induction head has formed.</p>"));
@@ -65,7 +66,8 @@ TrainingPlots::TrainingPlots(QWidget* extraPage, const QString& extraTitle, QWid
     m_previous->setWhatsThis(
         tr("<h3>Previous-token score</h3><p>For every head: the mean attention a token pays to the token "
            "just before it. An induction head needs a head in an earlier layer that does this.</p>"));
-    m_induction->setToolTip(tr("Induction score of every head in layer 1 and above, on repeated random tokens"));
+    m_induction->setToolTip(
+        tr("Induction score of every head in layer 1 and above, on repeated random tokens"));
     m_induction->setWhatsThis(
         tr("<h3>Induction score</h3><p>For every head of layer 1 and above: the attention a token of the "
            "repeated half pays to the token after its earlier copy, on repeated random tokens. A line "
@@ -87,7 +89,8 @@ TrainingPlots::TrainingPlots(QWidget* extraPage, const QString& extraTitle, QWid
            "one (it attends to the previous token), then a layer-1 head a diagonal half a sequence back "
            "(it attends to the token after the earlier copy). Once the run has ended, clicking a head "
            "opens it as the session, on the probe sequence.</p>"));
-    m_thumbnails->setThumbnailHint(tr("the probe's attention; once the run has ended, click to open this head"));
+    m_thumbnails->setThumbnailHint(
+        tr("the probe's attention; once the run has ended, click to open this head"));
     m_tabs->setObjectName(QStringLiteral("trainingTabs"));
     m_tabs->setDocumentMode(true);
     m_curves = newSplitter(Qt::Horizontal, "trainingCurves", this);
@@ -135,7 +138,7 @@ void TrainingPlots::arrange(Arrangement arrangement)
         for (QWidget* plot : probe)
             m_probeRow->addWidget(plot);
         for (QWidget* plot : curves + probe)
-            plot->show(); // a page taken off the tabs was hidden
+            plot->show();                       // a page taken off the tabs was hidden
         m_curves->setSizes({1000, 1000, 1000}); // equal widths, whatever the plots' size hints
         m_probeRow->setSizes({1000, 1000});
         if (arrangement == Arrangement::Grouped) {

@@ -113,7 +113,8 @@ QList<TrainingRunFolder> TrainingRunFolders::list() const
 {
     QList<TrainingRunFolder> runs;
     const QDir root(m_root);
-    for (const QFileInfo& info : root.entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name | QDir::Reversed))
+    for (const QFileInfo& info :
+         root.entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name | QDir::Reversed))
         if (isRunName(info.fileName()) && !info.isSymLink())
             runs.append(read(info.absoluteFilePath()));
     return runs;
@@ -126,7 +127,7 @@ TrainingRunFolder TrainingRunFolders::read(const QString& path) const
     run.path = info.absoluteFilePath();
     run.name = info.fileName();
     run.started = QDateTime::fromString(run.name, nameFormat);
-    run.started.setTimeZone(QTimeZone::UTC);
+    run.started.setTimeZone(QTimeZone::utc());
     run.hasModel = QFileInfo::exists(QDir(path).filePath(QStringLiteral("config.json")));
     run.running = isLocked(path);
     run.savedTo = readSavedTo(path);
@@ -185,7 +186,8 @@ bool TrainingRunFolders::remove(const QString& path, QString* error)
     if (!isRunFolder(path))
         return refuse(QObject::tr("%1 is not a training run's folder.").arg(QDir::toNativeSeparators(path)));
     if (isLocked(path))
-        return refuse(QObject::tr("%1 is being trained; stop the run first.").arg(QDir::toNativeSeparators(path)));
+        return refuse(
+            QObject::tr("%1 is being trained; stop the run first.").arg(QDir::toNativeSeparators(path)));
     if (!QDir(path).removeRecursively())
         return refuse(QObject::tr("Cannot delete all of %1.").arg(QDir::toNativeSeparators(path)));
     return true;

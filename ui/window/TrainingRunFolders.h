@@ -2,9 +2,9 @@
 #pragma once
 // The folders the Training tab's runs are saved in: one per run, named after the time it started, under the
 // application's data folder. Listed with what each holds, marked when Save Model As copied it elsewhere,
-// deleted when asked, and the oldest unsaved ones removed past a limit. A folder is deleted only when its name
-// is a run's and it lies directly in the runs' folder; never one whose run goes (in this process or another:
-// a running run holds a lock file in its folder) or one the user saved.
+// deleted when asked, and the oldest unsaved ones removed past a limit. A folder is deleted only when its
+// name is a run's and it lies directly in the runs' folder; never one whose run goes (in this process or
+// another: a running run holds a lock file in its folder) or one the user saved.
 
 #include "Tasks.h"
 

@@ -42,7 +42,9 @@ TrainingRunList::TrainingRunList(TrainingRunFolders* folders, QWidget* parent)
     m_tree->setColumnCount(ColumnCount);
     m_tree->setHeaderLabels({tr("Folder"), tr("Task"), tr("Steps"), tr("Started"), tr("Saved")});
     m_tree->header()->setStretchLastSection(true);
-    m_tree->setToolTip(tr("The runs started from this tab, newest first; double-click one to open its model"));
+    m_tree->setMinimumHeight(3 * m_tree->fontMetrics().height()); // a row or two in a low dock, it scrolls
+    m_tree->setToolTip(
+        tr("The runs started from this tab, newest first; double-click one to open its model"));
     m_open = new QPushButton(tr("Open in Model view"));
     m_open->setObjectName(QStringLiteral("trainingRunOpen"));
     m_open->setToolTip(tr("Open the selected run's model in the model view"));

@@ -5,6 +5,7 @@
 // the one palette every plot takes its series colours from.
 
 #include "FuzzyCompare.h"
+#include "QueuedReplots.h"
 #include "SeriesPalette.h"
 #include "TestMain.h"
 #include "TrainingCurveView.h"
@@ -102,7 +103,8 @@ void TestTrainingViews::legendOnlyWithRoom()
     QVERIFY(QTest::qWaitForWindowExposed(&view));
     view.setSeries(0, QStringLiteral("L0 H0"));
     view.setSeries(1, QStringLiteral("L0 H1"));
-    QTRY_VERIFY(view.isLegendShown());
+    QVERIFY(qkv::test::settleReplots(&view));
+    QVERIFY(view.isLegendShown());
     view.resize(200, 110); // the legend would cover the lines
     QTRY_VERIFY(!view.isLegendShown());
     view.resize(640, 420);
@@ -162,9 +164,13 @@ void TestTrainingViews::lowPlotTicksDoNotOverlap()
     view.setLastStep(2000);
     for (int step = 1; step <= 2000; step += 10) // a loss falling from about 5 to 0.02
         view.addPoint(0, step, logarithmic ? 5.0 * std::exp(-step / 360.0) : step / 2000.0);
-    QTRY_VERIFY(!view.yTickPixels().isEmpty());
+    QVERIFY(qkv::test::settleReplots(&view));
     const QVector<double> ticks = view.yTickPixels();
-    QVERIFY2(ticks.size() >= 2 || height < 120, qPrintable(QString::number(ticks.size())));
+    QVERIFY2(ticks.size() >= 2 || height < 120,
+             qPrintable(QStringLiteral("%1 ticks, data %2 px high, labels %3 px")
+                            .arg(ticks.size())
+                            .arg(view.dataArea().height())
+                            .arg(view.tickLabelHeight())));
     for (int i = 1; i < ticks.size(); ++i)
         QVERIFY2(std::abs(ticks[i] - ticks[i - 1]) >= view.tickLabelHeight(),
                  qPrintable(QStringLiteral("ticks %1 and %2 px, labels %3 px high")

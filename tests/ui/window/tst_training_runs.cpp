@@ -88,7 +88,7 @@ void TestTrainingRuns::foldersAreListedNewestFirst()
     QCOMPARE(runs[1].name, QStringLiteral("20260201-100000-000"));
     QCOMPARE(runs[2].task, QStringLiteral("sort"));
     QCOMPARE(runs[2].steps, 40);
-    QCOMPARE(runs[2].started, QDateTime(QDate(2026, 1, 1), QTime(10, 0), QTimeZone::UTC));
+    QCOMPARE(runs[2].started, QDateTime(QDate(2026, 1, 1), QTime(10, 0), Qt::UTC));
     QVERIFY(runs[0].isSaved() && !runs[1].isSaved());
     QVERIFY(runs[0].savedTo.first().endsWith(QStringLiteral("elsewhere")));
     QVERIFY(runs[0].hasModel && !runs[0].running);
@@ -99,7 +99,8 @@ void TestTrainingRuns::pruneKeepsSavedAndRunningRuns()
     QTemporaryDir root;
     QStringList paths; // oldest first
     for (int day = 1; day <= 6; ++day)
-        paths << fakeRun(root.path(), QStringLiteral("202601%1-100000-000").arg(day, 2, 10, QLatin1Char('0')));
+        paths << fakeRun(root.path(),
+                         QStringLiteral("202601%1-100000-000").arg(day, 2, 10, QLatin1Char('0')));
     TrainingRunFolders folders(root.path());
     QVERIFY(folders.markSaved(paths[0], root.filePath(QStringLiteral("copy"))));
     const QString running = folders.createRun(); // the newest, and locked while "its run goes"
@@ -163,7 +164,8 @@ void TestTrainingRuns::runIsListedSavedAndDeleted()
     QVERIFY2(panel.saveModelAs(elsewhere.filePath(QStringLiteral("kept"))), qPrintable(panel.status()));
     QVERIFY(folders.read(panel.folder()).isSaved());
     // The copy holds the model and nothing of the list's bookkeeping.
-    QVERIFY(!QFileInfo::exists(elsewhere.filePath(QStringLiteral("kept/") + TrainingRunFolders::savedMarkerName())));
+    QVERIFY(!QFileInfo::exists(
+        elsewhere.filePath(QStringLiteral("kept/") + TrainingRunFolders::savedMarkerName())));
     QString asked;
     bool answer = false;
     list->setDeleteQuestion([&](const QString& question) {
@@ -181,7 +183,7 @@ void TestTrainingRuns::runIsListedSavedAndDeleted()
     QVERIFY(!QFileInfo::exists(panel.folder()));
     QVERIFY(QFileInfo::exists(elsewhere.filePath(QStringLiteral("kept/config.json"))));
     QCOMPARE(list->runCount(), 0);
-    QVERIFY(!child<QPushButton>(&panel, "trainingOpen")->isEnabled()); // its model is gone
+    QVERIFY(!child<QAbstractButton>(&panel, "trainingOpen")->isEnabled()); // its model is gone
     QVERIFY(panel.status().contains(QStringLiteral("Deleted")));
 }
 
@@ -200,7 +202,7 @@ void TestTrainingRuns::startingARunMakesRoom()
     QVERIFY(panel.isRunning());
     // The running run does not count: the newest `keep` unsaved others stay, and the saved one.
     QCOMPARE(folders.list().size(), keep + 2);
-    QVERIFY(QFileInfo::exists(old[0]));                               // saved
+    QVERIFY(QFileInfo::exists(old[0]));                                // saved
     QVERIFY(!QFileInfo::exists(old[1]) && !QFileInfo::exists(old[2])); // the oldest unsaved
     QVERIFY(QFileInfo::exists(old[3]));
     panel.stop();

@@ -79,7 +79,7 @@ void setTinyShape(TrainingPanel* panel, int steps, int layers = 2)
 
 void click(TrainingPanel* panel, const char* button)
 {
-    auto* b = child<QPushButton>(panel, button);
+    auto* b = child<QAbstractButton>(panel, button);
     QVERIFY2(b->isEnabled(), button);
     QTest::mouseClick(b, Qt::LeftButton);
 }
@@ -109,7 +109,7 @@ void TestTrainingTab::shortRunFinishes()
     MainWindow window;
     auto* panel = window.findChild<TrainingPanel*>();
     QVERIFY(panel);
-    auto* open = child<QPushButton>(panel, "trainingOpen");
+    auto* open = child<QAbstractButton>(panel, "trainingOpen");
     QVERIFY(!open->isEnabled());
     setTinyShape(panel, 30);
     click(panel, "trainingStart");
@@ -200,8 +200,14 @@ void TestTrainingTab::lowDockKeepsAPlotAndTheControls()
     plots->showPlot(loss);
     QTRY_VERIFY(loss->isVisible());
     // The whole tab fits the dock: nothing is scrolled out of sight.
-    QTRY_VERIFY2(panel->height() <= viewport->height(),
-                 qPrintable(QStringLiteral("panel %1, dock viewport %2").arg(panel->height()).arg(viewport->height())));
+    QTRY_VERIFY2(
+        panel->height() <= viewport->height(),
+        qPrintable(QStringLiteral("panel %1, dock viewport %2; header %3, plots at least %4, runs %5")
+                       .arg(panel->height())
+                       .arg(viewport->height())
+                       .arg(child<QWidget>(panel, "trainingHeader")->height())
+                       .arg(plots->minimumSizeHint().height())
+                       .arg(child<QWidget>(panel, "trainingRuns")->minimumSizeHint().height())));
     const auto where = [&] {
         return QStringLiteral("dock %1 px, loss plot %2, data %3, label %4 px")
             .arg(dock->height())
@@ -216,14 +222,15 @@ void TestTrainingTab::lowDockKeepsAPlotAndTheControls()
     const QVector<double> ticks = loss->yTickPixels();
     for (int i = 1; i < ticks.size(); ++i)
         QVERIFY2(std::abs(ticks[i] - ticks[i - 1]) >= loss->tickLabelHeight(), qPrintable(where()));
-    for (const char* name : {"trainingStart", "trainingPause", "trainingStep", "trainingStop", "trainingReset"}) {
-        auto* button = child<QPushButton>(panel, name);
+    for (const char* name :
+         {"trainingStart", "trainingPause", "trainingStep", "trainingStop", "trainingReset"}) {
+        auto* button = child<QAbstractButton>(panel, name);
         QVERIFY2(button->isVisible(), name);
         const QRect inViewport(button->mapTo(viewport, QPoint(0, 0)), button->size());
         QVERIFY2(viewport->rect().contains(inViewport),
-                 qPrintable(QStringLiteral("%1 at %2 in %3").arg(QLatin1String(name), rectText(inViewport),
-                                                                 rectText(viewport->rect()))));
-        QVERIFY2(button->width() >= button->minimumSizeHint().width() &&
+                 qPrintable(QStringLiteral("%1 at %2 in %3")
+                                .arg(QLatin1String(name), rectText(inViewport), rectText(viewport->rect()))));
+        QTRY_VERIFY2(button->width() >= button->minimumSizeHint().width() &&
                      button->height() >= button->minimumSizeHint().height(),
                  qPrintable(QStringLiteral("%1 is %2, needs %3×%4")
                                 .arg(QLatin1String(name), rectText(button->geometry()))
@@ -237,30 +244,36 @@ void TestTrainingTab::lowDockKeepsAPlotAndTheControls()
 void TestTrainingTab::largeAreaShowsThePlotsTogether()
 {
     QTemporaryDir runs;
-    TrainingPanel panel(nullptr, nullptr, runs.path());
-    panel.resize(1280, 680);
-    panel.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&panel));
-    auto* plots = child<TrainingPlots>(&panel, "trainingPlots");
+    QScrollArea area; // as a dock holds it: the panel gets the area's size, or its minimum and scrolls
+    area.setWidgetResizable(true);
+    auto* panel = new TrainingPanel(nullptr, nullptr, runs.path());
+    area.setWidget(panel);
+    area.resize(1280, 680);
+    area.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&area));
+    auto* plots = child<TrainingPlots>(panel, "trainingPlots");
     QTRY_COMPARE(plots->arrangement(), TrainingPlots::Arrangement::OnePage);
-    QTRY_VERIFY(panel.isFormExpanded());
-    QVERIFY(child<QWidget>(&panel, "trainingForm")->isVisible());
+    QTRY_VERIFY(panel->isFormExpanded());
+    QVERIFY(child<QWidget>(panel, "trainingForm")->isVisible());
     for (const char* name : {"lossPlot", "previousPlot", "inductionPlot", "probePlot", "trainingThumbnails"}) {
-        auto* plot = child<QWidget>(&panel, name);
+        auto* plot = child<QWidget>(panel, name);
         QTRY_VERIFY2(plot->isVisible(), name);
         QVERIFY2(plot->height() >= 150 && plot->width() >= 200, qPrintable(rectText(plot->geometry())));
     }
-    panel.resize(1000, 360);
+    area.resize(1000, 360);
     QTRY_COMPARE(plots->arrangement(), TrainingPlots::Arrangement::Grouped);
-    QTRY_VERIFY(!panel.isFormExpanded()); // the form would not fit: its summary only
-    QTRY_VERIFY(child<QWidget>(&panel, "previousPlot")->isVisible());
-    QVERIFY(child<QWidget>(&panel, "lossPlot")->isVisible()); // side by side
-    panel.resize(600, 260);
+    QTRY_VERIFY(child<QWidget>(panel, "previousPlot")->isVisible());
+    QVERIFY(child<QWidget>(panel, "lossPlot")->isVisible()); // side by side
+    area.resize(1000, 240);
+    QTRY_VERIFY(!panel->isFormExpanded()); // twelve rows of fields do not fit: the summary only
     QTRY_COMPARE(plots->arrangement(), TrainingPlots::Arrangement::OnePerTab);
-    panel.setFormExpanded(false); // the user's choice stands at any size
-    panel.resize(1280, 680);
+    area.resize(600, 400); // narrow: one plot a tab too
+    QTRY_COMPARE(plots->arrangement(), TrainingPlots::Arrangement::OnePerTab);
+    QTRY_VERIFY(panel->width() <= area.viewport()->width()); // and nothing wider than the area
+    panel->setFormExpanded(false); // the user's choice stands at any size
+    area.resize(1280, 680);
     QTRY_COMPARE(plots->arrangement(), TrainingPlots::Arrangement::OnePage);
-    QVERIFY(!panel.isFormExpanded());
+    QVERIFY(!panel->isFormExpanded());
 }
 
 void TestTrainingTab::formCollapsesToASummary()
@@ -309,7 +322,7 @@ void TestTrainingTab::pauseHoldsAndStepRunsOne()
     QTRY_COMPARE_WITH_TIMEOUT(drawnSteps(panel), int(paused), 30000);
     QVERIFY(panel->isPaused());
     QCOMPARE(panel->reportedStep(), paused);
-    QCOMPARE(child<QPushButton>(panel, "trainingPause")->text(), QStringLiteral("Resume"));
+    QCOMPARE(child<QAbstractButton>(panel, "trainingPause")->text(), QStringLiteral("Resume"));
     QVERIFY(status(panel).startsWith(QStringLiteral("Paused after step %1").arg(paused)));
 
     click(panel, "trainingStep");
@@ -322,7 +335,7 @@ void TestTrainingTab::pauseHoldsAndStepRunsOne()
     click(panel, "trainingPause"); // resume
     QTRY_VERIFY_WITH_TIMEOUT(panel->reportedStep() > paused + 3, 30000);
     QVERIFY(!panel->isPaused());
-    QCOMPARE(child<QPushButton>(panel, "trainingPause")->text(), QStringLiteral("Pause"));
+    QCOMPARE(child<QAbstractButton>(panel, "trainingPause")->text(), QStringLiteral("Pause"));
 
     click(panel, "trainingPause");
     QTRY_VERIFY_WITH_TIMEOUT(panel->isPaused(), 30000);
@@ -366,7 +379,7 @@ void TestTrainingTab::resetStopsAndClears()
     QCOMPARE(child<QSpinBox>(panel, "trainingDModel")->value(), 64); // the induction recipe's
     QCOMPARE(child<QSpinBox>(panel, "trainingSteps")->value(), 2000);
     QCOMPARE(status(panel), QStringLiteral("Ready"));
-    QVERIFY(!child<QPushButton>(panel, "trainingOpen")->isEnabled());
+    QVERIFY(!child<QAbstractButton>(panel, "trainingOpen")->isEnabled());
     QVERIFY(QDir(folder).exists(QStringLiteral("config.json"))); // the stopped run was saved
     QDir(folder).removeRecursively();
 }
@@ -422,7 +435,7 @@ void TestTrainingTab::sparsemaxIsTrainedAndSaved()
     // Save As copies the whole folder; a folder that holds a model already is refused.
     QTemporaryDir elsewhere;
     const QString copy = elsewhere.filePath(QStringLiteral("my-model"));
-    QVERIFY(child<QPushButton>(panel, "trainingSaveAs")->isEnabled());
+    QVERIFY(child<QAbstractButton>(panel, "trainingSaveAs")->isEnabled());
     QVERIFY2(panel->saveModelAs(copy), qPrintable(status(panel)));
     QCOMPARE(QDir(copy).entryList(QDir::Files), QDir(panel->folder()).entryList(QDir::Files));
     QCOMPARE(readJson(QDir(copy).filePath(QStringLiteral("config.json"))), config);
