@@ -31,6 +31,7 @@ void fitPlotToHeight(QCustomPlot* plot, QCPTextElement* title, const QString& xL
         layout->insertRow(0);
         layout->addElement(0, 0, title);
     }
+    title->setVisible(!low); // an element out of the layout would still draw where it was
     plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

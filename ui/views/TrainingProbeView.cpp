@@ -52,12 +52,16 @@ TrainingProbeView::TrainingProbeView(QWidget* parent) : QWidget(parent), m_plot(
     m_plot->yAxis->setLabel(tr("loss"));
     m_other = newBars(m_plot, tr("other"), neutralSeriesColor());
     m_scored = newBars(m_plot, tr("scored"), seriesColor(1));
-    // The legend in a row under the bars, where it hides none of them.
+    // The legend in a row under the bars, where it hides none of them, centred between two empty cells
+    // (alone in the row it would spread its two entries over the plot's width).
     auto* legendRow = new QCPLayoutGrid;
     m_plot->plotLayout()->addElement(2, 0, legendRow);
     m_plot->plotLayout()->setRowStretchFactor(2, 0.001);
     m_plot->axisRect()->insetLayout()->take(m_plot->legend);
-    legendRow->addElement(0, 0, m_plot->legend);
+    legendRow->addElement(0, 0, new QCPLayoutElement(m_plot));
+    legendRow->addElement(0, 1, m_plot->legend);
+    legendRow->addElement(0, 2, new QCPLayoutElement(m_plot));
+    legendRow->setColumnStretchFactors({1.0, 0.001, 1.0});
     m_plot->legend->setFont(pointSized(m_plot->font(), 7.0));
     m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
     m_plot->legend->setBorderPen(Qt::NoPen);
