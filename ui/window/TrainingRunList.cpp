@@ -59,6 +59,8 @@ TrainingRunList::TrainingRunList(TrainingRunFolders* folders, QWidget* parent)
     m_refresh = new QPushButton(tr("Refresh"));
     m_refresh->setObjectName(QStringLiteral("trainingRunRefresh"));
     m_refresh->setToolTip(tr("Read the runs' folders again"));
+    m_refresh->setWhatsThis(tr("<p>Reads the runs' folders again: the list follows this window's runs by "
+                               "itself, not the runs of another QKV Lab or files changed by hand.</p>"));
     m_note = new QLabel(tr("When a run starts, unsaved runs beyond the newest %1 are deleted; runs copied "
                            "with Save Model As are kept.")
                             .arg(TrainingRunFolders::keptUnsavedRuns));
@@ -75,6 +77,7 @@ TrainingRunList::TrainingRunList(TrainingRunFolders* folders, QWidget* parent)
     layout->setSpacing(2);
     layout->addLayout(buttons);
     layout->addWidget(m_tree, 1);
+    setToolTip(tr("Every run's folder, newest first: open one's model or delete it"));
     setWhatsThis(tr("<h3>Runs</h3><p>Every run started from the Training tab saves its model in a folder of "
                     "its own under the application's data folder (%1). This list shows them, newest first: "
                     "the folder (the time the run started, UTC), its task, the steps trained, when it "
