@@ -263,9 +263,16 @@ void TrainingCurveView::showLegendIfRoom()
             else
                 graph->addToLegend();
         }
-    const QSize wanted = legend->minimumOuterSizeHint();
+    // One column when the plot is high enough, else the entries side by side in as few rows as fit a low,
+    // wide plot (the bottom dock's).
     const QRect area = m_plot->axisRect()->rect();
-    const bool room = wanted.height() <= area.height() * 0.6 && wanted.width() <= area.width() * 0.5;
+    bool room = false;
+    for (int perRow = 1; perRow <= std::max(1, named) && !room; ++perRow) {
+        legend->setWrap(perRow);
+        legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+        const QSize wanted = legend->minimumOuterSizeHint();
+        room = wanted.height() <= area.height() * 0.6 && wanted.width() <= area.width() * 0.6;
+    }
     legend->setVisible(named > 0 && named <= maximumLegendItems && room);
 }
 

@@ -109,7 +109,12 @@ void TestTrainingViews::legendOnlyWithRoom()
     QTRY_VERIFY(!view.isLegendShown());
     view.resize(640, 420);
     QTRY_VERIFY(view.isLegendShown());
-    for (int i = 2; i < 12; ++i) // more heads than a legend can name without hiding the plot
+    view.setSeries(2, QStringLiteral("L1 H0"));
+    view.setSeries(3, QStringLiteral("L1 H1"));
+    view.resize(800, 130); // low and wide, as in a bottom dock: the entries side by side
+    QVERIFY(qkv::test::settleReplots(&view));
+    QTRY_VERIFY(view.isLegendShown());
+    for (int i = 4; i < 12; ++i) // more heads than a legend can name without hiding the plot
         view.setSeries(i, QStringLiteral("L1 H%1").arg(i));
     QTRY_VERIFY(!view.isLegendShown());
 }
