@@ -32,7 +32,6 @@ constexpr double valuePoints = 7.5;
 constexpr double topWithValues = 1.2; // room above a full bar for its value
 constexpr double topWithoutValues = 1.05;
 
-
 QString formatTemperature(double temperature)
 {
     return QString::number(temperature, 'g', 4);

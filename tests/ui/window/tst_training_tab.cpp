@@ -231,11 +231,11 @@ void TestTrainingTab::lowDockKeepsAPlotAndTheControls()
                  qPrintable(QStringLiteral("%1 at %2 in %3")
                                 .arg(QLatin1String(name), rectText(inViewport), rectText(viewport->rect()))));
         QTRY_VERIFY2(button->width() >= button->minimumSizeHint().width() &&
-                     button->height() >= button->minimumSizeHint().height(),
-                 qPrintable(QStringLiteral("%1 is %2, needs %3×%4")
-                                .arg(QLatin1String(name), rectText(button->geometry()))
-                                .arg(button->minimumSizeHint().width())
-                                .arg(button->minimumSizeHint().height())));
+                         button->height() >= button->minimumSizeHint().height(),
+                     qPrintable(QStringLiteral("%1 is %2, needs %3×%4")
+                                    .arg(QLatin1String(name), rectText(button->geometry()))
+                                    .arg(button->minimumSizeHint().width())
+                                    .arg(button->minimumSizeHint().height())));
     }
 }
 
@@ -255,7 +255,8 @@ void TestTrainingTab::largeAreaShowsThePlotsTogether()
     QTRY_COMPARE(plots->arrangement(), TrainingPlots::Arrangement::OnePage);
     QTRY_VERIFY(panel->isFormExpanded());
     QVERIFY(child<QWidget>(panel, "trainingForm")->isVisible());
-    for (const char* name : {"lossPlot", "previousPlot", "inductionPlot", "probePlot", "trainingThumbnails"}) {
+    for (const char* name :
+         {"lossPlot", "previousPlot", "inductionPlot", "probePlot", "trainingThumbnails"}) {
         auto* plot = child<QWidget>(panel, name);
         QTRY_VERIFY2(plot->isVisible(), name);
         QVERIFY2(plot->height() >= 150 && plot->width() >= 200, qPrintable(rectText(plot->geometry())));
@@ -270,7 +271,7 @@ void TestTrainingTab::largeAreaShowsThePlotsTogether()
     area.resize(600, 400); // narrow: one plot a tab too
     QTRY_COMPARE(plots->arrangement(), TrainingPlots::Arrangement::OnePerTab);
     QTRY_VERIFY(panel->width() <= area.viewport()->width()); // and nothing wider than the area
-    panel->setFormExpanded(false); // the user's choice stands at any size
+    panel->setFormExpanded(false);                           // the user's choice stands at any size
     area.resize(1280, 680);
     QTRY_COMPARE(plots->arrangement(), TrainingPlots::Arrangement::OnePage);
     QVERIFY(!panel->isFormExpanded());
