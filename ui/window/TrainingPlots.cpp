@@ -130,7 +130,7 @@ void TrainingPlots::arrange(Arrangement arrangement)
         m_tabs->addTab(m_loss, tr("Loss"));
         m_tabs->addTab(m_previous, tr("Previous token"));
         m_tabs->addTab(m_induction, tr("Induction"));
-        m_tabs->addTab(m_probe, tr("Probe loss"));
+        m_tabs->addTab(m_probe, probeTabTitle()); // a low plot has no title row: the tab names the step
         m_tabs->addTab(m_thumbnails, tr("Probe attention"));
     } else {
         for (QWidget* plot : curves)
@@ -160,6 +160,11 @@ void TrainingPlots::arrange(Arrangement arrangement)
         showPlot(shown);
 }
 
+QString TrainingPlots::probeTabTitle() const
+{
+    return m_probeStep > 0 ? tr("Probe loss, step %1").arg(m_probeStep) : tr("Probe loss");
+}
+
 void TrainingPlots::showPlot(QWidget* plot)
 {
     for (int i = 0; i < m_tabs->count(); ++i)
@@ -177,6 +182,9 @@ void TrainingPlots::clear()
     m_loss->setSeries(0, tr("train"), 1.0);
     m_loss->setSeries(1, tr("validation"), 2.0);
     m_probe->clear(tr("Loss per position"));
+    m_probeStep = 0;
+    if (const int tab = m_tabs->indexOf(m_probe); tab >= 0)
+        m_tabs->setTabText(tab, probeTabTitle());
     m_thumbnails->clear(
         tr("The probe sequence's attention in every layer and head appears here while a model trains."));
 }
@@ -211,6 +219,9 @@ void TrainingPlots::add(const std::vector<training::StepReport>& reports)
 void TrainingPlots::setProbe(const training::ProbeReport& probe, std::int64_t step, int heads)
 {
     m_probe->setLosses(probe.losses, probe.scored, tr("Loss per position, step %1").arg(step));
+    m_probeStep = step;
+    if (const int tab = m_tabs->indexOf(m_probe); tab >= 0)
+        m_tabs->setTabText(tab, probeTabTitle());
     const std::size_t perLayer = std::size_t(std::max(1, heads));
     std::vector<std::vector<Matrix>> weights(probe.attention.size() / perLayer);
     for (std::size_t i = 0; i < weights.size() * perLayer; ++i)

@@ -57,6 +57,7 @@ protected:
 
 private:
     void arrange(Arrangement arrangement);
+    QString probeTabTitle() const;
 
     TrainingCurveView *m_loss, *m_previous, *m_induction;
     TrainingProbeView* m_probe;
@@ -66,6 +67,7 @@ private:
     QTabWidget* m_tabs;
     QSplitter *m_curves, *m_probeRow, *m_onePage;
     Arrangement m_arrangement = Arrangement::Grouped;
+    std::int64_t m_probeStep = 0; // the step of the probe drawn (0: none)
 };
 
 } // namespace qkv::ui

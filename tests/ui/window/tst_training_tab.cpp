@@ -125,6 +125,11 @@ void TestTrainingTab::shortRunFinishes()
     auto* probe = child<TrainingProbeView>(panel, "probePlot");
     QVERIFY(probe->barCount() > 4);
     QVERIFY(probe->scoredBarCount() > 0 && probe->scoredBarCount() < probe->barCount());
+    // A window never shown keeps one plot a tab; the probe's tab names the step it shows.
+    QCOMPARE(child<TrainingPlots>(panel, "trainingPlots")->arrangement(),
+             TrainingPlots::Arrangement::OnePerTab);
+    auto* tabs = child<QTabWidget>(panel, "trainingTabs");
+    QCOMPARE(tabs->tabText(tabs->indexOf(probe)), QStringLiteral("Probe loss, step 30"));
     auto* thumbnails = child<ModelView>(panel, "trainingThumbnails");
     QCOMPARE(thumbnails->layerCount(), 2);
     QCOMPARE(thumbnails->headCount(), 2);
