@@ -74,12 +74,4 @@ void setKeyTicks(QCPAxis* axis, const QStringList& labels, int maximum)
     axis->setRange(-0.5, std::max(0.5, count - 0.5));
 }
 
-QColor seriesColor(int index)
-{
-    static const QColor colors[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e),
-                                    QColor(0x2c, 0xa0, 0x2c), QColor(0xd6, 0x27, 0x28),
-                                    QColor(0x94, 0x67, 0xbd)};
-    return colors[static_cast<std::size_t>(index) % std::size(colors)];
-}
-
 } // namespace qkv::ui

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Helpers of the experiment views that draw several bar panels in one plot (saturation, scaled vs unscaled):
-// a grid of axis rects under the title, bars of one series, key tick labels.
+// a grid of axis rects under the title, bars of one series, key tick labels. Their colours come from
+// SeriesPalette.h.
+
+#include "SeriesPalette.h"
 
 #include <QColor>
 #include <QStringList>
@@ -35,8 +38,5 @@ QCPBars* addBars(QCPAxisRect* rect, const std::vector<double>& values, const QCo
 
 /// Tick labels `labels` at 0, 1, …, every k-th when there are more than `maximum`, slanted when long.
 void setKeyTicks(QCPAxis* axis, const QStringList& labels, int maximum = 16);
-
-/// Tableau 10 colours, as the normalizer comparison uses them.
-QColor seriesColor(int index);
 
 } // namespace qkv::ui

@@ -6,6 +6,7 @@
 #include "Document.h"
 #include "OnScreenRefresh.h"
 #include "PlotFigure.h"
+#include "SeriesPalette.h"
 #include "ViewData.h"
 
 #include <qcustomplot.h>
@@ -30,10 +31,6 @@ constexpr Index maximumLabelledKeys = 8; // more keys: no values above the bars
 constexpr double valuePoints = 7.5;
 constexpr double topWithValues = 1.2; // room above a full bar for its value
 constexpr double topWithoutValues = 1.05;
-
-// Tableau 10: distinct, and safe for the common colour-vision deficiencies in this order.
-const QColor seriesColors[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
-                               QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd)};
 
 QString formatTemperature(double temperature)
 {
@@ -172,7 +169,7 @@ void NormalizerComparisonView::refresh()
         bars->setName(name);
         bars->setWidthType(QCPBars::wtPlotCoords);
         bars->setWidth(groupWidth / count);
-        const QColor color = seriesColors[k % std::size(seriesColors)];
+        const QColor color = seriesColor(k);
         bars->setPen(QPen(color.darker(130), 0.8));
         bars->setBrush(color);
         QVector<double> values(static_cast<int>(m));

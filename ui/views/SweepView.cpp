@@ -7,6 +7,7 @@
 #include "LabelText.h"
 #include "OnScreenRefresh.h"
 #include "PlotFigure.h"
+#include "SeriesPalette.h"
 
 #include <qcustomplot.h>
 
@@ -22,16 +23,13 @@ namespace qkv::ui {
 
 namespace {
 
-// The normalizer comparison's colours, in the same order (softmax, sparsemax, entmax, sigmoid, hardmax).
-const QColor seriesColors[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
-                               QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd)};
 const QColor markerColor(0x55, 0x55, 0x55);
 constexpr double heavyEntries = 8192; // n·m above this: swept off the GUI thread (long enough to be felt)
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
 QColor colorOf(const NormalizerSpec& spec)
 {
-    return seriesColors[static_cast<int>(spec.type) % std::size(seriesColors)];
+    return seriesColor(static_cast<int>(spec.type)); // the normalizer comparison's colour of that normalizer
 }
 
 QVector<double> toVector(const std::vector<double>& values)

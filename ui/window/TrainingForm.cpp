@@ -5,6 +5,7 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
+#include <QLocale>
 #include <QSpinBox>
 
 #include <algorithm>
@@ -94,8 +95,34 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent), m_layout(new QFor
                     "enter and which normalizer turns scores into attention weights. Then AdamW's peak "
                     "learning rate, the sequences per step, the steps and the seed. Choosing a task fills "
                     "in its recipe; the settings are read when a run starts.</p>"));
+    for (QSpinBox* box : {m_layers, m_heads, m_dModel, m_batch, m_steps, m_seed})
+        connect(box, &QSpinBox::valueChanged, this, &TrainingForm::changed);
+    for (QComboBox* box : {m_task, m_positions, m_normalizer})
+        connect(box, &QComboBox::currentIndexChanged, this, &TrainingForm::changed);
+    for (QDoubleSpinBox* box : {m_alpha, m_rate})
+        connect(box, &QDoubleSpinBox::valueChanged, this, &TrainingForm::changed);
+    connect(m_mlp, &QCheckBox::toggled, this, &TrainingForm::changed);
     fillFromRecipe();
     showAlpha();
+}
+
+QString TrainingForm::summary() const
+{
+    const auto normalizer = NormalizerType(m_normalizer->currentData().toInt());
+    const QString attention = normalizer == NormalizerType::Entmax
+                                  ? tr("%1-entmax").arg(QLocale().toString(m_alpha->value(), 'g', 3))
+                                  : m_normalizer->currentText();
+    QStringList parts{m_task->currentText(),
+                      tr("%1 layers × %2 heads").arg(m_layers->value()).arg(m_heads->value()),
+                      tr("d_model %1").arg(m_dModel->value()),
+                      m_mlp->isChecked() ? tr("MLP") : tr("attention only"),
+                      m_positions->currentText(),
+                      attention,
+                      tr("lr %1").arg(QLocale().toString(m_rate->value(), 'g', 3)),
+                      tr("batch %1").arg(m_batch->value()),
+                      tr("%1 steps").arg(m_steps->value()),
+                      tr("seed %1").arg(m_seed->value())};
+    return parts.join(QStringLiteral(" · "));
 }
 
 void TrainingForm::showAlpha()

@@ -24,6 +24,12 @@ public:
     void fillFromRecipe();
     /// The settings a run of the form trains with (without the output folder).
     training::TrainSettings settings() const;
+    /// The settings in one line ("induction · 2 layers × 4 heads · d_model 64 · …"), for the collapsed form.
+    QString summary() const;
+
+signals:
+    /// A field changed (the summary with it).
+    void changed();
 
 private:
     void showAlpha();

@@ -9,136 +9,169 @@
 #include "TrainingForm.h"
 #include "TrainingPlots.h"
 #include "TrainingRun.h"
+#include "TrainingRunFolders.h"
+#include "TrainingRunList.h"
 
 #include <QAction>
-#include <QDateTime>
 #include <QDir>
-#include <QDockWidget>
 #include <QEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGridLayout>
 #include <QHBoxLayout>
-#include <QLabel>
-#include <QMainWindow>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
-#include <QSplitter>
-#include <QStackedWidget>
-#include <QStandardPaths>
-#include <QTabWidget>
+#include <QStyle>
 #include <QTimer>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <algorithm>
 
 namespace qkv::ui {
 
-TrainingPanel::TrainingPanel(ModelLoading* loading, QWidget* parent)
-    : QWidget(parent), m_loading(loading), m_form(new TrainingForm), m_plots(new TrainingPlots(this)),
-      m_thumbnails(new ModelView), m_run(new TrainingRun(this)), m_timer(new QTimer(this))
+namespace {
+
+constexpr int readableStatusWidth = 220; // the summary and the status beside the buttons: one row needs this
+constexpr int plotsBesideForm = 720;     // the form opens by itself only when the plots keep this width
+
+bool samePath(const QString& a, const QString& b)
+{
+    return !a.isEmpty() && QDir::cleanPath(QFileInfo(a).absoluteFilePath()) ==
+                               QDir::cleanPath(QFileInfo(b).absoluteFilePath());
+}
+
+void removeFromLayout(QLayout* layout, QWidget* widget)
+{
+    if (layout->indexOf(widget) >= 0)
+        layout->removeWidget(widget);
+}
+
+} // namespace
+
+TrainingPanel::TrainingPanel(ModelLoading* loading, QWidget* parent, const QString& runsRoot)
+    : QWidget(parent), m_loading(loading),
+      m_runs(std::make_unique<TrainingRunFolders>(runsRoot.isEmpty() ? TrainingRunFolders::defaultRoot()
+                                                                     : runsRoot)),
+      m_form(new TrainingForm), m_runList(new TrainingRunList(m_runs.get())),
+      m_plots(new TrainingPlots(m_runList, tr("Runs"))), m_run(new TrainingRun(this)),
+      m_timer(new QTimer(this))
 {
     setObjectName(QStringLiteral("trainingPanel"));
-    m_thumbnails->setObjectName(QStringLiteral("trainingThumbnails"));
-    m_thumbnails->setToolTip(tr("The probe sequence's attention in every layer (rows) and head (columns); "
-                                "click one to open it once the run has ended"));
-    m_thumbnails->setWhatsThis(
-        tr("<h3>Attention of the probe</h3><p>The attention weights of every layer (rows) and head "
-           "(columns) on the probe sequence, at the newest evaluated step: queries down, keys across, "
-           "masked cells grey. On the induction task a layer-0 head forms a diagonal just below the main "
-           "one (it attends to the previous token), then a layer-1 head a diagonal half a sequence back "
-           "(it attends to the token after the earlier copy). Once the run has ended, clicking a head "
-           "opens it as the session, on the probe sequence.</p>"));
-    clearThumbnails();
+    m_formScroll = new QScrollArea;
+    m_formScroll->setObjectName(QStringLiteral("trainingFormScroll"));
+    m_formScroll->setWidget(m_form);
+    m_formScroll->setWidgetResizable(true);
+    m_formScroll->setFrameShape(QFrame::NoFrame);
+    m_formScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_formScroll->setMinimumWidth(m_form->sizeHint().width() +
+                                  m_formScroll->verticalScrollBar()->sizeHint().width());
+    m_formScroll->setMinimumHeight(0);
+    m_formScroll->hide();
 
-    m_status = new ElidedLabel;
-    m_status->setObjectName(QStringLiteral("trainingStatus"));
-    setStatus(tr("Not started"));
-    m_folderLabel = new ElidedLabel;
-    m_folderLabel->setObjectName(QStringLiteral("trainingFolder"));
-    m_folderLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_folderLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed); // the form sets the width
-
-    // The curves side by side, and the probe's loss beside its attention: in one row when the tab is wide,
-    // as two tabs when it is not (the window's bottom dock at 1280 × 720).
-    const auto splitter = [](const char* name, std::initializer_list<QWidget*> widgets) {
-        auto* split = new QSplitter(Qt::Horizontal);
-        split->setObjectName(QLatin1String(name));
-        split->setChildrenCollapsible(false);
-        for (QWidget* widget : widgets)
-            split->addWidget(widget);
-        for (int i = 0; i < split->count(); ++i)
-            split->setStretchFactor(i, 1);
-        return split;
-    };
-    m_curves = splitter("trainingCurves", {m_plots->loss(), m_plots->previous(), m_plots->induction()});
-    m_probeRow = splitter("trainingProbe", {m_plots->probe(), m_thumbnails});
-    m_wide = splitter("trainingWide", {});
-    m_tabs = new QTabWidget;
-    m_tabs->setObjectName(QStringLiteral("trainingTabs"));
-    m_tabs->setDocumentMode(true);
-    m_plotStack = new QStackedWidget;
-    m_plotStack->addWidget(m_tabs);
-    m_plotStack->addWidget(m_wide);
-    arrangePlots(false);
-
-    auto* scroll = new QScrollArea;
-    scroll->setObjectName(QStringLiteral("trainingFormScroll"));
-    scroll->setWidget(m_form);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setMinimumWidth(m_form->sizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
-    scroll->setMinimumHeight(60);
-    auto* left = new QVBoxLayout;
-    left->setContentsMargins(0, 0, 0, 0);
-    left->addWidget(scroll, 1);
-    left->addWidget(m_folderLabel);
-
-    auto* top = new QHBoxLayout;
-    top->setContentsMargins(0, 0, 0, 0);
-    top->addWidget(buildButtons());
-    top->addWidget(m_status, 1);
     auto* body = new QHBoxLayout;
     body->setContentsMargins(0, 0, 0, 0);
-    body->addLayout(left);
-    body->addWidget(m_plotStack, 1);
+    body->addWidget(m_formScroll);
+    body->addWidget(m_plots, 1);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->setSpacing(4);
-    layout->addLayout(top);
+    layout->addWidget(buildHeader());
     layout->addLayout(body, 1);
     setWhatsThis(tr("<h3>Training</h3><p>Trains a small transformer on a task made in the program, on a "
                     "background thread, and shows it learning: the loss, every head's previous-token and "
                     "induction scores, the loss at each position of a probe sequence and the probe's "
-                    "attention in every head. Start, Pause, Step, Stop and Reset control the run; the model "
-                    "is saved to its folder when the run ends, and can then be opened in the model "
-                    "view.</p>"));
+                    "attention in every head. Start, Pause, Step, Stop and Reset control the run; Settings "
+                    "shows the whole form (or its one-line summary). The model is saved to its folder when "
+                    "the run ends and can then be opened in the model view; the Runs tab lists every run's "
+                    "folder.</p>"));
 
     m_timer->setInterval(250); // drawing cadence: a few repaints a second however fast the steps come
     connect(m_timer, &QTimer::timeout, this, &TrainingPanel::drawPending);
     connect(m_run, &TrainingRun::paused, this, &TrainingPanel::onPaused);
     connect(m_run, &TrainingRun::finished, this, &TrainingPanel::onFinished);
-    connect(m_thumbnails, &ModelView::thumbnailClicked, this,
+    connect(m_plots->thumbnails(), &ModelView::thumbnailClicked, this,
             [this](int layer, int head) { openHead(layer, head); });
-    m_thumbnails->setThumbnailHint(
-        tr("the probe's attention; once the run has ended, click to open this head"));
+    connect(m_runList, &TrainingRunList::openRequested, this,
+            [this](const QString& folder) { openRun(folder); });
+    connect(m_runList, &TrainingRunList::message, this, &TrainingPanel::setStatus);
+    connect(m_runList, &TrainingRunList::deleted, this, [this](const QString& folder) {
+        if (samePath(folder, m_folder)) { // the last run's model is gone
+            m_saved = false;
+            m_probeIds.clear();
+            updateButtons();
+        }
+    });
+    connect(m_form, &TrainingForm::changed, this, [this] { m_summary->setFullText(m_form->summary()); });
+    m_summary->setFullText(m_form->summary());
     updateButtons();
 }
 
 TrainingPanel::~TrainingPanel()
 {
     m_run->stop();
+    m_run->waitForEnd(); // the folder stays locked until its model is written
+    m_runs->unlockRun();
 }
 
-QAction* TrainingPanel::addShortcut(QPushButton* button, const QString& text, const QKeySequence& key)
+QString TrainingPanel::runsRoot() const
+{
+    return m_runs->root();
+}
+
+QWidget* TrainingPanel::buildHeader()
+{
+    auto* header = new QWidget;
+    m_header = header;
+    header->setObjectName(QStringLiteral("trainingHeader"));
+    m_buttonBox = buildButtons();
+    m_formToggle = new QToolButton;
+    m_formToggle->setObjectName(QStringLiteral("trainingFormToggle"));
+    m_formToggle->setText(tr("Settings"));
+    m_formToggle->setCheckable(true);
+    m_formToggle->setAutoRaise(true);
+    m_formToggle->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    m_formToggle->setArrowType(Qt::RightArrow);
+    m_formToggle->setToolTip(tr("Show or hide the training settings (the task, the model's shape, the "
+                                "optimizer); their summary is beside this button"));
+    m_formToggle->setWhatsThis(
+        tr("<p>Shows the whole form of training settings beside the plots, or hides it "
+           "and leaves the plots the room; the line beside the button sums the settings "
+           "up either way. A run starts with the settings the form has when Start is "
+           "pressed.</p>"));
+    connect(m_formToggle, &QToolButton::toggled, this, &TrainingPanel::setFormExpanded);
+    m_summary = new ElidedLabel;
+    m_summary->setObjectName(QStringLiteral("trainingSummary"));
+    m_summary->setToolTip(tr("The settings the next run starts with"));
+    m_status = new ElidedLabel;
+    m_status->setObjectName(QStringLiteral("trainingStatus"));
+    m_status->setWhatsThis(tr("<p>What the run is doing: its step, loss, speed and the time left; how it "
+                              "ended; or why something was refused.</p>"));
+    setStatus(tr("Not started"));
+    m_headerTop = new QHBoxLayout;
+    m_headerBottom = new QHBoxLayout;
+    for (QHBoxLayout* row : {m_headerTop, m_headerBottom}) {
+        row->setContentsMargins(0, 0, 0, 0);
+        row->setSpacing(6);
+    }
+    auto* rows = new QVBoxLayout(header);
+    rows->setContentsMargins(0, 0, 0, 0);
+    rows->setSpacing(2);
+    rows->addLayout(m_headerTop);
+    rows->addLayout(m_headerBottom);
+    header->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed); // see arrangeHeader()
+    arrangeHeader();
+    return header;
+}
+
+QAction* TrainingPanel::addShortcut(QToolButton* button, const QString& text, const QKeySequence& key)
 {
     auto* action = new QAction(text, this);
     action->setShortcut(key);
     action->setShortcutContext(Qt::WidgetWithChildrenShortcut); // only while the tab has the focus
-    connect(action, &QAction::triggered, button, &QPushButton::click);
+    connect(action, &QAction::triggered, button, &QToolButton::click);
     addAction(action);
     button->setToolTip(
         QStringLiteral("%1 (%2)").arg(button->toolTip(), key.toString(QKeySequence::NativeText)));
@@ -150,7 +183,9 @@ QWidget* TrainingPanel::buildButtons()
 {
     auto* box = new QWidget;
     auto button = [box](const QString& text, const char* name, const QString& tip, const QString& whatsThis) {
-        auto* b = new QPushButton(text, box);
+        auto* b = new QToolButton(box);
+        b->setText(text);
+        b->setToolButtonStyle(Qt::ToolButtonTextOnly);
         b->setObjectName(QLatin1String(name));
         b->setToolTip(tip);
         b->setWhatsThis(whatsThis);
@@ -183,26 +218,32 @@ QWidget* TrainingPanel::buildButtons()
     m_saveAs = button(tr("Save Model As…"), "trainingSaveAs",
                       tr("Copy the trained model's folder to a folder of your choice"),
                       tr("<p>Each run saves its model to a new folder under the application's data folder "
-                         "(its path is at the bottom of the tab). This copies that folder (config.json, "
-                         "model.safetensors, training.json, the optimizer's state) where you choose; "
+                         "(the Runs tab lists them). This copies that folder (config.json, "
+                         "model.safetensors, training.json, the optimizer's state) where you choose, and "
+                         "marks the run as saved: it is never deleted to make room for new runs. "
                          "<code>qkvlab train --resume</code> continues it from there.</p>"));
+    // With little room these two show their icons only (their tooltips name them).
+    m_open->setIcon(QIcon::fromTheme(QStringLiteral("document-open"),
+                                     style()->standardIcon(QStyle::SP_DialogOpenButton)));
+    m_saveAs->setIcon(QIcon::fromTheme(QStringLiteral("document-save-as"),
+                                       style()->standardIcon(QStyle::SP_DialogSaveButton)));
     addShortcut(m_start, tr("Start Training"), QKeySequence(Qt::CTRL | Qt::Key_Return));
     m_pauseAction = addShortcut(m_pause, tr("Pause or Resume Training"), QKeySequence(Qt::CTRL | Qt::Key_P));
     addShortcut(m_step, tr("Step Training"), QKeySequence(Qt::CTRL | Qt::Key_Period));
     addShortcut(m_stop, tr("Stop Training"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Return));
     addShortcut(m_reset, tr("Reset Training"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
-    connect(m_start, &QPushButton::clicked, this, &TrainingPanel::start);
-    connect(m_pause, &QPushButton::clicked, this, [this] {
+    connect(m_start, &QToolButton::clicked, this, &TrainingPanel::start);
+    connect(m_pause, &QToolButton::clicked, this, [this] {
         if (isRunning() && m_run->isPauseRequested())
             resume();
         else
             pause();
     });
-    connect(m_step, &QPushButton::clicked, this, &TrainingPanel::step);
-    connect(m_stop, &QPushButton::clicked, this, &TrainingPanel::stop);
-    connect(m_reset, &QPushButton::clicked, this, &TrainingPanel::reset);
-    connect(m_open, &QPushButton::clicked, this, [this] { openInModelView(); });
-    connect(m_saveAs, &QPushButton::clicked, this, [this] {
+    connect(m_step, &QToolButton::clicked, this, &TrainingPanel::step);
+    connect(m_stop, &QToolButton::clicked, this, &TrainingPanel::stop);
+    connect(m_reset, &QToolButton::clicked, this, &TrainingPanel::reset);
+    connect(m_open, &QToolButton::clicked, this, [this] { openInModelView(); });
+    connect(m_saveAs, &QToolButton::clicked, this, [this] {
         const QString directory = QFileDialog::getExistingDirectory(this, tr("Save the Trained Model In"));
         if (!directory.isEmpty())
             saveModelAs(directory);
@@ -219,47 +260,91 @@ void TrainingPanel::setStatus(const QString& text)
     m_status->setFullText(text);
 }
 
-void TrainingPanel::arrangePlots(bool wide)
-{
-    if (m_plotStack->currentWidget() == (wide ? static_cast<QWidget*>(m_wide) : m_tabs) && m_curves->parent())
-        return;
-    if (wide) {
-        m_tabs->clear();
-        m_wide->addWidget(m_curves);
-        m_wide->addWidget(m_probeRow);
-        m_wide->setStretchFactor(0, 3);
-        m_wide->setStretchFactor(1, 2);
-        m_plotStack->setCurrentWidget(m_wide);
-        m_wide->setSizes({3000, 2000});
-    } else {
-        m_tabs->addTab(m_curves, tr("Loss and scores"));
-        m_tabs->addTab(m_probeRow, tr("Probe"));
-        m_plotStack->setCurrentWidget(m_tabs);
-    }
-    m_curves->setSizes({1000, 1000, 1000}); // equal widths, whatever the plots' size hints
-    m_probeRow->setSizes({1000, 1000});
-}
-
 void TrainingPanel::arrangeButtons(bool twoRows)
 {
     if (m_buttonGrid->count() > 0 && m_twoRows == twoRows)
         return;
     m_twoRows = twoRows;
     int index = 0;
-    for (QPushButton* b : {m_start, m_pause, m_step, m_stop, m_reset, m_open, m_saveAs}) {
+    for (QToolButton* b : {m_start, m_pause, m_step, m_stop, m_reset, m_open, m_saveAs}) {
         m_buttonGrid->removeWidget(b);
         m_buttonGrid->addWidget(b, twoRows ? index / 4 : 0, twoRows ? index % 4 : index);
         ++index;
     }
 }
 
+int TrainingPanel::buttonsWidth() const
+{
+    int width = 0;
+    for (QToolButton* b : {m_start, m_pause, m_step, m_stop, m_reset, m_open, m_saveAs})
+        width += b->sizeHint().width() + m_buttonGrid->horizontalSpacing();
+    return width;
+}
+
+void TrainingPanel::showButtonTexts(bool texts)
+{
+    for (QToolButton* b : {m_open, m_saveAs})
+        b->setToolButtonStyle(texts ? Qt::ToolButtonTextBesideIcon : Qt::ToolButtonIconOnly);
+}
+
+void TrainingPanel::arrangeHeader()
+{
+    // One row when it fits: the buttons with their texts, else Open and Save As as icons; else two rows.
+    const int available = shownWidth() - 8; // the panel's margins
+    const int rest = m_formToggle->sizeHint().width() + readableStatusWidth;
+    int rows = 1;
+    showButtonTexts(true);
+    if (buttonsWidth() + rest > available) {
+        showButtonTexts(false);
+        if (buttonsWidth() + rest > available) {
+            rows = 2;
+            showButtonTexts(true);
+            if (buttonsWidth() > available)
+                showButtonTexts(false);
+        }
+    }
+    arrangeButtons(buttonsWidth() > available);
+    // The header's rows follow the width the panel is given, so the header asks only for the narrowest
+    // arrangement: two rows of four buttons, Open and Save As as icons (no wider than the others).
+    int widest = 0;
+    for (QToolButton* b : {m_start, m_pause, m_step, m_stop, m_reset})
+        widest = std::max(widest, b->sizeHint().width());
+    m_header->setMinimumWidth(4 * widest + 3 * m_buttonGrid->horizontalSpacing());
+    if (rows == m_headerRows)
+        return;
+    m_headerRows = rows;
+    for (QWidget* widget : {m_buttonBox, static_cast<QWidget*>(m_formToggle),
+                            static_cast<QWidget*>(m_summary), static_cast<QWidget*>(m_status)}) {
+        removeFromLayout(m_headerTop, widget);
+        removeFromLayout(m_headerBottom, widget);
+    }
+    while (QLayoutItem* item = m_headerTop->takeAt(0)) // a stretch left from two rows
+        delete item;
+    m_headerTop->addWidget(m_buttonBox);
+    QHBoxLayout* second = rows == 1 ? m_headerTop : m_headerBottom;
+    second->addWidget(m_formToggle);
+    second->addWidget(m_summary, 2);
+    second->addWidget(m_status, 3);
+    if (rows == 2)
+        m_headerTop->addStretch(1);
+}
+
 void TrainingPanel::arrange()
 {
-    // The width the tab is shown in: a dock scrolls the panel rather than shrink it below its minimum.
-    const int available = parentWidget() ? std::min(width(), parentWidget()->width()) : width();
-    arrangeButtons(available < 760);
-    // Five plots need about 190 pixels each beside the form to stay readable.
-    arrangePlots(m_plotStack->width() >= 5 * 190);
+    arrangeHeader();
+    if (m_formChosen)
+        return;
+    // Until the user chooses: the whole form when it fits beside the plots without scrolling.
+    const int formHeight = m_form->sizeHint().height();
+    const int bodyHeight = height() - 12 - m_header->sizeHint().height();
+    const bool fits =
+        bodyHeight >= formHeight && shownWidth() - m_formScroll->minimumWidth() >= plotsBesideForm;
+    showForm(fits);
+}
+
+int TrainingPanel::shownWidth() const
+{
+    return parentWidget() ? std::min(width(), parentWidget()->width()) : width();
 }
 
 void TrainingPanel::resizeEvent(QResizeEvent* event)
@@ -275,26 +360,7 @@ void TrainingPanel::showEvent(QShowEvent* event)
         m_watchedParent = parentWidget();
         m_watchedParent->installEventFilter(this);
     }
-    if (!m_grewDock) // once the tabs have settled: a tab behind another is shown for a moment at start
-        QTimer::singleShot(0, this, &TrainingPanel::growDock);
     arrange();
-}
-
-void TrainingPanel::growDock()
-{
-    // The plots, the probe and the thumbnails want more height than a bottom dock shares by default (about a
-    // quarter of a 720-pixel window): the first time the tab is shown, a docked Training tab grows to about
-    // 45 % of the window. Later the user's own size stands.
-    QDockWidget* dock = nullptr;
-    for (QWidget* w = parentWidget(); w && !dock; w = w->parentWidget())
-        dock = qobject_cast<QDockWidget*>(w);
-    auto* window = dock ? qobject_cast<QMainWindow*>(dock->parentWidget()) : nullptr;
-    if (m_grewDock || !isVisible() || visibleRegion().isEmpty() || !window || dock->isFloating())
-        return;
-    m_grewDock = true;
-    const int wanted = std::min(480, window->height() * 45 / 100);
-    if (dock->height() < wanted)
-        window->resizeDocks({dock}, {wanted}, Qt::Vertical);
 }
 
 bool TrainingPanel::eventFilter(QObject* watched, QEvent* event)
@@ -302,6 +368,27 @@ bool TrainingPanel::eventFilter(QObject* watched, QEvent* event)
     if (watched == m_watchedParent && event->type() == QEvent::Resize)
         QTimer::singleShot(0, this, &TrainingPanel::arrange); // after the layouts have settled
     return QWidget::eventFilter(watched, event);
+}
+
+bool TrainingPanel::isFormExpanded() const
+{
+    return m_formToggle->isChecked();
+}
+
+void TrainingPanel::setFormExpanded(bool expanded)
+{
+    m_formChosen = true;
+    showForm(expanded);
+}
+
+void TrainingPanel::showForm(bool expanded)
+{
+    if (m_formToggle->isChecked() != expanded) {
+        const QSignalBlocker blocker(m_formToggle); // a choice made here is not the user's
+        m_formToggle->setChecked(expanded);
+    }
+    m_formToggle->setArrowType(expanded ? Qt::DownArrow : Qt::RightArrow);
+    m_formScroll->setVisible(expanded);
 }
 
 bool TrainingPanel::isRunning() const
@@ -334,13 +421,6 @@ void TrainingPanel::updateButtons()
         action->setEnabled(button->isEnabled());
 }
 
-void TrainingPanel::clearThumbnails()
-{
-    m_probeIds.clear();
-    m_thumbnails->clear(tr("The probe sequence's attention in every layer and head appears here while a "
-                           "model trains."));
-}
-
 void TrainingPanel::start()
 {
     if (isRunning()) { // newest settings win: this run ends first, then onFinished() starts the form's
@@ -356,20 +436,24 @@ void TrainingPanel::start()
 
 void TrainingPanel::launch(bool paused)
 {
-    const QString base = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
-    m_folder = QDir(base).filePath(QStringLiteral("training/") + QDateTime::currentDateTimeUtc().toString(
-                                                                     QStringLiteral("yyyyMMdd-HHmmss-zzz")));
-    QDir().mkpath(m_folder);
+    QString error;
+    m_folder = m_runs->createRun(&error);
+    if (m_folder.isEmpty()) {
+        setStatus(tr("Refused: %1").arg(error));
+        return;
+    }
+    // Room for this run: unsaved runs beyond the newest few go (never a saved or running one).
+    m_runs->prune();
     m_running = m_form->settings();
     m_running.out = m_folder.toStdString();
-    m_folderLabel->setFullText(tr("Folder: %1").arg(QDir::toNativeSeparators(m_folder)));
     m_finished = m_restart = m_discard = m_saved = false;
     m_last = {};
     m_plots->clear();
-    clearThumbnails();
-    setStatus(tr("Starting…"));
+    m_probeIds.clear();
+    setStatus(tr("Starting… (saving in %1)").arg(QDir::toNativeSeparators(m_folder)));
     m_run->start(m_running, paused);
     m_timer->start();
+    m_runList->refresh();
     updateButtons();
 }
 
@@ -417,11 +501,10 @@ void TrainingPanel::reset()
     }
     m_run->takeReports();
     m_plots->clear();
-    clearThumbnails();
+    m_probeIds.clear();
     m_form->fillFromRecipe();
     m_last = {};
     m_saved = false;
-    m_folderLabel->setFullText(QString());
     setStatus(tr("Ready"));
     updateButtons();
 }
@@ -437,9 +520,10 @@ void TrainingPanel::drawPending()
     const auto probed = std::find_if(reports.rbegin(), reports.rend(), [](const training::StepReport& r) {
         return r.evaluated && !r.probe.losses.empty();
     });
-    if (probed != reports.rend())
-        drawProbe(probed->probe, probed->step);
-    m_plots->replot();
+    if (probed != reports.rend()) {
+        m_plots->setProbe(probed->probe, probed->step, int(std::max<Index>(1, m_running.architecture.heads)));
+        m_probeIds = probed->probe.ids;
+    }
     const qint64 left = qRound64(m_last.secondsLeft);
     setStatus(tr("Step %1 of %2 · loss %3 · %4 steps/s · %5:%6 left")
                   .arg(m_last.step)
@@ -448,19 +532,6 @@ void TrainingPanel::drawPending()
                   .arg(m_last.stepsPerSecond, 0, 'f', 1)
                   .arg(left / 60)
                   .arg(left % 60, 2, 10, QLatin1Char('0')));
-}
-
-void TrainingPanel::drawProbe(const training::ProbeReport& probe, std::int64_t step)
-{
-    m_plots->setProbe(probe.losses, probe.scored, step);
-    const std::size_t heads = std::size_t(std::max<Index>(1, m_running.architecture.heads));
-    std::vector<std::vector<Matrix>> weights(probe.attention.size() / heads);
-    for (std::size_t i = 0; i < weights.size() * heads; ++i)
-        weights[i / heads].push_back(probe.attention[i]);
-    m_probeIds = probe.ids;
-    const int selectedLayer = m_thumbnails->selectedLayer(), selectedHead = m_thumbnails->selectedHead();
-    m_thumbnails->setAttention(weights, tr("Probe attention, step %1").arg(step));
-    m_thumbnails->setSelected(selectedLayer, selectedHead);
 }
 
 void TrainingPanel::onPaused()
@@ -479,6 +550,7 @@ void TrainingPanel::onFinished()
 {
     if (m_restart) { // the stopped run's model is saved in its folder; the new settings start now
         m_run->takeReports();
+        m_runs->unlockRun();
         launch(false);
         return;
     }
@@ -504,23 +576,35 @@ void TrainingPanel::onFinished()
                       .arg(outcome.lastStep)
                       .arg(outcome.lastLoss, 0, 'f', 4));
     }
+    m_runs->unlockRun();
     m_finished = true;
+    m_runList->refresh();
     updateButtons();
     emit runFinished();
 }
 
 bool TrainingPanel::openInModelView()
 {
-    if (!m_loading || m_folder.isEmpty())
+    if (m_folder.isEmpty() || isRunning())
+        return false;
+    return openRun(m_folder);
+}
+
+bool TrainingPanel::openRun(const QString& folder)
+{
+    if (!m_loading || folder.isEmpty())
         return false;
     try {
-        auto model = std::make_shared<const Model>(Model::open(m_folder.toStdString()));
-        const training::Task task(*m_running.task);
+        auto model = std::make_shared<const Model>(Model::open(folder.toStdString()));
         ModelHeadRequest request;
         request.layer = 0;
-        const std::int64_t vocab = std::int64_t(task.modelVocab());
+        // Repeated random tokens of the run's task (half a sequence, twice), as its head scores were taken.
+        const std::optional<TrainingRunTask> run = TrainingRunFolders::readTask(folder);
+        const training::Task task(run ? run->task : training::TaskSettings{});
+        const std::int64_t vocab =
+            run ? std::int64_t(task.modelVocab()) : std::int64_t(model->config().vocabSize);
         request.ids =
-            repeatedRandomTokens(std::max<Index>(1, task.sequenceLength() / 2), vocab, m_running.seed);
+            repeatedRandomTokens(std::max<Index>(1, task.sequenceLength() / 2), vocab, run ? run->seed : 1);
         return m_loading->open(model, request);
     } catch (const std::exception& e) {
         setStatus(tr("Cannot open the trained model: %1").arg(QString::fromUtf8(e.what())));
@@ -545,7 +629,7 @@ bool TrainingPanel::openHead(int layer, int head)
         request.ids = m_probeIds;
         if (!m_loading->open(model, request))
             return false;
-        m_thumbnails->setSelected(layer, head);
+        m_plots->thumbnails()->setSelected(layer, head);
         return true;
     } catch (const std::exception& e) {
         setStatus(tr("Cannot open the trained model: %1").arg(QString::fromUtf8(e.what())));
@@ -606,7 +690,14 @@ bool TrainingPanel::saveModelAs(const QString& directory)
         }
         copied << name;
     }
-    setStatus(tr("Saved the model in %1").arg(QDir::toNativeSeparators(directory)));
+    QString error;
+    if (!m_runs->markSaved(m_folder, directory, &error)) // the copy is made; only the mark is missing
+        setStatus(tr("Saved the model in %1, but the run could not be marked as saved (%2): it may be "
+                     "deleted to make room for new runs.")
+                      .arg(QDir::toNativeSeparators(directory), error));
+    else
+        setStatus(tr("Saved the model in %1").arg(QDir::toNativeSeparators(directory)));
+    m_runList->refresh();
     return true;
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The Training tab: the form, a run on a worker thread that can be paused, stepped, stopped and reset, the
-// live loss and head-score curves, the probe sequence's loss per position and its layers × heads attention
-// thumbnails, and the trained folder opened in the model view.
+// The Training tab: the controls and status in a header, the form (collapsible to a one-line summary), a
+// run on a worker thread that can be paused, stepped, stopped and reset, the live plots (TrainingPlots), the
+// list of earlier runs, and the trained folder opened in the model view. The tab is laid out for the room it
+// has: a low bottom dock (one plot at a time) as well as a whole window.
 
 #include "Trainer.h"
 
@@ -12,29 +13,30 @@
 
 #include <cstdint>
 #include <functional>
-#include <vector>
+#include <memory>
 
 class QAction;
 class QGridLayout;
-class QPushButton;
-class QSplitter;
-class QStackedWidget;
-class QTabWidget;
+class QHBoxLayout;
+class QScrollArea;
 class QTimer;
+class QToolButton;
 
 namespace qkv::ui {
 
 class ElidedLabel;
 class ModelLoading;
-class ModelView;
 class TrainingForm;
 class TrainingPlots;
 class TrainingRun;
+class TrainingRunFolders;
+class TrainingRunList;
 
 class TrainingPanel : public QWidget {
     Q_OBJECT
 public:
-    explicit TrainingPanel(ModelLoading* loading, QWidget* parent = nullptr);
+    /// Runs are saved under `runsRoot` (by default the application data folder's "training").
+    explicit TrainingPanel(ModelLoading* loading, QWidget* parent = nullptr, const QString& runsRoot = {});
     /// Asks a running run to stop and waits for it (the model so far is saved).
     ~TrainingPanel() override;
 
@@ -49,6 +51,8 @@ public:
     std::int64_t reportedStep() const;
     /// The folder of the current or last run (empty before the first).
     QString folder() const { return m_folder; }
+    /// Where the runs' folders are.
+    QString runsRoot() const;
 
     /// Starts a run with the form's settings. While one runs, newest settings win: that run is stopped (its
     /// model saved) and the new one starts, with the form's settings then, once it has ended.
@@ -62,15 +66,23 @@ public:
     void step();
     /// Stops a run, clears the plots and thumbnails and fills the form from the task's recipe.
     void reset();
-    /// Opens layer 0 of the trained model in the model view, on repeated random tokens.
+    /// Opens layer 0 of the last run's model in the model view, on repeated random tokens.
     bool openInModelView();
+    /// Opens layer 0 of the model in a run's `folder` (one of the runs listed) in the model view.
+    bool openRun(const QString& folder);
     /// Opens a head of the trained model on the probe sequence, as the thumbnails do when clicked; refused
     /// (with the reason in the status line) while a run goes, since the model is saved when it ends.
     bool openHead(int layer, int head);
     /// Copies the last run's folder (the model, training.json, the optimizer's state, a tokenizer) into
-    /// `directory`, created when missing; refused, with the reason in the status line, while a run goes,
-    /// before the first, or into a folder that already holds a model (nothing is overwritten).
+    /// `directory`, created when missing, and marks the run as saved (it is never deleted to make room);
+    /// refused, with the reason in the status line, while a run goes, before the first, or into a folder
+    /// that already holds a model (nothing is overwritten).
     bool saveModelAs(const QString& directory);
+
+    /// Whether the form is shown in full (else its one-line summary only).
+    bool isFormExpanded() const;
+    /// Shows the form in full or as its summary; the user's choice from then on.
+    void setFormExpanded(bool expanded);
 
     /// Before the window closes: with a run going, asks whether to stop it (its model is saved, the
     /// question says where) and close. False: keep the window open.
@@ -91,39 +103,48 @@ protected:
 
 private:
     QWidget* buildButtons();
+    QWidget* buildHeader();
     void setStatus(const QString& text);
-    /// The plots in one row (`wide`) or as two tabs.
-    void arrangePlots(bool wide);
-    /// The buttons in one row, or two rows of three when the tab is narrow.
+    /// The buttons in one row, or two rows when the tab is narrow.
     void arrangeButtons(bool twoRows);
+    /// The buttons' widths side by side, as they are shown now.
+    int buttonsWidth() const;
+    /// Open and Save As with their texts beside their icons, or their icons only.
+    void showButtonTexts(bool texts);
+    /// The header in one row when it fits, else the buttons above the summary and status.
+    void arrangeHeader();
     void arrange();
-    void growDock();
-    QAction* addShortcut(QPushButton* button, const QString& text, const QKeySequence& key);
+    /// The width the tab is shown in: a dock scrolls the panel rather than shrink it below its minimum.
+    int shownWidth() const;
+    void showForm(bool expanded);
+    QAction* addShortcut(QToolButton* button, const QString& text, const QKeySequence& key);
     void launch(bool paused);
     void drawPending();
-    void drawProbe(const training::ProbeReport& probe, std::int64_t step);
     void onPaused();
     void onFinished();
     void updateButtons();
-    void clearThumbnails();
 
     ModelLoading* m_loading;
+    std::unique_ptr<TrainingRunFolders> m_runs;
     TrainingForm* m_form;
+    QScrollArea* m_formScroll;
+    QToolButton* m_formToggle;
+    bool m_formChosen = false; // the user chose expanded or collapsed: no automatic choice any more
+    TrainingRunList* m_runList;
     TrainingPlots* m_plots;
-    ModelView* m_thumbnails;
     TrainingRun* m_run;
-    QPushButton *m_start, *m_pause, *m_step, *m_stop, *m_reset, *m_open, *m_saveAs;
+    QToolButton *m_start, *m_pause, *m_step, *m_stop, *m_reset, *m_open, *m_saveAs;
     QAction* m_pauseAction = nullptr;
-    QList<QPair<QPushButton*, QAction*>> m_actions;
-    ElidedLabel *m_status, *m_folderLabel;
+    QList<QPair<QToolButton*, QAction*>> m_actions;
+    ElidedLabel *m_status, *m_summary;
     QString m_statusText;
-    QSplitter *m_curves, *m_probeRow, *m_wide;
-    QTabWidget* m_tabs;
-    QStackedWidget* m_plotStack;
+    QWidget* m_header = nullptr;
+    QWidget* m_buttonBox;
     QGridLayout* m_buttonGrid = nullptr;
+    QHBoxLayout *m_headerTop, *m_headerBottom;
     bool m_twoRows = false;
-    QPointer<QWidget> m_watchedParent;
-    bool m_grewDock = false;
+    int m_headerRows = 0;
+    QPointer<QWidget> m_watchedParent; // a dock's scroll area: its width, not the panel's, is the room
     QTimer* m_timer;
 
     training::TrainSettings m_running; // the settings of the current or last run

@@ -1,51 +1,73 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The Training tab's plots: train and validation loss over steps (log axis), the previous-token and
-// induction scores of every head over steps, and the loss at each position of the probe sequence.
+// The Training tab's plots, fed from the trainer's reports: the loss (train and validation), every head's
+// previous-token and induction scores, the probe's loss per position and its attention in every head; and
+// a page given by the panel (the runs). The views only draw; this turns reports into what they draw and
+// arranges them for the room there is: one plot per tab when it is low, the curves side by side and the
+// probe beside its attention on two tabs when there is room for that, all on one page in a large area.
 
 #include "Trainer.h"
 
-#include <QObject>
+#include <QWidget>
 
 #include <cstdint>
 #include <vector>
 
-class QCustomPlot;
-class QCPBars;
-class QWidget;
+class QSplitter;
+class QTabWidget;
 
 namespace qkv::ui {
 
-class TrainingPlots : public QObject {
+class ModelView;
+class TrainingCurveView;
+class TrainingProbeView;
+
+class TrainingPlots : public QWidget {
     Q_OBJECT
 public:
-    explicit TrainingPlots(QObject* parent = nullptr);
-    ~TrainingPlots() override;
+    /// `extraPage` (the runs) is the last tab, titled `extraTitle`, in every arrangement.
+    TrainingPlots(QWidget* extraPage, const QString& extraTitle, QWidget* parent = nullptr);
 
-    /// The plots as widgets, without a parent: the panel lays them out (and so owns them).
-    QWidget* loss() const;
-    QWidget* induction() const;
-    QWidget* previous() const;
-    QWidget* probe() const;
+    enum class Arrangement {
+        OnePerTab, ///< low: each plot on a tab of its own
+        Grouped,   ///< the curves side by side on one tab, the probe beside its attention on another
+        OnePage    ///< the curves above the probe and its attention, on one tab
+    };
+    Arrangement arrangement() const { return m_arrangement; }
+    /// The arrangement for plots `size` large (the tab bar included).
+    static Arrangement arrangementFor(const QSize& size);
 
-    /// No data in any plot.
+    TrainingCurveView* loss() const { return m_loss; }
+    TrainingCurveView* previous() const { return m_previous; }
+    TrainingCurveView* induction() const { return m_induction; }
+    TrainingProbeView* probe() const { return m_probe; }
+    ModelView* thumbnails() const { return m_thumbnails; }
+    /// Brings the tab showing `plot` forward.
+    void showPlot(QWidget* plot);
+
+    /// No data in any plot; the thumbnails say what will appear.
     void clear();
     /// Adds the steps' losses and head scores, the x axes reaching the run's last step.
     void add(const std::vector<training::StepReport>& reports);
-    /// The probe's loss of predicting token i + 1 at each position i; `scored` marks the positions the task
-    /// determines (drawn in another colour).
-    void setProbe(const std::vector<double>& losses, const std::vector<std::uint8_t>& scored,
-                  std::int64_t step);
-    /// Redraws what changed since the last call.
-    void replot();
+    /// The probe's loss per position at `step` and its attention in every layer and head (`heads` a layer).
+    void setProbe(const training::ProbeReport& probe, std::int64_t step, int heads);
 
 protected:
-    bool eventFilter(QObject* watched, QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
-    QCustomPlot *m_loss, *m_induction, *m_previous, *m_probe;
-    QCPBars *m_scoredBars, *m_otherBars;
-    double m_probeTop = 0.0; // the probe axis only grows during a run, so bars can be compared over time
+    void arrange(Arrangement arrangement);
+    QString probeTabTitle() const;
+
+    TrainingCurveView *m_loss, *m_previous, *m_induction;
+    TrainingProbeView* m_probe;
+    ModelView* m_thumbnails;
+    QWidget* m_extraPage;
+    QString m_extraTitle;
+    QTabWidget* m_tabs;
+    QSplitter *m_curves, *m_probeRow, *m_onePage;
+    Arrangement m_arrangement = Arrangement::Grouped;
+    std::int64_t m_probeStep = 0; // the step of the probe drawn (0: none)
 };
 
 } // namespace qkv::ui
