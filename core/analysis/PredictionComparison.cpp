@@ -18,6 +18,7 @@ void checkToken(std::int64_t id, Index vocabulary)
                     std::to_string(vocabulary - 1) + ")");
 }
 
+// `logits` is the run's row at `position`, read only for the pair's logit difference.
 RunComparison compareRun(const Prediction& prediction, Index position, const RowVector& logits,
                          const std::optional<TokenPair>& pair)
 {
@@ -69,7 +70,8 @@ PredictionComparison comparePredictions(const Prediction& clean, const Predictio
         checkToken(pair->b, cleanRow.size());
     }
     const bool same = &clean == &modified;
-    const RowVector modifiedRow = same ? cleanRow : modified.logitsAt(at);
+    // The modified run's row is read for a logit difference only: its top tokens carry their own ln p.
+    const RowVector modifiedRow = same || !pair ? cleanRow : modified.logitsAt(at);
     comparison.clean = compareRun(clean, at, cleanRow, pair);
     comparison.modified = compareRun(modified, at, modifiedRow, pair);
     std::vector<std::int64_t> ids;

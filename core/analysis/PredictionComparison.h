@@ -42,8 +42,9 @@ struct TokenPair {
 };
 
 /// Compares `modified` with `clean`, two predictions of the same run, at `position` (clamped into the
-/// text). Reads one row of logits per run (Prediction::logitsAt); `cleanLogits`, when given, is the clean
-/// run's row at the clamped position, which does not change from one edit to the next. Throws qkv::Error
+/// text). Reads the clean run's row of logits (Prediction::logitsAt), and the modified run's only for a
+/// logit difference; `cleanLogits`, when given, is the clean run's row at the clamped position, which does
+/// not change from one edit to the next. Throws qkv::Error
 /// when the predictions are of different texts or a token of `pair` is outside the vocabulary.
 PredictionComparison comparePredictions(const Prediction& clean, const Prediction& modified, Index position,
                                         const std::optional<TokenPair>& pair = std::nullopt,
