@@ -26,6 +26,10 @@
 // softmax, float64. N ∈ {256, 1024, 4096}, D ∈ {64, 512}. The window is 1400 × 900 in its default layout
 // (weights tab, Q/K plane, step by step), settings and recovery files in a temporary test location.
 //
+// Every wait is on a condition with a deadline: an edit whose result never comes ends the run with a message
+// naming what it waited for, instead of hanging it. Each τ edit moves τ away from its current value, so
+// repetitions (which start where the last one left τ) always have something to recompute.
+//
 // Not run by ctest. Build the dev or release preset and run by hand, e.g.
 //   build/dev/tests/benchmark/qkv_gui_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 // `qkv_gui_bench --write-model=DIR` writes the GPT-2-small-shaped checkpoint into DIR and exits (for
@@ -361,8 +365,10 @@ qkv::ui::MainWindow& predictionWindow()
     for (std::int64_t k = 0; k < 64; ++k)
         request.ids.push_back((k * 7919) % 50257);
     QString error;
-    if (!window->modelLoading()->open(model, request, &error, false))
-        std::cerr << "qkv_gui_bench: " << error.toStdString() << "\n";
+    if (!window->modelLoading()->open(model, request, &error, false)) {
+        std::cerr << "qkv_gui_bench: FAILED: " << error.toStdString() << "\n";
+        std::exit(1);
+    }
     auto* dock = window->findChild<QDockWidget*>(QStringLiteral("dockPrediction"));
     dock->show();
     dock->raise();
