@@ -7,17 +7,13 @@
 #include "Figure.h"
 #include "FigureCatalog.h"
 #include "FigureExport.h"
-#include "HeadsPanel.h"
-#include "Heatmap.h"
+#include "ModelFigures.h"
 #include "ModelRun.h"
-#include "ModelView.h"
-#include "PredictionPanel.h"
-#include "PredictionView.h"
 #include "RasterFills.h"
 
 #include <QDir>
 #include <QFileInfo>
-#include <QSaveFile>
+#include <QWidget>
 
 #include <algorithm>
 #include <ostream>
@@ -40,16 +36,24 @@ int runExport(const ExportRequest& request, std::ostream& out, std::ostream& err
         out << exportUsage() << "\nViews:\n";
         for (const QString& name : names)
             out << "  " << name.toStdString() << "\n";
-        out << "\nViews of a model (with --model MODEL and --text TEXT or --ids I,J,...; no session):\n  "
-            << catalog.modelView()->figureName().toStdString() << "\n";
+        out << "\nViews of a model (with --model MODEL and --text TEXT or --ids I,J,...; no session):\n";
+        for (const ui::RegisteredModelFigure& figure : ui::ModelFigures::all())
+            out << "  " << figure.name.toStdString() << "\n";
         return 0;
     }
 
     const QString view = QString::fromStdString(request.view);
     QList<const ui::Figure*> figures;
+    std::unique_ptr<QWidget> modelView;
     if (request.model) {
-        catalog.modelView()->setAttention(request.modelWeights, QString::fromStdString(request.modelTitle));
-        figures.append(catalog.modelView());
+        // The model's layers, computed while the arguments were read, drawn as the registry draws them.
+        const std::optional<ui::RegisteredModelFigure> model =
+            ui::ModelFigures::find(QStringLiteral("model"));
+        modelView.reset(model->create(nullptr));
+        modelView->setAttribute(Qt::WA_DontShowOnScreen);
+        model->show(modelView.get(), ui::ModelAttentionDisplay{request.modelWeights,
+                                                               QString::fromStdString(request.modelTitle)});
+        figures.append(model->figure(modelView.get()));
     } else if (view == QLatin1String("all")) {
         figures = catalog.figures();
     } else if (const ui::Figure* figure = catalog.figure(view)) {
@@ -104,6 +108,44 @@ int runExport(const ExportRequest& request, std::ostream& out, std::ostream& err
     return 0;
 }
 
+namespace {
+
+/// The model figure's input from the command line's request, its run made here.
+ui::ModelFigureInput modelFigureInput(const ModelExportRequest& request)
+{
+    auto run = std::make_shared<const ModelRun>(request.model, request.ids, request.precision);
+    ui::ModelFigureInput input = ui::ModelFigureInput::forRun(
+        run, QString::fromStdString(modelInputTitle(*request.model, request.text, request.ids.size())));
+    const int n = int(run->tokens());
+    if (request.position < -1 || request.position >= n)
+        throw Error("position " + std::to_string(request.position) + " is out of range (0 to " +
+                    std::to_string(n - 1) + ")");
+    input.position = request.position;
+    QStringList applied;
+    for (const Intervention& intervention : request.interventions)
+        if (intervention.enabled)
+            applied << QString::fromStdString(describe(intervention));
+    input.interventions = applied.join(QStringLiteral(", "));
+    input.modified = applied.isEmpty()
+                         ? std::shared_ptr<const Prediction>(run, &run->clean())
+                         : std::make_shared<const Prediction>(run->predict(request.interventions));
+    const auto* score = std::find_if(allHeadScores.begin(), allHeadScores.end(),
+                                     [&](HeadScore s) { return request.score == toString(s); });
+    if (score == allHeadScores.end()) {
+        QStringList names;
+        for (HeadScore s : allHeadScores)
+            names << QString::fromUtf8(toString(s));
+        throw Error("unknown head score '" + request.score + "': expected " +
+                    names.join(QStringLiteral(", ")).toStdString());
+    }
+    input.score = *score;
+    input.ablation = request.ablation;
+    return input;
+}
+
+} // namespace
+
+// Every model figure is drawn through the registry (ui::ModelFigures), as the window draws it.
 int runModelExport(const ModelExportRequest& request, std::ostream& out, std::ostream& err)
 {
     ui::RasterFills::keepOnPaintingThread();
@@ -111,87 +153,44 @@ int runModelExport(const ModelExportRequest& request, std::ostream& out, std::os
         err << "qkvlab export: " << message << "\n";
         return 2;
     };
-    const bool grid = request.view == "scores" || request.view == "sweep";
-    if (request.view != "prediction" && !grid)
-        return fail("unknown model view '" + request.view + "': expected model, prediction, scores or sweep");
-    const QString target = QString::fromStdString(request.out);
+    const std::optional<ui::RegisteredModelFigure> registered =
+        ui::ModelFigures::find(QString::fromStdString(request.view));
+    if (!registered)
+        return fail("unknown model view '" + request.view + "': expected " +
+                    ui::ModelFigures::names().join(QStringLiteral(", ")).toStdString());
     const bool csv = request.format == "csv";
-    if (csv && !grid)
-        return fail("CSV is for the grids (scores, sweep), not '" + request.view + "'");
+    if (csv && !registered->grid)
+        return fail("CSV is for the grids, not '" + request.view + "'");
     const std::optional<ui::FigureFormat> format =
         ui::figureFormatFromName(QString::fromStdString(request.format));
     if (!csv && !format)
         return fail("unknown format '" + request.format + "': expected png, svg, pdf or csv");
 
-    std::shared_ptr<const ModelRun> run;
-    ui::PredictionView prediction;
-    ui::Heatmap heatmap;
-    const ui::Figure* figure = nullptr;
+    std::unique_ptr<QWidget> view(registered->create(nullptr));
+    view->setAttribute(Qt::WA_DontShowOnScreen);
     Matrix values;
     try {
-        run = std::make_shared<const ModelRun>(request.model, request.ids, request.precision);
-        const QString model = QString::fromStdString(modelName(*request.model));
-        if (request.view == "prediction") {
-            const int n = int(run->tokens());
-            if (request.position < -1 || request.position >= n)
-                return fail("position " + std::to_string(request.position) + " is out of range (0 to " +
-                            std::to_string(n - 1) + ")");
-            ui::PredictionInput in;
-            in.run = run;
-            in.position = request.position < 0 ? n - 1 : request.position;
-            in.title =
-                QString::fromStdString(modelInputTitle(*request.model, request.text, request.ids.size()));
-            QStringList applied;
-            for (const Intervention& intervention : request.interventions)
-                if (intervention.enabled)
-                    applied << QString::fromStdString(describe(intervention));
-            in.interventions = applied.join(QStringLiteral(", "));
-            in.modified = applied.isEmpty()
-                              ? std::shared_ptr<const Prediction>(run, &run->clean())
-                              : std::make_shared<const Prediction>(run->predict(request.interventions));
-            prediction.setDisplay(ui::predictionDisplay(in));
-            figure = &prediction;
-        } else if (request.view == "scores") {
-            const auto* score = std::find_if(allHeadScores.begin(), allHeadScores.end(),
-                                             [&](HeadScore s) { return request.score == toString(s); });
-            if (score == allHeadScores.end())
-                return fail(
-                    "unknown head score '" + request.score +
-                    "': expected previous_token, duplicate_token, induction, first_token, self or entropy");
-            values = run->scores()[*score];
-            ui::setHeadGrid(heatmap, values, ui::headScoreTitle(*score, model),
-                            QString::fromUtf8(displayName(*score)), false, *score != HeadScore::Entropy);
-        } else {
-            values = run->ablationSweep(request.ablation, SweepMetric{});
-            const QString how = request.ablation == Intervention::Kind::Mean ? QStringLiteral("mean-ablated")
-                                                                             : QStringLiteral("zero-ablated");
-            ui::setHeadGrid(heatmap, values, QStringLiteral("Δ loss with each head %1 — %2").arg(how, model),
-                            QStringLiteral("Δ loss"), true);
-        }
+        const ui::ModelFigureContent content = registered->compute(modelFigureInput(request));
+        if (const auto* grid = std::get_if<ui::HeadGridDisplay>(&content))
+            values = grid->values;
+        registered->show(view.get(), content);
     } catch (const Error& e) {
         return fail(e.what());
     } catch (const std::bad_alloc&) {
         return fail("not enough memory for the model's forward pass");
     }
-    if (grid) {
-        heatmap.setFigureName(QString::fromStdString(request.view));
-        figure = &heatmap;
-    }
+    const QString target = QString::fromStdString(request.out);
     const QString path =
         QFileInfo(target).isDir()
-            ? QDir(target).filePath(QString::fromStdString(request.view) + QLatin1Char('.') +
+            ? QDir(target).filePath(registered->name + QLatin1Char('.') +
                                     (csv ? QStringLiteral("csv") : ui::figureFormatSuffix(*format)))
             : target;
     QString error;
-    if (csv) {
-        QSaveFile file(path);
-        if (!file.open(QIODevice::WriteOnly | QIODevice::Text) ||
-            file.write(ui::headGridCsv(values).toUtf8()) < 0 || !file.commit())
-            return fail("cannot write " + path.toStdString() + ": " + file.errorString().toStdString());
-    } else if (!ui::exportFigure(*figure, *format, path, QSize(request.width, request.height), request.scale,
-                                 &error)) {
+    const bool ok = csv ? ui::writeHeadGridCsv(path, values, &error)
+                        : ui::exportFigure(*registered->figure(view.get()), *format, path,
+                                           QSize(request.width, request.height), request.scale, &error);
+    if (!ok)
         return fail(error.toStdString());
-    }
     out << QDir::toNativeSeparators(path).toStdString() << "\n";
     out.flush();
     return 0;

@@ -26,6 +26,10 @@
 // softmax, float64. N ∈ {256, 1024, 4096}, D ∈ {64, 512}. The window is 1400 × 900 in its default layout
 // (weights tab, Q/K plane, step by step), settings and recovery files in a temporary test location.
 //
+// Every wait is on a condition with a deadline: an edit whose result never comes ends the run with a message
+// naming what it waited for, instead of hanging it. Each τ edit moves τ away from its current value, so
+// repetitions (which start where the last one left τ) always have something to recompute.
+//
 // Not run by ctest. Build the dev or release preset and run by hand, e.g.
 //   build/dev/tests/benchmark/qkv_gui_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 // `qkv_gui_bench --write-model=DIR` writes the GPT-2-small-shaped checkpoint into DIR and exits (for
@@ -53,6 +57,7 @@
 #include <benchmark/benchmark.h>
 
 #include <QApplication>
+#include <QDeadlineTimer>
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QEventLoop>
@@ -66,6 +71,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -155,6 +161,39 @@ private:
     qint64 m_longest = 0;
 };
 
+/// How long any wait of the benchmark may take: an edit that never shows its result fails the run loudly
+/// instead of hanging it.
+constexpr int waitDeadlineMilliseconds = 60000;
+
+/// Runs the event loop until `done()`; false when the deadline passes first.
+bool waitUntil(const std::function<bool()>& done, int timeoutMilliseconds = waitDeadlineMilliseconds)
+{
+    const QDeadlineTimer deadline(timeoutMilliseconds);
+    QTimer wake; // wakes the event loop so that the deadline is checked even when no event comes
+    wake.start(20);
+    while (!done()) {
+        if (deadline.hasExpired())
+            return false;
+        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+    }
+    return true;
+}
+
+/// Ends the run with a message naming what never happened.
+[[noreturn]] void failWaiting(const std::string& what)
+{
+    std::cerr << "qkv_gui_bench: FAILED: waited " << waitDeadlineMilliseconds / 1000 << " s for " << what
+              << "\n";
+    std::exit(1);
+}
+
+/// Waits for `done()`, or fails the run naming `what`.
+void waitOrFail(const std::function<bool()>& done, const std::string& what)
+{
+    if (!waitUntil(done))
+        failWaiting(what);
+}
+
 /// The open windows, closed before the application object goes.
 std::map<std::pair<Index, Index>, std::unique_ptr<qkv::ui::MainWindow>>& openWindows()
 {
@@ -175,10 +214,11 @@ qkv::ui::MainWindow& windowFor(const Shape& shape)
         slot = std::make_unique<qkv::ui::MainWindow>();
         slot->resize(1400, 900);
         slot->show();
-        if (!QTest::qWaitForWindowExposed(slot.get()))
-            std::cerr << "qkv_gui_bench: the window was not exposed\n";
+        if (!QTest::qWaitForWindowExposed(slot.get(), waitDeadlineMilliseconds))
+            failWaiting("the window to be exposed");
         slot->document()->reset(makeSession(shape));
-        slot->document()->waitForResult();
+        qkv::ui::Document* document = slot->document();
+        waitOrFail([document] { return !document->isComputing(); }, "the session's first result");
         QCoreApplication::processEvents();
         slot->grab();
         static bool listed = false;
@@ -199,8 +239,7 @@ void editAndRepaint(qkv::ui::MainWindow& window, const QList<qkv::ui::SpaceView*
 {
     qkv::ui::Document* document = window.document();
     document->push(qkv::ui::makeCellCommand(document, {qkv::ui::MatrixKind::W_Q, 0}, 0, 0, value));
-    while (document->isComputing())
-        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+    waitOrFail([document] { return !document->isComputing(); }, "the result of an edit of W_Q");
     // A plane projected in the background is part of the repaint too.
     const auto projecting = [&planes] {
         for (const qkv::ui::SpaceView* view : planes)
@@ -208,8 +247,7 @@ void editAndRepaint(qkv::ui::MainWindow& window, const QList<qkv::ui::SpaceView*
                 return true;
         return false;
     };
-    while (projecting())
-        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+    waitOrFail([&projecting] { return !projecting(); }, "the planes' projections");
     QCoreApplication::processEvents(); // queued replots
     QCoreApplication::processEvents(); // and those a relayout queued
     // Objects deleted later are deleted by an event loop's exec(), which a benchmark has not: left queued,
@@ -317,8 +355,8 @@ qkv::ui::MainWindow& predictionWindow()
     window = std::make_unique<qkv::ui::MainWindow>();
     window->resize(1400, 900);
     window->show();
-    if (!QTest::qWaitForWindowExposed(window.get()))
-        std::cerr << "qkv_gui_bench: the window was not exposed\n";
+    if (!QTest::qWaitForWindowExposed(window.get(), waitDeadlineMilliseconds))
+        failWaiting("the window to be exposed");
     auto model = std::make_shared<const qkv::Model>(qkv::Model::open(folder.string()));
     qkv::ModelHeadRequest request;
     request.layer = 5;
@@ -327,15 +365,18 @@ qkv::ui::MainWindow& predictionWindow()
     for (std::int64_t k = 0; k < 64; ++k)
         request.ids.push_back((k * 7919) % 50257);
     QString error;
-    if (!window->modelLoading()->open(model, request, &error, false))
-        std::cerr << "qkv_gui_bench: " << error.toStdString() << "\n";
+    if (!window->modelLoading()->open(model, request, &error, false)) {
+        std::cerr << "qkv_gui_bench: FAILED: " << error.toStdString() << "\n";
+        std::exit(1);
+    }
     auto* dock = window->findChild<QDockWidget*>(QStringLiteral("dockPrediction"));
     dock->show();
     dock->raise();
     auto* runner = window->findChild<qkv::ui::ModelRunner*>();
     auto* panel = window->findChild<qkv::ui::PredictionPanel*>();
-    while (!runner->prediction() || panel->displayCount() == 0 || panel->isBusy())
-        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+    waitOrFail(
+        [runner, panel] { return runner->prediction() && panel->displayCount() > 0 && !panel->isBusy(); },
+        "the model's first prediction");
     return *window;
 }
 
@@ -357,9 +398,12 @@ void editToPrediction(benchmark::State& state)
         document->push(new qkv::ui::ChangeValueCommand<double>(
             document, QStringLiteral("τ"), qkv::ui::Document::Options,
             [](qkv::Session& s) -> double& { return s.temperature; }, temperature));
-        while (panel->displayCount() == shown || runner->isPredicting() || panel->isBusy() ||
-               document->isComputing())
-            QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+        waitOrFail(
+            [&] {
+                return panel->displayCount() != shown && !runner->isPredicting() && !panel->isBusy() &&
+                       !document->isComputing();
+            },
+            "the prediction after an edit of τ");
         QCoreApplication::processEvents(); // queued replots
         QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
         heartbeat.disarm();
@@ -369,12 +413,15 @@ void editToPrediction(benchmark::State& state)
         benchmark::DoNotOptimize(shot.cacheKey());
         grabMs += double(clock.nsecsElapsed()) / 1e6;
     };
-    edit(1.5); // warm-up
+    // Every edit changes τ from whatever it is now (a repetition starts where the last one left it): an
+    // edit to the same value would change nothing, and nothing would be shown.
+    const auto nextTemperature = [document] { return document->session().temperature == 1.5 ? 0.5 : 1.5; };
+    edit(nextTemperature()); // warm-up
     heartbeat.resetLongest();
     shownMs = grabMs = 0.0;
     int edits = 0;
     for (auto _ : state) {
-        edit((edits % 2) != 0 ? 1.5 : 0.5);
+        edit(nextTemperature());
         ++edits;
     }
     state.counters["shown_ms"] = edits > 0 ? shownMs / edits : 0.0;

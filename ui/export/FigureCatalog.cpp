@@ -3,7 +3,6 @@
 
 #include "Document.h"
 #include "Figure.h"
-#include "ModelView.h"
 #include "ViewRegistry.h"
 
 #include <QWidget>
@@ -23,7 +22,6 @@ void FigureCatalog::registerViews()
     for (const RegisteredView& view : ViewRegistry::views())
         for (const Figure* figure : view.figures(own(view.create(m_document, nullptr))))
             add(figure);
-    m_modelView = own(new ModelView);
 }
 
 template <typename View> View* FigureCatalog::own(View* view)

@@ -17,11 +17,11 @@ namespace qkv::ui {
 
 class Document;
 class Figure;
-class ModelView;
 
 /// Creates one instance of every view of ViewRegistry, bound to `document` and never shown, and lists their
-/// figures by name. The views follow the document like the window's do (current head, result); a view
-/// lays itself out for the size asked in renderFigure(), whatever the size of its hidden widget.
+/// figures by name. A model's figures are drawn from a model, not the document: ModelFigures lists them. The
+/// views follow the document like the window's do (current head, result); a view lays itself out for the size
+/// asked in renderFigure(), whatever the size of its hidden widget.
 class FigureCatalog : public QObject {
     Q_OBJECT
 public:
@@ -33,9 +33,6 @@ public:
     /// The figure named `name` (exact match); null when there is none.
     const Figure* figure(const QString& name) const;
     QStringList names() const;
-    /// The model view ("model"): drawn from a model's attention, not from the document, so it is not among
-    /// figures() (nor in "all"); whoever has the model gives it its thumbnails (`qkvlab export --model`).
-    ModelView* modelView() const { return m_modelView; }
 
 private:
     void registerViews();
@@ -45,7 +42,6 @@ private:
     Document* m_document;
     std::vector<std::unique_ptr<QWidget>> m_views; // top-level and hidden: no QObject parent can own them
     QList<const Figure*> m_figures;
-    ModelView* m_modelView = nullptr;
 };
 
 } // namespace qkv::ui

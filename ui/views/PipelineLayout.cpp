@@ -6,6 +6,7 @@
 
 #include <QFontMetrics>
 #include <QFontMetricsF>
+#include <QHash>
 
 #include <algorithm>
 #include <cmath>
@@ -64,6 +65,9 @@ private:
         return font;
     }
     void measure();
+    /// The width of `text` with every digit written as the font's widest digit: at least its own width, the
+    /// same for every text of that pattern, measured once.
+    double patternWidth(const QString& text);
     double overflowFor(double boxHeight) const;
     bool labelsRows(int s, int lineStart) const;
     double columnLabelHeight(bool verticalColumns, double offset) const;
@@ -89,6 +93,8 @@ private:
     double m_basePixels = 0;
     double m_availableWidth = 0;
     double m_availableHeight = 0;
+    QChar m_widestDigit;
+    QHash<QString, double> m_patternWidths;
 };
 
 void Planner::layOut()
@@ -139,15 +145,35 @@ void Planner::measure()
         const Matrix& values = *stage.values;
         if (values.size() > 4096 || m_tokenRows > maximumLabelledTokens) // beyond 64 tokens: colour only
             continue;
+        // Shaping every cell's text took most of an edit's time on the GUI thread: each text is measured
+        // by its pattern (every digit written as the widest digit), so a stage measures a handful of texts.
         double width = m_metrics.horizontalAdvance(stage.maskedText);
         for (Index i = 0; i < values.rows(); ++i)
             for (Index j = 0; j < values.cols(); ++j)
-                width = std::max(width, m_metrics.horizontalAdvance(stageValueText(values(i, j))));
+                width = std::max(width, patternWidth(stageValueText(values(i, j))));
         m_widest[static_cast<std::size_t>(s)] = width;
     }
     m_basePixels = m_layout.font.pixelSize();
     m_availableWidth = m_layout.size.width() - 2 * margin;
     m_availableHeight = m_layout.size.height() - 2 * margin - m_headerHeight;
+}
+
+double Planner::patternWidth(const QString& text)
+{
+    if (m_widestDigit.isNull()) {
+        m_widestDigit = QLatin1Char('0');
+        for (char digit = '1'; digit <= '9'; ++digit)
+            if (m_metrics.horizontalAdvance(QLatin1Char(digit)) > m_metrics.horizontalAdvance(m_widestDigit))
+                m_widestDigit = QLatin1Char(digit);
+    }
+    QString pattern = text;
+    for (QChar& c : pattern)
+        if (c >= QLatin1Char('0') && c <= QLatin1Char('9'))
+            c = m_widestDigit;
+    const auto known = m_patternWidths.constFind(pattern);
+    if (known != m_patternWidths.constEnd())
+        return *known;
+    return m_patternWidths[pattern] = m_metrics.horizontalAdvance(pattern);
 }
 
 // A row label is centred on its row and reaches beyond the first and last rows when the rows are lower than

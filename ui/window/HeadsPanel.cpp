@@ -2,6 +2,7 @@
 #include "HeadsPanel.h"
 
 #include "Error.h"
+#include "HeadGridCsv.h"
 #include "Heatmap.h"
 #include "ModelLoading.h"
 #include "ModelRunner.h"
@@ -18,50 +19,10 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRandomGenerator>
-#include <QSaveFile>
 #include <QStackedWidget>
 #include <QVBoxLayout>
 
 namespace qkv::ui {
-
-QString headScoreWhatsThis(HeadScore score)
-{
-    return QStringLiteral("<h3>%1</h3><p>%2</p><p>%3</p>")
-        .arg(QString::fromUtf8(displayName(score)), QString::fromUtf8(formula(score)),
-             HeadsPanel::tr("Computed from each head's attention weights A on the model's text in the "
-                            "unmodified forward pass (rows i are queries). Click a cell to open that head."));
-}
-
-QString headScoreTitle(HeadScore score, const QString& model)
-{
-    return HeadsPanel::tr("%1 score of every head — %2").arg(QString::fromUtf8(displayName(score)), model);
-}
-
-namespace {
-
-QStringList prefixed(const QString& prefix, Index count)
-{
-    QStringList labels;
-    for (Index k = 0; k < count; ++k)
-        labels << prefix + QString::number(k);
-    return labels;
-}
-
-} // namespace
-
-void setHeadGrid(Heatmap& grid, const Matrix& values, const QString& title, const QString& label,
-                 bool diverging, bool fixedUnit)
-{
-    grid.clearFixedRange();
-    grid.setColorMode(diverging ? Heatmap::ColorMode::Diverging : Heatmap::ColorMode::Sequential);
-    grid.setColorBarLabel(label);
-    grid.setAxisTitles(HeadsPanel::tr("layer"), HeadsPanel::tr("head"));
-    grid.setTitle(title);
-    grid.setMatrix(values, prefixed(QStringLiteral("L"), values.rows()),
-                   prefixed(QStringLiteral("H"), values.cols()));
-    if (fixedUnit)
-        grid.setFixedRange(0.0, 1.0);
-}
 
 HeadsPanel::HeadsPanel(ModelRunner* runner, ModelLoading* loading, PredictionPanel* prediction,
                        QWidget* parent)
@@ -249,11 +210,8 @@ void HeadsPanel::runSweep()
         metric.position = m_prediction->position();
     }
     const auto kind = Intervention::Kind(m_sweepKind->currentData().toInt());
-    m_sweepTitle = tr("%1 with each head %2")
-                       .arg(m_sweepMetric->currentText(),
-                            kind == Intervention::Kind::Zero ? tr("zero-ablated") : tr("mean-ablated"));
-    if (metric.kind == SweepMetric::Kind::LogitDifference)
-        m_sweepTitle += tr(" (position %1)").arg(metric.position);
+    m_sweepAblation = kind;
+    m_sweepMetricUsed = metric;
     m_status->clear();
     m_runner->startSweep(kind, metric);
     updateControls();
@@ -274,16 +232,10 @@ void HeadsPanel::refresh()
                                            : tr("Open a model (File ▸ Open Model…) to see every head."));
         return;
     }
-    const Model& model = run->model();
-    const QString title = QString::fromStdString(modelName(model));
     switch (mode()) {
-    case Mode::Scores: {
-        const HeadScore score = allHeadScores[std::size_t(std::max(0, m_score->currentIndex()))];
-        m_grid->setFigureName(QStringLiteral("scores"));
-        showGrid(run->scores()[score], headScoreTitle(score, title), QString::fromUtf8(displayName(score)),
-                 false, headScoreWhatsThis(score), score != HeadScore::Entropy);
+    case Mode::Scores:
+        showFigure(QStringLiteral("scores"), figureInput(run));
         return;
-    }
     case Mode::Sweep:
         m_grid->setFigureName(QStringLiteral("sweep"));
         if (m_runner->isSweeping()) {
@@ -294,68 +246,68 @@ void HeadsPanel::refresh()
             showMessage(tr("Choose how to ablate and what to measure, then Run Sweep (Ctrl+R)."));
             return;
         }
-        showGrid(
-            m_sweep, tr("%1 — %2").arg(m_sweepTitle, title), m_sweepMetric->currentText(), true,
-            tr("<h3>Ablation sweep</h3><p>Each cell: the metric (the mean loss, or logit(A) − logit(B) at "
-               "the chosen position) with that head's output z ablated (zeroed, or replaced by its mean "
-               "row), minus the metric of the unmodified model. Red: ablating the head raises it; blue: "
-               "lowers it. Every run reuses the unmodified model's layers below the head. Click a cell to "
-               "open that head.</p>"));
+        showFigure(QStringLiteral("sweep"), figureInput(run));
         return;
     case Mode::Attribution: {
         m_grid->setFigureName(QStringLiteral("attribution"));
-        const int position = std::clamp(m_prediction->position(), 0, int(run->tokens()) - 1);
-        const PositionPrediction& at = run->clean().positions[std::size_t(position)];
-        const std::int64_t token = m_prediction->tokenA().value_or(at.top.empty() ? 0 : at.top.front().id);
-        const std::int64_t minus = m_prediction->tokenA() ? m_prediction->tokenB().value_or(-1) : -1;
-        QString target = QString::fromStdString(tokenLabels(model, {token}).front());
-        if (minus >= 0)
-            target += QStringLiteral(" − ") + QString::fromStdString(tokenLabels(model, {minus}).front());
-        const QString heading =
-            tr("Direct logit attribution to %1 at position %2 — %3").arg(target).arg(position).arg(title);
+        // One row of W_U per head and layer: on a worker thread.
+        const ModelFigureInput input = figureInput(run);
         m_attribution.run(
             true,
-            [run, position, token, minus]() -> std::pair<Matrix, QString> {
+            [input]() -> std::pair<ModelFigureContent, QString> {
                 try {
-                    return {run->directLogitAttribution(position, token, minus), QString()};
+                    return {ModelFigures::find(QStringLiteral("attribution"))->compute(input), QString()};
                 } catch (const Error& e) {
-                    return {Matrix(), QString::fromStdString(e.what())};
+                    return {HeadGridDisplay(), QString::fromStdString(e.what())};
                 }
             },
-            [this, heading](std::pair<Matrix, QString> outcome) {
+            [this](std::pair<ModelFigureContent, QString> outcome) {
                 if (mode() != Mode::Attribution)
                     return;
                 if (!outcome.second.isEmpty()) {
                     showMessage(tr("Cannot compute the attribution: %1").arg(outcome.second));
                     return;
                 }
-                showGrid(
-                    outcome.first, heading, tr("logit"), true,
-                    tr("<h3>Direct logit attribution</h3><p>Each head's direct contribution to the logit "
-                       "of the token (or to logit(A) − logit(B)) at the position: its output z at that "
-                       "position through its rows of W_O, through the final norm with the norm's scale at "
-                       "that position frozen (centred first under LayerNorm), dotted with the "
-                       "unembedding's column of the token, as TransformerLens computes it. Without a token "
-                       "picked in the Prediction tab, the unmodified model's most probable next token. "
-                       "Click a cell to open that head.</p>"));
+                showGrid(QStringLiteral("attribution"), outcome.first);
             });
         return;
     }
     }
 }
 
-void HeadsPanel::showGrid(const Matrix& values, const QString& title, const QString& label, bool diverging,
-                          const QString& whatsThis, bool fixedUnit)
+ModelFigureInput HeadsPanel::figureInput(const std::shared_ptr<const ModelRun>& run) const
 {
-    if (!values.allFinite()) {
+    ModelFigureInput input = ModelFigureInput::forRun(run, QString::fromStdString(modelName(run->model())));
+    input.score = allHeadScores[std::size_t(std::max(0, m_score->currentIndex()))];
+    input.position = std::clamp(m_prediction->position(), 0, int(run->tokens()) - 1);
+    input.tokenA = m_prediction->tokenA();
+    input.tokenB = m_prediction->tokenB();
+    input.ablation = m_sweepAblation;
+    input.metric = m_sweepMetricUsed;
+    input.sweep = m_sweep;
+    return input;
+}
+
+void HeadsPanel::showFigure(const QString& name, const ModelFigureInput& input)
+{
+    try {
+        showGrid(name, ModelFigures::find(name)->compute(input));
+    } catch (const Error& e) {
+        showMessage(QString::fromStdString(e.what()));
+    }
+}
+
+void HeadsPanel::showGrid(const QString& name, const ModelFigureContent& content)
+{
+    const HeadGridDisplay& grid = std::get<HeadGridDisplay>(content);
+    if (!grid.values.allFinite()) {
         showMessage(tr("The grid has values that are not finite numbers; nothing is shown."));
         return;
     }
-    m_values = values;
+    m_values = grid.values;
     m_message.clear();
     m_status->setText(QString());
-    setHeadGrid(*m_grid, values, title, label, diverging, fixedUnit);
-    m_grid->setWhatsThis(whatsThis);
+    ModelFigures::find(name)->show(m_grid, content);
 }
 
 void HeadsPanel::showMessage(const QString& message)
@@ -367,25 +319,9 @@ void HeadsPanel::showMessage(const QString& message)
     m_grid->setTitle(QString());
 }
 
-QString headGridCsv(const Matrix& values)
-{
-    QStringList lines;
-    QStringList header{QStringLiteral("layer")};
-    for (Index h = 0; h < values.cols(); ++h)
-        header << QStringLiteral("H%1").arg(h);
-    lines << header.join(QLatin1Char(','));
-    for (Index l = 0; l < values.rows(); ++l) {
-        QStringList row{QString::number(l)};
-        for (Index h = 0; h < values.cols(); ++h)
-            row << QString::number(values(l, h), 'g', 17);
-        lines << row.join(QLatin1Char(','));
-    }
-    return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
-}
-
 QString HeadsPanel::csv() const
 {
-    return headGridCsv(m_values);
+    return QString::fromStdString(headGridCsv(m_values));
 }
 
 bool HeadsPanel::writeCsv(const QString& path, QString* error) const
@@ -394,13 +330,7 @@ bool HeadsPanel::writeCsv(const QString& path, QString* error) const
         *error = tr("The grid is empty: %1").arg(m_message);
         return false;
     }
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Text) || file.write(csv().toUtf8()) < 0 ||
-        !file.commit()) {
-        *error = tr("Cannot write %1: %2").arg(path, file.errorString());
-        return false;
-    }
-    return true;
+    return writeHeadGridCsv(path, m_values, error);
 }
 
 void HeadsPanel::exportCsvDialog()

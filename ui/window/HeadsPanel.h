@@ -2,11 +2,13 @@
 #pragma once
 // The Head Scores tab: every layer × head of the model opened last as one colour-coded grid, showing a head
 // score, the ablation sweep (the change of the loss or the logit difference with each head ablated) or the
-// direct logit attribution; clicking a cell opens that head.
+// direct logit attribution (the "scores", "sweep" and "attribution" figures of ModelFigures); clicking a cell
+// opens that head.
 
 #include "EigenTypes.h"
 #include "HeadScores.h"
 #include "LatestJob.h"
+#include "ModelFigures.h"
 
 #include <QWidget>
 
@@ -23,18 +25,6 @@ class ModelLoading;
 class ModelRunner;
 class OnScreenRefresh;
 class PredictionPanel;
-
-/// Shows `values` (layers × heads) on `grid`: rows "L0"…, columns "H0"…, diverging colours about 0 for
-/// changes and contributions, sequential for scores (0 to 1 unless `fixedUnit` is false).
-void setHeadGrid(Heatmap& grid, const Matrix& values, const QString& title, const QString& label,
-                 bool diverging, bool fixedUnit = false);
-
-/// `values` (layers × heads) as CSV: a header row "layer,H0,H1,…", then one row per layer, full precision.
-QString headGridCsv(const Matrix& values);
-
-/// The title and colour-bar label of a head score's grid, and its What's This (the score's formula).
-QString headScoreTitle(HeadScore score, const QString& model);
-QString headScoreWhatsThis(HeadScore score);
 
 class HeadsPanel : public QWidget {
     Q_OBJECT
@@ -60,13 +50,16 @@ public:
     bool isBusy() const;
     /// The grid as CSV: a header row "layer,H0,H1,…", then one row per layer.
     QString csv() const;
-    /// Writes csv() to `path` atomically; false with the reason in `error`.
+    /// Writes the grid as CSV to `path` (writeHeadGridCsv: atomically); false with the reason in `error`.
     bool writeCsv(const QString& path, QString* error) const;
 
 private:
     void refresh();
-    void showGrid(const Matrix& values, const QString& title, const QString& label, bool diverging,
-                  const QString& whatsThis, bool fixedUnit = false);
+    /// The input of the grids' figures for `run`, with the Prediction tab's position and tokens.
+    ModelFigureInput figureInput(const std::shared_ptr<const ModelRun>& run) const;
+    /// Computes the figure `name` now and shows it (the cheap ones: a score, a finished sweep).
+    void showFigure(const QString& name, const ModelFigureInput& input);
+    void showGrid(const QString& name, const ModelFigureContent& content);
     void showMessage(const QString& message);
     void promptRepeatedTokens();
     void exportCsvDialog();
@@ -87,10 +80,11 @@ private:
     QLabel* m_status;
     Heatmap* m_grid;
     OnScreenRefresh* m_refresh;
-    LatestJob<std::pair<Matrix, QString>> m_attribution;
+    LatestJob<std::pair<ModelFigureContent, QString>> m_attribution;
     Matrix m_values;
     Matrix m_sweep; // the last finished sweep, for the run it was computed on
-    QString m_sweepTitle;
+    Intervention::Kind m_sweepAblation = Intervention::Kind::Zero;
+    SweepMetric m_sweepMetricUsed;
     const void* m_sweepRun = nullptr;
     QString m_message;
 };

@@ -16,7 +16,7 @@ namespace qkv::ui {
 
 ModelOverview::ModelOverview(ModelLoading* loading, Document* document, QWidget* parent)
     : QWidget(parent), m_loading(loading), m_document(document), m_view(new ModelView),
-      m_progress(new QProgressBar(this))
+      m_progress(new QProgressBar(this)), m_figure(*ModelFigures::find(QStringLiteral("model")))
 {
     setObjectName(QStringLiteral("modelOverview"));
     m_progress->setObjectName(QStringLiteral("modelViewProgress"));
@@ -80,18 +80,22 @@ void ModelOverview::start()
     const quint64 generation = m_generation;
     const Key key = m_key;
     m_running.removeIf([](const QFuture<void>& run) { return run.isFinished(); });
-    m_running.append(QtConcurrent::run([this, key, cancel, generation] {
+    ModelFigureInput input;
+    input.model = key.model;
+    input.ids = key.ids;
+    input.precision = key.precision;
+    input.title = QString::fromStdString(modelInputTitle(*key.model, key.text, key.ids.size()));
+    input.progress = [this, generation, cancel](Index done, Index layers) {
+        QMetaObject::invokeMethod(
+            this, [this, generation, done, layers] { progress(generation, int(done), int(layers)); },
+            Qt::QueuedConnection);
+        return !cancel->load();
+    };
+    m_running.append(QtConcurrent::run([this, compute = m_figure.compute, input, cancel, generation] {
         auto outcome = std::make_shared<Outcome>();
         outcome->generation = generation;
         try {
-            outcome->weights =
-                attentionOfEveryLayer(*key.model, key.ids, key.precision, [&](Index done, Index layers) {
-                    QMetaObject::invokeMethod(
-                        this,
-                        [this, generation, done, layers] { progress(generation, int(done), int(layers)); },
-                        Qt::QueuedConnection);
-                    return !cancel->load();
-                });
+            outcome->content = compute(input);
             outcome->cancelled = cancel->load();
         } catch (const Error& e) {
             outcome->error = QString::fromStdString(e.what());
@@ -121,8 +125,7 @@ void ModelOverview::finish(const std::shared_ptr<Outcome>& outcome)
         m_view->clear(tr("Cannot compute the model's attention: %1").arg(outcome->error));
         return;
     }
-    const QString title = QString::fromStdString(modelInputTitle(*m_key.model, m_key.text, m_key.ids.size()));
-    m_view->setAttention(outcome->weights, title);
+    m_figure.show(m_view, *outcome->content);
     updateSelection();
 }
 

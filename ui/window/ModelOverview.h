@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The Model tab: every layer and head of the model opened last as thumbnails (ModelView), computed in one
-// forward pass on a worker thread while a bar shows the layers done; clicking a thumbnail opens that layer
-// and head through ModelLoading.
+// The Model tab: every layer and head of the model opened last as thumbnails (ModelView, the "model" figure
+// of ModelFigures), computed in one forward pass on a worker thread while a bar shows the layers done;
+// clicking a thumbnail opens that layer and head through ModelLoading.
 
+#include "ModelFigures.h"
 #include "ModelSession.h"
 
 #include <QFuture>
@@ -51,7 +52,7 @@ private:
     };
     struct Outcome {
         quint64 generation = 0;
-        std::vector<std::vector<Matrix>> weights;
+        std::optional<ModelFigureContent> content;
         QString error;
         bool cancelled = false;
     };
@@ -67,6 +68,7 @@ private:
     ModelView* m_view;
     QProgressBar* m_progress;
     OnScreenRefresh* m_refresh;
+    RegisteredModelFigure m_figure; // "model"
     Key m_key;
     bool m_busy = false;
     quint64 m_generation = 0;

@@ -21,85 +21,6 @@
 
 namespace qkv::ui {
 
-namespace {
-
-// The log-softmax of `logits` at `ids`, in float64 (one pass over the vocabulary).
-std::vector<double> logProbabilities(const RowVector& logits, const std::vector<std::int64_t>& ids)
-{
-    const double highest = logits.maxCoeff();
-    const double logSum = highest + std::log((logits.array() - highest).exp().sum());
-    std::vector<double> out;
-    out.reserve(ids.size());
-    for (std::int64_t id : ids)
-        out.push_back(id >= 0 && id < logits.size() ? logits[Index(id)] - logSum : qQNaN());
-    return out;
-}
-
-QString tokenLabel(const Model& model, std::int64_t id)
-{
-    return QString::fromStdString(tokenLabels(model, {id}).front());
-}
-
-PredictionRunDisplay runDisplay(const PredictionInput& in, const Prediction& prediction,
-                                const RowVector& logits, const RowVector* otherLogits)
-{
-    const Model& model = in.run->model();
-    PredictionRunDisplay run;
-    const PositionPrediction& at = prediction.positions[std::size_t(in.position)];
-    std::vector<std::int64_t> ids;
-    for (const TokenProbability& token : at.top)
-        ids.push_back(token.id);
-    const std::vector<double> other =
-        otherLogits ? logProbabilities(*otherLogits, ids) : std::vector<double>(ids.size(), qQNaN());
-    for (std::size_t k = 0; k < at.top.size(); ++k) {
-        PredictionBar bar;
-        bar.token = tokenLabel(model, at.top[k].id);
-        bar.probability = at.top[k].probability;
-        bar.logProbability = at.top[k].logProbability;
-        if (otherLogits)
-            bar.delta = at.top[k].logProbability - other[k];
-        run.top << bar;
-    }
-    const std::size_t n = prediction.positions.size();
-    for (std::size_t i = 0; i < n; ++i)
-        run.loss.push_back(i + 1 < n ? prediction.positions[i].loss : qQNaN());
-    if (n > 1)
-        run.meanLoss = prediction.meanLoss;
-    if (in.tokenA && in.tokenB)
-        run.logitDifference = logits[Index(*in.tokenA)] - logits[Index(*in.tokenB)];
-    return run;
-}
-
-} // namespace
-
-PredictionDisplay predictionDisplay(const PredictionInput& in)
-{
-    PredictionDisplay display;
-    const Model& model = in.run->model();
-    display.title = in.title;
-    for (const std::string& label : tokenLabels(model, in.run->ids()))
-        display.tokens << QString::fromStdString(label);
-    display.position = std::clamp(in.position, 0, int(display.tokens.size()) - 1);
-    PredictionInput at = in;
-    at.position = display.position;
-    display.interventions = in.interventions;
-    if (in.tokenA && in.tokenB)
-        display.logitLabel = PredictionPanel::tr("logit(%1) − logit(%2)")
-                                 .arg(tokenLabel(model, *in.tokenA), tokenLabel(model, *in.tokenB));
-    const Prediction& clean = in.run->clean();
-    const RowVector cleanLogits = clean.logitsAt(display.position);
-    if (!in.modified) {
-        display.message =
-            PredictionPanel::tr("Cannot run the model with these interventions: %1").arg(in.modifiedError);
-        return display;
-    }
-    const RowVector modifiedLogits =
-        in.modified.get() == &clean ? cleanLogits : in.modified->logitsAt(display.position);
-    display.clean = runDisplay(at, clean, cleanLogits, nullptr);
-    display.modified = runDisplay(at, *in.modified, modifiedLogits, &cleanLogits);
-    return display;
-}
-
 std::optional<std::int64_t> parseTokenPick(const Model& model, const QString& text, QString* error)
 {
     if (text.trimmed().isEmpty())
@@ -139,7 +60,8 @@ PredictionPanel::PredictionPanel(ModelRunner* runner, ModelLoading* loading, Doc
     : QWidget(parent), m_runner(runner), m_loading(loading), m_document(document),
       m_position(new QSpinBox(this)), m_tokenA(new QLineEdit(this)), m_tokenB(new QLineEdit(this)),
       m_status(new QLabel(this)), m_progress(new QProgressBar(this)), m_stop(new QToolButton(this)),
-      m_view(new PredictionView(this)), m_job(this)
+      m_view(new PredictionView(this)), m_figure(*ModelFigures::find(QStringLiteral("prediction"))),
+      m_job(this)
 {
     setObjectName(QStringLiteral("predictionPanel"));
     m_position->setObjectName(QStringLiteral("predictionPosition"));
@@ -303,15 +225,14 @@ void PredictionPanel::refresh()
         m_view->setDisplay(empty);
         return;
     }
-    PredictionInput in;
-    in.run = run;
+    ModelFigureInput in = ModelFigureInput::forRun(
+        run,
+        QString::fromStdString(modelInputTitle(run->model(), m_loading->request().text, run->ids().size())));
     in.modified = m_runner->prediction();
     in.modifiedError = m_runner->predictionError();
-    in.position = m_position->value();
+    in.position = std::clamp(m_position->value(), 0, int(run->tokens()) - 1);
     in.tokenA = m_pickA;
     in.tokenB = m_pickB;
-    const ModelHeadRequest& request = m_loading->request();
-    in.title = QString::fromStdString(modelInputTitle(run->model(), request.text, run->ids().size()));
     QStringList applied;
     for (const Intervention& intervention : m_runner->appliedInterventions())
         if (intervention.enabled)
@@ -319,11 +240,27 @@ void PredictionPanel::refresh()
     in.interventions = applied.join(QStringLiteral(", "));
     if (!in.modified && in.modifiedError.isEmpty())
         return; // the first prediction is on its way
+    // A row of logits and the token labels: on a worker thread.
     m_job.run(
-        true, [in] { return predictionDisplay(in); },
-        [this](PredictionDisplay display) {
+        true,
+        [compute = m_figure.compute, in, cleanRow = m_cleanRow]() mutable -> Shown {
+            try {
+                if (cleanRow.run.lock() != in.run || cleanRow.position != in.position) {
+                    cleanRow = {in.run, in.position,
+                                std::make_shared<const RowVector>(in.run->clean().logitsAt(in.position))};
+                }
+                in.cleanLogits = cleanRow.logits;
+                return {compute(in), cleanRow};
+            } catch (const Error& e) {
+                PredictionDisplay failed;
+                failed.message = tr("Cannot show the prediction: %1").arg(QString::fromStdString(e.what()));
+                return {failed, cleanRow};
+            }
+        },
+        [this](Shown shown) {
             ++m_displays;
-            m_view->setDisplay(std::move(display));
+            m_cleanRow = shown.cleanRow;
+            m_figure.show(m_view, shown.content);
         });
 }
 

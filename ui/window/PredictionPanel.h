@@ -2,9 +2,11 @@
 #pragma once
 // The Prediction tab: the position whose next token is shown (following the document's selected query), a
 // pair of tokens for a logit difference, and the PredictionView of the unmodified model beside the model
-// with the session's interventions (ModelRunner).
+// with the session's interventions (ModelRunner). What the view shows is the "prediction" figure of
+// ModelFigures, computed off the GUI thread.
 
 #include "LatestJob.h"
+#include "ModelFigures.h"
 #include "PredictionView.h"
 
 #include <QWidget>
@@ -28,21 +30,6 @@ class Document;
 class ModelLoading;
 class ModelRunner;
 class OnScreenRefresh;
-
-/// What the Prediction tab shows, before it is drawn.
-struct PredictionInput {
-    std::shared_ptr<const ModelRun> run;        ///< the unmodified run (never null)
-    std::shared_ptr<const Prediction> modified; ///< with the interventions; null: modifiedError
-    QString modifiedError;
-    QString title;         ///< the model and its text
-    QString interventions; ///< those switched on, as the list names them
-    int position = 0;      ///< clamped to the tokens
-    std::optional<std::int64_t> tokenA, tokenB;
-};
-
-/// The bars, losses and logit differences of `input`: token labels, Δ log p against the unmodified run (one
-/// pass over the vocabulary per run at the position). Heavy enough for a worker thread.
-PredictionDisplay predictionDisplay(const PredictionInput& input);
 
 /// A token given as its text (tokenized with the model's tokenizer: exactly one token) or as "#id". Empty
 /// text gives no token and no error; otherwise the id, or nothing with the problem in `error`.
@@ -91,7 +78,20 @@ private:
     QToolButton* m_stop;
     PredictionView* m_view;
     OnScreenRefresh* m_refresh;
-    LatestJob<PredictionDisplay> m_job;
+    /// The unmodified run's logits at a position: the same for every edit, so computed once.
+    struct CleanRow {
+        std::weak_ptr<const ModelRun> run; // not kept alive for its row
+        int position = -1;
+        std::shared_ptr<const RowVector> logits;
+    };
+    struct Shown {
+        ModelFigureContent content;
+        CleanRow cleanRow;
+    };
+
+    RegisteredModelFigure m_figure;
+    LatestJob<Shown> m_job;
+    CleanRow m_cleanRow;
     QString m_tokenError;
     std::optional<std::int64_t> m_pickA, m_pickB;
     quint64 m_displays = 0;

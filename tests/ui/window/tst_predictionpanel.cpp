@@ -16,6 +16,7 @@
 #include "PredictionPanel.h"
 #include "PredictionView.h"
 
+#include "FuzzyCompare.h"
 #include "TestMain.h"
 #include "TinyModels.h"
 #include <qcustomplot.h>
@@ -40,6 +41,7 @@ private slots:
     void openHeadLinksTheSession();
     void temperatureChangesThePrediction();
     void newestEditWins();
+    void deltasFollowThePosition();
     void interventionsAreUndoSteps();
     void thumbnailMenuAblates();
     void tokenPick_data();
@@ -123,9 +125,11 @@ void TestPrediction::temperatureChangesThePrediction()
     const double clean = *view->display().clean.meanLoss;
     const double before = *view->display().modified.meanLoss;
     const quint64 shown = panel(window)->displayCount();
+    const std::shared_ptr<const ModelRun> unmodified = runner(window)->run();
     setTemperature(window.document(), 4.0);
     QTRY_VERIFY(panel(window)->displayCount() > shown && !runner(window)->isPredicting() &&
                 !panel(window)->isBusy());
+    QCOMPARE(runner(window)->run(), unmodified); // an edit of the head never runs the unmodified pass again
     const double after = *view->display().modified.meanLoss;
     QVERIFY2(std::abs(after - before) > 1e-6, qPrintable(QString::number(after - before)));
     QCOMPARE(*view->display().clean.meanLoss, clean); // the unmodified model stays
@@ -164,6 +168,33 @@ void TestPrediction::newestEditWins()
     const Prediction expected = run->predict(sessionInterventions(window.document()->session()));
     QTRY_COMPARE(*panel(window)->view()->display().modified.meanLoss, expected.meanLoss);
     QCOMPARE(runner(window)->appliedInterventions().front().session->temperature, 7.0);
+}
+
+// Each bar's Δ log p is the change of that token's log-probability at the position shown, wherever the
+// position moves after an edit (the unmodified run's row is kept between edits, never for another position).
+void TestPrediction::deltasFollowThePosition()
+{
+    MainWindow window;
+    openModel(window);
+    setTemperature(window.document(), 3.0);
+    QTRY_VERIFY(!runner(window)->isPredicting() && !panel(window)->isBusy());
+    const std::shared_ptr<const ModelRun> run = runner(window)->run();
+    const Prediction modified = run->predict(sessionInterventions(window.document()->session()));
+    for (int position : {2, 5, 0, 5}) {
+        const quint64 shown = panel(window)->displayCount();
+        const bool moves = panel(window)->position() != position;
+        panel(window)->setPosition(position);
+        QTRY_VERIFY((!moves || panel(window)->displayCount() > shown) && !panel(window)->isBusy());
+        const PredictionDisplay& display = panel(window)->view()->display();
+        QCOMPARE(display.position, position);
+        const std::vector<TokenProbability>& top = modified.positions[std::size_t(position)].top;
+        QCOMPARE(display.modified.top.size(), qsizetype(top.size()));
+        for (std::size_t k = 0; k < top.size(); ++k) {
+            const double expected = modified.logProbability(position, top[k].id) -
+                                    run->clean().logProbability(position, top[k].id);
+            QKV_COMPARE_NEAR(*display.modified.top[qsizetype(k)].delta, expected, 1e-9);
+        }
+    }
 }
 
 void TestPrediction::interventionsAreUndoSteps()
