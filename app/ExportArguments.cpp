@@ -7,6 +7,7 @@
 #include "HelpText.h"
 #include "Intervention.h"
 #include "ModelCommands.h"
+#include "ModelFigures.h"
 #include "ModelSession.h"
 #include "ResourceLimits.h"
 
@@ -119,9 +120,11 @@ std::string parseFigureSize(std::map<std::string, std::string>& options, int& wi
     return {};
 }
 
+/// A model figure computed from a forward pass to the logits (every one the window's model tabs draw but the
+/// attention grid, `model`, which needs no pass to the end).
 bool isModelPredictionView(const std::string& view)
 {
-    return view == "prediction" || view == "scores" || view == "sweep";
+    return view != "model" && ui::ModelFigures::find(QString::fromStdString(view)).has_value();
 }
 
 /// `export --model MODEL (--text TEXT | --ids I,J,...) --view prediction|scores|sweep --out FILE [...]`:

@@ -1180,7 +1180,8 @@ void TestCli::exportModelPrediction()
     const Run png = exported(QStringLiteral("prediction"), QStringLiteral("p.png"),
                              {QStringLiteral("--position"), QStringLiteral("2")});
     QVERIFY_RUN(png, png.exitCode == 0 && !QImage(model.filePath(QStringLiteral("p.png"))).isNull());
-    for (const QString& view : {QStringLiteral("scores"), QStringLiteral("sweep")}) {
+    for (const QString& view :
+         {QStringLiteral("scores"), QStringLiteral("sweep"), QStringLiteral("attribution")}) {
         const Run csv = exported(view, view + QStringLiteral(".csv"), {});
         QVERIFY_RUN(csv, csv.exitCode == 0);
         QFile file(model.filePath(view + QStringLiteral(".csv")));
