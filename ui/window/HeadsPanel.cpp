@@ -46,52 +46,9 @@ HeadsPanel::HeadsPanel(ModelRunner* runner, ModelLoading* loading, PredictionPan
                             "each head's direct contribution to the logit of the token picked in the "
                             "Prediction tab (or to A − B), at its position.</p>"));
 
-    // Scores: which score, and the probe text for induction heads.
-    auto* scores = new QWidget(this);
-    m_score->setObjectName(QStringLiteral("headScore"));
-    for (HeadScore score : allHeadScores)
-        m_score->addItem(QString::fromUtf8(displayName(score)));
-    m_score->setToolTip(tr("The head score shown; What's This (Shift+F1) on the grid gives its formula"));
-    auto* probe = new QPushButton(tr("Repeated Random Tokens…"), scores);
-    probe->setObjectName(QStringLiteral("repeatedTokens"));
-    probe->setToolTip(tr("Replace the model's text by a random sequence repeated twice: induction heads "
-                         "attend from the second copy to the token after the same token in the first"));
-    auto* scoresRow = new QHBoxLayout(scores);
-    scoresRow->setContentsMargins(0, 0, 0, 0);
-    scoresRow->addWidget(m_score);
-    scoresRow->addWidget(probe);
-    scoresRow->addStretch(1);
-
-    // Sweep: kind, metric, run and stop.
-    auto* sweep = new QWidget(this);
-    m_sweepKind->setObjectName(QStringLiteral("sweepKind"));
-    m_sweepKind->addItem(tr("Zero ablation"), int(Intervention::Kind::Zero));
-    m_sweepKind->addItem(tr("Mean ablation"), int(Intervention::Kind::Mean));
-    m_sweepKind->setToolTip(tr("How each head is ablated: its output z set to 0, or to its mean row"));
-    m_sweepMetric->setObjectName(QStringLiteral("sweepMetric"));
-    m_sweepMetric->addItem(tr("Δ loss"), int(SweepMetric::Kind::Loss));
-    m_sweepMetric->addItem(tr("Δ logit difference"), int(SweepMetric::Kind::LogitDifference));
-    m_sweepMetric->setToolTip(tr("What is measured: the change of the mean loss, or of logit(A) − logit(B) "
-                                 "at the Prediction tab's position and tokens"));
-    m_run->setObjectName(QStringLiteral("runSweep"));
-    m_run->setToolTip(tr("Ablate every head in turn and measure (Ctrl+R); runs in the background"));
-    m_run->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
-    m_stop->setObjectName(QStringLiteral("stopSweep"));
-    m_stop->setToolTip(tr("Stop the sweep"));
-    m_progress->setObjectName(QStringLiteral("sweepProgress"));
-    m_progress->setFormat(tr("%v of %m heads"));
-    m_progress->setMaximumWidth(180);
-    auto* sweepRow = new QHBoxLayout(sweep);
-    sweepRow->setContentsMargins(0, 0, 0, 0);
-    for (QWidget* widget :
-         {static_cast<QWidget*>(m_sweepKind), static_cast<QWidget*>(m_sweepMetric),
-          static_cast<QWidget*>(m_run), static_cast<QWidget*>(m_stop), static_cast<QWidget*>(m_progress)})
-        sweepRow->addWidget(widget);
-    sweepRow->addStretch(1);
-
+    m_options->addWidget(createScoreOptions());
+    m_options->addWidget(createSweepOptions());
     auto* attribution = new QLabel(tr("for the tokens and position of the Prediction tab"), this);
-    m_options->addWidget(scores);
-    m_options->addWidget(sweep);
     m_options->addWidget(attribution);
 
     m_status->setObjectName(QStringLiteral("headsStatus"));
@@ -122,8 +79,67 @@ HeadsPanel::HeadsPanel(ModelRunner* runner, ModelLoading* loading, PredictionPan
         updateControls();
         m_refresh->request();
     });
-    connect(m_score, &QComboBox::currentIndexChanged, m_refresh, &OnScreenRefresh::request);
+    connectRunner();
+    updateControls();
+    refresh();
+}
+
+// Scores: which score, and the probe text for induction heads.
+QWidget* HeadsPanel::createScoreOptions()
+{
+    auto* scores = new QWidget(this);
+    m_score->setObjectName(QStringLiteral("headScore"));
+    for (HeadScore score : allHeadScores)
+        m_score->addItem(QString::fromUtf8(displayName(score)));
+    m_score->setToolTip(tr("The head score shown; What's This (Shift+F1) on the grid gives its formula"));
+    auto* probe = new QPushButton(tr("Repeated Random Tokens…"), scores);
+    probe->setObjectName(QStringLiteral("repeatedTokens"));
+    probe->setToolTip(tr("Replace the model's text by a random sequence repeated twice: induction heads "
+                         "attend from the second copy to the token after the same token in the first"));
+    auto* scoresRow = new QHBoxLayout(scores);
+    scoresRow->setContentsMargins(0, 0, 0, 0);
+    scoresRow->addWidget(m_score);
+    scoresRow->addWidget(probe);
+    scoresRow->addStretch(1);
+
     connect(probe, &QPushButton::clicked, this, &HeadsPanel::promptRepeatedTokens);
+    return scores;
+}
+
+// Sweep: kind, metric, run and stop.
+QWidget* HeadsPanel::createSweepOptions()
+{
+    auto* sweep = new QWidget(this);
+    m_sweepKind->setObjectName(QStringLiteral("sweepKind"));
+    m_sweepKind->addItem(tr("Zero ablation"), int(Intervention::Kind::Zero));
+    m_sweepKind->addItem(tr("Mean ablation"), int(Intervention::Kind::Mean));
+    m_sweepKind->setToolTip(tr("How each head is ablated: its output z set to 0, or to its mean row"));
+    m_sweepMetric->setObjectName(QStringLiteral("sweepMetric"));
+    m_sweepMetric->addItem(tr("Δ loss"), int(SweepMetric::Kind::Loss));
+    m_sweepMetric->addItem(tr("Δ logit difference"), int(SweepMetric::Kind::LogitDifference));
+    m_sweepMetric->setToolTip(tr("What is measured: the change of the mean loss, or of logit(A) − logit(B) "
+                                 "at the Prediction tab's position and tokens"));
+    m_run->setObjectName(QStringLiteral("runSweep"));
+    m_run->setToolTip(tr("Ablate every head in turn and measure (Ctrl+R); runs in the background"));
+    m_run->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    m_stop->setObjectName(QStringLiteral("stopSweep"));
+    m_stop->setToolTip(tr("Stop the sweep"));
+    m_progress->setObjectName(QStringLiteral("sweepProgress"));
+    m_progress->setFormat(tr("%v of %m heads"));
+    m_progress->setMaximumWidth(180);
+    auto* sweepRow = new QHBoxLayout(sweep);
+    sweepRow->setContentsMargins(0, 0, 0, 0);
+    for (QWidget* widget :
+         {static_cast<QWidget*>(m_sweepKind), static_cast<QWidget*>(m_sweepMetric),
+          static_cast<QWidget*>(m_run), static_cast<QWidget*>(m_stop), static_cast<QWidget*>(m_progress)})
+        sweepRow->addWidget(widget);
+    sweepRow->addStretch(1);
+    return sweep;
+}
+
+void HeadsPanel::connectRunner()
+{
+    connect(m_score, &QComboBox::currentIndexChanged, m_refresh, &OnScreenRefresh::request);
     connect(m_run, &QPushButton::clicked, this, &HeadsPanel::runSweep);
     connect(m_csv, &QPushButton::clicked, this, &HeadsPanel::exportCsvDialog);
     connect(m_stop, &QPushButton::clicked, this, &HeadsPanel::stopSweep);
@@ -155,8 +171,6 @@ HeadsPanel::HeadsPanel(ModelRunner* runner, ModelLoading* loading, PredictionPan
         if (m_values.size() > 0)
             m_loading->openHead(layer, head);
     });
-    updateControls();
-    refresh();
 }
 
 HeadsPanel::~HeadsPanel() = default;

@@ -54,6 +54,10 @@ public:
     bool writeCsv(const QString& path, QString* error) const;
 
 private:
+    QWidget* createScoreOptions();
+    QWidget* createSweepOptions();
+    /// The controls, the runner and the Prediction tab wired to the grid.
+    void connectRunner();
     void refresh();
     /// The input of the grids' figures for `run`, with the Prediction tab's position and tokens.
     ModelFigureInput figureInput(const std::shared_ptr<const ModelRun>& run) const;
