@@ -215,9 +215,9 @@ CommandLineOutcome runTrain(const std::vector<std::string>& args, std::ostream& 
         const training::Recipe recipe = training::defaultRecipe(kind);
         training::Architecture& a = s.architecture;
         a = recipe.architecture;
-        a.vocab = 0;
-        a.positions = 0;
-        long long layers = a.layers, heads = a.heads, kvHeads = -1, d = a.dModel, width = -1, vocab = 0,
+        a.vocabSize = 0;
+        a.maxPositions = 0;
+        long long layers = a.layers, heads = a.heads, kvHeads = -1, d = a.hiddenSize, width = -1, vocab = 0,
                   positions = 0;
         if (!wholeOption("--layers", 1, 64, layers) || !wholeOption("--heads", 1, 8192, heads) ||
             !wholeOption("--kv-heads", 1, 8192, kvHeads) || !wholeOption("--d-model", 2, 8192, d) ||
@@ -228,7 +228,7 @@ CommandLineOutcome runTrain(const std::vector<std::string>& args, std::ostream& 
         a.layers = layers;
         a.heads = heads;
         a.kvHeads = kvHeads > 0 ? kvHeads : heads;
-        a.dModel = d;
+        a.hiddenSize = d;
         if (heads > d)
             return fail("--heads " + std::to_string(heads) + ": more heads than --d-model " +
                         std::to_string(d) + " allows (each head needs at least one dimension)");
@@ -238,9 +238,9 @@ CommandLineOutcome runTrain(const std::vector<std::string>& args, std::ostream& 
         a.headDim = d / heads;
         if (width > 0 && !given.count("--mlp"))
             return fail("--mlp-width needs --mlp");
-        a.inner = given.count("--mlp") ? (width > 0 ? width : 4 * d) : (has("--layers") ? 0 : a.inner);
-        a.vocab = vocab;
-        a.positions = positions;
+        a.intermediateSize = given.count("--mlp") ? (width > 0 ? width : 4 * d) : (has("--layers") ? 0 : a.intermediateSize);
+        a.vocabSize = vocab;
+        a.maxPositions = positions;
         if (has("--positions")) {
             const std::string& p = options["--positions"];
             if (p != "rope" && p != "learned")
@@ -252,20 +252,20 @@ CommandLineOutcome runTrain(const std::vector<std::string>& args, std::ostream& 
         }
         if (has("--normalizer")) {
             const std::string& n = options["--normalizer"];
-            a.normalizer.type = n == "softmax"     ? NormalizerType::Softmax
+            a.attentionNormalizer.type = n == "softmax"     ? NormalizerType::Softmax
                                 : n == "sparsemax" ? NormalizerType::Sparsemax
                                 : n == "entmax"    ? NormalizerType::Entmax
                                                    : NormalizerType::Hardmax;
-            if (a.normalizer.type == NormalizerType::Hardmax)
+            if (a.attentionNormalizer.type == NormalizerType::Hardmax)
                 return fail("--normalizer " + n + ": expected softmax, sparsemax or entmax");
         }
         if (has("--entmax-alpha")) {
             if (!parseNumber(options["--entmax-alpha"], number) || number < 1.0 || number > 8.0)
                 return fail("--entmax-alpha " + options["--entmax-alpha"] +
                             ": expected a number from 1 to 8");
-            if (a.normalizer.type != NormalizerType::Entmax)
+            if (a.attentionNormalizer.type != NormalizerType::Entmax)
                 return fail("--entmax-alpha needs --normalizer entmax");
-            a.normalizer.alpha = number;
+            a.attentionNormalizer.alpha = number;
         }
         long long steps = 0, batch = 0, warmup = recipe.warmupSteps, seed = 1, every = 0;
         if (!wholeOption("--steps", 1, 100'000'000, steps) || !wholeOption("--batch", 1, 1'000'000, batch) ||

@@ -2,6 +2,7 @@
 #include "ModelRun.h"
 
 #include "AttentionEngine.h"
+#include "Blocks.h"
 #include "Error.h"
 #include "LayerAttention.h"
 #include "MatrixProduct.h"
@@ -141,8 +142,7 @@ RowVector Prediction::logitsAt(Index position) const
 double Prediction::logProbability(Index position, std::int64_t id) const
 {
     const RowVector logits = logitsAt(position);
-    const double top = logits.maxCoeff();
-    return logits[Index(id)] - top - std::log((logits.array() - top).exp().sum());
+    return logits[Index(id)] - transformer::logSumExp<double>(logits.data(), logits.size());
 }
 
 namespace {
@@ -172,13 +172,10 @@ std::vector<TokenProbability> topTokens(const double* logits, Index vocabulary, 
     return top;
 }
 
-/// ln Σ exp(logits), computed from the maximum.
+/// ln Σ exp(logits): the blocks' log-sum-exp, the one log-softmax of the core.
 double logSumExp(const double* logits, Index vocabulary)
 {
-    // Eigen's vectorized exp: a scalar one per entry was a tenth of a pass over GPT-2's vocabulary.
-    const Eigen::Map<const Eigen::ArrayXd> row(logits, vocabulary);
-    const double top = row.maxCoeff();
-    return top + std::log((row - top).exp().sum());
+    return transformer::logSumExp<double>(logits, vocabulary);
 }
 
 /// The attention output of a layer from its (changed) head outputs: concat · W_O + b_O, computed as the
