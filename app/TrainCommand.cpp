@@ -238,7 +238,8 @@ CommandLineOutcome runTrain(const std::vector<std::string>& args, std::ostream& 
         a.headDim = d / heads;
         if (width > 0 && !given.count("--mlp"))
             return fail("--mlp-width needs --mlp");
-        a.intermediateSize = given.count("--mlp") ? (width > 0 ? width : 4 * d) : (has("--layers") ? 0 : a.intermediateSize);
+        a.intermediateSize =
+            given.count("--mlp") ? (width > 0 ? width : 4 * d) : (has("--layers") ? 0 : a.intermediateSize);
         a.vocabSize = vocab;
         a.maxPositions = positions;
         if (has("--positions")) {

@@ -23,15 +23,16 @@ enum class ModelFamily {
 struct ModelConfig {
     std::string modelType = "gpt2"; ///< "gpt2", "llama", "qwen2" or "mistral"
     ModelFamily family = ModelFamily::Gpt2;
-    Index hiddenSize = 32;      ///< d_model: n_embd, hidden_size
-    Index layers = 2;           ///< n_layer, num_hidden_layers
-    Index heads = 2;            ///< query heads: n_head, num_attention_heads
-    Index kvHeads = 2;          ///< key/value heads: num_key_value_heads (= heads without grouping; GPT-2: heads)
-    Index headDim = 16;         ///< head_dim, or hiddenSize / heads
-    Index intermediateSize = 0; ///< the MLP's width: n_inner (4 × n_embd when null), intermediate_size; 0: none
+    Index hiddenSize = 32; ///< d_model: n_embd, hidden_size
+    Index layers = 2;      ///< n_layer, num_hidden_layers
+    Index heads = 2;       ///< query heads: n_head, num_attention_heads
+    Index kvHeads = 2;     ///< key/value heads: num_key_value_heads (= heads without grouping; GPT-2: heads)
+    Index headDim = 16;    ///< head_dim, or hiddenSize / heads
+    Index intermediateSize =
+        0; ///< the MLP's width: n_inner (4 × n_embd when null), intermediate_size; 0: none
     Index vocabSize = 32;
-    Index maxPositions = 64;   ///< n_positions, max_position_embeddings
-    double normEpsilon = 1e-5; ///< layer_norm_epsilon (LayerNorm), rms_norm_eps (RMSNorm)
+    Index maxPositions = 64;    ///< n_positions, max_position_embeddings
+    double normEpsilon = 1e-5;  ///< layer_norm_epsilon (LayerNorm), rms_norm_eps (RMSNorm)
     double ropeTheta = 10000.0; ///< rope_theta (10000 when absent); 0 for GPT-2, which has no RoPE
     RopeScaling ropeScaling{};  ///< rope_scaling: none, linear or llama3 (Llama 3.1 and later)
     Index slidingWindow = 0;    ///< Mistral's sliding_window, keys a query may see (0: no window)
@@ -40,7 +41,7 @@ struct ModelConfig {
     bool mlpBias = true;        ///< the MLP's projections have biases (GPT-2; LLaMA's mlp_bias)
     /// The unembedding is the embedding (GPT-2; a LLaMA-family checkpoint without lm_head.weight).
     bool tiedEmbeddings = true;
-    std::string activation;     ///< "gelu_new" / "gelu_pytorch_tanh" (GPT-2), "silu" (LLaMA family)
+    std::string activation; ///< "gelu_new" / "gelu_pytorch_tanh" (GPT-2), "silu" (LLaMA family)
     /// Softmax, or what qkvlab_attention_normalizer names: a model QKV Lab trained with sparse attention.
     NormalizerSpec attentionNormalizer{NormalizerType::Softmax, 1.5};
 

@@ -96,6 +96,8 @@ template <typename Scalar> struct Network<Scalar>::Hooks {
                 continue;
             if (r->head < 0)
                 value = r->value.template cast<Scalar>();
+            else if (point.kind == HookKind::Pattern) // heads stacked: (heads · n) × n
+                value.middleRows(r->head * tokens, tokens) = r->value.template cast<Scalar>();
             else
                 value.middleCols(r->head * config.headDim, config.headDim) = r->value.template cast<Scalar>();
         }
@@ -132,7 +134,8 @@ template <typename Scalar> void Network<Scalar>::checkBatch(const Batch& batch) 
                         "; a sequence needs at least 2 tokens to have a next token to predict");
         if (n > a.maxPositions)
             throw Error("sequence " + std::to_string(b) + " of " + std::to_string(n) +
-                        " tokens is longer than the model's " + std::to_string(a.maxPositions) + " positions");
+                        " tokens is longer than the model's " + std::to_string(a.maxPositions) +
+                        " positions");
         for (std::int64_t id : batch[b])
             if (id < 0 || id >= a.vocabSize)
                 throw Error("token id " + std::to_string(id) + " is outside the vocabulary (0 to " +
@@ -178,8 +181,8 @@ template <typename Scalar> double Network<Scalar>::restart(const Tensors<Scalar>
     // What the last forward kept at and above that layer is recomputed (or dropped when not asked for).
     for (auto it = m_cache.begin(); it != m_cache.end();) {
         const std::optional<HookPoint> point = parseHookName(it->first, m_architecture);
-        it = point && firstLayerChanged(*point, m_architecture) >= from && !(point->kind == HookKind::ResidPost &&
-                                                                            point->layer < from)
+        it = point && firstLayerChanged(*point, m_architecture) >= from &&
+                     !(point->kind == HookKind::ResidPost && point->layer < from)
                  ? m_cache.erase(it)
                  : std::next(it);
     }
@@ -198,7 +201,8 @@ void Network<Scalar>::runLayer(const Tensors<Scalar>& p, Index l, M<Scalar>& h, 
     };
     c.residPre = h;
     hook(HookKind::ResidPre, h);
-    normForward<Scalar>(normKind(), h, p[std::size_t(s.norm1)], biasRow(p, s.norm1Bias), a.normEpsilon, c.norm1);
+    normForward<Scalar>(normKind(), h, p[std::size_t(s.norm1)], biasRow(p, s.norm1Bias), a.normEpsilon,
+                        c.norm1);
     linearForward(c.norm1.out, p[std::size_t(s.q)], tensor(p, s.qBias), c.q);
     linearForward(c.norm1.out, p[std::size_t(s.k)], tensor(p, s.kBias), c.k);
     linearForward(c.norm1.out, p[std::size_t(s.v)], tensor(p, s.vBias), c.v);
@@ -254,7 +258,8 @@ void Network<Scalar>::runLayer(const Tensors<Scalar>& p, Index l, M<Scalar>& h, 
     hook(HookKind::ResidPost, h);
 }
 
-template <typename Scalar> double Network<Scalar>::run(const Tensors<Scalar>& p, Index fromLayer, Hooks* hooks)
+template <typename Scalar>
+double Network<Scalar>::run(const Tensors<Scalar>& p, Index fromLayer, Hooks* hooks)
 {
     const Architecture& a = m_architecture;
     const Layout& layout = m_layout;
@@ -274,8 +279,8 @@ template <typename Scalar> double Network<Scalar>::run(const Tensors<Scalar>& p,
     }
     for (Index l = fromLayer; l < a.layers; ++l)
         runLayer(p, l, h, hooks);
-    normForward<Scalar>(normKind(), m_final, p[std::size_t(layout.finalNorm)], biasRow(p, layout.finalNormBias),
-                        a.normEpsilon, m_finalNorm);
+    normForward<Scalar>(normKind(), m_final, p[std::size_t(layout.finalNorm)],
+                        biasRow(p, layout.finalNormBias), a.normEpsilon, m_finalNorm);
     if (hooks != nullptr)
         hooks->at({HookKind::FinalNormalized, -1}, m_finalNorm.out);
     if (layout.unembedding >= 0)
@@ -420,8 +425,8 @@ void Network<Scalar>::backwardFrom(const Tensors<Scalar>& p, Tensors<Scalar>* g,
                     activationBackward<Scalar>(c.pre, &c.up, m_dHidden, &m_dUp);
                     linearBackward(norm2, m_dHidden, p[std::size_t(s.gate)], gradient(g, s.gate),
                                    gradient(g, s.gateBias), &m_dNormed, false);
-                    linearBackward(norm2, m_dUp, p[std::size_t(s.up)], gradient(g, s.up), gradient(g, s.upBias),
-                                   &m_dNormed, true);
+                    linearBackward(norm2, m_dUp, p[std::size_t(s.up)], gradient(g, s.up),
+                                   gradient(g, s.upBias), &m_dNormed, true);
                 } else {
                     activationBackward<Scalar>(c.pre, nullptr, m_dHidden, nullptr);
                     linearBackward(norm2, m_dHidden, p[std::size_t(s.up)], gradient(g, s.up),
@@ -460,12 +465,12 @@ void Network<Scalar>::backwardFrom(const Tensors<Scalar>& p, Tensors<Scalar>* g,
             cut({HookKind::K, l}, m_dk);
             cut({HookKind::V, l}, m_dv);
             const M<Scalar>& norm1 = c.norm1.out;
-            linearBackward(norm1, m_dq, p[std::size_t(s.q)], gradient(g, s.q), gradient(g, s.qBias), &m_dNormed,
-                           false);
-            linearBackward(norm1, m_dk, p[std::size_t(s.k)], gradient(g, s.k), gradient(g, s.kBias), &m_dNormed,
-                           true);
-            linearBackward(norm1, m_dv, p[std::size_t(s.v)], gradient(g, s.v), gradient(g, s.vBias), &m_dNormed,
-                           true);
+            linearBackward(norm1, m_dq, p[std::size_t(s.q)], gradient(g, s.q), gradient(g, s.qBias),
+                           &m_dNormed, false);
+            linearBackward(norm1, m_dk, p[std::size_t(s.k)], gradient(g, s.k), gradient(g, s.kBias),
+                           &m_dNormed, true);
+            linearBackward(norm1, m_dv, p[std::size_t(s.v)], gradient(g, s.v), gradient(g, s.vBias),
+                           &m_dNormed, true);
             normBackward<Scalar>(normKind(), c.norm1, p[std::size_t(s.norm1)], m_dNormed, dResid,
                                  gradient(g, s.norm1), gradient(g, s.norm1Bias));
         }

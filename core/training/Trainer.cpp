@@ -202,7 +202,7 @@ Json architectureJson(const Architecture& a)
     j["positions"] = a.maxPositions;
     j["normalizer"] = a.attentionNormalizer.type == NormalizerType::Softmax     ? "softmax"
                       : a.attentionNormalizer.type == NormalizerType::Sparsemax ? "sparsemax"
-                                                                       : "entmax";
+                                                                                : "entmax";
     if (a.attentionNormalizer.type == NormalizerType::Entmax)
         j["alpha"] = a.attentionNormalizer.alpha;
     return j;
@@ -399,7 +399,8 @@ TrainOutcome train(const TrainSettings& given, const TrainProgress& progress)
     if (settings.init.empty() && !data.task)
         for (const auto& sequence : data.sequences) {
             if (settings.architecture.vocabSize == 0)
-                a.vocabSize = std::max<Index>(a.vocabSize, 1 + *std::max_element(sequence.begin(), sequence.end()));
+                a.vocabSize =
+                    std::max<Index>(a.vocabSize, 1 + *std::max_element(sequence.begin(), sequence.end()));
             if (settings.architecture.maxPositions == 0)
                 a.maxPositions = std::max<Index>(a.maxPositions, Index(sequence.size()));
         }

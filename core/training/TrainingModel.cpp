@@ -122,7 +122,8 @@ void checkArchitecture(const Architecture& a)
         refuse("the model needs at least 2 positions");
     if (a.intermediateSize < 0)
         refuse("--mlp-width " + std::to_string(a.intermediateSize) + ": expected a positive width");
-    if (a.attentionNormalizer.type != NormalizerType::Softmax && a.attentionNormalizer.type != NormalizerType::Sparsemax &&
+    if (a.attentionNormalizer.type != NormalizerType::Softmax &&
+        a.attentionNormalizer.type != NormalizerType::Sparsemax &&
         a.attentionNormalizer.type != NormalizerType::Entmax)
         refuse("--normalizer: expected softmax, sparsemax or entmax");
     if (a.attentionNormalizer.type == NormalizerType::Entmax &&

@@ -245,8 +245,8 @@ RopeTable<Scalar> ropeTable(Index headDim, double theta, const RopeScaling& scal
 namespace {
 
 template <typename Scalar>
-void rotate(const RopeTable<Scalar>& table, const std::vector<Index>& positions, Index headCount, M<Scalar>& m,
-            bool inverse)
+void rotate(const RopeTable<Scalar>& table, const std::vector<Index>& positions, Index headCount,
+            M<Scalar>& m, bool inverse)
 {
     const Index dh = table.headDim, pairs = dh / 2;
     for (Index row = 0; row < m.rows(); ++row) {
@@ -438,7 +438,8 @@ double crossEntropyForward(const M<Scalar>& logits, const std::vector<std::int64
     return count > 0 ? total / double(count) : 0.0;
 }
 
-template <typename Scalar> void crossEntropyBackward(M<Scalar>& logits, const std::vector<std::int64_t>& targets)
+template <typename Scalar>
+void crossEntropyBackward(M<Scalar>& logits, const std::vector<std::int64_t>& targets)
 {
     const auto count =
         Scalar(double(std::count_if(targets.begin(), targets.end(), [](std::int64_t t) { return t >= 0; })));
@@ -475,8 +476,8 @@ std::vector<std::int64_t> nextTokenTargets(const Sequences& sequences, const std
     template void positionsBackward<S>(const std::vector<Index>&, const M<S>&, M<S>&);                       \
     template void linearForward<S>(const M<S>&, const M<S>&, const M<S>*, M<S>&);                            \
     template void linearBackward<S>(const M<S>&, const M<S>&, const M<S>&, M<S>*, M<S>*, M<S>*, bool);       \
-    template void normForward<S>(NormKind, const M<S>&, const ConstRowRef<S>&, const ConstRowRef<S>&, double, \
-                                 NormCache<S>&);                                                             \
+    template void normForward<S>(NormKind, const M<S>&, const ConstRowRef<S>&, const ConstRowRef<S>&,        \
+                                 double, NormCache<S>&);                                                     \
     template void normBackward<S>(NormKind, const NormCache<S>&, const ConstRowRef<S>&, const M<S>&, M<S>&,  \
                                   M<S>*, M<S>*);                                                             \
     template S geluTanh<S>(S, S*);                                                                           \

@@ -71,7 +71,7 @@ void linearBackward(const M<Scalar>& x, const M<Scalar>& dy, const M<Scalar>& we
 enum class NormKind { LayerNorm, RmsNorm };
 
 template <typename Scalar> struct NormCache {
-    M<Scalar> normalized; ///< x̂, before the gain (and bias)
+    M<Scalar> normalized;                                  ///< x̂, before the gain (and bias)
     Eigen::Matrix<Scalar, Eigen::Dynamic, 1> inverseScale; ///< 1/√(var + ε) or 1/√(mean x² + ε) per row
     M<Scalar> out;
 };
@@ -101,7 +101,8 @@ void activationForward(const M<Scalar>& pre, const M<Scalar>* up, M<Scalar>& act
 template <typename Scalar>
 void activationBackward(const M<Scalar>& pre, const M<Scalar>* up, M<Scalar>& dHidden, M<Scalar>* dUp);
 
-// ---- RoPE: dimension r of a head paired with r + d_head/2, rotated by position × frequency r ---------------
+// ---- RoPE: dimension r of a head paired with r + d_head/2, rotated by position × frequency r
+// ---------------
 
 template <typename Scalar> struct RopeTable {
     M<Scalar> cos, sin; ///< positions × d_head/2

@@ -12,12 +12,15 @@ struct Suffix {
     const char* text;
 };
 // The hooks of a block, in the order a forward pass reaches them.
-constexpr Suffix blockHooks[] = {
-    {HookKind::ResidPre, "hook_resid_pre"}, {HookKind::Q, "attn.hook_q"},
-    {HookKind::K, "attn.hook_k"},           {HookKind::V, "attn.hook_v"},
-    {HookKind::Pattern, "attn.hook_pattern"}, {HookKind::Z, "attn.hook_z"},
-    {HookKind::AttnOut, "hook_attn_out"},   {HookKind::MlpOut, "hook_mlp_out"},
-    {HookKind::ResidPost, "hook_resid_post"}};
+constexpr Suffix blockHooks[] = {{HookKind::ResidPre, "hook_resid_pre"},
+                                 {HookKind::Q, "attn.hook_q"},
+                                 {HookKind::K, "attn.hook_k"},
+                                 {HookKind::V, "attn.hook_v"},
+                                 {HookKind::Pattern, "attn.hook_pattern"},
+                                 {HookKind::Z, "attn.hook_z"},
+                                 {HookKind::AttnOut, "hook_attn_out"},
+                                 {HookKind::MlpOut, "hook_mlp_out"},
+                                 {HookKind::ResidPost, "hook_resid_post"}};
 
 } // namespace
 

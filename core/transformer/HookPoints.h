@@ -25,7 +25,20 @@
 
 namespace qkv::transformer {
 
-enum class HookKind { Embed, PosEmbed, ResidPre, Q, K, V, Z, Pattern, AttnOut, MlpOut, ResidPost, FinalNormalized };
+enum class HookKind {
+    Embed,
+    PosEmbed,
+    ResidPre,
+    Q,
+    K,
+    V,
+    Z,
+    Pattern,
+    AttnOut,
+    MlpOut,
+    ResidPost,
+    FinalNormalized
+};
 
 struct HookPoint {
     HookKind kind = HookKind::Embed;

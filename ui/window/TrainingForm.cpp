@@ -115,7 +115,8 @@ void TrainingForm::fillFromRecipe()
     m_mlp->setChecked(a.hasMlp());
     m_positions->setCurrentIndex(a.family == ModelFamily::Llama ? 0 : 1);
     m_normalizer->setCurrentIndex(m_normalizer->findData(int(a.attentionNormalizer.type)));
-    m_alpha->setValue(a.attentionNormalizer.type == NormalizerType::Entmax ? a.attentionNormalizer.alpha : 1.5);
+    m_alpha->setValue(a.attentionNormalizer.type == NormalizerType::Entmax ? a.attentionNormalizer.alpha
+                                                                           : 1.5);
     m_rate->setValue(recipe.learningRate);
     m_batch->setValue(int(recipe.batch));
     m_steps->setValue(int(recipe.steps));
@@ -141,7 +142,8 @@ training::TrainSettings TrainingForm::settings() const
     a.qkvBias = a.outputBias = a.mlpBias = !rope;
     a.vocabSize = a.maxPositions = 0; // the task's
     a.attentionNormalizer.type = NormalizerType(m_normalizer->currentData().toInt());
-    a.attentionNormalizer.alpha = a.attentionNormalizer.type == NormalizerType::Entmax ? m_alpha->value() : 1.5;
+    a.attentionNormalizer.alpha =
+        a.attentionNormalizer.type == NormalizerType::Entmax ? m_alpha->value() : 1.5;
     training::TaskSettings task;
     task.kind = kind;
     s.task = task;
