@@ -361,6 +361,29 @@ ActivationCache Network<Scalar>::hookGradients(const Tensors<Scalar>& p, const O
 }
 
 template <typename Scalar>
+void Network<Scalar>::mlpBackward(const Tensors<Scalar>& p, Tensors<Scalar>* g, Index l, M<Scalar>& dResid)
+{
+    const LayerSlots& s = m_layout.layers[std::size_t(l)];
+    const LayerCache& c = m_layers[std::size_t(l)];
+    linearBackward(c.activated, dResid, p[std::size_t(s.down)], gradient(g, s.down), gradient(g, s.downBias),
+                   &m_dHidden, false);
+    const M<Scalar>& norm2 = c.norm2.out;
+    if (m_architecture.gatedMlp()) {
+        activationBackward<Scalar>(c.pre, &c.up, m_dHidden, &m_dUp);
+        linearBackward(norm2, m_dHidden, p[std::size_t(s.gate)], gradient(g, s.gate), gradient(g, s.gateBias),
+                       &m_dNormed, false);
+        linearBackward(norm2, m_dUp, p[std::size_t(s.up)], gradient(g, s.up), gradient(g, s.upBias),
+                       &m_dNormed, true);
+    } else {
+        activationBackward<Scalar>(c.pre, nullptr, m_dHidden, nullptr);
+        linearBackward(norm2, m_dHidden, p[std::size_t(s.up)], gradient(g, s.up), gradient(g, s.upBias),
+                       &m_dNormed, false);
+    }
+    normBackward<Scalar>(normKind(), c.norm2, p[std::size_t(s.norm2)], m_dNormed, dResid,
+                         gradient(g, s.norm2), gradient(g, s.norm2Bias));
+}
+
+template <typename Scalar>
 void Network<Scalar>::backwardFrom(const Tensors<Scalar>& p, Tensors<Scalar>* g, ActivationCache* hookGrads,
                                    const std::vector<std::string>& names)
 {
@@ -405,8 +428,7 @@ void Network<Scalar>::backwardFrom(const Tensors<Scalar>& p, Tensors<Scalar>* g,
     }
     record({HookKind::FinalNormalized, -1}, dFinal);
     cut({HookKind::FinalNormalized, -1}, dFinal);
-    M<Scalar> dh_ = M<Scalar>::Zero(m_sequences.rows, a.hiddenSize);
-    M<Scalar>& dResid = dh_;
+    M<Scalar> dResid = M<Scalar>::Zero(m_sequences.rows, a.hiddenSize);
     normBackward<Scalar>(normKind(), m_finalNorm, p[std::size_t(layout.finalNorm)], dFinal, dResid,
                          gradient(g, layout.finalNorm), gradient(g, layout.finalNormBias));
     const AttentionShape shape{a.heads, a.kvHeads, a.headDim, a.attentionNormalizer};
@@ -417,24 +439,8 @@ void Network<Scalar>::backwardFrom(const Tensors<Scalar>& p, Tensors<Scalar>* g,
         cut({HookKind::ResidPost, l}, dResid);
         if (a.hasMlp()) {
             record({HookKind::MlpOut, l}, dResid);
-            if (!isReplaced({HookKind::MlpOut, l})) {
-                linearBackward(c.activated, dResid, p[std::size_t(s.down)], gradient(g, s.down),
-                               gradient(g, s.downBias), &m_dHidden, false);
-                const M<Scalar>& norm2 = c.norm2.out;
-                if (a.gatedMlp()) {
-                    activationBackward<Scalar>(c.pre, &c.up, m_dHidden, &m_dUp);
-                    linearBackward(norm2, m_dHidden, p[std::size_t(s.gate)], gradient(g, s.gate),
-                                   gradient(g, s.gateBias), &m_dNormed, false);
-                    linearBackward(norm2, m_dUp, p[std::size_t(s.up)], gradient(g, s.up),
-                                   gradient(g, s.upBias), &m_dNormed, true);
-                } else {
-                    activationBackward<Scalar>(c.pre, nullptr, m_dHidden, nullptr);
-                    linearBackward(norm2, m_dHidden, p[std::size_t(s.up)], gradient(g, s.up),
-                                   gradient(g, s.upBias), &m_dNormed, false);
-                }
-                normBackward<Scalar>(normKind(), c.norm2, p[std::size_t(s.norm2)], m_dNormed, dResid,
-                                     gradient(g, s.norm2), gradient(g, s.norm2Bias));
-            }
+            if (!isReplaced({HookKind::MlpOut, l}))
+                mlpBackward(p, g, l, dResid);
         }
         record({HookKind::AttnOut, l}, dResid);
         if (!isReplaced({HookKind::AttnOut, l})) {
