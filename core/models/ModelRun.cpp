@@ -4,6 +4,7 @@
 #include "AttentionEngine.h"
 #include "Blocks.h"
 #include "Error.h"
+#include "HookPoints.h"
 #include "LayerAttention.h"
 #include "MatrixProduct.h"
 #include "ModelTensors.h"
@@ -220,26 +221,36 @@ Matrix sessionHeadOutput(const Session& given, const Matrix& x, Precision precis
     return computeAttention(session).heads.front().output;
 }
 
+/// The intervention as what it is: a replacement of its head's z (`hook_z`), computed from the z the run has
+/// there (`concat`, every head side by side) or from the session's head over the layer's attention input `x`.
+transformer::HookReplacement replacementFor(const Intervention& change, const Matrix& concat, Index headSize,
+                                            const Matrix& x, Precision precision)
+{
+    const auto z = concat.middleCols(change.head * headSize, headSize);
+    transformer::HookReplacement replacement{transformer::hookName({transformer::HookKind::Z, change.layer}),
+                                             Matrix(), change.head};
+    switch (change.kind) {
+    case HeadIntervention::Kind::Zero:
+        replacement.value = Matrix::Zero(z.rows(), z.cols());
+        break;
+    case HeadIntervention::Kind::Mean:
+        replacement.value = inPrecision(RowVector(z.colwise().mean()), precision).replicate(z.rows(), 1);
+        break;
+    case HeadIntervention::Kind::Scale:
+        replacement.value = inPrecision(Matrix(z * change.factor), precision);
+        break;
+    case HeadIntervention::Kind::Session:
+        replacement.value = sessionHeadOutput(*change.session, x, precision, change.layer, change.head);
+        break;
+    }
+    return replacement;
+}
+
 void changeHeadOutput(const Intervention& change, Matrix& concat, Index headSize, const Matrix& x,
                       Precision precision)
 {
-    auto z = concat.middleCols(change.head * headSize, headSize);
-    switch (change.kind) {
-    case HeadIntervention::Kind::Zero:
-        z.setZero();
-        break;
-    case HeadIntervention::Kind::Mean: {
-        const RowVector mean = inPrecision(RowVector(z.colwise().mean()), precision);
-        z.rowwise() = mean;
-        break;
-    }
-    case HeadIntervention::Kind::Scale:
-        z = inPrecision(Matrix(z * change.factor), precision);
-        break;
-    case HeadIntervention::Kind::Session:
-        z = sessionHeadOutput(*change.session, x, precision, change.layer, change.head);
-        break;
-    }
+    transformer::applyReplacement(replacementFor(change, concat, headSize, x, precision),
+                                  transformer::HookKind::Z, headSize, concat);
 }
 
 } // namespace

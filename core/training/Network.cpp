@@ -94,12 +94,7 @@ template <typename Scalar> struct Network<Scalar>::Hooks {
         for (const auto& [where, r] : replacements) {
             if (!(where == point))
                 continue;
-            if (r->head < 0)
-                value = r->value.template cast<Scalar>();
-            else if (point.kind == HookKind::Pattern) // heads stacked: (heads · n) × n
-                value.middleRows(r->head * tokens, tokens) = r->value.template cast<Scalar>();
-            else
-                value.middleCols(r->head * config.headDim, config.headDim) = r->value.template cast<Scalar>();
+            applyReplacement(*r, point.kind, config.headDim, value);
         }
         const std::string name = hookName(point);
         if (kept(name))

@@ -74,6 +74,21 @@ struct HookReplacement {
     Index head = -1;
 };
 
+/// Writes `replacement` into a value of its hook (of kind `kind`): the whole matrix, or its head's columns
+/// (its head's rows for the pattern, whose heads are stacked). Shapes are checked by the caller.
+template <typename Values>
+void applyReplacement(const HookReplacement& replacement, HookKind kind, Index headDim, Values& value)
+{
+    using Scalar = typename Values::Scalar;
+    if (replacement.head < 0)
+        value = replacement.value.template cast<Scalar>();
+    else if (kind == HookKind::Pattern)
+        value.middleRows(replacement.head * value.cols(), value.cols()) =
+            replacement.value.template cast<Scalar>();
+    else
+        value.middleCols(replacement.head * headDim, headDim) = replacement.value.template cast<Scalar>();
+}
+
 /// What a run keeps and what it replaces.
 struct HookRequest {
     std::vector<std::string> keep; ///< names; "*" keeps every hook
