@@ -145,6 +145,10 @@ double Network<Scalar>::forward(const Tensors<Scalar>& p, const Batch& batch, co
     if (hooks != nullptr && batch.size() != 1)
         throw Error("hooks are kept and replaced on one sequence; the batch has " +
                     std::to_string(batch.size()));
+    if (hooks != nullptr) {
+        ActivationCache unused;
+        Hooks(m_architecture, Index(batch.front().size()), *hooks, unused); // refused before anything changes
+    }
     m_batch = batch;
     std::vector<Index> lengths;
     m_ids.clear();
@@ -168,6 +172,8 @@ template <typename Scalar> double Network<Scalar>::restart(const Tensors<Scalar>
 {
     if (m_batch.size() != 1)
         throw Error("restart needs a forward on one sequence first");
+    ActivationCache unused;
+    Hooks(m_architecture, m_sequences.rows, hooks, unused); // refused before anything changes
     m_hooks = hooks;
     Hooks h(m_architecture, m_sequences.rows, m_hooks, m_cache);
     Index from = m_architecture.layers;
@@ -176,10 +182,7 @@ template <typename Scalar> double Network<Scalar>::restart(const Tensors<Scalar>
     // What the last forward kept at and above that layer is recomputed (or dropped when not asked for).
     for (auto it = m_cache.begin(); it != m_cache.end();) {
         const std::optional<HookPoint> point = parseHookName(it->first, m_architecture);
-        it = point && firstLayerChanged(*point, m_architecture) >= from &&
-                     !(point->kind == HookKind::ResidPost && point->layer < from)
-                 ? m_cache.erase(it)
-                 : std::next(it);
+        it = point && firstLayerChanged(*point, m_architecture) >= from ? m_cache.erase(it) : std::next(it);
     }
     return run(p, from, &h);
 }

@@ -345,6 +345,13 @@ private slots:
         outside.kind = Objective::Kind::LogitDifference;
         outside.tokenA = 40;
         QVERIFY_THROWS_EXCEPTION(Error, network.hookGradients(m.p, outside));
+        // A refused request changes nothing: the last run's logits and gradients stay.
+        const Matrix logits = network.logits();
+        const HookRequest bad{{}, {{"blocks.1.attn.hook_k", Matrix::Zero(9, 16), -1}}};
+        QVERIFY_THROWS_EXCEPTION(Error, network.forward(m.p, {someIds}, &bad));
+        QVERIFY_THROWS_EXCEPTION(Error, network.restart(m.p, bad));
+        QKV_COMPARE_NEAR(network.logits(), logits, 0.0);
+        QCOMPARE(network.hookGradients(m.p, Objective{}).size(), allHookNames(m.a).size());
     }
 };
 
