@@ -16,8 +16,6 @@ namespace qkv::transformer {
 
 namespace {
 
-constexpr double pi = 3.14159265358979323846;
-
 /// A work matrix of this thread for `use` and a shape, kept from call to call: one buffer resized from shape
 /// to shape would be freed and mapped again each time, at a page fault per 4 KB.
 template <typename Scalar> M<Scalar>& buffer(int use, Index rows, Index cols)
@@ -172,27 +170,6 @@ void normBackward(NormKind kind, const NormCache<Scalar>& cache, const ConstRowR
         dx.row(i).array() += cache.inverseScale[i] *
                              (dNormalized.array() - projection * cache.normalized.row(i).array() - mean);
     }
-}
-
-template <typename Scalar> Scalar geluTanh(Scalar x, Scalar* derivative)
-{
-    const Scalar c = Scalar(std::sqrt(2.0 / pi)), a = Scalar(0.044715);
-    const Scalar u = c * (x + a * x * x * x);
-    // e^(−2u) overflows to ∞ only where the result is −0, as it should be.
-    const Scalar e = std::exp(Scalar(-2) * u);
-    if (derivative != nullptr) {
-        const Scalar s = Scalar(1) / (Scalar(1) + e);
-        *derivative = s + x * s * (Scalar(1) - s) * Scalar(2) * c * (Scalar(1) + Scalar(3) * a * x * x);
-    }
-    return x / (Scalar(1) + e);
-}
-
-template <typename Scalar> Scalar silu(Scalar x, Scalar* derivative)
-{
-    const Scalar s = Scalar(1) / (Scalar(1) + std::exp(-x));
-    if (derivative != nullptr)
-        *derivative = s * (Scalar(1) + x * (Scalar(1) - s));
-    return x * s;
 }
 
 template <typename Scalar>
@@ -480,8 +457,6 @@ std::vector<std::int64_t> nextTokenTargets(const Sequences& sequences, const std
                                  double, NormCache<S>&);                                                     \
     template void normBackward<S>(NormKind, const NormCache<S>&, const ConstRowRef<S>&, const M<S>&, M<S>&,  \
                                   M<S>*, M<S>*);                                                             \
-    template S geluTanh<S>(S, S*);                                                                           \
-    template S silu<S>(S, S*);                                                                               \
     template void activationForward<S>(const M<S>&, const M<S>*, M<S>&);                                     \
     template void activationBackward<S>(const M<S>&, const M<S>*, M<S>&, M<S>*);                             \
     template RopeTable<S> ropeTable<S>(Index, double, const RopeScaling&, Index);                            \

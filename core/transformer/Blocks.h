@@ -16,6 +16,7 @@
 #include "EigenTypes.h"
 #include "Session.h"
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -89,10 +90,28 @@ void normBackward(NormKind kind, const NormCache<Scalar>& cache, const ConstRowR
 
 /// GELU in its tanh form (GPT-2's gelu_new, PyTorch's approximate="tanh"): ½·x·(1 + tanh u) with
 /// u = √(2/π)·(x + 0.044715·x³), written x / (1 + e^(−2u)) (one exp, no cancellation for negative x), and
-/// its derivative into `derivative` when not null.
-template <typename Scalar> Scalar geluTanh(Scalar x, Scalar* derivative = nullptr);
+/// its derivative into `derivative` when not null. Inline: the passes call it on every entry of the MLP.
+template <typename Scalar> inline Scalar geluTanh(Scalar x, Scalar* derivative = nullptr)
+{
+    const Scalar c = Scalar(std::sqrt(2.0 / 3.14159265358979323846)), a = Scalar(0.044715);
+    const Scalar u = c * (x + a * x * x * x);
+    // e^(−2u) overflows to ∞ only where the result is −0, as it should be.
+    const Scalar e = std::exp(Scalar(-2) * u);
+    if (derivative != nullptr) {
+        const Scalar s = Scalar(1) / (Scalar(1) + e);
+        *derivative = s + x * s * (Scalar(1) - s) * Scalar(2) * c * (Scalar(1) + Scalar(3) * a * x * x);
+    }
+    return x / (Scalar(1) + e);
+}
+
 /// SiLU x·σ(x) and its derivative.
-template <typename Scalar> Scalar silu(Scalar x, Scalar* derivative = nullptr);
+template <typename Scalar> inline Scalar silu(Scalar x, Scalar* derivative = nullptr)
+{
+    const Scalar s = Scalar(1) / (Scalar(1) + std::exp(-x));
+    if (derivative != nullptr)
+        *derivative = s * (Scalar(1) + x * (Scalar(1) - s));
+    return x * s;
+}
 
 /// The MLP's hidden values from its pre-activations: gelu_tanh(pre), or silu(gate) ⊙ up when `up` is given.
 template <typename Scalar>
