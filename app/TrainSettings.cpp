@@ -58,14 +58,14 @@ void readArchitecture(const ParsedArguments& arguments, const training::Recipe& 
 {
     a = recipe.architecture;
     const long long heads = arguments.wholeNumber("heads", 1, 8192).value_or(a.heads);
-    const long long d = arguments.wholeNumber("d-model", 2, 8192).value_or(a.dModel);
+    const long long d = arguments.wholeNumber("d-model", 2, 8192).value_or(a.hiddenSize);
     a.layers = arguments.wholeNumber("layers", 1, 64).value_or(a.layers);
     a.heads = heads;
     a.kvHeads = arguments.wholeNumber("kv-heads", 1, 8192).value_or(heads);
-    a.dModel = d;
+    a.hiddenSize = d;
     const std::optional<long long> width = arguments.wholeNumber("mlp-width", 1, 1'000'000);
-    a.vocab = arguments.wholeNumber("vocab", 2, 1'000'000).value_or(0);
-    a.positions = arguments.wholeNumber("max-positions", 2, 1'000'000).value_or(0);
+    a.vocabSize = arguments.wholeNumber("vocab", 2, 1'000'000).value_or(0);
+    a.maxPositions = arguments.wholeNumber("max-positions", 2, 1'000'000).value_or(0);
     if (heads > d)
         throw Error("--heads " + std::to_string(heads) + ": more heads than --d-model " + std::to_string(d) +
                     " allows (each head needs at least one dimension)");
@@ -75,7 +75,7 @@ void readArchitecture(const ParsedArguments& arguments, const training::Recipe& 
     const bool mlp = arguments.has("mlp");
     if (width && !mlp)
         throw Error("--mlp-width needs --mlp");
-    a.inner = mlp ? width.value_or(4 * d) : (arguments.has("layers") ? 0 : a.inner);
+    a.intermediateSize = mlp ? width.value_or(4 * d) : (arguments.has("layers") ? 0 : a.intermediateSize);
     if (const std::optional<std::string> p = arguments.choice("positions", {"learned", "rope"})) {
         const bool rope = *p == "rope";
         a.family = rope ? ModelFamily::Llama : ModelFamily::Gpt2;
@@ -84,13 +84,13 @@ void readArchitecture(const ParsedArguments& arguments, const training::Recipe& 
     }
     if (const std::optional<std::string> n =
             arguments.choice("normalizer", {"softmax", "sparsemax", "entmax"}))
-        a.normalizer.type = *n == "softmax"     ? NormalizerType::Softmax
-                            : *n == "sparsemax" ? NormalizerType::Sparsemax
-                                                : NormalizerType::Entmax;
+        a.attentionNormalizer.type = *n == "softmax"     ? NormalizerType::Softmax
+                                     : *n == "sparsemax" ? NormalizerType::Sparsemax
+                                                         : NormalizerType::Entmax;
     if (const std::optional<double> alpha = arguments.number("entmax-alpha", 1.0, 8.0)) {
-        if (a.normalizer.type != NormalizerType::Entmax)
+        if (a.attentionNormalizer.type != NormalizerType::Entmax)
             throw Error("--entmax-alpha needs --normalizer entmax");
-        a.normalizer.alpha = *alpha;
+        a.attentionNormalizer.alpha = *alpha;
     }
 }
 

@@ -2,6 +2,7 @@
 #include "ForwardPass.h"
 
 #include "AttentionEngine.h"
+#include "Blocks.h"
 #include "Error.h"
 #include "LayerAttention.h"
 #include "MatrixProduct.h"
@@ -27,8 +28,6 @@ using models::PassBuffers;
 using models::readVectorIn;
 
 namespace {
-
-constexpr double pi = 3.14159265358979323846;
 
 /// f(value, row, column) applied to every entry of `values` in place, each result rounded to float32 in a
 /// float32 pass: one pass, in chunks of rows on the engine's threads (the element-wise steps are too large a
@@ -80,45 +79,33 @@ Matrix models::productWithTensor(const Model& model, const Matrix& x, const std:
     return c;
 }
 
-// The norms and the activation functions are evaluated in double from their (float32) inputs; a float32
-// pass rounds their results, so they are within half a float32 unit of the exact value (PyTorch's float32
-// kernels: within a few units).
+// The norms and the activation functions are the blocks' (Blocks.h), evaluated in double from their
+// (float32) inputs; a float32 pass rounds their results, so they are within half a float32 unit of the exact
+// value (PyTorch's float32 kernels: within a few units).
 Matrix models::layerNorm(const Matrix& x, const RowVector& gain, const RowVector& bias, double epsilon)
 {
-    Matrix out(x.rows(), x.cols());
-    for (Index i = 0; i < x.rows(); ++i) {
-        const double mean = x.row(i).mean();
-        const double variance = (x.row(i).array() - mean).square().mean();
-        out.row(i) =
-            ((x.row(i).array() - mean) / std::sqrt(variance + epsilon)).matrix().cwiseProduct(gain) + bias;
-    }
-    return out;
+    transformer::NormCache<double> cache;
+    transformer::normForward<double>(transformer::NormKind::LayerNorm, x, gain, bias, epsilon, cache);
+    return std::move(cache.out);
 }
 
 Matrix models::rmsNorm(const Matrix& x, const RowVector& gain, double epsilon)
 {
-    Matrix out(x.rows(), x.cols());
-    for (Index i = 0; i < x.rows(); ++i)
-        out.row(i) =
-            (x.row(i) / std::sqrt(x.row(i).squaredNorm() / double(x.cols()) + epsilon)).cwiseProduct(gain);
-    return out;
+    transformer::NormCache<double> cache;
+    transformer::normForward<double>(transformer::NormKind::RmsNorm, x, gain, RowVector(), epsilon, cache);
+    return std::move(cache.out);
 }
 
 namespace {
 
-/// GELU in its tanh form (GPT-2's gelu_new, PyTorch's approximate="tanh"): ½·x·(1 + tanh u) with
-/// u = √(2/π)·(x + 0.044715·x³), written as x / (1 + e^(−2u)), the same function: one exp instead of a tanh
-/// (which costs an expm1 and more, on every entry of the MLP's widest matrix), and no cancellation in 1 +
-/// tanh u for negative x. e^(−2u) overflows to ∞ only where the result is −0, as it should be.
 double geluTanh(double x)
 {
-    const double u = std::sqrt(2.0 / pi) * (x + 0.044715 * x * x * x);
-    return x / (1.0 + std::exp(-2.0 * u));
+    return transformer::geluTanh<double>(x);
 }
 
 double silu(double x)
 {
-    return x / (1.0 + std::exp(-x));
+    return transformer::silu<double>(x);
 }
 
 } // namespace

@@ -40,6 +40,10 @@ Model Model::open(const std::string& folder)
     model.m_folder = folder;
     model.m_config = loadModelConfig(folder);
     model.m_checkpoint = std::make_shared<Checkpoint>(Checkpoint::open(folder));
+    // The checkpoint, not tie_word_embeddings, says where the unembedding is (ModelRun reads lm_head when
+    // there is one).
+    model.m_config.tiedEmbeddings =
+        model.m_config.family == ModelFamily::Gpt2 || !model.m_checkpoint->has("lm_head.weight");
     const ModelConfig& c = model.m_config;
     const auto d = std::uint64_t(c.hiddenSize);
     if (c.family == ModelFamily::Gpt2) {

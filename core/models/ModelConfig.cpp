@@ -114,6 +114,7 @@ ModelConfig readGpt2(const ConfigReader& config)
 {
     ModelConfig c;
     c.family = ModelFamily::Gpt2;
+    c.ropeTheta = 0.0;
     c.hiddenSize = config.size("n_embd");
     c.heads = config.size("n_head");
     c.kvHeads = c.heads;
@@ -175,6 +176,8 @@ ModelConfig readLlama(const ConfigReader& config, const std::string& modelType)
 {
     ModelConfig c;
     c.family = ModelFamily::Llama;
+    c.qkvBias = c.outputBias = c.mlpBias = false;
+    c.tiedEmbeddings = config.flag("tie_word_embeddings", true);
     c.hiddenSize = config.size("hidden_size");
     c.heads = config.size("num_attention_heads");
     c.kvHeads = config.size("num_key_value_heads", c.heads);

@@ -2,7 +2,9 @@
 #include "ModelRun.h"
 
 #include "AttentionEngine.h"
+#include "Blocks.h"
 #include "Error.h"
+#include "HookPoints.h"
 #include "LayerAttention.h"
 #include "MatrixProduct.h"
 #include "ModelTensors.h"
@@ -141,8 +143,7 @@ RowVector Prediction::logitsAt(Index position) const
 double Prediction::logProbability(Index position, std::int64_t id) const
 {
     const RowVector logits = logitsAt(position);
-    const double top = logits.maxCoeff();
-    return logits[Index(id)] - top - std::log((logits.array() - top).exp().sum());
+    return logits[Index(id)] - transformer::logSumExp<double>(logits.data(), logits.size());
 }
 
 namespace {
@@ -172,13 +173,10 @@ std::vector<TokenProbability> topTokens(const double* logits, Index vocabulary, 
     return top;
 }
 
-/// ln Σ exp(logits), computed from the maximum.
+/// ln Σ exp(logits): the blocks' log-sum-exp, the one log-softmax of the core.
 double logSumExp(const double* logits, Index vocabulary)
 {
-    // Eigen's vectorized exp: a scalar one per entry was a tenth of a pass over GPT-2's vocabulary.
-    const Eigen::Map<const Eigen::ArrayXd> row(logits, vocabulary);
-    const double top = row.maxCoeff();
-    return top + std::log((row - top).exp().sum());
+    return transformer::logSumExp<double>(logits, vocabulary);
 }
 
 /// The attention output of a layer from its (changed) head outputs: concat · W_O + b_O, computed as the
@@ -223,26 +221,36 @@ Matrix sessionHeadOutput(const Session& given, const Matrix& x, Precision precis
     return computeAttention(session).heads.front().output;
 }
 
+/// The intervention as what it is: a replacement of its head's z (`hook_z`), computed from the z the run has
+/// there (`concat`, every head side by side) or from the session's head over the layer's attention input `x`.
+transformer::HookReplacement replacementFor(const Intervention& change, const Matrix& concat, Index headSize,
+                                            const Matrix& x, Precision precision)
+{
+    const auto z = concat.middleCols(change.head * headSize, headSize);
+    transformer::HookReplacement replacement{transformer::hookName({transformer::HookKind::Z, change.layer}),
+                                             Matrix(), change.head};
+    switch (change.kind) {
+    case HeadIntervention::Kind::Zero:
+        replacement.value = Matrix::Zero(z.rows(), z.cols());
+        break;
+    case HeadIntervention::Kind::Mean:
+        replacement.value = inPrecision(RowVector(z.colwise().mean()), precision).replicate(z.rows(), 1);
+        break;
+    case HeadIntervention::Kind::Scale:
+        replacement.value = inPrecision(Matrix(z * change.factor), precision);
+        break;
+    case HeadIntervention::Kind::Session:
+        replacement.value = sessionHeadOutput(*change.session, x, precision, change.layer, change.head);
+        break;
+    }
+    return replacement;
+}
+
 void changeHeadOutput(const Intervention& change, Matrix& concat, Index headSize, const Matrix& x,
                       Precision precision)
 {
-    auto z = concat.middleCols(change.head * headSize, headSize);
-    switch (change.kind) {
-    case HeadIntervention::Kind::Zero:
-        z.setZero();
-        break;
-    case HeadIntervention::Kind::Mean: {
-        const RowVector mean = inPrecision(RowVector(z.colwise().mean()), precision);
-        z.rowwise() = mean;
-        break;
-    }
-    case HeadIntervention::Kind::Scale:
-        z = inPrecision(Matrix(z * change.factor), precision);
-        break;
-    case HeadIntervention::Kind::Session:
-        z = sessionHeadOutput(*change.session, x, precision, change.layer, change.head);
-        break;
-    }
+    transformer::applyReplacement(replacementFor(change, concat, headSize, x, precision),
+                                  transformer::HookKind::Z, headSize, concat);
 }
 
 } // namespace

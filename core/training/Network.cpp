@@ -2,384 +2,297 @@
 #include "Network.h"
 
 #include "Error.h"
-#include "MatrixProduct.h"
-#include "Normalizers.h"
-#include "Parallel.h"
-#include "Positions.h"
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <tuple>
+#include <optional>
+#include <set>
 
 namespace qkv::training {
 
+using namespace transformer;
+
 namespace {
 
-constexpr double pi = 3.14159265358979323846;
-
-template <typename Scalar> using M = MatrixOf<Scalar>;
-template <typename Scalar> using RowOf = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
-
-/// c = a · b.
-template <typename Scalar> void product(const M<Scalar>& a, const M<Scalar>& b, M<Scalar>& c)
+template <typename Scalar> const M<Scalar>* tensor(const Tensors<Scalar>& p, int slot)
 {
-    c.resize(a.rows(), b.cols());
-    multiply<Scalar>(a, b, c, Operand::AsIs);
+    return slot >= 0 ? &p[std::size_t(slot)] : nullptr;
 }
 
-/// c = a · bᵀ.
-template <typename Scalar> void productTransposed(const M<Scalar>& a, const M<Scalar>& b, M<Scalar>& c)
+template <typename Scalar> M<Scalar>* gradient(Tensors<Scalar>* g, int slot)
 {
-    c.resize(a.rows(), b.rows());
-    multiply<Scalar>(a, b, c, Operand::Transposed);
+    return g != nullptr && slot >= 0 ? &(*g)[std::size_t(slot)] : nullptr;
 }
 
-/// c += aᵀ · b: the gradient of a weight from its input a and its output's gradient b.
-/// A work matrix of this thread for `use` and a shape, kept from step to step: one buffer resized from shape
-/// to shape would be freed and mapped again each time, at a page fault per 4 KB.
-template <typename Scalar> M<Scalar>& buffer(int use, Index rows, Index cols)
+/// A norm's bias, or an empty row (RMSNorm).
+template <typename Scalar> Row<Scalar> biasRow(const Tensors<Scalar>& p, int slot)
 {
-    thread_local std::map<std::tuple<int, Index, Index>, M<Scalar>> buffers;
-    M<Scalar>& m = buffers[{use, rows, cols}];
-    m.resize(rows, cols);
-    return m;
+    return slot >= 0 ? Row<Scalar>(p[std::size_t(slot)]) : Row<Scalar>();
 }
 
-template <typename Scalar> void addTransposedProduct(const M<Scalar>& a, const M<Scalar>& b, M<Scalar>& c)
+std::string shapeText(Index rows, Index cols)
 {
-    M<Scalar>& at = buffer<Scalar>(0, a.cols(), a.rows());
-    at = a.transpose();
-    M<Scalar>& result = buffer<Scalar>(1, a.cols(), b.cols());
-    multiply<Scalar>(at, b, result, Operand::AsIs);
-    c += result;
-}
-
-/// y = x · W (+ b).
-template <typename Scalar>
-void linear(const M<Scalar>& x, const Tensors<Scalar>& p, int weight, int bias, M<Scalar>& y)
-{
-    product(x, p[std::size_t(weight)], y);
-    if (bias >= 0)
-        y.rowwise() += RowOf<Scalar>(p[std::size_t(bias)]);
-}
-
-/// The weight's and bias's gradients of y = x · W + b, and dx = dy · Wᵀ (added to dx when `accumulate`).
-template <typename Scalar>
-void linearBackward(const M<Scalar>& x, const M<Scalar>& dy, const Tensors<Scalar>& p, int weight, int bias,
-                    Tensors<Scalar>& g, M<Scalar>* dx, bool accumulate)
-{
-    addTransposedProduct(x, dy, g[std::size_t(weight)]);
-    if (bias >= 0)
-        g[std::size_t(bias)] += dy.colwise().sum();
-    if (dx == nullptr)
-        return;
-    M<Scalar>& d = buffer<Scalar>(2, dy.rows(), p[std::size_t(weight)].rows());
-    multiply<Scalar>(dy, p[std::size_t(weight)], d, Operand::Transposed);
-    if (accumulate)
-        *dx += d;
-    else
-        *dx = d;
-}
-
-/// GELU in its tanh form, written x / (1 + e^(−2u)) as the forward pass writes it, and its derivative.
-template <typename Scalar> Scalar gelu(Scalar x, Scalar* derivative)
-{
-    const Scalar c = Scalar(std::sqrt(2.0 / pi)), a = Scalar(0.044715);
-    const Scalar u = c * (x + a * x * x * x);
-    const Scalar s = Scalar(1) / (Scalar(1) + std::exp(Scalar(-2) * u));
-    if (derivative != nullptr)
-        *derivative = s + x * s * (Scalar(1) - s) * Scalar(2) * c * (Scalar(1) + Scalar(3) * a * x * x);
-    return x * s;
-}
-
-template <typename Scalar> Scalar silu(Scalar x, Scalar* derivative)
-{
-    const Scalar s = Scalar(1) / (Scalar(1) + std::exp(-x));
-    if (derivative != nullptr)
-        *derivative = s * (Scalar(1) + x * (Scalar(1) - s));
-    return x * s;
+    return std::to_string(rows) + " × " + std::to_string(cols);
 }
 
 } // namespace
+
+/// The hooks of one forward: the replacements checked against their hooks, and what is kept.
+template <typename Scalar> struct Network<Scalar>::Hooks {
+    const Architecture& config;
+    Index tokens = 0;
+    bool keepAll = false;
+    std::set<std::string> keep;
+    std::vector<std::pair<HookPoint, const HookReplacement*>> replacements;
+    ActivationCache& cache;
+
+    Hooks(const Architecture& c, Index n, const HookRequest& request, ActivationCache& kept)
+        : config(c), tokens(n), cache(kept)
+    {
+        for (const std::string& name : request.keep) {
+            if (name == "*") {
+                keepAll = true;
+                continue;
+            }
+            if (!parseHookName(name, config))
+                throw Error(name + ": no such hook in this model (" + std::to_string(config.layers) +
+                            " layers; names as hook_embed, blocks.0.attn.hook_z, ln_final.hook_normalized)");
+            keep.insert(name);
+        }
+        for (const HookReplacement& r : request.replace) {
+            const std::optional<HookPoint> point = parseHookName(r.name, config);
+            if (!point)
+                throw Error(r.name + ": no such hook in this model, nothing to replace");
+            const Index heads = hookHeads(*point, config);
+            if (r.head >= heads || r.head < -1)
+                throw Error(r.name + ": head " + std::to_string(r.head) + " is out of range (" +
+                            (heads > 0 ? "0 to " + std::to_string(heads - 1) : "not a per-head hook") + ")");
+            const HookShape shape = hookShape(*point, config, tokens, r.head);
+            if (r.value.rows() != shape.rows || r.value.cols() != shape.cols)
+                throw Error(r.name + (r.head >= 0 ? " head " + std::to_string(r.head) : std::string()) +
+                            ": the replacement is " + shapeText(r.value.rows(), r.value.cols()) +
+                            ", the hook " + shapeText(shape.rows, shape.cols));
+            if (!isAllFinite(r.value))
+                throw Error(r.name + ": the replacement is not finite");
+            replacements.emplace_back(*point, &r);
+        }
+    }
+
+    bool kept(const std::string& name) const { return keepAll || keep.count(name) > 0; }
+
+    bool replaced(const HookPoint& point, Index head = -2) const
+    {
+        for (const auto& [where, r] : replacements)
+            if (where == point && (head == -2 || r->head == -1 || r->head == head))
+                return true;
+        return false;
+    }
+
+    /// The hook's replacements written into `value` (whole, or a head's columns), then `value` kept.
+    void at(const HookPoint& point, M<Scalar>& value) const
+    {
+        for (const auto& [where, r] : replacements) {
+            if (!(where == point))
+                continue;
+            applyReplacement(*r, point.kind, config.headDim, value);
+        }
+        const std::string name = hookName(point);
+        if (kept(name))
+            cache[name] = value.template cast<double>();
+    }
+};
 
 template <typename Scalar>
 Network<Scalar>::Network(Architecture architecture, Layout layout)
     : m_architecture(std::move(architecture)), m_layout(std::move(layout))
 {
     const Architecture& a = m_architecture;
-    if (a.family == ModelFamily::Llama) {
-        const std::vector<double> frequencies = ropeFrequencies(a.headDim, a.ropeTheta, a.ropeScaling);
-        const Index pairs = a.headDim / 2;
-        m_cos.resize(a.positions, pairs);
-        m_sin.resize(a.positions, pairs);
-        for (Index p = 0; p < a.positions; ++p)
-            for (Index r = 0; r < pairs; ++r) {
-                const double angle = double(p) * frequencies[std::size_t(r)];
-                m_cos(p, r) = Scalar(std::cos(angle));
-                m_sin(p, r) = Scalar(std::sin(angle));
-            }
+    if (!a.learnedPositions())
+        m_rope = ropeTable<Scalar>(a.headDim, a.ropeTheta, a.ropeScaling, a.maxPositions);
+}
+
+template <typename Scalar> NormKind Network<Scalar>::normKind() const
+{
+    return m_architecture.layerNorm() ? NormKind::LayerNorm : NormKind::RmsNorm;
+}
+
+template <typename Scalar> void Network<Scalar>::checkBatch(const Batch& batch) const
+{
+    const Architecture& a = m_architecture;
+    if (batch.empty())
+        throw Error("a batch needs at least one sequence");
+    for (std::size_t b = 0; b < batch.size(); ++b) {
+        const Index n = Index(batch[b].size());
+        if (n < 2)
+            throw Error("sequence " + std::to_string(b) + " has " + std::to_string(n) +
+                        (n == 1 ? " token" : " tokens") +
+                        "; a sequence needs at least 2 tokens to have a next token to predict");
+        if (n > a.maxPositions)
+            throw Error("sequence " + std::to_string(b) + " of " + std::to_string(n) +
+                        " tokens is longer than the model's " + std::to_string(a.maxPositions) +
+                        " positions");
+        for (std::int64_t id : batch[b])
+            if (id < 0 || id >= a.vocabSize)
+                throw Error("token id " + std::to_string(id) + " is outside the vocabulary (0 to " +
+                            std::to_string(a.vocabSize - 1) + ")");
     }
 }
 
 template <typename Scalar>
-void Network<Scalar>::normForward(const M<Scalar>& x, int gain, int bias, const Tensors<Scalar>& p,
-                                  NormCache& cache) const
+double Network<Scalar>::forward(const Tensors<Scalar>& p, const Batch& batch, const HookRequest* hooks)
 {
-    const bool layerNorm = m_architecture.family == ModelFamily::Gpt2;
-    const Index rows = x.rows(), d = x.cols();
-    cache.normalized.resize(rows, d);
-    cache.inverseRms.resize(rows);
-    cache.out.resize(rows, d);
-    const auto epsilon = Scalar(m_architecture.epsilon);
-    const auto g = p[std::size_t(gain)].row(0);
-    for (Index i = 0; i < rows; ++i) {
-        auto centred = cache.normalized.row(i);
-        centred = x.row(i);
-        if (layerNorm)
-            centred.array() -= centred.mean();
-        const Scalar r = Scalar(1) / std::sqrt(centred.squaredNorm() / Scalar(d) + epsilon);
-        cache.inverseRms[i] = r;
-        centred *= r;
-        cache.out.row(i) = centred.cwiseProduct(g);
+    checkBatch(batch);
+    if (hooks != nullptr && batch.size() != 1)
+        throw Error("hooks are kept and replaced on one sequence; the batch has " +
+                    std::to_string(batch.size()));
+    if (hooks != nullptr) {
+        ActivationCache unused;
+        Hooks(m_architecture, Index(batch.front().size()), *hooks, unused); // refused before anything changes
     }
-    if (bias >= 0)
-        cache.out.rowwise() += RowOf<Scalar>(p[std::size_t(bias)]);
+    m_batch = batch;
+    std::vector<Index> lengths;
+    m_ids.clear();
+    for (const auto& sequence : batch) {
+        lengths.push_back(Index(sequence.size()));
+        m_ids.insert(m_ids.end(), sequence.begin(), sequence.end());
+    }
+    m_sequences = Sequences::ofLengths(lengths);
+    m_positions = m_sequences.positions();
+    m_targets = nextTokenTargets(m_sequences, m_ids);
+    m_hooks = hooks != nullptr ? *hooks : HookRequest{};
+    m_cache.clear();
+    m_layers.assign(std::size_t(m_architecture.layers), LayerCache{});
+    if (hooks == nullptr)
+        return run(p, 0, nullptr);
+    Hooks h(m_architecture, m_sequences.rows, m_hooks, m_cache);
+    return run(p, 0, &h);
+}
+
+template <typename Scalar> double Network<Scalar>::restart(const Tensors<Scalar>& p, const HookRequest& hooks)
+{
+    if (m_batch.size() != 1)
+        throw Error("restart needs a forward on one sequence first");
+    ActivationCache unused;
+    Hooks(m_architecture, m_sequences.rows, hooks, unused); // refused before anything changes
+    m_hooks = hooks;
+    Hooks h(m_architecture, m_sequences.rows, m_hooks, m_cache);
+    Index from = m_architecture.layers;
+    for (const auto& [point, r] : h.replacements)
+        from = std::min(from, firstLayerChanged(point, m_architecture));
+    // What the last forward kept at and above that layer is recomputed (or dropped when not asked for).
+    for (auto it = m_cache.begin(); it != m_cache.end();) {
+        const std::optional<HookPoint> point = parseHookName(it->first, m_architecture);
+        it = point && firstLayerChanged(*point, m_architecture) >= from ? m_cache.erase(it) : std::next(it);
+    }
+    return run(p, from, &h);
 }
 
 template <typename Scalar>
-void Network<Scalar>::normBackward(const NormCache& cache, int gain, int bias, const Tensors<Scalar>& p,
-                                   const M<Scalar>& dOut, M<Scalar>& dx, Tensors<Scalar>& g) const
+void Network<Scalar>::runLayer(const Tensors<Scalar>& p, Index l, M<Scalar>& h, Hooks* hooks)
 {
-    const bool layerNorm = m_architecture.family == ModelFamily::Gpt2;
-    const Index rows = dOut.rows(), d = dOut.cols();
-    g[std::size_t(gain)] += dOut.cwiseProduct(cache.normalized).colwise().sum();
-    if (bias >= 0)
-        g[std::size_t(bias)] += dOut.colwise().sum();
-    const auto gainRow = p[std::size_t(gain)].row(0);
-    thread_local RowOf<Scalar> dNormalized;
-    for (Index i = 0; i < rows; ++i) {
-        dNormalized = dOut.row(i).cwiseProduct(gainRow);
-        const Scalar projection = dNormalized.dot(cache.normalized.row(i)) / Scalar(d);
-        const Scalar mean = layerNorm ? dNormalized.mean() : Scalar(0);
-        dx.row(i).array() +=
-            cache.inverseRms[i] * (dNormalized.array() - projection * cache.normalized.row(i).array() - mean);
+    const Architecture& a = m_architecture;
+    const LayerSlots& s = m_layout.layers[std::size_t(l)];
+    LayerCache& c = m_layers[std::size_t(l)];
+    const auto hook = [&](HookKind kind, M<Scalar>& value) {
+        if (hooks != nullptr)
+            hooks->at({kind, l}, value);
+    };
+    c.residPre = h;
+    hook(HookKind::ResidPre, h);
+    normForward<Scalar>(normKind(), h, p[std::size_t(s.norm1)], biasRow(p, s.norm1Bias), a.normEpsilon,
+                        c.norm1);
+    linearForward(c.norm1.out, p[std::size_t(s.q)], tensor(p, s.qBias), c.q);
+    linearForward(c.norm1.out, p[std::size_t(s.k)], tensor(p, s.kBias), c.k);
+    linearForward(c.norm1.out, p[std::size_t(s.v)], tensor(p, s.vBias), c.v);
+    hook(HookKind::Q, c.q);
+    hook(HookKind::K, c.k);
+    hook(HookKind::V, c.v);
+    if (!a.learnedPositions()) {
+        ropeForward(m_rope, m_positions, a.heads, c.q);
+        ropeForward(m_rope, m_positions, a.kvHeads, c.k);
     }
-}
-
-template <typename Scalar> void Network<Scalar>::rotate(M<Scalar>& m, Index headCount, bool inverse) const
-{
-    const Index dh = m_architecture.headDim, pairs = dh / 2;
-    for (Index row = 0; row < m.rows(); ++row) {
-        const Index position = row % m_length;
-        Scalar* values = m.row(row).data();
-        for (Index h = 0; h < headCount; ++h) {
-            Scalar* head = values + h * dh;
-            for (Index r = 0; r < pairs; ++r) {
-                const Scalar c = m_cos(position, r), s = inverse ? -m_sin(position, r) : m_sin(position, r);
-                const Scalar x = head[r], y = head[r + pairs];
-                head[r] = x * c - y * s;
-                head[r + pairs] = x * s + y * c;
+    const AttentionShape shape{a.heads, a.kvHeads, a.headDim, a.attentionNormalizer};
+    attentionForward(shape, m_sequences, c.q, c.k, c.v, c.weights, c.z);
+    if (hooks != nullptr) {
+        // One sequence: the pattern hook is every head's weights stacked, (heads · n) × n.
+        const Index n = m_sequences.rows, dh = a.headDim;
+        const HookPoint pattern{HookKind::Pattern, l};
+        const bool replaced = hooks->replaced(pattern);
+        if (replaced || hooks->kept(hookName(pattern))) {
+            M<Scalar> stacked(a.heads * n, n);
+            for (Index head = 0; head < a.heads; ++head)
+                stacked.middleRows(head * n, n) = c.weights[std::size_t(head)];
+            hooks->at(pattern, stacked);
+            for (Index head = 0; replaced && head < a.heads; ++head) {
+                if (!hooks->replaced(pattern, head))
+                    continue;
+                M<Scalar>& w = c.weights[std::size_t(head)];
+                w = stacked.middleRows(head * n, n);
+                const Index g = head / a.groupSize();
+                c.z.middleCols(head * dh, dh) = w * c.v.middleCols(g * dh, dh);
             }
         }
     }
-}
-
-template <typename Scalar> void Network<Scalar>::attentionForward(LayerCache& cache) const
-{
-    const Architecture& a = m_architecture;
-    const Index n = m_length, dh = a.headDim, group = a.groupSize();
-    const auto scale = Scalar(1.0 / std::sqrt(double(dh)));
-    cache.z.resize(cache.q.rows(), a.heads * dh);
-    cache.weights.resize(std::size_t(m_sequences * a.heads));
-    const bool softmax = a.normalizer.type == NormalizerType::Softmax;
-    parallelFor(m_sequences, 1, [&](Index begin, Index end) {
-        NormalizerScratch scratch;
-        std::vector<double> scaled, out;
-        const std::vector<std::uint8_t> allowed(std::size_t(n), 1);
-        for (Index b = begin; b < end; ++b)
-            for (Index h = 0; h < a.heads; ++h) {
-                const Index kvHead = h / group;
-                const auto q = cache.q.block(b * n, h * dh, n, dh);
-                const auto k = cache.k.block(b * n, kvHead * dh, n, dh);
-                const auto v = cache.v.block(b * n, kvHead * dh, n, dh);
-                M<Scalar>& w = cache.weights[std::size_t(b * a.heads + h)];
-                w.resize(n, n);
-                multiplyOnThisThread<Scalar>(q, k, w, Operand::Transposed);
-                w *= scale;
-                for (Index i = 0; i < n; ++i) {
-                    Scalar* row = w.row(i).data();
-                    if (softmax) {
-                        const Scalar largest = *std::max_element(row, row + i + 1);
-                        Scalar sum = 0;
-                        for (Index j = 0; j <= i; ++j) {
-                            row[j] = std::exp(row[j] - largest);
-                            sum += row[j];
-                        }
-                        const Scalar inverse = Scalar(1) / sum;
-                        for (Index j = 0; j <= i; ++j)
-                            row[j] *= inverse;
-                    } else {
-                        scaled.assign(row, row + i + 1);
-                        out.resize(std::size_t(i + 1));
-                        normalizeRow(a.normalizer, scaled.data(), allowed.data(), i + 1, 1.0, out.data(),
-                                     scratch);
-                        for (Index j = 0; j <= i; ++j)
-                            row[j] = Scalar(out[std::size_t(j)]);
-                    }
-                    std::fill(row + i + 1, row + n, Scalar(0));
-                }
-                multiplyOnThisThread<Scalar>(w, v, cache.z.block(b * n, h * dh, n, dh));
-            }
-    });
+    hook(HookKind::Z, c.z);
+    linearForward(c.z, p[std::size_t(s.o)], tensor(p, s.oBias), m_output);
+    hook(HookKind::AttnOut, m_output);
+    h += m_output;
+    c.residMid = h;
+    if (a.hasMlp()) {
+        normForward<Scalar>(normKind(), h, p[std::size_t(s.norm2)], biasRow(p, s.norm2Bias), a.normEpsilon,
+                            c.norm2);
+        if (a.gatedMlp()) {
+            linearForward(c.norm2.out, p[std::size_t(s.gate)], tensor(p, s.gateBias), c.pre);
+            linearForward(c.norm2.out, p[std::size_t(s.up)], tensor(p, s.upBias), c.up);
+            activationForward<Scalar>(c.pre, &c.up, c.activated);
+        } else {
+            linearForward(c.norm2.out, p[std::size_t(s.up)], tensor(p, s.upBias), c.pre);
+            activationForward<Scalar>(c.pre, nullptr, c.activated);
+        }
+        linearForward(c.activated, p[std::size_t(s.down)], tensor(p, s.downBias), m_output);
+        hook(HookKind::MlpOut, m_output);
+        h += m_output;
+    }
+    hook(HookKind::ResidPost, h);
 }
 
 template <typename Scalar>
-void Network<Scalar>::attentionBackward(const LayerCache& cache, const M<Scalar>& dz, M<Scalar>& dq,
-                                        M<Scalar>& dk, M<Scalar>& dv) const
-{
-    const Architecture& a = m_architecture;
-    const Index n = m_length, dh = a.headDim, group = a.groupSize();
-    const auto scale = Scalar(1.0 / std::sqrt(double(dh)));
-    dq.setZero(cache.q.rows(), cache.q.cols());
-    dk.setZero(cache.k.rows(), cache.k.cols());
-    dv.setZero(cache.v.rows(), cache.v.cols());
-    // s_j = p_j^(2−α) on the support: the Jacobian of softmax (α = 1), sparsemax (α = 2) and α-entmax is
-    // diag(s) − s sᵀ / Σs.
-    const double alpha = a.normalizer.type == NormalizerType::Softmax     ? 1.0
-                         : a.normalizer.type == NormalizerType::Sparsemax ? 2.0
-                                                                          : a.normalizer.alpha;
-    parallelFor(m_sequences, 1, [&](Index begin, Index end) {
-        M<Scalar> dw, s, transposed, product;
-        for (Index b = begin; b < end; ++b)
-            for (Index h = 0; h < a.heads; ++h) {
-                const Index kvHead = h / group;
-                const auto q = cache.q.block(b * n, h * dh, n, dh);
-                const auto k = cache.k.block(b * n, kvHead * dh, n, dh);
-                const auto v = cache.v.block(b * n, kvHead * dh, n, dh);
-                const auto dzh = dz.block(b * n, h * dh, n, dh);
-                const M<Scalar>& w = cache.weights[std::size_t(b * a.heads + h)];
-                transposed = w.transpose();
-                product.resize(n, dh);
-                multiplyOnThisThread<Scalar>(transposed, dzh, product);
-                dv.block(b * n, kvHead * dh, n, dh) += product;
-                dw.resize(n, n);
-                multiplyOnThisThread<Scalar>(dzh, v, dw, Operand::Transposed);
-                for (Index i = 0; i < n; ++i) {
-                    Scalar* g = dw.row(i).data();
-                    const Scalar* p = w.row(i).data();
-                    if (alpha == 1.0) {
-                        Scalar dot = 0;
-                        for (Index j = 0; j <= i; ++j)
-                            dot += p[j] * g[j];
-                        for (Index j = 0; j <= i; ++j)
-                            g[j] = p[j] * (g[j] - dot);
-                    } else {
-                        Scalar dot = 0, total = 0;
-                        s.resize(1, i + 1);
-                        for (Index j = 0; j <= i; ++j) {
-                            s(0, j) = p[j] > 0
-                                          ? (alpha == 2.0 ? Scalar(1) : Scalar(std::pow(p[j], 2.0 - alpha)))
-                                          : Scalar(0);
-                            dot += s(0, j) * g[j];
-                            total += s(0, j);
-                        }
-                        for (Index j = 0; j <= i; ++j)
-                            g[j] = s(0, j) * (g[j] - dot / total);
-                    }
-                    std::fill(g + i + 1, g + n, Scalar(0));
-                }
-                dw *= scale;
-                multiplyOnThisThread<Scalar>(dw, k, dq.block(b * n, h * dh, n, dh));
-                transposed = dw.transpose();
-                multiplyOnThisThread<Scalar>(transposed, q, product);
-                dk.block(b * n, kvHead * dh, n, dh) += product;
-            }
-    });
-}
-
-template <typename Scalar> double Network<Scalar>::forward(const Tensors<Scalar>& p, const Batch& batch)
+double Network<Scalar>::run(const Tensors<Scalar>& p, Index fromLayer, Hooks* hooks)
 {
     const Architecture& a = m_architecture;
     const Layout& layout = m_layout;
-    if (batch.empty())
-        throw Error("a batch needs at least one sequence");
-    const Index n = Index(batch.front().size());
-    for (std::size_t b = 0; b < batch.size(); ++b) {
-        if (Index(batch[b].size()) != n)
-            throw Error("the sequences of a batch must have the same length (sequence " + std::to_string(b) +
-                        " has " + std::to_string(batch[b].size()) + " tokens, the first " +
-                        std::to_string(n) + ")");
-        for (std::int64_t id : batch[b])
-            if (id < 0 || id >= a.vocab)
-                throw Error("token id " + std::to_string(id) + " is outside the vocabulary (0 to " +
-                            std::to_string(a.vocab - 1) + ")");
-    }
-    if (n < 2)
-        throw Error("a sequence needs at least 2 tokens to have a next token to predict");
-    if (n > a.positions)
-        throw Error("sequences of " + std::to_string(n) + " tokens are longer than the model's " +
-                    std::to_string(a.positions) + " positions");
-    m_batch = batch;
-    m_sequences = Index(batch.size());
-    m_length = n;
-    const Index rows = m_sequences * n;
     M<Scalar>& h = m_final;
-    h.resize(rows, a.dModel);
-    for (Index b = 0; b < m_sequences; ++b)
-        for (Index i = 0; i < n; ++i) {
-            h.row(b * n + i) = p[std::size_t(layout.embedding)].row(batch[std::size_t(b)][std::size_t(i)]);
-            if (layout.positions >= 0)
-                h.row(b * n + i) += p[std::size_t(layout.positions)].row(i);
+    if (fromLayer == 0) {
+        embeddingForward(p[std::size_t(layout.embedding)], m_ids, h);
+        if (hooks != nullptr)
+            hooks->at({HookKind::Embed, -1}, h);
+        if (layout.positions >= 0) {
+            positionsForward(p[std::size_t(layout.positions)], m_positions, m_output);
+            if (hooks != nullptr)
+                hooks->at({HookKind::PosEmbed, -1}, m_output);
+            h += m_output;
         }
-    m_layers.resize(std::size_t(a.layers));
-    for (Index l = 0; l < a.layers; ++l) {
-        const LayerSlots& s = layout.layers[std::size_t(l)];
-        LayerCache& c = m_layers[std::size_t(l)];
-        normForward(h, s.norm1, s.norm1Bias, p, c.norm1);
-        linear(c.norm1.out, p, s.q, s.qBias, c.q);
-        linear(c.norm1.out, p, s.k, s.kBias, c.k);
-        linear(c.norm1.out, p, s.v, s.vBias, c.v);
-        if (a.family == ModelFamily::Llama) {
-            rotate(c.q, a.heads, false);
-            rotate(c.k, a.kvHeads, false);
-        }
-        attentionForward(c);
-        linear(c.z, p, s.o, s.oBias, m_work.output);
-        h += m_work.output;
-        if (!a.hasMlp())
-            continue;
-        normForward(h, s.norm2, s.norm2Bias, p, c.norm2);
-        if (a.family == ModelFamily::Gpt2) {
-            linear(c.norm2.out, p, s.up, s.upBias, c.pre);
-            c.activated = c.pre.unaryExpr([](Scalar x) { return gelu<Scalar>(x, nullptr); });
-        } else {
-            linear(c.norm2.out, p, s.gate, s.gateBias, c.pre);
-            linear(c.norm2.out, p, s.up, s.upBias, c.up);
-            c.activated =
-                c.pre.unaryExpr([](Scalar x) { return silu<Scalar>(x, nullptr); }).cwiseProduct(c.up);
-        }
-        linear(c.activated, p, s.down, s.downBias, m_work.output);
-        h += m_work.output;
+    } else if (fromLayer < a.layers) {
+        h = m_layers[std::size_t(fromLayer)].residPre;
     }
-    normForward(m_final, layout.finalNorm, layout.finalNormBias, p, m_finalNorm);
+    for (Index l = fromLayer; l < a.layers; ++l)
+        runLayer(p, l, h, hooks);
+    normForward<Scalar>(normKind(), m_final, p[std::size_t(layout.finalNorm)],
+                        biasRow(p, layout.finalNormBias), a.normEpsilon, m_finalNorm);
+    if (hooks != nullptr)
+        hooks->at({HookKind::FinalNormalized, -1}, m_finalNorm.out);
     if (layout.unembedding >= 0)
         product(m_finalNorm.out, p[std::size_t(layout.unembedding)], m_logits);
     else
         productTransposed(m_finalNorm.out, p[std::size_t(layout.embedding)], m_logits);
-    m_positionLosses.resize(m_sequences, n - 1);
-    double total = 0.0;
-    for (Index b = 0; b < m_sequences; ++b)
-        for (Index i = 0; i + 1 < n; ++i) {
-            const auto row = m_logits.row(b * n + i);
-            const Scalar largest = row.maxCoeff();
-            const Scalar sum = (row.array() - largest).exp().sum();
-            const Scalar target = row(batch[std::size_t(b)][std::size_t(i + 1)]);
-            const double loss = double(std::log(sum) + largest - target);
-            m_positionLosses(b, i) = loss;
-            total += loss;
-        }
-    return total / double(m_sequences * (n - 1));
+    std::vector<double> rowLosses;
+    const double loss = crossEntropyForward(m_logits, m_targets, &rowLosses);
+    const Index longest = *std::max_element(m_sequences.lengths.begin(), m_sequences.lengths.end());
+    m_positionLosses = Matrix::Zero(m_sequences.count(), longest - 1);
+    for (Index b = 0; b < m_sequences.count(); ++b)
+        for (Index i = 0; i + 1 < m_sequences.lengths[std::size_t(b)]; ++i)
+            m_positionLosses(b, i) = rowLosses[std::size_t(m_sequences.offsets[std::size_t(b)] + i)];
+    return loss;
 }
 
 template <typename Scalar>
@@ -390,87 +303,196 @@ const MatrixOf<Scalar>& Network<Scalar>::attention(Index sequence, Index layer, 
 
 template <typename Scalar> void Network<Scalar>::backward(const Tensors<Scalar>& p, Tensors<Scalar>& g)
 {
-    const Architecture& a = m_architecture;
-    const Layout& layout = m_layout;
-    const Index n = m_length, rows = m_sequences * n;
-    if (g.size() != layout.tensors.size())
-        g = zeroTensors<Scalar>(layout);
+    if (g.size() != m_layout.tensors.size())
+        g = zeroTensors<Scalar>(m_layout);
     else
         for (auto& t : g)
             t.setZero();
-    // The loss's gradient with respect to the logits: (softmax − one-hot) / count, 0 at each last position.
-    M<Scalar>& dLogits = m_logits;
-    const auto count = Scalar(double(m_sequences * (n - 1)));
-    for (Index b = 0; b < m_sequences; ++b)
-        for (Index i = 0; i < n; ++i) {
-            auto row = dLogits.row(b * n + i);
-            if (i + 1 == n) {
-                row.setZero();
-                continue;
+    crossEntropyBackward(m_logits, m_targets); // the logits become the loss's gradient
+    backwardFrom(p, &g, nullptr, {});
+}
+
+template <typename Scalar>
+ActivationCache Network<Scalar>::hookGradients(const Tensors<Scalar>& p, const Objective& objective,
+                                               const std::vector<std::string>& names, Tensors<Scalar>* g)
+{
+    const Architecture& a = m_architecture;
+    if (m_batch.size() != 1)
+        throw Error("gradients to hooks are taken on one sequence; the last forward had " +
+                    std::to_string(m_batch.size()));
+    for (const std::string& name : names)
+        if (!parseHookName(name, a))
+            throw Error(name + ": no such hook in this model");
+    for (const HookReplacement& r : m_hooks.replace)
+        if (parseHookName(r.name, a)->kind == HookKind::Pattern)
+            throw Error(r.name + ": gradients through a replaced attention pattern are not supported");
+    const Index n = m_sequences.rows;
+    M<Scalar> dLogits = m_logits;
+    if (objective.kind == Objective::Kind::Loss) {
+        crossEntropyBackward(dLogits, m_targets);
+    } else {
+        const Index position = objective.position < 0 ? n - 1 : objective.position;
+        if (position >= n)
+            throw Error("position " + std::to_string(position) + " is beyond the sequence's " +
+                        std::to_string(n) + " tokens");
+        for (std::int64_t id : {objective.tokenA, objective.tokenB})
+            if (id < 0 || id >= a.vocabSize)
+                throw Error("token id " + std::to_string(id) + " is outside the vocabulary (0 to " +
+                            std::to_string(a.vocabSize - 1) + ")");
+        dLogits.setZero();
+        dLogits(position, Index(objective.tokenA)) += Scalar(1);
+        dLogits(position, Index(objective.tokenB)) -= Scalar(1);
+    }
+    if (g != nullptr) {
+        *g = zeroTensors<Scalar>(m_layout);
+    }
+    std::swap(dLogits, m_logits);
+    ActivationCache out;
+    try {
+        backwardFrom(p, g, &out, names);
+    } catch (...) {
+        std::swap(dLogits, m_logits);
+        throw;
+    }
+    std::swap(dLogits, m_logits);
+    return out;
+}
+
+template <typename Scalar>
+void Network<Scalar>::mlpBackward(const Tensors<Scalar>& p, Tensors<Scalar>* g, Index l, M<Scalar>& dResid)
+{
+    const LayerSlots& s = m_layout.layers[std::size_t(l)];
+    const LayerCache& c = m_layers[std::size_t(l)];
+    linearBackward(c.activated, dResid, p[std::size_t(s.down)], gradient(g, s.down), gradient(g, s.downBias),
+                   &m_dHidden, false);
+    const M<Scalar>& norm2 = c.norm2.out;
+    if (m_architecture.gatedMlp()) {
+        activationBackward<Scalar>(c.pre, &c.up, m_dHidden, &m_dUp);
+        linearBackward(norm2, m_dHidden, p[std::size_t(s.gate)], gradient(g, s.gate), gradient(g, s.gateBias),
+                       &m_dNormed, false);
+        linearBackward(norm2, m_dUp, p[std::size_t(s.up)], gradient(g, s.up), gradient(g, s.upBias),
+                       &m_dNormed, true);
+    } else {
+        activationBackward<Scalar>(c.pre, nullptr, m_dHidden, nullptr);
+        linearBackward(norm2, m_dHidden, p[std::size_t(s.up)], gradient(g, s.up), gradient(g, s.upBias),
+                       &m_dNormed, false);
+    }
+    normBackward<Scalar>(normKind(), c.norm2, p[std::size_t(s.norm2)], m_dNormed, dResid,
+                         gradient(g, s.norm2), gradient(g, s.norm2Bias));
+}
+
+template <typename Scalar>
+void Network<Scalar>::backwardFrom(const Tensors<Scalar>& p, Tensors<Scalar>* g, ActivationCache* hookGrads,
+                                   const std::vector<std::string>& names)
+{
+    const Architecture& a = m_architecture;
+    const Layout& layout = m_layout;
+    const Index dh = a.headDim;
+    const M<Scalar>& dLogits = m_logits;
+    // A hook's gradient is recorded where the backward pass reaches it; a replaced hook is an input of the
+    // run, so nothing flows on into what it replaced.
+    std::optional<Hooks> hooks;
+    if (hookGrads != nullptr)
+        hooks.emplace(a, m_sequences.rows, m_hooks, m_cache);
+    const auto record = [&](HookPoint point, const M<Scalar>& value) {
+        if (hookGrads == nullptr)
+            return;
+        const std::string name = hookName(point);
+        if (names.empty() || std::find(names.begin(), names.end(), name) != names.end())
+            (*hookGrads)[name] = value.template cast<double>();
+    };
+    // Cuts the flow at a replaced hook: the whole gradient, or the replaced heads' columns.
+    const auto cut = [&](HookPoint point, M<Scalar>& value) {
+        if (!hooks)
+            return;
+        for (const auto& [where, r] : hooks->replacements)
+            if (where == point) {
+                if (r->head < 0)
+                    value.setZero();
+                else
+                    value.middleCols(r->head * dh, dh).setZero();
             }
-            const Scalar largest = row.maxCoeff();
-            row = (row.array() - largest).exp();
-            row /= row.sum() * count;
-            row(m_batch[std::size_t(b)][std::size_t(i + 1)]) -= Scalar(1) / count;
-        }
-    Work& w = m_work;
-    M<Scalar>& dFinal = w.dNormed;
+    };
+    const auto isReplaced = [&](HookPoint point) { return hooks && hooks->replaced(point); };
+    M<Scalar>& dFinal = m_dNormed;
     if (layout.unembedding >= 0) {
-        addTransposedProduct(m_finalNorm.out, dLogits, g[std::size_t(layout.unembedding)]);
+        if (g != nullptr)
+            addTransposedProduct(m_finalNorm.out, dLogits, (*g)[std::size_t(layout.unembedding)]);
         productTransposed(dLogits, p[std::size_t(layout.unembedding)], dFinal);
     } else {
-        addTransposedProduct(dLogits, m_finalNorm.out, g[std::size_t(layout.embedding)]);
+        if (g != nullptr)
+            addTransposedProduct(dLogits, m_finalNorm.out, (*g)[std::size_t(layout.embedding)]);
         product(dLogits, p[std::size_t(layout.embedding)], dFinal);
     }
-    M<Scalar>& dh = w.dh;
-    dh.setZero(rows, a.dModel);
-    normBackward(m_finalNorm, layout.finalNorm, layout.finalNormBias, p, dFinal, dh, g);
-    M<Scalar>&dHidden = w.dHidden, &dNormed = w.dNormed, &dUp = w.dUp;
+    record({HookKind::FinalNormalized, -1}, dFinal);
+    cut({HookKind::FinalNormalized, -1}, dFinal);
+    M<Scalar> dResid = M<Scalar>::Zero(m_sequences.rows, a.hiddenSize);
+    normBackward<Scalar>(normKind(), m_finalNorm, p[std::size_t(layout.finalNorm)], dFinal, dResid,
+                         gradient(g, layout.finalNorm), gradient(g, layout.finalNormBias));
+    const AttentionShape shape{a.heads, a.kvHeads, a.headDim, a.attentionNormalizer};
     for (Index l = a.layers - 1; l >= 0; --l) {
         const LayerSlots& s = layout.layers[std::size_t(l)];
         const LayerCache& c = m_layers[std::size_t(l)];
+        record({HookKind::ResidPost, l}, dResid);
+        cut({HookKind::ResidPost, l}, dResid);
         if (a.hasMlp()) {
-            linearBackward(c.activated, dh, p, s.down, s.downBias, g, &dHidden, false);
-            if (a.family == ModelFamily::Gpt2) {
-                for (Index i = 0; i < dHidden.size(); ++i) {
-                    Scalar derivative;
-                    gelu<Scalar>(c.pre.data()[i], &derivative);
-                    dHidden.data()[i] *= derivative;
+            record({HookKind::MlpOut, l}, dResid);
+            if (!isReplaced({HookKind::MlpOut, l}))
+                mlpBackward(p, g, l, dResid);
+        }
+        record({HookKind::AttnOut, l}, dResid);
+        if (!isReplaced({HookKind::AttnOut, l})) {
+            linearBackward(c.z, dResid, p[std::size_t(s.o)], gradient(g, s.o), gradient(g, s.oBias), &m_dz,
+                           false);
+            record({HookKind::Z, l}, m_dz);
+            cut({HookKind::Z, l}, m_dz);
+            if (hookGrads != nullptr) {
+                // ∂/∂pattern of head h: dz_h · v_gᵀ (one sequence).
+                const Index n = m_sequences.rows;
+                M<Scalar> dPattern(a.heads * n, n);
+                for (Index head = 0; head < a.heads; ++head) {
+                    const Index kv = head / a.groupSize();
+                    dPattern.middleRows(head * n, n) =
+                        m_dz.middleCols(head * dh, dh) * c.v.middleCols(kv * dh, dh).transpose();
                 }
-                linearBackward(c.norm2.out, dHidden, p, s.up, s.upBias, g, &dNormed, false);
-            } else {
-                dUp.resize(dHidden.rows(), dHidden.cols());
-                for (Index i = 0; i < dHidden.size(); ++i) {
-                    Scalar derivative;
-                    const Scalar value = silu<Scalar>(c.pre.data()[i], &derivative);
-                    dUp.data()[i] = dHidden.data()[i] * value;
-                    dHidden.data()[i] *= c.up.data()[i] * derivative;
-                }
-                linearBackward(c.norm2.out, dHidden, p, s.gate, s.gateBias, g, &dNormed, false);
-                linearBackward(c.norm2.out, dUp, p, s.up, s.upBias, g, &dNormed, true);
+                record({HookKind::Pattern, l}, dPattern);
             }
-            normBackward(c.norm2, s.norm2, s.norm2Bias, p, dNormed, dh, g);
+            attentionBackward(shape, m_sequences, c.q, c.k, c.v, c.weights, m_dz, m_dq, m_dk, m_dv);
+            if (!a.learnedPositions()) {
+                ropeBackward(m_rope, m_positions, a.heads, m_dq);
+                ropeBackward(m_rope, m_positions, a.kvHeads, m_dk);
+            }
+            record({HookKind::Q, l}, m_dq);
+            record({HookKind::K, l}, m_dk);
+            record({HookKind::V, l}, m_dv);
+            cut({HookKind::Q, l}, m_dq);
+            cut({HookKind::K, l}, m_dk);
+            cut({HookKind::V, l}, m_dv);
+            const M<Scalar>& norm1 = c.norm1.out;
+            linearBackward(norm1, m_dq, p[std::size_t(s.q)], gradient(g, s.q), gradient(g, s.qBias),
+                           &m_dNormed, false);
+            linearBackward(norm1, m_dk, p[std::size_t(s.k)], gradient(g, s.k), gradient(g, s.kBias),
+                           &m_dNormed, true);
+            linearBackward(norm1, m_dv, p[std::size_t(s.v)], gradient(g, s.v), gradient(g, s.vBias),
+                           &m_dNormed, true);
+            normBackward<Scalar>(normKind(), c.norm1, p[std::size_t(s.norm1)], m_dNormed, dResid,
+                                 gradient(g, s.norm1), gradient(g, s.norm1Bias));
         }
-        M<Scalar>&dz = w.dz, &dq = w.dq, &dk = w.dk, &dv = w.dv;
-        linearBackward(c.z, dh, p, s.o, s.oBias, g, &dz, false);
-        attentionBackward(c, dz, dq, dk, dv);
-        if (a.family == ModelFamily::Llama) {
-            rotate(dq, a.heads, true);
-            rotate(dk, a.kvHeads, true);
-        }
-        linearBackward(c.norm1.out, dq, p, s.q, s.qBias, g, &dNormed, false);
-        linearBackward(c.norm1.out, dk, p, s.k, s.kBias, g, &dNormed, true);
-        linearBackward(c.norm1.out, dv, p, s.v, s.vBias, g, &dNormed, true);
-        normBackward(c.norm1, s.norm1, s.norm1Bias, p, dNormed, dh, g);
+        record({HookKind::ResidPre, l}, dResid);
+        cut({HookKind::ResidPre, l}, dResid);
     }
-    for (Index b = 0; b < m_sequences; ++b)
-        for (Index i = 0; i < n; ++i) {
-            g[std::size_t(layout.embedding)].row(m_batch[std::size_t(b)][std::size_t(i)]) +=
-                dh.row(b * n + i);
-            if (layout.positions >= 0)
-                g[std::size_t(layout.positions)].row(i) += dh.row(b * n + i);
-        }
+    if (layout.positions >= 0) {
+        record({HookKind::PosEmbed, -1}, dResid);
+        if (g != nullptr && !isReplaced({HookKind::PosEmbed, -1}))
+            positionsBackward(m_positions, dResid, (*g)[std::size_t(layout.positions)]);
+    }
+    record({HookKind::Embed, -1}, dResid);
+    if (g != nullptr && !isReplaced({HookKind::Embed, -1}))
+        embeddingBackward(m_ids, dResid, (*g)[std::size_t(layout.embedding)]);
 }
+
+template class Network<double>;
+template class Network<float>;
 
 template <typename Scalar>
 double lossAndGradients(const Architecture& architecture, const Layout& layout,
@@ -490,8 +512,6 @@ template <typename Scalar> double globalNorm(const Tensors<Scalar>& tensors)
     return std::sqrt(sum);
 }
 
-template class Network<double>;
-template class Network<float>;
 template double lossAndGradients<double>(const Architecture&, const Layout&, const Tensors<double>&,
                                          const Batch&, Tensors<double>&);
 template double lossAndGradients<float>(const Architecture&, const Layout&, const Tensors<float>&,

@@ -5,11 +5,14 @@
 /// blocks a model folder holds (docs/training.md): embeddings (and learned positions), per layer a pre-norm
 /// (LayerNorm or RMSNorm) causal attention with RoPE or without, grouped-query heads, a softmax, sparsemax
 /// or α-entmax normalizer and the output projection, an optional MLP (GELU in its tanh form, or SiLU-gated),
-/// the final norm and the unembedding. The loss is the mean, over every sequence and every position but
-/// the last, of −ln p(the next token): Hugging Face's causal language-model loss.
+/// the final norm and the unembedding, each computed by the blocks of core/transformer (Blocks.h). The loss
+/// is the mean, over every sequence and every position but its last, of −ln p(the next token): Hugging
+/// Face's causal language-model loss.
 ///
 /// Float64 or float32 throughout (Scalar); sums of the loss are kept in double.
 
+#include "Blocks.h"
+#include "HookPoints.h"
 #include "TrainingModel.h"
 
 #include <cstdint>
@@ -17,26 +20,49 @@
 
 namespace qkv::training {
 
-/// A batch: B sequences of token ids, all of the same length n ≥ 2.
+/// A batch: B sequences of token ids, each of at least 2 tokens; their lengths may differ (a ragged batch
+/// is what Hugging Face computes on a right-padded batch whose padding is labelled −100).
 using Batch = std::vector<std::vector<std::int64_t>>;
 
+using transformer::ActivationCache;
+using transformer::HookRequest;
+using transformer::Objective;
+
+/// The transformer of core/transformer/Blocks.h over a parameter list: forward with its caches, backward
+/// to every parameter, and, over one sequence, any hook kept, replaced, restarted from and differentiated
+/// to (HookPoints.h).
 template <typename Scalar> class Network {
 public:
     Network(Architecture architecture, Layout layout);
 
-    /// The forward pass on `batch` with `parameters`; returns the mean loss and keeps what backward()
-    /// needs. Throws qkv::Error for an empty batch, sequences of different lengths or shorter than 2
-    /// tokens, more tokens than the model's positions, and a token outside the vocabulary.
-    double forward(const Tensors<Scalar>& parameters, const Batch& batch);
+    /// The forward pass on `batch` with `parameters`; returns the mean loss (over every sequence's
+    /// positions but its last) and keeps what backward() needs. With `hooks` (one sequence only), the
+    /// hooks named are kept (cache()) and the replacements applied. Throws qkv::Error for an empty batch,
+    /// a sequence shorter than 2 tokens or longer than the model's positions, a token outside the
+    /// vocabulary, an unknown hook name or a replacement of the wrong shape (naming the hook and shapes).
+    double forward(const Tensors<Scalar>& parameters, const Batch& batch, const HookRequest* hooks = nullptr);
+
+    /// The same run as forward(parameters, batch of the last forward, hooks), computed from the first layer
+    /// the replacements change: the layers below are the last forward's.
+    double restart(const Tensors<Scalar>& parameters, const HookRequest& hooks);
 
     /// The gradient of the last forward()'s loss with respect to every parameter, into `gradients`
     /// (resized and overwritten). `parameters` must be the ones forward() used.
     void backward(const Tensors<Scalar>& parameters, Tensors<Scalar>& gradients);
 
-    /// The last forward()'s logits ((B·n) × vocabulary, row b·n + i for sequence b, position i), until
-    /// backward() turns them into the loss's gradient.
+    /// The gradient of `objective` (a scalar of the last forward's logits, one sequence) with respect to
+    /// every hook (all of them when `names` is empty), as if each were an input of the run: through the
+    /// replaced values, not into what they replaced. Parameter gradients into `gradients` when not null.
+    ActivationCache hookGradients(const Tensors<Scalar>& parameters, const Objective& objective,
+                                  const std::vector<std::string>& names = {},
+                                  Tensors<Scalar>* gradients = nullptr);
+
+    /// The hooks the last forward kept.
+    const ActivationCache& cache() const { return m_cache; }
+    /// The last forward()'s logits (rows × vocabulary, sequences one after another), until backward()
+    /// turns them into the loss's gradient.
     const MatrixOf<Scalar>& logits() const { return m_logits; }
-    /// The loss at every position of the last forward() (B × (n − 1)).
+    /// The loss at every position of the last forward() (B × (longest − 1); 0 past a sequence's end).
     const Matrix& positionLosses() const { return m_positionLosses; }
     /// The attention weights (n × n) of sequence `sequence`, layer `layer`, query head `head` in the last
     /// forward().
@@ -46,44 +72,42 @@ public:
     const Layout& layout() const { return m_layout; }
 
 private:
-    struct NormCache {
-        MatrixOf<Scalar> normalized; // x̂ before the gain (and bias)
-        Eigen::Matrix<Scalar, Eigen::Dynamic, 1> inverseRms;
-        MatrixOf<Scalar> out;
-    };
+    using NormCache = transformer::NormCache<Scalar>;
     struct LayerCache {
+        MatrixOf<Scalar> residPre;
         NormCache norm1;
         MatrixOf<Scalar> q, k, v, z;
         std::vector<MatrixOf<Scalar>> weights; // per (sequence, head): n × n
+        MatrixOf<Scalar> residMid;
         NormCache norm2;
         MatrixOf<Scalar> pre, up, activated; // the MLP's hidden values
     };
+    struct Hooks;
 
-    void normForward(const MatrixOf<Scalar>& x, int gain, int bias, const Tensors<Scalar>& p,
-                     NormCache& cache) const;
-    void normBackward(const NormCache& cache, int gain, int bias, const Tensors<Scalar>& p,
-                      const MatrixOf<Scalar>& dOut, MatrixOf<Scalar>& dx, Tensors<Scalar>& g) const;
-    void attentionForward(LayerCache& cache) const;
-    void attentionBackward(const LayerCache& cache, const MatrixOf<Scalar>& dz, MatrixOf<Scalar>& dq,
-                           MatrixOf<Scalar>& dk, MatrixOf<Scalar>& dv) const;
-    void rotate(MatrixOf<Scalar>& m, Index headCount, bool inverse) const;
-
-    /// Buffers reused from step to step.
-    struct Work {
-        MatrixOf<Scalar> output, dh, dHidden, dNormed, dUp, dz, dq, dk, dv;
-    };
+    void checkBatch(const Batch& batch) const;
+    double run(const Tensors<Scalar>& p, Index fromLayer, Hooks* hooks);
+    void runLayer(const Tensors<Scalar>& p, Index l, MatrixOf<Scalar>& h, Hooks* hooks);
+    void mlpBackward(const Tensors<Scalar>& p, Tensors<Scalar>* g, Index l, MatrixOf<Scalar>& dResid);
+    void backwardFrom(const Tensors<Scalar>& p, Tensors<Scalar>* g, ActivationCache* hookGrads,
+                      const std::vector<std::string>& names);
+    transformer::NormKind normKind() const;
 
     Architecture m_architecture;
     Layout m_layout;
     Batch m_batch;
-    Index m_sequences = 0, m_length = 0;
+    std::vector<std::int64_t> m_ids, m_targets; // every row's id and next-token target (−1: none)
+    transformer::Sequences m_sequences;
+    std::vector<Index> m_positions;
     std::vector<LayerCache> m_layers;
+    MatrixOf<Scalar> m_embedded;
     MatrixOf<Scalar> m_final; // the residual stream after the last layer
     NormCache m_finalNorm;
     MatrixOf<Scalar> m_logits;
     Matrix m_positionLosses;
-    MatrixOf<Scalar> m_cos, m_sin; // RoPE: positions × head_dim/2
-    Work m_work;
+    transformer::RopeTable<Scalar> m_rope;
+    HookRequest m_hooks; // the last forward's
+    ActivationCache m_cache;
+    MatrixOf<Scalar> m_dz, m_dq, m_dk, m_dv, m_dHidden, m_dNormed, m_dUp, m_output;
 };
 
 /// The loss of `batch` and its gradient (a Network built and used once).

@@ -196,15 +196,15 @@ Json architectureJson(const Architecture& a)
     j["layers"] = a.layers;
     j["heads"] = a.heads;
     j["kv_heads"] = a.kvHeads;
-    j["d_model"] = a.dModel;
-    j["mlp"] = a.inner;
-    j["vocab"] = a.vocab;
-    j["positions"] = a.positions;
-    j["normalizer"] = a.normalizer.type == NormalizerType::Softmax     ? "softmax"
-                      : a.normalizer.type == NormalizerType::Sparsemax ? "sparsemax"
-                                                                       : "entmax";
-    if (a.normalizer.type == NormalizerType::Entmax)
-        j["alpha"] = a.normalizer.alpha;
+    j["d_model"] = a.hiddenSize;
+    j["mlp"] = a.intermediateSize;
+    j["vocab"] = a.vocabSize;
+    j["positions"] = a.maxPositions;
+    j["normalizer"] = a.attentionNormalizer.type == NormalizerType::Softmax     ? "softmax"
+                      : a.attentionNormalizer.type == NormalizerType::Sparsemax ? "sparsemax"
+                                                                                : "entmax";
+    if (a.attentionNormalizer.type == NormalizerType::Entmax)
+        j["alpha"] = a.attentionNormalizer.alpha;
     return j;
 }
 
@@ -333,7 +333,7 @@ Recipe defaultRecipe(TaskKind kind)
     Architecture& a = r.architecture;
     a.layers = 2;
     a.heads = a.kvHeads = 2;
-    a.dModel = 64;
+    a.hiddenSize = 64;
     a.headDim = 32;
     r.steps = 2000;
     r.batch = 32;
@@ -347,8 +347,8 @@ Recipe defaultRecipe(TaskKind kind)
         a.qkvBias = a.outputBias = a.mlpBias = false;
     } else if (kind == TaskKind::Text) {
         a.heads = a.kvHeads = 4;
-        a.dModel = 128;
-        a.inner = 512;
+        a.hiddenSize = 128;
+        a.intermediateSize = 512;
         r.learningRate = 3e-3;
     } else {
         r.learningRate = 3e-3;
@@ -386,40 +386,41 @@ TrainOutcome train(const TrainSettings& given, const TrainProgress& progress)
     checkOptimizerSettings(settings.optimizer);
     Architecture a = settings.init.empty() ? settings.architecture : architectureOf(settings.init);
     if (!settings.init.empty())
-        a.normalizer = settings.architecture.normalizer;
+        a.attentionNormalizer = settings.architecture.attentionNormalizer;
     if (settings.init.empty() && data.task) {
-        if (a.vocab != 0 && a.vocab < data.task->modelVocab())
-            throw Error("--vocab " + std::to_string(a.vocab) + ": the task needs " +
+        if (a.vocabSize != 0 && a.vocabSize < data.task->modelVocab())
+            throw Error("--vocab " + std::to_string(a.vocabSize) + ": the task needs " +
                         std::to_string(data.task->modelVocab()) + " tokens");
-        if (a.vocab == 0)
-            a.vocab = data.task->modelVocab();
-        if (a.positions == 0)
-            a.positions = data.task->sequenceLength();
+        if (a.vocabSize == 0)
+            a.vocabSize = data.task->modelVocab();
+        if (a.maxPositions == 0)
+            a.maxPositions = data.task->sequenceLength();
     }
     if (settings.init.empty() && !data.task)
         for (const auto& sequence : data.sequences) {
-            if (settings.architecture.vocab == 0)
-                a.vocab = std::max<Index>(a.vocab, 1 + *std::max_element(sequence.begin(), sequence.end()));
-            if (settings.architecture.positions == 0)
-                a.positions = std::max<Index>(a.positions, Index(sequence.size()));
+            if (settings.architecture.vocabSize == 0)
+                a.vocabSize =
+                    std::max<Index>(a.vocabSize, 1 + *std::max_element(sequence.begin(), sequence.end()));
+            if (settings.architecture.maxPositions == 0)
+                a.maxPositions = std::max<Index>(a.maxPositions, Index(sequence.size()));
         }
     checkArchitecture(a);
     const Index length = data.task ? data.task->sequenceLength() : 0;
-    if (data.task && length > a.positions)
+    if (data.task && length > a.maxPositions)
         throw Error("--task-length " + std::to_string(length) + ": longer than the model's " +
-                    std::to_string(a.positions) + " positions");
-    if (data.task && data.task->modelVocab() > a.vocab)
+                    std::to_string(a.maxPositions) + " positions");
+    if (data.task && data.task->modelVocab() > a.vocabSize)
         throw Error("--task-vocab: the task needs " + std::to_string(data.task->modelVocab()) +
-                    " tokens, more than the model's vocabulary of " + std::to_string(a.vocab));
+                    " tokens, more than the model's vocabulary of " + std::to_string(a.vocabSize));
     for (std::size_t s = 0; s < data.sequences.size(); ++s) {
-        if (Index(data.sequences[s].size()) > a.positions)
+        if (Index(data.sequences[s].size()) > a.maxPositions)
             throw Error(settings.dataIds + ": sequence " + std::to_string(s) +
-                        " has more tokens than the model's " + std::to_string(a.positions) + " positions");
+                        " has more tokens than the model's " + std::to_string(a.maxPositions) + " positions");
         for (std::int64_t id : data.sequences[s])
-            if (id >= a.vocab)
+            if (id >= a.vocabSize)
                 throw Error(settings.dataIds + ": sequence " + std::to_string(s) + ": token id " +
                             std::to_string(id) + " is outside the model's vocabulary of " +
-                            std::to_string(a.vocab));
+                            std::to_string(a.vocabSize));
     }
     TrainOutcome outcome = settings.precision == Precision::Float64 ? run<double>(settings, a, data, progress)
                                                                     : run<float>(settings, a, data, progress);

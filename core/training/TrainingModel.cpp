@@ -37,11 +37,11 @@ Layout layoutOf(const Architecture& a)
         layout.tensors.push_back({name, rows, cols});
         return int(layout.tensors.size()) - 1;
     };
-    const Index d = a.dModel, q = a.heads * a.headDim, kv = a.kvHeads * a.headDim;
+    const Index d = a.hiddenSize, q = a.heads * a.headDim, kv = a.kvHeads * a.headDim;
     const bool gpt2 = isGpt2(a);
-    layout.embedding = add(gpt2 ? "wte.weight" : "model.embed_tokens.weight", a.vocab, d);
+    layout.embedding = add(gpt2 ? "wte.weight" : "model.embed_tokens.weight", a.vocabSize, d);
     if (gpt2)
-        layout.positions = add("wpe.weight", a.positions, d);
+        layout.positions = add("wpe.weight", a.maxPositions, d);
     for (Index l = 0; l < a.layers; ++l) {
         const std::string p = layerName(a, l);
         LayerSlots s;
@@ -64,15 +64,15 @@ Layout layoutOf(const Architecture& a)
             s.norm2 = add(p + (gpt2 ? "ln_2.weight" : "post_attention_layernorm.weight"), 1, d);
             if (gpt2)
                 s.norm2Bias = add(p + "ln_2.bias", 1, d);
-            s.up = add(p + (gpt2 ? "mlp.c_fc.weight" : "mlp.up_proj.weight"), d, a.inner);
+            s.up = add(p + (gpt2 ? "mlp.c_fc.weight" : "mlp.up_proj.weight"), d, a.intermediateSize);
             if (a.mlpBias)
-                s.upBias = add(p + (gpt2 ? "mlp.c_fc.bias" : "mlp.up_proj.bias"), 1, a.inner);
+                s.upBias = add(p + (gpt2 ? "mlp.c_fc.bias" : "mlp.up_proj.bias"), 1, a.intermediateSize);
             if (!gpt2) {
-                s.gate = add(p + "mlp.gate_proj.weight", d, a.inner);
+                s.gate = add(p + "mlp.gate_proj.weight", d, a.intermediateSize);
                 if (a.mlpBias)
-                    s.gateBias = add(p + "mlp.gate_proj.bias", 1, a.inner);
+                    s.gateBias = add(p + "mlp.gate_proj.bias", 1, a.intermediateSize);
             }
-            s.down = add(p + (gpt2 ? "mlp.c_proj.weight" : "mlp.down_proj.weight"), a.inner, d);
+            s.down = add(p + (gpt2 ? "mlp.c_proj.weight" : "mlp.down_proj.weight"), a.intermediateSize, d);
             if (a.mlpBias)
                 s.downBias = add(p + (gpt2 ? "mlp.c_proj.bias" : "mlp.down_proj.bias"), 1, d);
         }
@@ -81,8 +81,8 @@ Layout layoutOf(const Architecture& a)
     layout.finalNorm = add(gpt2 ? "ln_f.weight" : "model.norm.weight", 1, d);
     if (gpt2)
         layout.finalNormBias = add("ln_f.bias", 1, d);
-    if (!a.tied)
-        layout.unembedding = add("lm_head.weight", d, a.vocab);
+    if (!a.tiedEmbeddings)
+        layout.unembedding = add("lm_head.weight", d, a.vocabSize);
     return layout;
 }
 
@@ -102,31 +102,32 @@ void checkArchitecture(const Architecture& a)
         refuse("--layers " + std::to_string(a.layers) + ": expected 1 to 64 layers");
     if (a.heads < 1)
         refuse("--heads " + std::to_string(a.heads) + ": expected at least 1 head");
-    if (a.dModel < 2 || a.dModel > 8192)
-        refuse("--d-model " + std::to_string(a.dModel) + ": expected 2 to 8192");
-    if (a.heads > a.dModel)
+    if (a.hiddenSize < 2 || a.hiddenSize > 8192)
+        refuse("--d-model " + std::to_string(a.hiddenSize) + ": expected 2 to 8192");
+    if (a.heads > a.hiddenSize)
         refuse("--heads " + std::to_string(a.heads) + ": more heads than --d-model " +
-               std::to_string(a.dModel) + " allows (each head needs at least one dimension)");
+               std::to_string(a.hiddenSize) + " allows (each head needs at least one dimension)");
     if (a.headDim < 1)
         refuse("--heads " + std::to_string(a.heads) + " does not divide --d-model " +
-               std::to_string(a.dModel));
+               std::to_string(a.hiddenSize));
     if (a.kvHeads < 1 || a.heads % a.kvHeads != 0)
         refuse("--kv-heads " + std::to_string(a.kvHeads) + ": must divide --heads " +
                std::to_string(a.heads));
     if (a.family == ModelFamily::Llama && a.headDim % 2 != 0)
-        refuse("--d-model " + std::to_string(a.dModel) + " / --heads " + std::to_string(a.heads) +
+        refuse("--d-model " + std::to_string(a.hiddenSize) + " / --heads " + std::to_string(a.heads) +
                " gives an odd head size, which RoPE cannot pair");
-    if (a.vocab < 2 || a.vocab > 1'000'000)
-        refuse("--vocab " + std::to_string(a.vocab) + ": expected 2 to 1000000 tokens");
-    if (a.positions < 2)
+    if (a.vocabSize < 2 || a.vocabSize > 1'000'000)
+        refuse("--vocab " + std::to_string(a.vocabSize) + ": expected 2 to 1000000 tokens");
+    if (a.maxPositions < 2)
         refuse("the model needs at least 2 positions");
-    if (a.inner < 0)
-        refuse("--mlp-width " + std::to_string(a.inner) + ": expected a positive width");
-    if (a.normalizer.type != NormalizerType::Softmax && a.normalizer.type != NormalizerType::Sparsemax &&
-        a.normalizer.type != NormalizerType::Entmax)
+    if (a.intermediateSize < 0)
+        refuse("--mlp-width " + std::to_string(a.intermediateSize) + ": expected a positive width");
+    if (a.attentionNormalizer.type != NormalizerType::Softmax &&
+        a.attentionNormalizer.type != NormalizerType::Sparsemax &&
+        a.attentionNormalizer.type != NormalizerType::Entmax)
         refuse("--normalizer: expected softmax, sparsemax or entmax");
-    if (a.normalizer.type == NormalizerType::Entmax &&
-        !(a.normalizer.alpha >= 1.0 && a.normalizer.alpha <= 8.0))
+    if (a.attentionNormalizer.type == NormalizerType::Entmax &&
+        !(a.attentionNormalizer.alpha >= 1.0 && a.attentionNormalizer.alpha <= 8.0))
         refuse("--entmax-alpha: expected a number from 1 to 8");
 }
 
@@ -171,31 +172,13 @@ Architecture architectureOf(const std::string& folder)
     const ModelConfig& c = model.config();
     if (c.slidingWindow > 0)
         throw Error(folder + ": sliding-window attention cannot be trained");
-    Architecture a;
-    a.family = c.family;
-    a.modelType = c.modelType;
-    a.layers = c.layers;
-    a.heads = c.heads;
-    a.kvHeads = c.kvHeads;
-    a.headDim = c.headDim;
-    a.dModel = c.hiddenSize;
-    a.inner = c.intermediateSize;
-    a.vocab = c.vocabSize;
-    a.positions = c.maxPositions;
-    a.epsilon = c.normEpsilon;
+    Architecture a = c;
     a.ropeTheta = c.ropeTheta > 0 ? c.ropeTheta : 10000.0;
-    a.ropeScaling = c.ropeScaling;
-    a.qkvBias = c.qkvBias;
-    a.outputBias = c.outputBias;
-    a.mlpBias = c.mlpBias;
-    a.normalizer = c.attentionNormalizer;
-    const std::string lmHead = model.tensorName("lm_head.weight");
-    a.tied = c.family == ModelFamily::Gpt2 || !model.checkpoint().has(lmHead);
     const std::string configText =
         readRegularFile((std::filesystem::path(folder) / "config.json").string(), 1 << 20, "config.json");
     const nlohmann::json config = nlohmann::json::parse(configText, nullptr, false);
     if (config.is_object() && config.value("qkvlab_mlp", true) == false)
-        a.inner = 0;
+        a.intermediateSize = 0;
     return a;
 }
 
@@ -214,7 +197,7 @@ Tensors<Scalar> loadParameters(const std::string& folder, const Architecture& a,
             tensors[slot] = value.template cast<Scalar>();
     };
     const bool gpt2 = isGpt2(a);
-    const Index d = a.dModel, q = a.heads * a.headDim, kv = a.kvHeads * a.headDim;
+    const Index d = a.hiddenSize, q = a.heads * a.headDim, kv = a.kvHeads * a.headDim;
     put(layout.embedding, read(gpt2 ? "wte.weight" : "model.embed_tokens.weight"));
     if (gpt2)
         put(layout.positions, read("wpe.weight"));
@@ -271,7 +254,7 @@ Tensors<Scalar> loadParameters(const std::string& folder, const Architecture& a,
     put(layout.finalNorm, readRow(gpt2 ? "ln_f.weight" : "model.norm.weight"));
     if (gpt2)
         put(layout.finalNormBias, readRow("ln_f.bias"));
-    if (!a.tied)
+    if (!a.tiedEmbeddings)
         put(layout.unembedding, read("lm_head.weight").transpose());
     (void)q;
     (void)kv;
@@ -287,30 +270,30 @@ std::string configJson(const Architecture& a, Index inner)
     c["model_type"] = a.modelType;
     if (isGpt2(a)) {
         c["architectures"] = {"GPT2LMHeadModel"};
-        c["n_embd"] = a.dModel;
+        c["n_embd"] = a.hiddenSize;
         c["n_head"] = a.heads;
         c["n_layer"] = a.layers;
         c["n_inner"] = inner;
-        c["n_positions"] = a.positions;
-        c["n_ctx"] = a.positions;
-        c["vocab_size"] = a.vocab;
-        c["layer_norm_epsilon"] = a.epsilon;
+        c["n_positions"] = a.maxPositions;
+        c["n_ctx"] = a.maxPositions;
+        c["vocab_size"] = a.vocabSize;
+        c["layer_norm_epsilon"] = a.normEpsilon;
         c["activation_function"] = "gelu_new";
         c["tie_word_embeddings"] = true;
     } else {
         c["architectures"] = {a.modelType == "qwen2" ? "Qwen2ForCausalLM" : "LlamaForCausalLM"};
-        c["hidden_size"] = a.dModel;
+        c["hidden_size"] = a.hiddenSize;
         c["num_attention_heads"] = a.heads;
         c["num_key_value_heads"] = a.kvHeads;
         c["head_dim"] = a.headDim;
         c["num_hidden_layers"] = a.layers;
         c["intermediate_size"] = inner;
-        c["vocab_size"] = a.vocab;
-        c["max_position_embeddings"] = a.positions;
-        c["rms_norm_eps"] = a.epsilon;
+        c["vocab_size"] = a.vocabSize;
+        c["max_position_embeddings"] = a.maxPositions;
+        c["rms_norm_eps"] = a.normEpsilon;
         c["rope_theta"] = a.ropeTheta;
         c["hidden_act"] = "silu";
-        c["tie_word_embeddings"] = a.tied;
+        c["tie_word_embeddings"] = a.tiedEmbeddings;
         if (a.modelType == "llama") {
             c["attention_bias"] = a.qkvBias;
             c["mlp_bias"] = a.mlpBias;
@@ -319,10 +302,10 @@ std::string configJson(const Architecture& a, Index inner)
     c["torch_dtype"] = "float32";
     if (!a.hasMlp())
         c["qkvlab_mlp"] = false;
-    if (a.normalizer.type != NormalizerType::Softmax)
-        c["qkvlab_attention_normalizer"] = toString(a.normalizer.type);
-    if (a.normalizer.type == NormalizerType::Entmax)
-        c["qkvlab_entmax_alpha"] = a.normalizer.alpha;
+    if (a.attentionNormalizer.type != NormalizerType::Softmax)
+        c["qkvlab_attention_normalizer"] = toString(a.attentionNormalizer.type);
+    if (a.attentionNormalizer.type == NormalizerType::Entmax)
+        c["qkvlab_entmax_alpha"] = a.attentionNormalizer.alpha;
     return c.dump(2) + "\n";
 }
 
@@ -353,7 +336,7 @@ void saveModel(const std::string& folder, const Architecture& a, const Layout& l
     };
     const auto vector = [&](const std::string& name, int slot) { add(name, t[std::size_t(slot)], true); };
     const bool gpt2 = isGpt2(a);
-    const Index d = a.dModel, inner = a.hasMlp() ? a.inner : 1;
+    const Index d = a.hiddenSize, inner = a.hasMlp() ? a.intermediateSize : 1;
     const MatrixOf<Scalar> zeroUp = MatrixOf<Scalar>::Zero(d, inner),
                            zeroDown = MatrixOf<Scalar>::Zero(inner, d);
     const MatrixOf<Scalar> zeroInner = MatrixOf<Scalar>::Zero(1, inner), zeroD = MatrixOf<Scalar>::Zero(1, d);
@@ -428,7 +411,7 @@ void saveModel(const std::string& folder, const Architecture& a, const Layout& l
     vector(gpt2 ? "ln_f.weight" : "model.norm.weight", layout.finalNorm);
     if (gpt2)
         vector("ln_f.bias", layout.finalNormBias);
-    if (!a.tied)
+    if (!a.tiedEmbeddings)
         transposed("lm_head.weight", layout.unembedding);
     const std::filesystem::path path(folder);
     writeSafetensors((path / "model.safetensors").string(), out, {{"format", "pt"}});

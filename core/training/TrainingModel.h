@@ -19,30 +19,9 @@
 
 namespace qkv::training {
 
-/// The shape of the model and the computation its blocks do.
-struct Architecture {
-    ModelFamily family = ModelFamily::Gpt2; ///< Gpt2: LayerNorm, learned positions; Llama: RMSNorm, RoPE
-    std::string modelType = "gpt2";         ///< written to config.json: gpt2, llama, qwen2 or mistral
-    Index layers = 2;
-    Index heads = 2;
-    Index kvHeads = 2; ///< key/value heads (grouped-query attention when fewer than heads)
-    Index headDim = 16;
-    Index dModel = 32;
-    Index inner = 0; ///< the MLP's width; 0: attention only
-    Index vocab = 32;
-    Index positions = 64;
-    double epsilon = 1e-5;
-    double ropeTheta = 10000.0;
-    RopeScaling ropeScaling{};
-    bool qkvBias = true;
-    bool outputBias = true;
-    bool mlpBias = true;
-    bool tied = true; ///< the unembedding is the embedding
-    NormalizerSpec normalizer{};
-
-    bool hasMlp() const { return inner > 0; }
-    Index groupSize() const { return heads / kvHeads; }
-};
+/// The model's architecture: the one description models/ and training/ share (ModelConfig.h). A new model
+/// starts from its defaults; a model folder's is read by architectureOf().
+using Architecture = ModelConfig;
 
 /// Where a layer's tensors are in the parameter list; −1 for a tensor the layer does not have.
 struct LayerSlots {

@@ -41,8 +41,8 @@ void BM_TrainStepInduction(benchmark::State& state)
     const Recipe recipe = defaultRecipe(TaskKind::Induction);
     const Task task(TaskSettings{});
     Architecture a = recipe.architecture;
-    a.vocab = task.modelVocab();
-    a.positions = task.sequenceLength();
+    a.vocabSize = task.modelVocab();
+    a.maxPositions = task.sequenceLength();
     Batch batch;
     for (qkv::Index i = 0; i < recipe.batch; ++i)
         batch.push_back(task.trainingSequence(1, 1, i));
@@ -53,12 +53,12 @@ void BM_TrainStepGpt2Tiny(benchmark::State& state)
 {
     Architecture a;
     a.layers = 4;
-    a.dModel = 256;
+    a.hiddenSize = 256;
     a.heads = a.kvHeads = 8;
     a.headDim = 32;
-    a.inner = 1024;
-    a.vocab = 256;
-    a.positions = 256;
+    a.intermediateSize = 1024;
+    a.vocabSize = 256;
+    a.maxPositions = 256;
     Batch batch;
     std::uint64_t x = 1;
     for (int b = 0; b < 8; ++b) {

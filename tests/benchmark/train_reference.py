@@ -6,7 +6,9 @@ Writes tiny GPT-2, LLaMA (grouped-query attention, untied unembedding) and Qwen2
 unembedding) model folders and a file of token ids, runs `qkvlab train --init DIR --data-ids FILE --steps 3
 --precision float64` with SGD and with AdamW, rebuilds each model in torch from the same folder, takes the
 same steps with torch.optim.SGD / torch.optim.AdamW (their defaults), and compares every step's loss and
-every saved tensor. Exit 1 when a difference exceeds the tolerance (1e-9).
+every saved tensor. A third run per model trains on sequences of different lengths in one batch, against
+Hugging Face's loss over the batch right-padded with labels -100. Exit 1 when a difference exceeds the
+tolerance (1e-9), 77 (ctest's skip) without numpy or torch.
 
     /usr/bin/python3 tests/benchmark/train_reference.py --qkvlab build/release/app/qkvlab
 """
@@ -20,8 +22,12 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
-import torch
+try:
+    import numpy as np
+    import torch
+except ImportError as missing:  # ctest reads 77 as skipped
+    print(f"skipped: {missing.name} is not installed")
+    sys.exit(77)
 
 DTYPES = {"F64": np.float64, "F32": np.float32}
 
@@ -131,18 +137,34 @@ class Reference:
                       and "post_attention_layernorm" not in n}
         self.gpt2 = self.c["model_type"] == "gpt2"
 
-    def loss(self, ids):
-        ids = torch.tensor(ids)
+    def loss(self, sequences):
+        """Hugging Face's causal LM loss: sequences of different lengths right-padded, labels -100 there."""
+        n = max(len(s) for s in sequences)
+        ids = torch.tensor([list(s) + [0] * (n - len(s)) for s in sequences])
+        labels = torch.tensor([list(s[1:]) + [-100] * (n - len(s)) for s in sequences])
+        logits = self.logits(ids)
+        return torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]),
+                                                 labels.reshape(-1), ignore_index=-100)
+
+    def logits(self, ids, record=None):
+        """The logits of a batch of ids (B × n); with `record`, every activation TransformerLens names is put
+        there under its hook name (batch of one), its gradient kept by autograd."""
         p, c = self.p, self.c
         b, n = ids.shape
+
+        def hook(name, x):
+            if record is not None:
+                x.retain_grad()
+                record[name] = x
+            return x
         if self.gpt2:
             d, heads, eps = c["n_embd"], c["n_head"], c["layer_norm_epsilon"]
             kv = heads
-            h = p["wte.weight"][ids] + p["wpe.weight"][:n]
+            h = hook("hook_embed", p["wte.weight"][ids]) + hook("hook_pos_embed", p["wpe.weight"][:n] + 0.0)
         else:
             d, heads, eps = c["hidden_size"], c["num_attention_heads"], c["rms_norm_eps"]
             kv = c["num_key_value_heads"]
-            h = p["model.embed_tokens.weight"][ids]
+            h = hook("hook_embed", p["model.embed_tokens.weight"][ids])
         dh = c.get("head_dim", d // heads)
         mask = torch.ones(n, n, dtype=torch.bool).tril()
 
@@ -161,6 +183,8 @@ class Reference:
 
         layers = c["n_layer"] if self.gpt2 else c["num_hidden_layers"]
         for l in range(layers):
+            block = f"blocks.{l}."
+            h = hook(block + "hook_resid_pre", h + 0.0)
             if self.gpt2:
                 pre = f"h.{l}."
                 a = layer_norm(h, p[pre + "ln_1.weight"], p[pre + "ln_1.bias"])
@@ -175,6 +199,7 @@ class Reference:
                     return y if bias is None else y + bias
 
                 q, k, v = project("q_proj"), project("k_proj"), project("v_proj")
+            q, k, v = (hook(block + "attn.hook_" + name, x) for name, x in (("q", q), ("k", k), ("v", v)))
             q = q.view(b, n, heads, dh).transpose(1, 2)
             k = k.view(b, n, kv, dh).transpose(1, 2)
             v = v.view(b, n, kv, dh).transpose(1, 2)
@@ -184,44 +209,46 @@ class Reference:
             v = v.repeat_interleave(heads // kv, 1)
             s = (q @ k.transpose(-1, -2)) / math.sqrt(dh)
             s = s.masked_fill(~mask, float("-inf"))
-            z = (s.softmax(-1) @ v).transpose(1, 2).reshape(b, n, heads * dh)
+            w = hook(block + "attn.hook_pattern", s.softmax(-1))
+            z = hook(block + "attn.hook_z", (w @ v).transpose(1, 2).reshape(b, n, heads * dh))
             if self.gpt2:
-                h = h + z @ p[pre + "attn.c_proj.weight"] + p[pre + "attn.c_proj.bias"]
+                o = z @ p[pre + "attn.c_proj.weight"] + p[pre + "attn.c_proj.bias"]
             else:
                 o = z @ p[pre + "self_attn.o_proj.weight"].T
                 if pre + "self_attn.o_proj.bias" in p:
                     o = o + p[pre + "self_attn.o_proj.bias"]
-                h = h + o
+            h = h + hook(block + "hook_attn_out", o)
             if not self.mlp:
+                h = hook(block + "hook_resid_post", h + 0.0)
                 continue
             if self.gpt2:
                 m = layer_norm(h, p[pre + "ln_2.weight"], p[pre + "ln_2.bias"])
                 u = torch.nn.functional.gelu(m @ p[pre + "mlp.c_fc.weight"] + p[pre + "mlp.c_fc.bias"],
                                              approximate="tanh")
-                h = h + u @ p[pre + "mlp.c_proj.weight"] + p[pre + "mlp.c_proj.bias"]
+                mlp = u @ p[pre + "mlp.c_proj.weight"] + p[pre + "mlp.c_proj.bias"]
             else:
                 m = rms_norm(h, p[pre + "post_attention_layernorm.weight"])
                 g = torch.nn.functional.silu(m @ p[pre + "mlp.gate_proj.weight"].T)
-                h = h + (g * (m @ p[pre + "mlp.up_proj.weight"].T)) @ p[pre + "mlp.down_proj.weight"].T
+                mlp = (g * (m @ p[pre + "mlp.up_proj.weight"].T)) @ p[pre + "mlp.down_proj.weight"].T
+            h = hook(block + "hook_resid_post", h + hook(block + "hook_mlp_out", mlp))
         if self.gpt2:
-            f = layer_norm(h, p["ln_f.weight"], p["ln_f.bias"])
-            logits = f @ p["wte.weight"].T
-        else:
-            f = rms_norm(h, p["model.norm.weight"])
-            logits = f @ p.get("lm_head.weight", p["model.embed_tokens.weight"]).T
-        return torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]),
-                                                 ids[:, 1:].reshape(-1))
+            f = hook("ln_final.hook_normalized", layer_norm(h, p["ln_f.weight"], p["ln_f.bias"]))
+            return f @ p["wte.weight"].T
+        f = hook("ln_final.hook_normalized", rms_norm(h, p["model.norm.weight"]))
+        return f @ p.get("lm_head.weight", p["model.embed_tokens.weight"]).T
 
 
-def compare(qkvlab, kind, optimizer, lr, work, rng):
+def compare(qkvlab, kind, optimizer, lr, work, rng, ragged=False):
     folder = os.path.join(work, kind)
     vocab, positions = write_model(folder, kind, rng)
     batch, steps, n = 2, 3, 11
     sequences = rng.integers(0, vocab, size=(batch * steps + 1, n)).tolist()  # wraps around at step 3
+    if ragged:  # sequences of 3 to 11 tokens in one batch
+        sequences = [s[: int(rng.integers(3, n + 1))] for s in sequences]
     data = os.path.join(work, kind + "-ids.json")
     with open(data, "w") as f:
         json.dump(sequences, f)
-    out = os.path.join(work, f"{kind}-{optimizer}")
+    out = os.path.join(work, f"{kind}-{optimizer}" + ("-ragged" if ragged else ""))
     subprocess.run([qkvlab, "train", "--init", folder, "--data-ids", data, "--steps", str(steps), "--batch",
                     str(batch), "--optimizer", optimizer, "--lr", repr(lr), "--precision", "float64", "--quiet",
                     "--out", out], check=True)
@@ -255,10 +282,10 @@ def main():
     worst = 0.0
     with tempfile.TemporaryDirectory() as work:
         for kind in ("gpt2", "llama", "qwen2"):
-            for optimizer, lr in (("sgd", 0.1), ("adamw", 0.01)):
-                loss_error, tensor_error, losses = compare(args.qkvlab, kind, optimizer, lr, work, rng)
+            for optimizer, lr, ragged in (("sgd", 0.1, False), ("adamw", 0.01, False), ("adamw", 0.01, True)):
+                loss_error, tensor_error, losses = compare(args.qkvlab, kind, optimizer, lr, work, rng, ragged)
                 worst = max(worst, loss_error, tensor_error)
-                print(f"{kind:6} {optimizer:5}  losses {', '.join(f'{x:.6f}' for x in losses)}  "
+                print(f"{kind:6} {optimizer:5}{' ragged' if ragged else '       '}  losses {', '.join(f'{x:.6f}' for x in losses)}  "
                       f"max |loss − torch| {loss_error:.2e}  max |tensor − torch| {tensor_error:.2e}")
     print(f"largest difference {worst:.2e} (tolerance {args.tolerance:.0e})")
     return 0 if worst <= args.tolerance else 1

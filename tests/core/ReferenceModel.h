@@ -300,10 +300,15 @@ struct ReferenceRun {
     std::vector<std::vector<Table>> weights; ///< [layer][query head], n × n, as the head attended
     std::vector<std::vector<Table>> z;       ///< [layer][query head], n × d_head, after any intervention
     std::vector<Table> attentionInput;       ///< [layer]: the normalized input of its attention
-    Table residual;                          ///< after the last layer, before the final norm
-    Table normed, logits, logProbabilities;  ///< after the final norm; n × vocabulary
-    std::vector<double> normDivisor;         ///< the final norm's √(var + ε) per position
-    std::vector<double> losses;              ///< −ln p_i(ids[i + 1]), n − 1 of them
+    // What TransformerLens's hooks see (tst_hooks): the embeddings, and per layer the stream entering it,
+    // q (heads · d_head wide), k and v (kv_heads · d_head) before RoPE, the attention and MLP outputs
+    // added to the stream, and the stream leaving it.
+    Table embed, posEmbed;
+    std::vector<Table> residPre, q, k, v, attnOut, mlpOut, residPost;
+    Table residual;                         ///< after the last layer, before the final norm
+    Table normed, logits, logProbabilities; ///< after the final norm; n × vocabulary
+    std::vector<double> normDivisor;        ///< the final norm's √(var + ε) per position
+    std::vector<double> losses;             ///< −ln p_i(ids[i + 1]), n − 1 of them
     double meanLoss = 0.0;
 };
 
@@ -347,13 +352,16 @@ public:
         Table h;
         for (std::int64_t id : ids)
             h.push_back(embed[std::size_t(id)]);
+        out.embed = h;
         if (!t.llama) {
             const Table wpe = table("wpe.weight");
+            out.posEmbed = zeros(n, d);
             for (std::size_t i = 0; i < n; ++i)
                 for (std::size_t k = 0; k < d; ++k)
-                    h[i][k] += wpe[i][k];
+                    h[i][k] += wpe[i][k], out.posEmbed[i][k] = wpe[i][k];
         }
         for (int l = 0; l < t.layers; ++l) {
+            out.residPre.push_back(h);
             const std::string p = prefix(l);
             const Table x =
                 t.llama ? normalized(h, vec(p + "input_layernorm.weight"), {}, t.epsilon, true)
@@ -376,6 +384,7 @@ public:
                 k = linear(x, table(p + "self_attn.k_proj.weight"), bias("k_proj"), true);
                 v = linear(x, table(p + "self_attn.v_proj.weight"), bias("v_proj"), true);
             }
+            out.q.push_back(q), out.k.push_back(k), out.v.push_back(v);
             Attend how;
             how.divisor = std::sqrt(double(hd));
             how.ropeBase = t.llama ? t.theta : 0.0;
@@ -427,10 +436,17 @@ public:
             const Table attention =
                 t.llama ? linear(concat, table(p + "self_attn.o_proj.weight"), {}, true)
                         : linear(concat, table(p + "attn.c_proj.weight"), vec(p + "attn.c_proj.bias"), false);
+            out.attnOut.push_back(attention);
             for (std::size_t i = 0; i < n; ++i)
                 for (std::size_t c = 0; c < d; ++c)
                     h[i][c] += attention[i][c];
+            const Table beforeMlp = h;
             h = plusMlp(h, l);
+            out.mlpOut.push_back(zeros(n, d));
+            for (std::size_t i = 0; i < n; ++i)
+                for (std::size_t c = 0; c < d; ++c)
+                    out.mlpOut.back()[i][c] = h[i][c] - beforeMlp[i][c];
+            out.residPost.push_back(h);
         }
         out.residual = h;
         out.normed = t.llama

@@ -102,12 +102,12 @@ Architecture llamaGqa()
     a.heads = 4;
     a.kvHeads = 2;
     a.headDim = 6;
-    a.dModel = 16;
-    a.inner = 20;
-    a.vocab = 23;
-    a.positions = 16;
+    a.hiddenSize = 16;
+    a.intermediateSize = 20;
+    a.vocabSize = 23;
+    a.maxPositions = 16;
     a.qkvBias = a.outputBias = a.mlpBias = false;
-    a.tied = false;
+    a.tiedEmbeddings = false;
     return a;
 }
 
@@ -118,10 +118,10 @@ Architecture attentionOnly(NormalizerSpec normalizer)
     a.heads = 2;
     a.kvHeads = 2;
     a.headDim = 8;
-    a.dModel = 16;
-    a.vocab = 13;
-    a.positions = 12;
-    a.normalizer = normalizer;
+    a.hiddenSize = 16;
+    a.vocabSize = 13;
+    a.maxPositions = 12;
+    a.attentionNormalizer = normalizer;
     return a;
 }
 
@@ -178,7 +178,7 @@ private slots:
         const Architecture a = llamaGqa();
         const Layout layout = layoutOf(a);
         QVERIFY(layout.unembedding >= 0);
-        checkGradients(a, layout, randomParameters(layout, 5), randomBatch(3, 9, a.vocab, 2));
+        checkGradients(a, layout, randomParameters(layout, 5), randomBatch(3, 9, a.vocabSize, 2));
     }
 
     void gradientsQwen2()
@@ -188,7 +188,7 @@ private slots:
         const std::string path = folder.path().toStdString();
         const Architecture a = architectureOf(path);
         QCOMPARE(a.modelType, std::string("qwen2"));
-        QVERIFY(a.qkvBias && !a.outputBias && a.tied && a.kvHeads == 2);
+        QVERIFY(a.qkvBias && !a.outputBias && a.tiedEmbeddings && a.kvHeads == 2);
         const Layout layout = layoutOf(a);
         checkGradients(a, layout, loadParameters<double>(path, a, layout), randomBatch(2, 8, 40, 3));
     }
@@ -209,7 +209,7 @@ private slots:
         QFETCH(double, alpha);
         const Architecture a = attentionOnly({NormalizerType(type), alpha});
         const Layout layout = layoutOf(a);
-        checkGradients(a, layout, randomParameters(layout, 9), randomBatch(2, 10, a.vocab, 4), 40);
+        checkGradients(a, layout, randomParameters(layout, 9), randomBatch(2, 10, a.vocabSize, 4), 40);
     }
 
     void gradientsRopeAttentionOnly()
@@ -219,7 +219,42 @@ private slots:
         a.modelType = "llama";
         a.qkvBias = a.outputBias = a.mlpBias = false;
         const Layout layout = layoutOf(a);
-        checkGradients(a, layout, randomParameters(layout, 10), randomBatch(2, 10, a.vocab, 5), 40);
+        checkGradients(a, layout, randomParameters(layout, 10), randomBatch(2, 10, a.vocabSize, 5), 40);
+    }
+
+    void raggedBatch_data()
+    {
+        QTest::addColumn<bool>("llama");
+        QTest::newRow("gpt2") << false;
+        QTest::newRow("llama grouped query") << true;
+    }
+
+    /// Sequences of different lengths in one batch: the loss is the mean over every sequence's positions
+    /// but its last (Hugging Face's loss over a right-padded batch whose padding is labelled −100), and
+    /// its gradient is exact.
+    void raggedBatch()
+    {
+        QFETCH(bool, llama);
+        QTemporaryDir folder;
+        writeModel(tinyGpt2(), folder.path(), 21);
+        const Architecture a = llama ? llamaGqa() : architectureOf(folder.path().toStdString());
+        const Layout layout = layoutOf(a);
+        const Tensors<double> p = llama ? randomParameters(layout, 22)
+                                        : loadParameters<double>(folder.path().toStdString(), a, layout);
+        Batch batch;
+        for (const auto& [length, seed] : {std::pair{7, 1u}, std::pair{3, 2u}, std::pair{10, 3u}})
+            batch.push_back(randomBatch(1, length, std::min<Index>(a.vocabSize, 23), seed).front());
+        Network<double> network(a, layout);
+        double sum = 0.0;
+        Index count = 0;
+        for (const auto& sequence : batch) {
+            sum += network.forward(p, {sequence}) * double(sequence.size() - 1);
+            count += Index(sequence.size()) - 1;
+        }
+        QKV_COMPARE_NEAR(network.forward(p, batch), sum / double(count), 1e-12);
+        QCOMPARE(network.positionLosses().cols(), Index(9));
+        QCOMPARE(network.positionLosses()(1, 2), 0.0); // past the 3-token sequence's end
+        checkGradients(a, layout, p, batch);
     }
 
     void logitsEqualTheForwardPass()
@@ -241,7 +276,7 @@ private slots:
             const Architecture s = attentionOnly(normalizer);
             const Layout sparseLayout = layoutOf(s);
             saveModel(sparse.path().toStdString(), s, sparseLayout, randomParameters(sparseLayout, 14));
-            QCOMPARE(architectureOf(sparse.path().toStdString()).normalizer, normalizer);
+            QCOMPARE(architectureOf(sparse.path().toStdString()).attentionNormalizer, normalizer);
             compareLogits(sparse.path().toStdString(), {ids.begin(), ids.begin() + 10});
         }
     }
@@ -308,7 +343,7 @@ private slots:
         const Architecture a = llamaGqa();
         const Layout layout = layoutOf(a);
         const Tensors<double> start = randomParameters(layout, 31);
-        const Batch batch = randomBatch(2, 8, a.vocab, 7);
+        const Batch batch = randomBatch(2, 8, a.vocabSize, 7);
         // SGD: w − lr·∇w.
         {
             OptimizerSettings s;
@@ -358,7 +393,7 @@ private slots:
         const Architecture a = attentionOnly({});
         const Layout layout = layoutOf(a);
         Tensors<double> p = randomParameters(layout, 41), g;
-        lossAndGradients(a, layout, p, randomBatch(2, 8, a.vocab, 8), g);
+        lossAndGradients(a, layout, p, randomBatch(2, 8, a.vocabSize, 8), g);
         const double norm = globalNorm(g);
         QVERIFY(norm > 0.1);
         OptimizerSettings s;
@@ -399,7 +434,7 @@ private slots:
         const Tensors<double> p = zeroTensors<double>(layout);
         QVERIFY_THROWS_EXCEPTION(Error, network.forward(p, {{1, 2, 99}}));
         QVERIFY_THROWS_EXCEPTION(Error, network.forward(p, {std::vector<std::int64_t>(13, 1)}));
-        QVERIFY_THROWS_EXCEPTION(Error, network.forward(p, {{1, 2}, {1, 2, 3}}));
+        QVERIFY_THROWS_EXCEPTION(Error, network.forward(p, {{1}, {1, 2, 3}}));
     }
 };
 

@@ -30,8 +30,8 @@ private slots:
         TrainSettings s;
         const Recipe recipe = defaultRecipe(TaskKind::Induction);
         s.architecture = recipe.architecture;
-        s.architecture.vocab = 0;
-        s.architecture.positions = 0;
+        s.architecture.vocabSize = 0;
+        s.architecture.maxPositions = 0;
         TaskSettings task;
         task.kind = TaskKind::Induction;
         s.task = task;

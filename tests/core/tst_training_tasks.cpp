@@ -50,10 +50,10 @@ TrainSettings smallRun(const std::string& out)
     s.architecture.layers = 1;
     s.architecture.heads = 2;
     s.architecture.kvHeads = 2;
-    s.architecture.dModel = 16;
+    s.architecture.hiddenSize = 16;
     s.architecture.headDim = 8;
-    s.architecture.vocab = 0;
-    s.architecture.positions = 0;
+    s.architecture.vocabSize = 0;
+    s.architecture.maxPositions = 0;
     TaskSettings task;
     task.kind = TaskKind::Induction;
     task.vocab = 12;
@@ -216,7 +216,7 @@ private slots:
         TrainSettings s = smallRun(folder.filePath(QStringLiteral("run")).toStdString());
         s.task = settings;
         s.steps = 2;
-        s.architecture.positions = 0;
+        s.architecture.maxPositions = 0;
         train(s);
         const Model trained = Model::open(s.out);
         QVERIFY(trained.tokenizer() != nullptr);
@@ -337,7 +337,7 @@ private slots:
         s.optimizer.learningRate = -1;
         QVERIFY(errorOf([&] { train(s); }).find("--lr") != std::string::npos);
         s = smallRun(out);
-        s.architecture.positions = 8;
+        s.architecture.maxPositions = 8;
         QVERIFY(errorOf([&] { train(s); }).find("--task-length") != std::string::npos);
         s = smallRun(out);
         s.architecture.heads = s.architecture.kvHeads = 32;

@@ -138,11 +138,12 @@ void TrainingForm::fillFromRecipe()
     const training::Architecture& a = recipe.architecture;
     m_layers->setValue(int(a.layers));
     m_heads->setValue(int(a.heads));
-    m_dModel->setValue(int(a.dModel));
+    m_dModel->setValue(int(a.hiddenSize));
     m_mlp->setChecked(a.hasMlp());
     m_positions->setCurrentIndex(a.family == ModelFamily::Llama ? 0 : 1);
-    m_normalizer->setCurrentIndex(m_normalizer->findData(int(a.normalizer.type)));
-    m_alpha->setValue(a.normalizer.type == NormalizerType::Entmax ? a.normalizer.alpha : 1.5);
+    m_normalizer->setCurrentIndex(m_normalizer->findData(int(a.attentionNormalizer.type)));
+    m_alpha->setValue(a.attentionNormalizer.type == NormalizerType::Entmax ? a.attentionNormalizer.alpha
+                                                                           : 1.5);
     m_rate->setValue(recipe.learningRate);
     m_batch->setValue(int(recipe.batch));
     m_steps->setValue(int(recipe.steps));
@@ -159,16 +160,17 @@ training::TrainSettings TrainingForm::settings() const
     a = recipe.architecture;
     a.layers = m_layers->value();
     a.heads = a.kvHeads = m_heads->value();
-    a.dModel = m_dModel->value();
-    a.headDim = std::max<Index>(1, a.dModel / a.heads);
-    a.inner = m_mlp->isChecked() ? 4 * a.dModel : 0;
+    a.hiddenSize = m_dModel->value();
+    a.headDim = std::max<Index>(1, a.hiddenSize / a.heads);
+    a.intermediateSize = m_mlp->isChecked() ? 4 * a.hiddenSize : 0;
     const bool rope = m_positions->currentData().toBool();
     a.family = rope ? ModelFamily::Llama : ModelFamily::Gpt2;
     a.modelType = rope ? "llama" : "gpt2";
     a.qkvBias = a.outputBias = a.mlpBias = !rope;
-    a.vocab = a.positions = 0; // the task's
-    a.normalizer.type = NormalizerType(m_normalizer->currentData().toInt());
-    a.normalizer.alpha = a.normalizer.type == NormalizerType::Entmax ? m_alpha->value() : 1.5;
+    a.vocabSize = a.maxPositions = 0; // the task's
+    a.attentionNormalizer.type = NormalizerType(m_normalizer->currentData().toInt());
+    a.attentionNormalizer.alpha =
+        a.attentionNormalizer.type == NormalizerType::Entmax ? m_alpha->value() : 1.5;
     training::TaskSettings task;
     task.kind = kind;
     s.task = task;
