@@ -326,10 +326,12 @@ void TestTrainingTab::pauseHoldsAndStepRunsOne()
     const auto paused = panel->reportedStep();
     // The worker waits inside the step it reported: every report is drawn and no other comes.
     QTRY_COMPARE_WITH_TIMEOUT(drawnSteps(panel), int(paused), 30000);
+    // The worker waits before the window hears of it (a queued signal): the status follows.
+    QTRY_VERIFY_WITH_TIMEOUT(status(panel).startsWith(QStringLiteral("Paused after step %1").arg(paused)),
+                             30000);
     QVERIFY(panel->isPaused());
     QCOMPARE(panel->reportedStep(), paused);
     QCOMPARE(child<QAbstractButton>(panel, "trainingPause")->text(), QStringLiteral("Resume"));
-    QVERIFY(status(panel).startsWith(QStringLiteral("Paused after step %1").arg(paused)));
 
     click(panel, "trainingStep");
     QTRY_VERIFY_WITH_TIMEOUT(panel->reportedStep() == paused + 1 && panel->isPaused(), 30000);
