@@ -233,6 +233,14 @@ void Workspaces::finishSetUp()
     for (Workspace workspace : all())
         if (id(workspace) == last)
             setCurrent(workspace);
+    // QWidget::raise() says nothing when the widget is its parent's last child already; a hidden widget kept
+    // last on each page makes every raise of a dock a move, which the dock is told of.
+    for (QMainWindow* page : std::as_const(m_pages)) {
+        auto* lid = new QWidget(page);
+        lid->setObjectName(QStringLiteral("raiseLid"));
+        lid->hide();
+        m_lids << lid;
+    }
     m_followRaisedDocks = true;
 }
 
@@ -273,11 +281,17 @@ void Workspaces::restoreDefaultLayouts()
 bool Workspaces::eventFilter(QObject* watched, QEvent* event)
 {
     // Whoever raises a dock (FigureNavigator, a lesson step, a model just opened) means to show it.
-    if (event->type() == QEvent::ZOrderChange && m_followRaisedDocks) {
-        auto* dock = qobject_cast<QDockWidget*>(watched);
-        const std::optional<Workspace> workspace = dock ? workspaceOf(dock) : std::nullopt;
-        if (workspace && *workspace != current() && !dock->isHidden() && !dock->isFloating())
+    auto* dock = qobject_cast<QDockWidget*>(watched);
+    if (event->type() == QEvent::ZOrderChange && dock && !m_lids.isEmpty()) {
+        const std::optional<Workspace> workspace = workspaceOf(dock);
+        if (m_followRaisedDocks && workspace && *workspace != current() && !dock->isHidden() &&
+            !dock->isFloating())
             setCurrent(*workspace);
+        if (workspace) {
+            watched->event(event); // the dock brings its tab forward while it is still the last child
+            m_lids.at(static_cast<int>(*workspace))->raise();
+            return true;
+        }
     }
     return QStackedWidget::eventFilter(watched, event);
 }

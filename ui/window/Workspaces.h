@@ -75,6 +75,7 @@ private:
     QList<QAction*> m_dockActions;      ///< the View menu's entries, in the order the docks were added
     QActionGroup* m_switches;
     QList<QByteArray> m_defaultLayouts;
+    QList<QWidget*> m_lids;           ///< per page: a hidden widget kept above the docks (eventFilter)
     bool m_followRaisedDocks = false; ///< off while the pages are built or a layout is restored
 };
 
