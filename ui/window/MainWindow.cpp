@@ -307,9 +307,11 @@ void MainWindow::createDocks()
     QDockWidget* modelDock = addDock(tr("Model"), QStringLiteral("dockModel"), model->modelTab(),
                                      Qt::LeftDockWidgetArea, Workspace::Model);
     QDockWidget* prediction = addDock(tr("Prediction"), QStringLiteral("dockPrediction"),
-                                      model->predictionTab(), Qt::RightDockWidgetArea, Workspace::Model);
+                                      model->predictionTab(), Qt::LeftDockWidgetArea, Workspace::Model);
     QDockWidget* headScores = addDock(tr("Head Scores"), QStringLiteral("dockHeadScores"), model->headsTab(),
-                                      Qt::RightDockWidgetArea, Workspace::Model);
+                                      Qt::LeftDockWidgetArea, Workspace::Model);
+    // One area split in two (the page has no central widget to take what two areas would leave).
+    m_workspaces->page(Workspace::Model)->splitDockWidget(modelDock, prediction, Qt::Horizontal);
     m_workspaces->page(Workspace::Model)->splitDockWidget(prediction, headScores, Qt::Vertical);
     addDock(tr("Training"), QStringLiteral("dockTraining"), new TrainingPanel(m_modelLoading, this),
             Qt::LeftDockWidgetArea, Workspace::Training);
@@ -347,12 +349,11 @@ void MainWindow::sizeDocks()
 {
     const auto dock = [this](const char* name) { return findChild<QDockWidget*>(QLatin1String(name)); };
     QMainWindow* head = m_workspaces->page(Workspace::Head);
+    // Narrower than the window without workspaces had them: the mode bar takes its share of the width, and
+    // the heatmaps' tab names need theirs.
     head->resizeDocks({dock("dockEmbeddings"), dock("dockControls")},
-                      {width() * 27 / 100, width() * 22 / 100}, Qt::Horizontal);
+                      {width() * 24 / 100, width() * 21 / 100}, Qt::Horizontal);
     head->resizeDocks({dock("dockMath")}, {height() * 36 / 100}, Qt::Vertical);
-    m_workspaces->page(Workspace::Model)
-        ->resizeDocks({dock("dockModel"), dock("dockPrediction")}, {width() * 55 / 100, width() * 45 / 100},
-                      Qt::Horizontal);
 }
 
 void MainWindow::connectActions()

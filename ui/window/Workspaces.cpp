@@ -202,7 +202,10 @@ QToolBar* Workspaces::createModeBar(QWidget* parent)
     bar->setMovable(false);
     bar->setFloatable(false);
     bar->setToolButtonStyle(Qt::ToolButtonTextUnderIcon);
-    bar->setIconSize(QSize(32, 32));
+    bar->setIconSize(QSize(24, 24));
+    QFont font = bar->font(); // the bar is as wide as its longest name: a smaller one leaves the views room
+    font.setPointSizeF(font.pointSizeF() * 0.9);
+    bar->setFont(font);
     bar->toggleViewAction()->setVisible(false); // the way between workspaces is not for closing
     bar->addActions(m_switches->actions());
     return bar;
