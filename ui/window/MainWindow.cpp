@@ -354,6 +354,19 @@ void MainWindow::sizeDocks()
     head->resizeDocks({dock("dockEmbeddings"), dock("dockControls")},
                       {width() * 24 / 100, width() * 21 / 100}, Qt::Horizontal);
     head->resizeDocks({dock("dockMath")}, {height() * 36 / 100}, Qt::Vertical);
+    // Step by Step beside the other views' tabs when their names fit in half the width; else one more tab
+    // among them (1920 × 1080 at a scale factor of 2).
+    QDockWidget* math = dock("dockMath");
+    QList<QDockWidget*> tabbed = head->tabifiedDockWidgets(dock("dockQueryKeySpace"));
+    tabbed << dock("dockQueryKeySpace");
+    int tabNames = 0;
+    for (const QDockWidget* view : std::as_const(tabbed))
+        tabNames +=
+            fontMetrics().horizontalAdvance(view->windowTitle()) + 4 * fontMetrics().averageCharWidth();
+    if (tabNames > width() / 2) {
+        head->tabifyDockWidget(dock("dockQueryKeySpace"), math);
+        math->raise();
+    }
 }
 
 void MainWindow::connectActions()

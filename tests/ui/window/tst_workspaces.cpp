@@ -360,6 +360,8 @@ void TestWorkspaces::noTabNameElided_data()
         QTest::addRow("%s, opened on 1280x720", qPrintable(Workspaces::id(workspace))) << opened << workspace;
         QTest::addRow("%s, 1280x720", qPrintable(Workspaces::id(workspace))) << QSize(1280, 720) << workspace;
     }
+    // 1920 × 1080 at a scale factor of 2, opened at 90 %: the docks' tabs (the heatmaps' tabs scroll).
+    QTest::addRow("head, docks at 864x486") << QSize(864, 486) << Workspace::Head;
 }
 
 // Every tab bar on screen (the docks' tabs, the experiments', the heatmaps') writes its names in full and
@@ -378,7 +380,8 @@ void TestWorkspaces::noTabNameElided()
     QCoreApplication::processEvents(); // the docks' tab bars are laid out once their page is shown
     int checked = 0;
     for (const QTabBar* bar : window.workspaces()->page(workspace)->findChildren<QTabBar*>()) {
-        if (!bar->isVisible())
+        const bool dockTabs = bar->parentWidget() == window.workspaces()->page(workspace);
+        if (!bar->isVisible() || (size.width() < 1000 && !dockTabs))
             continue;
         for (const QToolButton* scroll : bar->findChildren<QToolButton*>())
             QVERIFY2(!scroll->isVisible(), qPrintable(bar->tabText(0)));
@@ -394,7 +397,7 @@ void TestWorkspaces::noTabNameElided()
             ++checked;
         }
     }
-    if (workspace == Workspace::Head)
+    if (workspace == Workspace::Head && size.width() >= 1000)
         QVERIFY2(checked >= 12, qPrintable(QString::number(checked))); // docks, experiments, heatmaps
 }
 
