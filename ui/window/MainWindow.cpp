@@ -354,8 +354,19 @@ void MainWindow::sizeDocks()
     head->resizeDocks({dock("dockEmbeddings"), dock("dockControls")},
                       {width() * 24 / 100, width() * 21 / 100}, Qt::Horizontal);
     head->resizeDocks({dock("dockMath")}, {height() * 36 / 100}, Qt::Vertical);
-    // Step by Step beside the other views' tabs when their names fit in half the width; else one more tab
-    // among them (1920 × 1080 at a scale factor of 2).
+}
+
+// Step by Step beside the other views' tabs when their names fit in half the width; else one more tab among
+// them (1920 × 1080 at a scale factor of 2). Done at the first show, at the window's real size, unless the
+// Head workspace's layout was remembered.
+void MainWindow::showEvent(QShowEvent* event)
+{
+    QMainWindow::showEvent(event);
+    if (std::exchange(m_bottomTabsFitted, true) ||
+        !Preferences::workspaceLayout(Workspaces::id(Workspace::Head)).isEmpty())
+        return;
+    const auto dock = [this](const char* name) { return findChild<QDockWidget*>(QLatin1String(name)); };
+    QMainWindow* head = m_workspaces->page(Workspace::Head);
     QDockWidget* math = dock("dockMath");
     QList<QDockWidget*> tabbed = head->tabifiedDockWidgets(dock("dockQueryKeySpace"));
     tabbed << dock("dockQueryKeySpace");

@@ -84,6 +84,7 @@ public:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 
@@ -138,6 +139,7 @@ private:
     QToolButton* m_stopButton = nullptr;
     QTimer* m_busyDelay = nullptr; ///< the busy widgets show when a computation outlasts it
     bool m_presentation = false;
+    bool m_bottomTabsFitted = false;               ///< showEvent() chose where Step by Step goes
     QByteArray m_statesBeforePresentation;         ///< toolbars and the lesson's dock
     QList<QByteArray> m_layoutsBeforePresentation; ///< the workspaces' docks
     Qt::WindowStates m_windowStateBeforePresentation;
