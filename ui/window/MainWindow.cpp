@@ -338,7 +338,7 @@ void MainWindow::createLessons()
     // text is what the person reads: a column as wide as the controls' when it opens, not what is left over.
     connect(m_lessonDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
         if (visible && !m_lessonDock->isFloating())
-            resizeDocks({m_lessonDock}, {width() * 22 / 100}, Qt::Horizontal);
+            resizeDocks({m_lessonDock}, {width() * 20 / 100}, Qt::Horizontal);
     });
     QList<QAction*> menus = menuBar()->actions();
     menuBar()->insertMenu(menus.isEmpty() ? nullptr : menus.back(), m_lessonPanel->menu()); // before Help
@@ -377,6 +377,8 @@ void MainWindow::showEvent(QShowEvent* event)
     if (tabNames > width() / 2) {
         head->tabifyDockWidget(dock("dockQueryKeySpace"), math);
         math->raise();
+    } else { // the tabs get the larger share: a lesson's panel beside the workspace narrows them
+        head->resizeDocks({math, tabbed.back()}, {width() * 40 / 100, width() * 60 / 100}, Qt::Horizontal);
     }
 }
 
