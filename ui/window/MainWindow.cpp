@@ -36,6 +36,7 @@
 #include "ViewHelp.h"
 #include "ViewRegistry.h"
 #include "WindowGeometry.h"
+#include "Workspaces.h"
 
 #include <QApplication>
 #include <QCloseEvent>
@@ -109,15 +110,15 @@ MainWindow::MainWindow(QWidget* parent)
     setObjectName(QStringLiteral("mainWindow"));
     setAcceptDrops(true);
     setDockNestingEnabled(true);
+    m_workspaces = new Workspaces(this);
+    setCentralWidget(m_workspaces);
+    addToolBar(Qt::LeftToolBarArea, m_workspaces->createModeBar(this));
     m_results = qobject_cast<ResultViews*>(createView(QStringLiteral("results")));
-    setCentralWidget(m_results);
+    m_workspaces->page(Workspace::Head)->setCentralWidget(m_results);
     createDocks();
     addWhatsThis(this);
 
-    QList<QAction*> dockToggles;
-    for (QDockWidget* dock : m_docks)
-        dockToggles << dock->toggleViewAction();
-    m_actions.fillMenuBar(menuBar(), dockToggles);
+    m_actions.fillMenuBar(menuBar(), m_workspaces->menuActions());
     createLessons();
     QToolBar* toolBar = addToolBar(tr("File"));
     toolBar->setObjectName(QStringLiteral("fileToolBar"));
@@ -177,6 +178,7 @@ MainWindow::MainWindow(QWidget* parent)
     placeOnScreen();
     sizeDocks();
     m_defaultState = saveState();
+    m_workspaces->finishSetUp();
     restoreState(Preferences::windowState());
     m_lessonDock->hide(); // a lesson is not restored, so neither is its panel
     applyTheme();
@@ -199,14 +201,11 @@ QString MainWindow::viewTitle(QWidget* view) const
 
 void MainWindow::createDocks()
 {
+    // The head's workbench: the editors and controls around the heatmaps, the head's views below them.
+    QMainWindow* head = m_workspaces->page(Workspace::Head);
     const auto addDock = [this](const QString& title, const QString& name, QWidget* widget,
-                                Qt::DockWidgetArea area) {
-        auto* dock = new QDockWidget(title, this);
-        dock->setObjectName(name);
-        dock->setWidget(scrollable(widget));
-        addDockWidget(area, dock);
-        m_docks << dock;
-        return dock;
+                                Qt::DockWidgetArea area, Workspace workspace = Workspace::Head) {
+        return m_workspaces->addDock(workspace, title, name, scrollable(widget), area);
     };
     const auto addEditor = [this](const MatrixRef& ref) {
         auto* editor = new MatrixEditor(m_document, ref, this);
@@ -233,15 +232,15 @@ void MainWindow::createDocks()
     }
     QDockWidget* weights =
         addDock(tr("Weights"), QStringLiteral("dockWeights"), m_weightTabs, Qt::LeftDockWidgetArea);
-    splitDockWidget(embeddings, weights, Qt::Vertical);
-    tabifyDockWidget(embeddings, m_contextDock);
+    head->splitDockWidget(embeddings, weights, Qt::Vertical);
+    head->tabifyDockWidget(embeddings, m_contextDock);
     embeddings->raise();
 
     QDockWidget* controls = addDock(tr("Attention"), QStringLiteral("dockControls"),
                                     new ControlsPanel(m_document, this), Qt::RightDockWidgetArea);
     QDockWidget* shape = addDock(tr("Dimensions"), QStringLiteral("dockShape"),
                                  new ShapePanel(m_document, this), Qt::RightDockWidgetArea);
-    splitDockWidget(controls, shape, Qt::Vertical);
+    head->splitDockWidget(controls, shape, Qt::Vertical);
 
     m_maskEditor = new MaskEditor(m_document, this);
     m_maskEditor->horizontalHeader()->setDefaultSectionSize(44);
@@ -255,7 +254,7 @@ void MainWindow::createDocks()
                 model->paintRectangle(model->index(anchorRow, anchorColumn), model->index(row, column));
             });
     QDockWidget* mask = addDock(tr("Mask"), QStringLiteral("dockMask"), maskView, Qt::RightDockWidgetArea);
-    tabifyDockWidget(shape, mask);
+    head->tabifyDockWidget(shape, mask);
     shape->raise();
 
     // The views below the heatmaps, one tab each, made from the list the export draws too (ViewRegistry).
@@ -293,30 +292,35 @@ void MainWindow::createDocks()
           std::tuple{viewTitle(spaces), "dockThreeSpaces", spaces},
           std::tuple{viewTitle(values), "dockValueSpace", values},
           std::tuple{viewTitle(heads), "dockHeads", heads},
-          std::tuple{tr("Model"), "dockModel", model->modelTab()},
-          std::tuple{tr("Prediction"), "dockPrediction", model->predictionTab()},
-          std::tuple{tr("Head Scores"), "dockHeadScores", model->headsTab()},
-          std::tuple{tr("Training"), "dockTraining",
-                     static_cast<QWidget*>(new TrainingPanel(m_modelLoading, this))},
           std::tuple{viewTitle(normalizers), "dockNormalizers", normalizers},
           std::tuple{tr("Experiments"), "dockExperiments", static_cast<QWidget*>(experiments)}}) {
         QDockWidget* dock = addDock(title, QLatin1String(name), widget, Qt::BottomDockWidgetArea);
         if (previous == mathDock)
-            splitDockWidget(mathDock, dock, Qt::Horizontal);
+            head->splitDockWidget(mathDock, dock, Qt::Horizontal);
         else
-            tabifyDockWidget(previous, dock);
+            head->tabifyDockWidget(previous, dock);
         previous = dock;
     }
     findChild<QDockWidget*>(QStringLiteral("dockQueryKeySpace"))->raise();
+
+    // The model's overview on the left, what it predicts and how its heads score on the right.
+    QDockWidget* modelDock = addDock(tr("Model"), QStringLiteral("dockModel"), model->modelTab(),
+                                     Qt::LeftDockWidgetArea, Workspace::Model);
+    QDockWidget* prediction = addDock(tr("Prediction"), QStringLiteral("dockPrediction"),
+                                      model->predictionTab(), Qt::LeftDockWidgetArea, Workspace::Model);
+    QDockWidget* headScores = addDock(tr("Head Scores"), QStringLiteral("dockHeadScores"), model->headsTab(),
+                                      Qt::LeftDockWidgetArea, Workspace::Model);
+    // One area split in two (the page has no central widget to take what two areas would leave).
+    m_workspaces->page(Workspace::Model)->splitDockWidget(modelDock, prediction, Qt::Horizontal);
+    m_workspaces->page(Workspace::Model)->splitDockWidget(prediction, headScores, Qt::Vertical);
+    addDock(tr("Training"), QStringLiteral("dockTraining"), new TrainingPanel(m_modelLoading, this),
+            Qt::LeftDockWidgetArea, Workspace::Training);
     // A model just opened: its layers and heads come forward while they are computed.
-    connect(model->overview(), &ModelOverview::modelChanged, this, [this] {
-        QDockWidget* dock = findChild<QDockWidget*>(QStringLiteral("dockModel"));
-        dock->show();
-        dock->raise();
-    });
+    connect(model->overview(), &ModelOverview::modelChanged, this,
+            [this, modelDock] { m_workspaces->reveal(modelDock); });
 }
 
-// Lessons ▸ and the panel they play in (right, beside the controls; hidden until a lesson starts). Built
+// Lessons ▸ and the panel they play in (the window's right edge; hidden until a lesson starts). Built
 // after the docks: a step may show any view of the window.
 void MainWindow::createLessons()
 {
@@ -330,10 +334,11 @@ void MainWindow::createLessons()
     m_lessonDock->setWidget(m_lessonPanel);
     addDockWidget(Qt::RightDockWidgetArea, m_lessonDock);
     m_lessonDock->hide();
-    // A lesson's text is what the person reads: half the right column when it opens, not what is left over.
+    // The lesson is the window's, not a workspace's: it stays beside every workspace a step switches to. Its
+    // text is what the person reads: a column as wide as the controls' when it opens, not what is left over.
     connect(m_lessonDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
         if (visible && !m_lessonDock->isFloating())
-            resizeDocks({m_lessonDock}, {height() / 2}, Qt::Vertical);
+            resizeDocks({m_lessonDock}, {width() * 20 / 100}, Qt::Horizontal);
     });
     QList<QAction*> menus = menuBar()->actions();
     menuBar()->insertMenu(menus.isEmpty() ? nullptr : menus.back(), m_lessonPanel->menu()); // before Help
@@ -343,9 +348,38 @@ void MainWindow::createLessons()
 void MainWindow::sizeDocks()
 {
     const auto dock = [this](const char* name) { return findChild<QDockWidget*>(QLatin1String(name)); };
-    resizeDocks({dock("dockEmbeddings"), dock("dockControls")}, {width() * 27 / 100, width() * 22 / 100},
-                Qt::Horizontal);
-    resizeDocks({dock("dockMath")}, {height() * 36 / 100}, Qt::Vertical);
+    QMainWindow* head = m_workspaces->page(Workspace::Head);
+    // Narrower than the window without workspaces had them: the mode bar takes its share of the width, and
+    // the heatmaps' tab names need theirs.
+    head->resizeDocks({dock("dockEmbeddings"), dock("dockControls")},
+                      {width() * 24 / 100, width() * 21 / 100}, Qt::Horizontal);
+    head->resizeDocks({dock("dockMath")}, {height() * 36 / 100}, Qt::Vertical);
+}
+
+// Step by Step beside the other views' tabs when their names fit in half the width; else one more tab among
+// them (1920 × 1080 at a scale factor of 2). Done at the first show, at the window's real size, unless the
+// Head workspace's layout was remembered.
+void MainWindow::showEvent(QShowEvent* event)
+{
+    QMainWindow::showEvent(event);
+    if (std::exchange(m_bottomTabsFitted, true) ||
+        !Preferences::workspaceLayout(Workspaces::id(Workspace::Head)).isEmpty())
+        return;
+    const auto dock = [this](const char* name) { return findChild<QDockWidget*>(QLatin1String(name)); };
+    QMainWindow* head = m_workspaces->page(Workspace::Head);
+    QDockWidget* math = dock("dockMath");
+    QList<QDockWidget*> tabbed = head->tabifiedDockWidgets(dock("dockQueryKeySpace"));
+    tabbed << dock("dockQueryKeySpace");
+    int tabNames = 0;
+    for (const QDockWidget* view : std::as_const(tabbed))
+        tabNames +=
+            fontMetrics().horizontalAdvance(view->windowTitle()) + 4 * fontMetrics().averageCharWidth();
+    if (tabNames > width() / 2) {
+        head->tabifyDockWidget(dock("dockQueryKeySpace"), math);
+        math->raise();
+    } else { // the tabs get the larger share: a lesson's panel beside the workspace narrows them
+        head->resizeDocks({math, tabbed.back()}, {width() * 40 / 100, width() * 60 / 100}, Qt::Horizontal);
+    }
 }
 
 void MainWindow::connectActions()
@@ -374,8 +408,7 @@ void MainWindow::connectActions()
     connect(m_actions.exportAllFigures, &QAction::triggered, this, [this] { exportFigureDialog(true); });
     connect(m_actions.quit, &QAction::triggered, this, &QWidget::close);
     connect(m_actions.resetLayout, &QAction::triggered, this, [this] {
-        for (QDockWidget* dock : m_docks)
-            dock->show();
+        m_workspaces->restoreDefaultLayouts();
         restoreState(m_defaultState);
     });
     connect(m_actions.presentation, &QAction::toggled, this, &MainWindow::setPresentation);
@@ -454,9 +487,11 @@ void MainWindow::setPresentation(bool on)
             texts << widget;
     if (on) {
         m_statesBeforePresentation = saveState();
+        m_layoutsBeforePresentation = m_workspaces->saveLayouts();
         m_windowStateBeforePresentation = windowState();
-        for (QDockWidget* dock : m_docks)
-            if (dockWidgetArea(dock) != Qt::BottomDockWidgetArea) // the editors; the result views stay
+        QMainWindow* head = m_workspaces->page(Workspace::Head);
+        for (QDockWidget* dock : m_workspaces->docks(Workspace::Head))
+            if (head->dockWidgetArea(dock) != Qt::BottomDockWidgetArea) // the editors; the result views stay
                 dock->hide();
         for (QWidget* widget : texts) {
             widget->setProperty(fontBeforePresentation, widget->testAttribute(Qt::WA_SetFont)
@@ -480,6 +515,7 @@ void MainWindow::setPresentation(bool on)
         applyPlotStyle();
         setWindowState(m_windowStateBeforePresentation);
         restoreState(m_statesBeforePresentation);
+        m_workspaces->restoreLayouts(m_layoutsBeforePresentation);
     }
 }
 
@@ -575,6 +611,7 @@ void MainWindow::closeEvent(QCloseEvent* event)
         setPresentation(false); // remember the window, not the projector's full screen
     Preferences::setWindowGeometry(saveGeometry());
     Preferences::setWindowState(saveState());
+    m_workspaces->rememberLayouts();
     event->accept();
 }
 

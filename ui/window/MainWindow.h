@@ -33,6 +33,7 @@ class MatrixEditor;
 class ResultViews;
 class UserGuide;
 class ModelLoading;
+class Workspaces;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -68,6 +69,8 @@ public:
     LessonPlayer* lessonPlayer() const { return m_lessonPlayer; }
     /// File ▸ Open Model… and Edit ▸ Reset to Model.
     ModelLoading* modelLoading() const { return m_modelLoading; }
+    /// Head, Model and Training, each with its own docks (the window's central widget).
+    Workspaces* workspaces() const { return m_workspaces; }
 
     /// View ▸ Presentation: full screen, plots' and tables' text ×1.5, the editor docks hidden (the result
     /// views stay); leaving it restores the docks, the text and the window as they were.
@@ -81,6 +84,7 @@ public:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 
@@ -114,7 +118,7 @@ private:
     Autosave* m_autosave;
     Actions m_actions;
     ModelLoading* m_modelLoading;
-    QList<QDockWidget*> m_docks;
+    Workspaces* m_workspaces = nullptr;
     QByteArray m_defaultState;
     QTabWidget* m_weightTabs = nullptr;
     QList<MatrixEditor*> m_editors;
@@ -135,7 +139,9 @@ private:
     QToolButton* m_stopButton = nullptr;
     QTimer* m_busyDelay = nullptr; ///< the busy widgets show when a computation outlasts it
     bool m_presentation = false;
-    QByteArray m_statesBeforePresentation; ///< docks and toolbars
+    bool m_bottomTabsFitted = false;               ///< showEvent() chose where Step by Step goes
+    QByteArray m_statesBeforePresentation;         ///< toolbars and the lesson's dock
+    QList<QByteArray> m_layoutsBeforePresentation; ///< the workspaces' docks
     Qt::WindowStates m_windowStateBeforePresentation;
 };
 

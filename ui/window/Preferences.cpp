@@ -13,6 +13,7 @@ namespace qkv::ui {
 namespace {
 const QString geometryKey = QStringLiteral("window/geometry");
 const QString stateKey = QStringLiteral("window/state");
+const QString workspaceKey = QStringLiteral("window/workspace");
 const QString recentKey = QStringLiteral("files/recent");
 const QString autosaveKey = QStringLiteral("recovery/autosaveSeconds");
 const QString memoryLimitKey = QStringLiteral("compute/memoryLimitBytes");
@@ -34,6 +35,22 @@ QByteArray Preferences::windowState()
 void Preferences::setWindowState(const QByteArray& state)
 {
     QSettings().setValue(stateKey, state);
+}
+QByteArray Preferences::workspaceLayout(const QString& workspace)
+{
+    return QSettings().value(QStringLiteral("window/workspaces/%1/state").arg(workspace)).toByteArray();
+}
+void Preferences::setWorkspaceLayout(const QString& workspace, const QByteArray& state)
+{
+    QSettings().setValue(QStringLiteral("window/workspaces/%1/state").arg(workspace), state);
+}
+QString Preferences::workspace()
+{
+    return QSettings().value(workspaceKey).toString();
+}
+void Preferences::setWorkspace(const QString& workspace)
+{
+    QSettings().setValue(workspaceKey, workspace);
 }
 QStringList Preferences::recentFiles()
 {

@@ -15,6 +15,12 @@ public:
     static void setWindowGeometry(const QByteArray& geometry);
     static QByteArray windowState();
     static void setWindowState(const QByteArray& state);
+    /// A workspace's dock layout ("window/workspaces/ID/state"; empty when never saved).
+    static QByteArray workspaceLayout(const QString& workspace);
+    static void setWorkspaceLayout(const QString& workspace, const QByteArray& state);
+    /// The workspace on show when the window last closed ("window/workspace"; empty when none).
+    static QString workspace();
+    static void setWorkspace(const QString& workspace);
     /// Newest first, without duplicates.
     static QStringList recentFiles();
     static void addRecentFile(const QString& path);

@@ -12,6 +12,7 @@
 #include "Lessons.h"
 #include "MainWindow.h"
 #include "TrainingPanel.h"
+#include "Workspaces.h"
 
 #include "QueuedReplots.h"
 #include "TestMain.h"
@@ -229,8 +230,16 @@ void TestLessons::trainingLesson()
         } else if (startStep < 0) {
             QVERIFY2(document->session() == before, qPrintable(where)); // no step before the model edits
         }
+        // Each step brings the workspace of what it shows forward: the Training panel, or the model's views.
         if (step.showTrainingTab || step.training == LessonTraining::Start)
             QTRY_VERIFY2(training->isVisible(), qPrintable(where));
+        const std::optional<Workspace> workspace =
+            step.showTrainingTab || step.training == LessonTraining::Start
+                ? Workspace::Training
+                : window.workspaces()->workspaceOf(
+                      player->navigator().widget(QString::fromStdString(step.view)));
+        QVERIFY2(workspace, qPrintable(where)); // every step of the lesson shows something
+        QTRY_VERIFY2(window.workspaces()->current() == *workspace, qPrintable(where));
         if (!step.view.empty())
             QTRY_VERIFY2(player->navigator().isShown(QString::fromStdString(step.view)), qPrintable(where));
         QVERIFY2(!notice->isVisible(), qPrintable(where + QStringLiteral(": ") + notice->text()));

@@ -507,7 +507,7 @@ void TestMainWindow::everyTokenNamedAtThreeTokens()
 // The pipeline canvas is the view a window opens on; at 1280×720 it writes every number of "I love AI".
 void TestMainWindow::pipelineWritesEveryValueAtThreeTokens()
 {
-    Preferences::setWindowState({}); // the default arrangement of the docks, not one an earlier test left
+    QSettings().clear(); // the default arrangement of the docks, not one an earlier test left
     MainWindow window;
     window.resize(defaultWindowGeometry(QRect(0, 0, 1280, 720)).size());
     QVERIFY(window.openSession(QString()));
@@ -582,14 +582,18 @@ void TestMainWindow::presentationTwiceRestoresTheDocks()
     window.findChild<QDockWidget*>(QStringLiteral("dockMask"))->raise();
     window.findChild<QDockWidget*>(QStringLiteral("dockHeads"))->hide();
     const auto docks = window.findChildren<QDockWidget*>();
+    // The main window a dock is laid out in: its workspace's page, or the window for the lesson's dock.
+    const auto page = [](const QDockWidget* dock) {
+        return qobject_cast<QMainWindow*>(dock->parentWidget());
+    };
     const auto dockState = [&] {
         QStringList state;
         for (const QDockWidget* dock : docks)
             state << QStringLiteral("%1 %2 %3 %4")
                          .arg(dock->objectName())
                          .arg(dock->isVisible())
-                         .arg(window.dockWidgetArea(const_cast<QDockWidget*>(dock)))
-                         .arg(window.tabifiedDockWidgets(const_cast<QDockWidget*>(dock)).size());
+                         .arg(page(dock)->dockWidgetArea(const_cast<QDockWidget*>(dock)))
+                         .arg(page(dock)->tabifiedDockWidgets(const_cast<QDockWidget*>(dock)).size());
         return state;
     };
     const QStringList before = dockState();
@@ -684,6 +688,15 @@ void TestMainWindow::shortcutListHasEveryShortcut()
     QCOMPARE(menus.mid(0, 3),
              (QStringList{QStringLiteral("File"), QStringLiteral("Edit"), QStringLiteral("View")}));
     QVERIFY(listed.contains(QStringLiteral("Presentation\tF11")));
+    // The workspaces' shortcuts are in the View menu and taken by nothing else of the window.
+    for (const char* workspace : {"Head\tCtrl+1", "Model\tCtrl+2", "Training\tCtrl+3"}) {
+        QVERIFY2(listed.contains(QLatin1String(workspace)), workspace);
+        const QKeySequence key(QString::fromLatin1(workspace).section(QLatin1Char('\t'), 1));
+        const auto actions = window.findChildren<QAction*>();
+        QCOMPARE(std::count_if(actions.begin(), actions.end(),
+                               [&key](const QAction* action) { return action->shortcut() == key; }),
+                 1);
+    }
 
     ShortcutsDialog dialog(window.menuBar(), &window);
     const auto* tree = dialog.findChild<QTreeWidget*>(QStringLiteral("shortcutList"));
