@@ -63,7 +63,7 @@ CommandSpec exportCommand()
             "scores, as a PNG, SVG or PDF figure without a window",
             "No display is needed. With --model, no session is given: --view model draws every layer and "
             "head of the model's "
-            "attention for the text (the window's Model tab); prediction, scores and sweep draw the "
+            "attention for the text (the window's Model workspace); prediction, scores and sweep draw the "
             "model's prediction, a head score of every head, or the change in loss when each head in "
             "turn is ablated (the Prediction and Head Scores tabs), the grids also as CSV (--format "
             "csv). Prints the paths written.",

@@ -191,7 +191,7 @@ LessonStep readStep(const Json& value, const std::vector<std::string>& views, co
             refuse("dock: unknown dock " + value["dock"].dump() + " (expected training)");
         step.showTrainingTab = true;
     }
-    // A step on the Training tab shows that tab (or the model it opens); any other step needs a figure.
+    // A step in the Training workspace shows that tab (or the model it opens); any other step needs a figure.
     if (!value.contains("view")) {
         if (step.training == LessonTraining::None && !step.showTrainingTab)
             refuse("missing \"view\" (the figure to show)");

@@ -4,7 +4,7 @@
 /// Lessons: guided walk-throughs of the articles QKV Lab comes from (docs/references.md), each a JSON file
 /// (resources/lessons/*.lesson.json, compiled in like the examples). A lesson is a title and a sequence of
 /// steps; a step is a short text, optionally a session to load or an edit to apply, the view to show, the
-/// cell to select, an action on the window's Training tab, and optionally a multiple-choice question.
+/// cell to select, an action on the window's Training workspace, and optionally a multiple-choice question.
 /// Parsing checks everything a step will do against the session it will meet, so a lesson that loads is a
 /// lesson that plays.
 
@@ -40,7 +40,7 @@ struct LessonQuiz {
     std::string explanation; ///< shown once an option is picked, right or wrong
 };
 
-/// What a step does with the window's Training tab ("training": "start" or "open").
+/// What a step does with the window's Training workspace ("training": "start" or "open").
 enum class LessonTraining {
     None,
     Start, ///< bring the tab forward and start a run of its form's settings (unless one is running)
@@ -51,10 +51,10 @@ struct LessonStep {
     std::string text;                   ///< rich text (a small HTML subset)
     std::optional<std::string> example; ///< "love" for "example:love": the session to load
     std::optional<LessonEdit> edit;     ///< applied after the session, as one undo step
-    /// A figure name ("weights", "normalizers", …); empty only on a step that acts on the Training tab.
+    /// A figure name ("weights", "normalizers", …); empty only on a step that acts in the Training workspace.
     std::string view;
     LessonTraining training = LessonTraining::None;
-    bool showTrainingTab = false; ///< "dock": "training": bring the Training tab forward (after the view)
+    bool showTrainingTab = false; ///< "dock": "training": bring the Training workspace forward (after the view)
     std::optional<std::pair<Index, Index>> cell; ///< query row, key column to select
     std::optional<LessonQuiz> quiz;
 };
@@ -66,7 +66,7 @@ struct Lesson {
 };
 
 /// Parses and checks a lesson: JSON, keys and types, every view among `views`, every example known, the
-/// first step loading a session (or acting on the Training tab, which needs none), every edit valid for the
+/// first step loading a session (or acting in the Training workspace, which needs none), every edit valid for the
 /// session it meets and every cell inside it (an edit or a cell needs a session the lesson loaded: not none,
 /// nor the trained model a "training": "open" step opens, whose size the file cannot know).
 /// Throws qkv::Error "FILE: step K: what is wrong" (K from 1) or "FILE: what is wrong".
@@ -93,7 +93,7 @@ inline bool isCorrectAnswer(const LessonQuiz& quiz, std::size_t option)
     return option == quiz.answer;
 }
 
-/// Whether any step of `lesson` acts on the Training tab.
+/// Whether any step of `lesson` acts in the Training workspace.
 bool usesTraining(const Lesson& lesson);
 
 } // namespace qkv

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Lesson files in core: a valid lesson parsed with every key, edits applied to a session as the steps say,
-// steps on the Training tab, and refusals that name the file, the step and the key.
+// steps in the Training workspace, and refusals that name the file, the step and the key.
 
 #include "Error.h"
 #include "Examples.h"
@@ -80,7 +80,7 @@ void TestLessonFiles::sessionAfterEachStep()
     QVERIFY(lessonSessionAfter(lesson, 3) == third);
 }
 
-// A lesson may begin on the Training tab without a session; its steps then need no view, and one after a
+// A lesson may begin in the Training workspace without a session; its steps then need no view, and one after a
 // session was loaded may still act on the tab.
 void TestLessonFiles::trainingSteps()
 {
@@ -164,7 +164,7 @@ void TestLessonFiles::refused_data()
     QTest::newRow("first step neither session nor training")
         << QStringLiteral(R"({"title": "t", "steps": [{"text": "a", "view": "mask"}]})")
         << QStringLiteral("c.lesson.json: step 1: the first step must load a session (\"session\": "
-                          "\"example:NAME\") or act on the Training tab");
+                          "\"example:NAME\") or act in the Training workspace");
     QTest::newRow("unknown training action")
         << lesson(QStringLiteral(R"({"text": "b", "training": "stop"})"))
         << QStringLiteral(

@@ -36,7 +36,7 @@ struct HeadGridDisplay {
     bool fixedUnit = false; ///< sequential from 0 to 1 (most scores)
 };
 
-/// Every layer's and head's attention weights, as the Model tab draws them.
+/// Every layer's and head's attention weights, as the Model workspace draws them.
 struct ModelAttentionDisplay {
     std::vector<std::vector<Matrix>> weights; ///< [layer][head], each n × n
     QString title;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// Every head of the session side by side, with a per-head summary (the Model tab shows every layer of a
+// Every head of the session side by side, with a per-head summary (the Model workspace shows every layer of a
 // model).
 
 #include "Figure.h"

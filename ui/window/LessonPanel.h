@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The Lessons menu and the side panel a lesson plays in: title, "Step k of N", the step's text, what its
-// Training tab action has to tell, a question to answer when the step has one, and Back / Next / Close.
+// Training workspace action has to tell, a question to answer when the step has one, and Back / Next / Close.
 
 #include <QWidget>
 

@@ -128,7 +128,7 @@ void LessonPlayer::showViewAndCell()
         m_navigator.show(QString::fromStdString(step.view));
     if (step.cell)
         m_document->setSelection(step.cell->first, step.cell->second);
-    // After the view: the Training tab shares its dock area with most views.
+    // After the view: the Training workspace shares its dock area with most views.
     if (m_trainingDock && (step.showTrainingTab || step.training == LessonTraining::Start)) {
         m_trainingDock->show();
         m_trainingDock->raise();
@@ -138,31 +138,31 @@ void LessonPlayer::showViewAndCell()
 void LessonPlayer::startTraining()
 {
     if (!m_training) {
-        m_notice = tr("This window has no Training tab to train in.");
+        m_notice = tr("This window has no Training workspace to train in.");
         return;
     }
     if (m_training->isRunning()) {
         m_notice = m_startedRun
                        ? QString()
-                       : tr("A run was already going on the Training tab; the lesson follows that "
+                       : tr("A run was already going in the Training workspace; the lesson follows that "
                             "one. Its settings are the form's, which may not be the induction recipe.");
         return;
     }
     if (m_startedRun) { // Back and Next again: the run the lesson started is the one to look at
-        m_notice = tr("The lesson's run has finished. To train again, press Start on the Training tab.");
+        m_notice = tr("The lesson's run has finished. To train again, press Start in the Training workspace.");
         return;
     }
     m_training->start();
     m_startedRun = m_training->isRunning();
     if (!m_startedRun)
-        m_notice = tr("The run did not start; the Training tab's status says why.");
+        m_notice = tr("The run did not start; the Training workspace's status says why.");
 }
 
 void LessonPlayer::openTrained()
 {
     m_waitingToOpen = false;
     if (!m_training) {
-        setNotice(tr("This window has no Training tab, so there is no trained model to open."));
+        setNotice(tr("This window has no Training workspace, so there is no trained model to open."));
         return;
     }
     if (m_training->isRunning() || !m_training->isFinished()) {
@@ -174,11 +174,11 @@ void LessonPlayer::openTrained()
             ++startStep;
         const QString how =
             startStep < m_step
-                ? tr("go back to step %1, or press Start on the Training tab").arg(startStep + 1)
-                : tr("press Start on the Training tab");
+                ? tr("go back to step %1, or press Start in the Training workspace").arg(startStep + 1)
+                : tr("press Start in the Training workspace");
         setNotice(
             m_training->isRunning()
-                ? tr("The model is still training (the Training tab shows how far it has got). It opens "
+                ? tr("The model is still training (the Training workspace shows how far it has got). It opens "
                      "here as soon as the run finishes.")
                 : tr("There is no trained model to open yet: no training run has finished. To train one, "
                      "%1; it opens here when the run finishes.")
@@ -186,13 +186,13 @@ void LessonPlayer::openTrained()
         return;
     }
     if (m_mayReplace && !m_mayReplace()) {
-        setNotice(tr("Your session was kept, so the trained model was not opened. The Training tab's "
+        setNotice(tr("Your session was kept, so the trained model was not opened. The Training workspace's "
                      "“Open in Model view” opens it when you are ready."));
         return;
     }
     setNotice(m_training->openInModelView()
                   ? QString()
-                  : tr("The trained model could not be opened; the Training tab's status says why."));
+                  : tr("The trained model could not be opened; the Training workspace's status says why."));
     if (m_notice.isEmpty())
         showViewAndCell(); // the model's own tab was brought forward as it opened: the step's view again
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The pages of a real model in the window, built together because they share one forward pass (ModelRunner):
-// the Model tab (every head's attention beside the interventions), the Prediction tab and the Head Scores
+// the Model workspace (every head's attention beside the interventions), the Prediction tab and the Head Scores
 // tab. A session saved with a model link reopens its model folder in the background when it is opened.
 
 #include <QList>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The Training tab's form: the task, the model's shape, the attention normalizer and the optimizer's
+// The Training workspace's form: the task, the model's shape, the attention normalizer and the optimizer's
 // settings, filled from the task's recipe and read into the trainer's settings.
 
 #include "Trainer.h"

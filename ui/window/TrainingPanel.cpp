@@ -214,7 +214,7 @@ QWidget* TrainingPanel::buildButtons()
     m_open = button(tr("Open in Model view"), "trainingOpen",
                     tr("Open the trained model's layer 0 on repeated random tokens in the model view"),
                     tr("<p>Opens the saved model's layer 0 as the session and every layer and head in the "
-                       "Model tab, like a downloaded checkpoint.</p>"));
+                       "Model workspace, like a downloaded checkpoint.</p>"));
     m_saveAs = button(tr("Save Model As…"), "trainingSaveAs",
                       tr("Copy the trained model's folder to a folder of your choice"),
                       tr("<p>Each run saves its model to a new folder under the application's data folder "

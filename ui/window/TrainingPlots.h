@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The Training tab's plots, fed from the trainer's reports: the loss (train and validation), every head's
+// The Training workspace's plots, fed from the trainer's reports: the loss (train and validation), every head's
 // previous-token and induction scores, the probe's loss per position and its attention in every head; and
 // a page given by the panel (the runs). The views only draw; this turns reports into what they draw and
 // arranges them for the room there is: one plot per tab when it is low, the curves side by side and the

@@ -211,7 +211,7 @@ void addEditorTexts(QHash<QString, QString>& t)
                 "goes on; <b>Back</b> (Alt+Left) undoes what the step did, if nothing was edited since, "
                 "and shows the step before; <b>Close</b> ends the lesson and keeps the session. Edit "
                 "anything at any time: the lesson goes on from there. A question step checks the answer "
-                "picked at once and explains it. A step may also act on the Training tab: start a run, "
+                "picked at once and explains it. A step may also act in the Training workspace: start a run, "
                 "or open the trained model in the model view (a note under the text says when no run "
                 "has finished yet). Lessons ▸ Open Lesson File plays a "
                 "<code>.lesson.json</code> of your own; a file with a mistake is refused with a message "

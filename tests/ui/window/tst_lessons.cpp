@@ -182,7 +182,7 @@ bool opensFolder(const Session& session, const QString& folder)
 } // namespace
 
 // "How induction heads form" through the window, on a run cut short (the lesson is under test, not the
-// recipe): its Training tab steps bring the tab forward, its start step trains, its open step opens the
+// recipe): its Training workspace steps bring the tab forward, its start step trains, its open step opens the
 // trained model in the model view, and Back then Next again does not train anew.
 void TestLessons::trainingLesson()
 {
@@ -258,13 +258,13 @@ void TestLessons::trainingLesson()
     QVERIFY(!training->isRunning());
     QCOMPARE(training->folder(), folder);
     QVERIFY(notice->isVisible());
-    QVERIFY2(notice->text().contains(QStringLiteral("Start on the Training tab")),
+    QVERIFY2(notice->text().contains(QStringLiteral("Start in the Training workspace")),
              qPrintable(notice->text()));
     screenshot(window, QStringLiteral("09-induction-heads-notice"));
     QDir(folder).removeRecursively();
 }
 
-// An "open" step with no finished run says so and leaves the session; the run started from the Training tab
+// An "open" step with no finished run says so and leaves the session; the run started from the Training workspace
 // then opens its model at that step once it finishes.
 void TestLessons::openStepWaitsForARun()
 {
@@ -286,7 +286,7 @@ void TestLessons::openStepWaitsForARun()
     QVERIFY(notice->isVisible());
     QVERIFY2(notice->text().contains(QStringLiteral("no trained model to open yet")),
              qPrintable(notice->text()));
-    QVERIFY2(notice->text().contains(QStringLiteral("press Start on the Training tab")),
+    QVERIFY2(notice->text().contains(QStringLiteral("press Start in the Training workspace")),
              qPrintable(notice->text()));
     QVERIFY(window.document()->session() == before);
 

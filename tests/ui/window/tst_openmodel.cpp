@@ -174,7 +174,7 @@ void TestOpenModel::refusedModelChangesNothing()
     QVERIFY(!window.findChild<QAction*>(QStringLiteral("resetToModel"))->isEnabled());
 }
 
-// The Model tab: every layer × head as thumbnails from one forward pass, computed in the background once a
+// The Model workspace: every layer × head as thumbnails from one forward pass, computed in the background once a
 // model is open; a click opens that layer and head as the session.
 void TestOpenModel::modelViewShowsEveryHead()
 {

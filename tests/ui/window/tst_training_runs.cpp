@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The Training tab's runs: every run's folder listed newest first with its task, steps and whether Save Model
+// The Training workspace's runs: every run's folder listed newest first with its task, steps and whether Save Model
 // As copied it; deleting asks first and removes only run folders whose run does not go; when a run starts,
 // unsaved runs beyond the limit go, never a saved or running one; Open opens a listed run's model.
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The Training tab: laid out for the room it has (a low bottom dock at 1280 × 720 keeps a usable plot and
+// The Training workspace: laid out for the room it has (a low bottom dock at 1280 × 720 keeps a usable plot and
 // every control whole; a large area shows the plots together and the form); a short run on a tiny model
 // started from the form finishes on its worker thread, draws a loss point per step, the probe's loss per
 // position and its attention thumbnails, and writes the model folder; Pause, Step, Reset and a second Start
