@@ -8,6 +8,7 @@
 #include "FuzzyCompare.h"
 #include "ModelRun.h"
 #include "ModelSession.h"
+#include "QkvlabProcess.h"
 #include "SessionFile.h"
 #include "TestMain.h"
 #include "TinyModels.h"
@@ -34,54 +35,18 @@ namespace {
 
 constexpr int timeoutMs = 30000;
 
-struct Run {
-    bool finished = false;
-    QProcess::ExitStatus status = QProcess::CrashExit;
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-
-    QString describe() const
-    {
-        return QStringLiteral("exit %1 (%2)\nstdout: %3\nstderr: %4")
-            .arg(exitCode)
-            .arg(status == QProcess::NormalExit ? QStringLiteral("normal") : QStringLiteral("crashed"))
-            .arg(QString::fromUtf8(out.left(400)), QString::fromUtf8(err.left(2000)));
-    }
-};
+using Run = qkv::test::QkvlabRun;
 
 Run runWithEnvironment(const QProcessEnvironment& environment, const QStringList& arguments,
                        const QByteArray& input)
 {
-    QProcess process;
-    process.setProcessEnvironment(environment);
-    process.start(QStringLiteral(QKVLAB_EXECUTABLE), arguments);
-    Run run;
-    if (!process.waitForStarted(timeoutMs))
-        return run;
-    if (!input.isEmpty())
-        process.write(input);
-    process.closeWriteChannel(); // standard input ends here, so `compute -` never waits for more
-    run.finished = process.waitForFinished(timeoutMs);
-    if (!run.finished) {
-        process.kill();
-        process.waitForFinished(timeoutMs);
-    }
-    run.status = process.exitStatus();
-    run.exitCode = process.exitCode();
-    run.out = process.readAllStandardOutput();
-    run.err = process.readAllStandardError();
-    return run;
+    return qkv::test::runQkvlabWith(environment, arguments, input, timeoutMs);
 }
 
 Run runQkvlab(const QStringList& arguments, const QByteArray& input = QByteArray())
 {
-    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-    return runWithEnvironment(environment, arguments, input);
+    return runWithEnvironment(qkv::test::offscreenEnvironment(), arguments, input);
 }
-
-#define QVERIFY_RUN(run, condition) QVERIFY2((run).finished && (condition), qPrintable((run).describe()))
 
 QJsonObject parseOutput(const QByteArray& out, bool* ok)
 {
@@ -578,10 +543,7 @@ namespace {
 
 Run runHeadless(const QStringList& arguments, const QByteArray& input = QByteArray())
 {
-    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    for (const char* name : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"})
-        environment.remove(QLatin1String(name));
-    return runWithEnvironment(environment, arguments, input);
+    return runWithEnvironment(qkv::test::headlessEnvironment(), arguments, input);
 }
 
 const QStringList resultHeatmaps{

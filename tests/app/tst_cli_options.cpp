@@ -3,6 +3,7 @@
 // lists every option, and an unknown option, a missing value, a value given to a flag, an option given twice
 // and a bad number are each refused with exit status 2 and one line naming the option.
 
+#include "QkvlabProcess.h"
 #include "TestMain.h"
 
 #include <QDir>
@@ -15,40 +16,13 @@ namespace {
 
 constexpr int timeoutMs = 30000;
 
-struct Run {
-    bool finished = false;
-    int exitCode = -1;
-    QByteArray out, err;
-
-    QString describe() const
-    {
-        return QStringLiteral("exit %1\nstdout: %2\nstderr: %3")
-            .arg(exitCode)
-            .arg(QString::fromUtf8(out.left(600)), QString::fromUtf8(err.left(1500)));
-    }
-};
+using Run = qkv::test::QkvlabRun;
 
 /// Runs qkvlab as on a machine without a display (export's help picks the offscreen platform itself).
 Run qkvlab(const QStringList& arguments)
 {
-    QProcess process;
-    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    for (const char* name : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"})
-        environment.remove(QLatin1String(name));
-    process.setProcessEnvironment(environment);
-    process.start(QStringLiteral(QKVLAB_EXECUTABLE), arguments);
-    Run run;
-    if (!process.waitForStarted(timeoutMs))
-        return run;
-    process.closeWriteChannel();
-    run.finished = process.waitForFinished(timeoutMs) && process.exitStatus() == QProcess::NormalExit;
-    run.exitCode = process.exitCode();
-    run.out = process.readAllStandardOutput();
-    run.err = process.readAllStandardError();
-    return run;
+    return qkv::test::runQkvlabWith(qkv::test::headlessEnvironment(), arguments, {}, timeoutMs);
 }
-
-#define QVERIFY_RUN(run, condition) QVERIFY2((run).finished && (condition), qPrintable((run).describe()))
 
 struct DeclaredOption {
     QString command; ///< "window" for the window's own options

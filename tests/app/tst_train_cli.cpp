@@ -2,6 +2,7 @@
 // `qkvlab train` run as the real executable: a short run whose folder `from-model`, `predict` and `heads`
 // open, a resumed run, refusals that name the option or file, and a loss that stops being finite.
 
+#include "QkvlabProcess.h"
 #include "TestMain.h"
 
 #include <QDir>
@@ -17,38 +18,12 @@ namespace {
 
 constexpr int timeoutMs = 120000;
 
-struct Run {
-    bool finished = false;
-    int exitCode = -1;
-    QByteArray out, err;
-
-    QString describe() const
-    {
-        return QStringLiteral("exit %1\nstdout: %2\nstderr: %3")
-            .arg(exitCode)
-            .arg(QString::fromUtf8(out.left(400)), QString::fromUtf8(err.right(1500)));
-    }
-};
+using Run = qkv::test::QkvlabRun;
 
 Run qkvlab(const QStringList& arguments)
 {
-    QProcess process;
-    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-    process.setProcessEnvironment(environment);
-    process.start(QStringLiteral(QKVLAB_EXECUTABLE), arguments);
-    Run run;
-    if (!process.waitForStarted(timeoutMs))
-        return run;
-    process.closeWriteChannel();
-    run.finished = process.waitForFinished(timeoutMs) && process.exitStatus() == QProcess::NormalExit;
-    run.exitCode = process.exitCode();
-    run.out = process.readAllStandardOutput();
-    run.err = process.readAllStandardError();
-    return run;
+    return qkv::test::runQkvlabWith(qkv::test::offscreenEnvironment(), arguments, {}, timeoutMs);
 }
-
-#define QVERIFY_RUN(run, condition) QVERIFY2((run).finished && (condition), qPrintable((run).describe()))
 
 QJsonObject readObject(const QString& path)
 {

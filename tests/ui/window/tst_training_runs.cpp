@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The Training workspace's runs: every run's folder listed newest first with its task, steps and whether Save Model
-// As copied it; deleting asks first and removes only run folders whose run does not go; when a run starts,
-// unsaved runs beyond the limit go, never a saved or running one; Open opens a listed run's model.
+// The Training workspace's runs: every run's folder listed newest first with its task, steps and whether Save
+// Model As copied it; deleting asks first and removes only run folders whose run does not go; when a run
+// starts, unsaved runs beyond the limit go, never a saved or running one; Open opens a listed run's model.
 
 #include "MainWindow.h"
 #include "Model.h"
 #include "ModelLoading.h"
 #include "TestMain.h"
 #include "TrainingPanel.h"
+#include "TrainingPanelTesting.h"
 #include "TrainingRunFolders.h"
 #include "TrainingRunList.h"
 
@@ -20,6 +21,8 @@
 #include <QtTest>
 
 using namespace qkv::ui;
+using qkv::test::child;
+using qkv::test::setTinyShape;
 
 class TestTrainingRuns : public QObject {
     Q_OBJECT
@@ -34,14 +37,6 @@ private slots:
 };
 
 namespace {
-
-template <typename T> T* child(QObject* parent, const char* name)
-{
-    auto* found = parent->findChild<T*>(QLatin1String(name));
-    if (!found)
-        qFatal("no %s", name);
-    return found;
-}
 
 /// A finished run's folder as the trainer leaves it (the files the list reads), started `name`.
 QString fakeRun(const QString& root, const QString& name, const QString& task = QStringLiteral("copy"),
@@ -59,16 +54,6 @@ QString fakeRun(const QString& root, const QString& name, const QString& task = 
                   .arg(task)
                   .toUtf8());
     return path;
-}
-
-void setTinyShape(TrainingPanel* panel, int steps)
-{
-    child<QSpinBox>(panel, "trainingLayers")->setValue(2);
-    child<QSpinBox>(panel, "trainingHeads")->setValue(2);
-    child<QSpinBox>(panel, "trainingDModel")->setValue(16);
-    child<QCheckBox>(panel, "trainingMlp")->setChecked(false);
-    child<QSpinBox>(panel, "trainingBatch")->setValue(4);
-    child<QSpinBox>(panel, "trainingSteps")->setValue(steps);
 }
 
 } // namespace

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The Training workspace: laid out for the room it has (a low bottom dock at 1280 × 720 keeps a usable plot and
-// every control whole; a large area shows the plots together and the form); a short run on a tiny model
+// The Training workspace: laid out for the room it has (a low bottom dock at 1280 × 720 keeps a usable plot
+// and every control whole; a large area shows the plots together and the form); a short run on a tiny model
 // started from the form finishes on its worker thread, draws a loss point per step, the probe's loss per
 // position and its attention thumbnails, and writes the model folder; Pause, Step, Reset and a second Start
 // during a run; the attention normalizer; a thumbnail opens its head; closing the window during a run asks
@@ -12,6 +12,7 @@
 #include "TestMain.h"
 #include "TrainingCurveView.h"
 #include "TrainingPanel.h"
+#include "TrainingPanelTesting.h"
 #include "TrainingPlots.h"
 #include "TrainingProbeView.h"
 
@@ -36,6 +37,8 @@
 #include <QtTest>
 
 using namespace qkv::ui;
+using qkv::test::child;
+using qkv::test::setTinyShape;
 
 class TestTrainingTab : public QObject {
     Q_OBJECT
@@ -58,24 +61,6 @@ private slots:
 };
 
 namespace {
-
-template <typename T> T* child(QObject* parent, const char* name)
-{
-    auto* found = parent->findChild<T*>(QLatin1String(name));
-    if (!found)
-        qFatal("no %s", name);
-    return found;
-}
-
-void setTinyShape(TrainingPanel* panel, int steps, int layers = 2)
-{
-    child<QSpinBox>(panel, "trainingLayers")->setValue(layers);
-    child<QSpinBox>(panel, "trainingHeads")->setValue(2);
-    child<QSpinBox>(panel, "trainingDModel")->setValue(16);
-    child<QCheckBox>(panel, "trainingMlp")->setChecked(false);
-    child<QSpinBox>(panel, "trainingBatch")->setValue(4);
-    child<QSpinBox>(panel, "trainingSteps")->setValue(steps);
-}
 
 void click(TrainingPanel* panel, const char* button)
 {
