@@ -304,8 +304,8 @@ Lesson parseLesson(const std::string& file, const std::string& text, const std::
         LessonStep step = readStep(steps[k], views, refuse);
         if (k == 0 && !step.example && step.training == LessonTraining::None && !step.showTrainingTab)
             refuse(
-                "the first step must load a session (\"session\": \"example:NAME\") or act on the Training "
-                "tab (\"training\" or \"dock\")");
+                "the first step must load a session (\"session\": \"example:NAME\") or act in the Training "
+                "workspace (\"training\" or \"dock\")");
         if (step.example)
             known = true;
         if (step.example && step.training == LessonTraining::Open)
