@@ -54,7 +54,8 @@ struct LessonStep {
     /// A figure name ("weights", "normalizers", …); empty only on a step that acts in the Training workspace.
     std::string view;
     LessonTraining training = LessonTraining::None;
-    bool showTrainingTab = false; ///< "dock": "training": bring the Training workspace forward (after the view)
+    bool showTrainingTab =
+        false; ///< "dock": "training": bring the Training workspace forward (after the view)
     std::optional<std::pair<Index, Index>> cell; ///< query row, key column to select
     std::optional<LessonQuiz> quiz;
 };
@@ -66,10 +67,10 @@ struct Lesson {
 };
 
 /// Parses and checks a lesson: JSON, keys and types, every view among `views`, every example known, the
-/// first step loading a session (or acting in the Training workspace, which needs none), every edit valid for the
-/// session it meets and every cell inside it (an edit or a cell needs a session the lesson loaded: not none,
-/// nor the trained model a "training": "open" step opens, whose size the file cannot know).
-/// Throws qkv::Error "FILE: step K: what is wrong" (K from 1) or "FILE: what is wrong".
+/// first step loading a session (or acting in the Training workspace, which needs none), every edit valid for
+/// the session it meets and every cell inside it (an edit or a cell needs a session the lesson loaded: not
+/// none, nor the trained model a "training": "open" step opens, whose size the file cannot know). Throws
+/// qkv::Error "FILE: step K: what is wrong" (K from 1) or "FILE: what is wrong".
 Lesson parseLesson(const std::string& file, const std::string& text, const std::vector<std::string>& views);
 
 /// Reads and parses the lesson file at `path` (messages name the file by its path).

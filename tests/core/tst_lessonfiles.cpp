@@ -80,8 +80,8 @@ void TestLessonFiles::sessionAfterEachStep()
     QVERIFY(lessonSessionAfter(lesson, 3) == third);
 }
 
-// A lesson may begin in the Training workspace without a session; its steps then need no view, and one after a
-// session was loaded may still act on the tab.
+// A lesson may begin in the Training workspace without a session; its steps then need no view, and one after
+// a session was loaded may still act on the tab.
 void TestLessonFiles::trainingSteps()
 {
     const Lesson lesson = parseLesson("t.lesson.json", R"({"title": "T", "steps": [

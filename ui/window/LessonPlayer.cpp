@@ -149,7 +149,8 @@ void LessonPlayer::startTraining()
         return;
     }
     if (m_startedRun) { // Back and Next again: the run the lesson started is the one to look at
-        m_notice = tr("The lesson's run has finished. To train again, press Start in the Training workspace.");
+        m_notice =
+            tr("The lesson's run has finished. To train again, press Start in the Training workspace.");
         return;
     }
     m_training->start();
@@ -178,8 +179,8 @@ void LessonPlayer::openTrained()
                 : tr("press Start in the Training workspace");
         setNotice(
             m_training->isRunning()
-                ? tr("The model is still training (the Training workspace shows how far it has got). It opens "
-                     "here as soon as the run finishes.")
+                ? tr("The model is still training (the Training workspace shows how far it has got). It "
+                     "opens here as soon as the run finishes.")
                 : tr("There is no trained model to open yet: no training run has finished. To train one, "
                      "%1; it opens here when the run finishes.")
                       .arg(how));

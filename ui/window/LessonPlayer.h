@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Plays a lesson on the window's document: each step's session or edit as one undo step, its view brought
-// forward and its cell selected, its action in the Training workspace taken; Back undoes what the step it leaves
-// did (a training run and an opened model stay).
+// forward and its cell selected, its action in the Training workspace taken; Back undoes what the step it
+// leaves did (a training run and an opened model stay).
 
 #include "FigureNavigator.h"
 #include "Lessons.h"
@@ -29,11 +29,12 @@ public:
     QStringList viewNames() const { return m_navigator.names(); }
     const FigureNavigator& navigator() const { return m_navigator; }
 
-    /// The Training workspace the steps' "training" and "dock" act on, the dock holding it, and what asks whether
-    /// the session may be replaced by the trained model (unsaved changes). Without it such steps say so.
+    /// The Training workspace the steps' "training" and "dock" act on, the dock holding it, and what asks
+    /// whether the session may be replaced by the trained model (unsaved changes). Without it such steps say
+    /// so.
     void setTraining(TrainingPanel* panel, QDockWidget* dock, std::function<bool()> mayReplace);
-    /// What the step's Training workspace action has to tell ("" when it did what the text says): no finished run
-    /// to open yet, a run already going, …
+    /// What the step's Training workspace action has to tell ("" when it did what the text says): no finished
+    /// run to open yet, a run already going, …
     QString notice() const { return m_notice; }
 
     /// Starts `lesson` at its first step (replacing a lesson in progress).

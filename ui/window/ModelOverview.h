@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The Model workspace: every layer and head of the model opened last as thumbnails (ModelView, the "model" figure
-// of ModelFigures), computed in one forward pass on a worker thread while a bar shows the layers done;
+// The Model workspace: every layer and head of the model opened last as thumbnails (ModelView, the "model"
+// figure of ModelFigures), computed in one forward pass on a worker thread while a bar shows the layers done;
 // clicking a thumbnail opens that layer and head through ModelLoading.
 
 #include "ModelFigures.h"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The pages of a real model in the window, built together because they share one forward pass (ModelRunner):
-// the Model workspace (every head's attention beside the interventions), the Prediction tab and the Head Scores
-// tab. A session saved with a model link reopens its model folder in the background when it is opened.
+// the Model workspace (every head's attention beside the interventions), the Prediction tab and the Head
+// Scores tab. A session saved with a model link reopens its model folder in the background when it is opened.
 
 #include <QList>
 #include <QObject>

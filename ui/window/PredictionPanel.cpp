@@ -122,8 +122,8 @@ PredictionPanel::PredictionPanel(ModelRunner* runner, ModelLoading* loading, Doc
     m_view->setWhatsThis(tr(
         "<h3>Prediction</h3><p>What the whole model predicts after the position chosen: on the left the "
         "unmodified model's most probable next tokens, on the right the model with the interventions of the "
-        "Model workspace (the open head with every edit, ablated or scaled heads), each bar labelled with its "
-        "probability and Δ log p, the change of its log-probability against the unmodified model. Under "
+        "Model workspace (the open head with every edit, ablated or scaled heads), each bar labelled with "
+        "its probability and Δ log p, the change of its log-probability against the unmodified model. Under "
         "them, the loss −ln p(next token) at every position of the text for both runs (darker is lower; "
         "click a cell to show that position), and the mean loss of each. A logit difference between two "
         "tokens is shown for both runs when a pair is typed above. Every edit of the open head (W_Q, τ, "

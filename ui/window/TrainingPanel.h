@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The Training workspace: the controls and status in a header, the form (collapsible to a one-line summary), a
-// run on a worker thread that can be paused, stepped, stopped and reset, the live plots (TrainingPlots), the
-// list of earlier runs, and the trained folder opened in the model view. The tab is laid out for the room it
-// has: a low bottom dock (one plot at a time) as well as a whole window.
+// The Training workspace: the controls and status in a header, the form (collapsible to a one-line summary),
+// a run on a worker thread that can be paused, stepped, stopped and reset, the live plots (TrainingPlots),
+// the list of earlier runs, and the trained folder opened in the model view. The tab is laid out for the room
+// it has: a low bottom dock (one plot at a time) as well as a whole window.
 
 #include "Trainer.h"
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The Training workspace's plots, fed from the trainer's reports: the loss (train and validation), every head's
-// previous-token and induction scores, the probe's loss per position and its attention in every head; and
-// a page given by the panel (the runs). The views only draw; this turns reports into what they draw and
+// The Training workspace's plots, fed from the trainer's reports: the loss (train and validation), every
+// head's previous-token and induction scores, the probe's loss per position and its attention in every head;
+// and a page given by the panel (the runs). The views only draw; this turns reports into what they draw and
 // arranges them for the room there is: one plot per tab when it is low, the curves side by side and the
 // probe beside its attention on two tabs when there is room for that, all on one page in a large area.
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The folders the Training workspace's runs are saved in: one per run, named after the time it started, under the
-// application's data folder. Listed with what each holds, marked when Save Model As copied it elsewhere,
+// The folders the Training workspace's runs are saved in: one per run, named after the time it started, under
+// the application's data folder. Listed with what each holds, marked when Save Model As copied it elsewhere,
 // deleted when asked, and the oldest unsaved ones removed past a limit. A folder is deleted only when its
 // name is a run's and it lies directly in the runs' folder; never one whose run goes (in this process or
 // another: a running run holds a lock file in its folder) or one the user saved.

@@ -48,8 +48,9 @@ TrainingRunList::TrainingRunList(TrainingRunFolders* folders, QWidget* parent)
     m_open = new QPushButton(tr("Open in Model view"));
     m_open->setObjectName(QStringLiteral("trainingRunOpen"));
     m_open->setToolTip(tr("Open the selected run's model in the model view"));
-    m_open->setWhatsThis(tr("<p>Opens the selected run's trained model: layer 0 as the session, on repeated "
-                            "random tokens of its task, and every layer and head in the Model workspace.</p>"));
+    m_open->setWhatsThis(
+        tr("<p>Opens the selected run's trained model: layer 0 as the session, on repeated "
+           "random tokens of its task, and every layer and head in the Model workspace.</p>"));
     m_delete = new QPushButton(tr("Delete…"));
     m_delete->setObjectName(QStringLiteral("trainingRunDelete"));
     m_delete->setToolTip(tr("Delete the selected run's folder from disk (asks first; cannot be undone)"));
@@ -78,13 +79,14 @@ TrainingRunList::TrainingRunList(TrainingRunFolders* folders, QWidget* parent)
     layout->addLayout(buttons);
     layout->addWidget(m_tree, 1);
     setToolTip(tr("Every run's folder, newest first: open one's model or delete it"));
-    setWhatsThis(tr("<h3>Runs</h3><p>Every run started from the Training workspace saves its model in a folder of "
-                    "its own under the application's data folder (%1). This list shows them, newest first: "
-                    "the folder (the time the run started, UTC), its task, the steps trained, when it "
-                    "started and whether Save Model As copied it. When a run starts, unsaved runs beyond "
-                    "the newest %2 are deleted; runs that were saved, and the run that goes, never are.</p>")
-                     .arg(QDir::toNativeSeparators(m_folders->root()))
-                     .arg(TrainingRunFolders::keptUnsavedRuns));
+    setWhatsThis(
+        tr("<h3>Runs</h3><p>Every run started from the Training workspace saves its model in a folder of "
+           "its own under the application's data folder (%1). This list shows them, newest first: "
+           "the folder (the time the run started, UTC), its task, the steps trained, when it "
+           "started and whether Save Model As copied it. When a run starts, unsaved runs beyond "
+           "the newest %2 are deleted; runs that were saved, and the run that goes, never are.</p>")
+            .arg(QDir::toNativeSeparators(m_folders->root()))
+            .arg(TrainingRunFolders::keptUnsavedRuns));
     connect(m_tree, &QTreeWidget::itemSelectionChanged, this, &TrainingRunList::updateButtons);
     connect(m_tree, &QTreeWidget::itemDoubleClicked, this, [this] {
         if (m_open->isEnabled())

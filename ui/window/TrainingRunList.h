@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The Training workspace's list of runs: every folder a run of the window left, with its task, steps, start time
-// and whether Save Model As copied it; Open asks for the selected run in the model view, Delete removes its
-// folder after a question (there is no undo).
+// The Training workspace's list of runs: every folder a run of the window left, with its task, steps, start
+// time and whether Save Model As copied it; Open asks for the selected run in the model view, Delete removes
+// its folder after a question (there is no undo).
 
 #include <QString>
 #include <QWidget>

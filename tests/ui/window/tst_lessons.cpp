@@ -264,8 +264,8 @@ void TestLessons::trainingLesson()
     QDir(folder).removeRecursively();
 }
 
-// An "open" step with no finished run says so and leaves the session; the run started from the Training workspace
-// then opens its model at that step once it finishes.
+// An "open" step with no finished run says so and leaves the session; the run started from the Training
+// workspace then opens its model at that step once it finishes.
 void TestLessons::openStepWaitsForARun()
 {
     QTemporaryDir dir;

@@ -174,8 +174,8 @@ void TestOpenModel::refusedModelChangesNothing()
     QVERIFY(!window.findChild<QAction*>(QStringLiteral("resetToModel"))->isEnabled());
 }
 
-// The Model workspace: every layer × head as thumbnails from one forward pass, computed in the background once a
-// model is open; a click opens that layer and head as the session.
+// The Model workspace: every layer × head as thumbnails from one forward pass, computed in the background
+// once a model is open; a click opens that layer and head as the session.
 void TestOpenModel::modelViewShowsEveryHead()
 {
     MainWindow window;
