@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+/// @file
+/// Activation patching between a clean and a corrupted prompt (docs/patching.md), on the hook points of the
+/// one transformer (HookPoints.h): the metric m = logit[answer] − logit[wrong] at the last position; exact
+/// patching runs the corrupted prompt with one site's activation replaced by the clean run's, recomputed
+/// from the layer of the site (the layers below are the corrupted run's); attribution patching estimates
+/// every site at once from the two runs and one backward pass of m at the corrupted run, as
+/// m_corrupt + Σ (a_clean − a_corrupt) · ∂m/∂a over the site's elements.
+
+#include "EigenTypes.h"
+#include "Session.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qkv {
+
+class Model;
+
+/// What one cell of a patching grid replaces.
+enum class PatchSite {
+    ResidPre,    ///< the residual entering layer l at position p          (layers × positions)
+    AttnOut,     ///< the attention block's output at layer l, position p  (layers × positions)
+    MlpOut,      ///< the MLP's output at layer l, position p              (layers × positions)
+    HeadOut,     ///< head h's z at layer l, every position                (layers × heads)
+    HeadOutPos,  ///< head h's z at layer l, position p only               (layers × heads × positions)
+    HeadPattern, ///< head h's attention weights at layer l (z = A_clean · V_corrupt)  (layers × heads)
+    HeadQ,       ///< head h's q                                          (layers × heads)
+    HeadK,       ///< key/value head g's k, seen by every query head of its group  (layers × kv heads)
+    HeadV,       ///< key/value head g's v                                 (layers × kv heads)
+};
+
+/// The site's command-line name (resid_pre, head_out_pos, …) and back; nothing for an unknown name.
+std::string patchSiteName(PatchSite site);
+std::optional<PatchSite> patchSiteNamed(const std::string& name);
+/// Every site, in the order above.
+std::vector<PatchSite> allPatchSites();
+/// True for the sites with a position axis (resid_pre, attn_out, mlp_out, head_out_pos).
+bool patchSiteHasPositions(PatchSite site);
+
+enum class PatchMethod { Exact, Attribution };
+std::string patchMethodName(PatchMethod method);
+std::optional<PatchMethod> patchMethodNamed(const std::string& name);
+
+/// Told (cells done, cells) while a grid is computed; returning false stops it (qkv::Cancelled is thrown).
+/// Called on the thread that computes.
+using PatchProgress = std::function<bool(Index done, Index total)>;
+
+/// A patching grid: values[(row · cols + col) · depth + k], rows the layers, cols the positions (per-
+/// position sites), the heads or the key/value heads; depth the positions of head_out_pos, else 1.
+struct PatchGrid {
+    PatchSite site = PatchSite::ResidPre;
+    PatchMethod method = PatchMethod::Exact;
+    Index rows = 0, cols = 0, depth = 1;
+    Index firstPosition = 0; ///< the position of column (or depth index) 0 of a positional axis
+    std::vector<double> values;     ///< m_patch, raw
+    std::vector<double> normalized; ///< (m_patch − m_corrupt) / (m_clean − m_corrupt)
+    Index done = 0;                 ///< cells computed so far (a grid stopped early is partly filled)
+
+    double value(Index row, Index col, Index k = 0) const { return values[std::size_t(index(row, col, k))]; }
+    double normalizedValue(Index row, Index col, Index k = 0) const
+    {
+        return normalized[std::size_t(index(row, col, k))];
+    }
+    Index index(Index row, Index col, Index k = 0) const { return (row * cols + col) * depth + k; }
+    Index cells() const { return rows * cols * depth; }
+};
+
+/// What a patching experiment compares.
+struct PatchPair {
+    std::vector<std::int64_t> clean, corrupt; ///< the same number of tokens, at least 1
+    std::int64_t answer = 0, wrong = 0;       ///< the metric's tokens
+};
+
+/// Both prompts run once (their activations kept), ready for any number of grids. Runs on the thread that
+/// calls it; one grid at a time (not thread-safe).
+class PatchingRun {
+public:
+    /// Throws qkv::Error naming the problem: prompts of different lengths (naming both counts), an id outside
+    /// the vocabulary (naming the prompt and position), more tokens than the model's positions, an architecture
+    /// the hooked pass cannot run (sliding-window attention), clean and corrupted giving the same metric
+    /// (within 1e-9·max(1, |m_clean|)).
+    PatchingRun(const Model& model, PatchPair pair, Precision precision = Precision::Float64);
+    ~PatchingRun();
+    PatchingRun(const PatchingRun&) = delete;
+    PatchingRun& operator=(const PatchingRun&) = delete;
+
+    double cleanMetric() const;
+    double corruptMetric() const;
+    const PatchPair& pair() const;
+    Index tokens() const;
+    Index layers() const;
+    Index heads() const;
+    Index kvHeads() const;
+
+    /// The grid of `site` by `method`, over positions first … last (inclusive; −1: the last token) for the
+    /// sites with a position axis. Throws qkv::Error for positions out of range (naming them and n),
+    /// qkv::Cancelled when `progress` returns false (the cells done so far are in `partial` when given).
+    PatchGrid patch(PatchSite site, PatchMethod method, Index firstPosition = 0, Index lastPosition = -1,
+                    const PatchProgress& progress = {}, PatchGrid* partial = nullptr);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace qkv
