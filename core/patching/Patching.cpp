@@ -108,8 +108,9 @@ struct PatchingRun::Impl {
     double clean = 0.0, corrupt = 0.0;
 
     virtual ~Impl() = default;
-    /// m with the cell's activation (its head's columns or rows, its row) taken from the clean run.
-    virtual double exactCell(const Cell& cell) = 0;
+    /// m with the cell's activation (its head's columns or rows, its row) taken from the clean run;
+    /// `proceed` is asked after each layer (false: qkv::Cancelled).
+    virtual double exactCell(const Cell& cell, const std::function<bool()>& proceed) = 0;
     /// Σ (a_clean − a_corrupt) · ∂m/∂a over the cell's elements.
     virtual double attributionCell(const Cell& cell) = 0;
 };
@@ -147,7 +148,7 @@ public:
         m_corrupt = m_model.network().cache();
     }
 
-    double exactCell(const Cell& cell) override
+    double exactCell(const Cell& cell, const std::function<bool()>& proceed) override
     {
         const std::string name = transformer::hookName(cell.point);
         Matrix value = m_corrupt.at(name);
@@ -155,6 +156,7 @@ public:
         cellPart(value, cell, config, n) = cellPart(from, cell, config, n);
         HookRequest request;
         request.lastLogitsOnly = true;
+        request.proceed = proceed;
         if (cell.head >= 0 && cell.row < 0) {
             request.replace.push_back({name, Matrix(cellPart(from, cell, config, n)), cell.head});
         } else {
@@ -305,6 +307,8 @@ PatchGrid PatchingRun::patch(PatchSite site, PatchMethod method, Index firstPosi
     grid.normalized.assign(std::size_t(grid.cells()), 0.0);
     const double span = run.clean - run.corrupt;
     const HookKind hook = hookOf(site);
+    // Asked between the layers of a cell too, so a stop takes effect within a layer.
+    const std::function<bool()> proceed = [&] { return !progress || progress(grid.done, grid.cells()); };
     for (Index row = 0; row < grid.rows; ++row) {
         for (Index col = 0; col < grid.cols; ++col) {
             for (Index k = 0; k < grid.depth; ++k) {
@@ -316,7 +320,7 @@ PatchGrid PatchingRun::patch(PatchSite site, PatchMethod method, Index firstPosi
                 else
                     cell.head = col;
                 const double value = method == PatchMethod::Exact
-                                         ? m_impl->exactCell(cell)
+                                         ? m_impl->exactCell(cell, proceed)
                                          : run.corrupt + m_impl->attributionCell(cell);
                 const Index at = grid.index(row, col, k);
                 grid.values[std::size_t(at)] = value;

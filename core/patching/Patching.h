@@ -47,8 +47,8 @@ enum class PatchMethod { Exact, Attribution };
 std::string patchMethodName(PatchMethod method);
 std::optional<PatchMethod> patchMethodNamed(const std::string& name);
 
-/// Told (cells done, cells) while a grid is computed; returning false stops it (qkv::Cancelled is thrown).
-/// Called on the thread that computes.
+/// Told (cells done, cells) while a grid is computed, after each cell and between the layers of a cell;
+/// returning false stops it (qkv::Cancelled is thrown). Called on the thread that computes.
 using PatchProgress = std::function<bool(Index done, Index total)>;
 
 /// A patching grid: values[(row · cols + col) · depth + k], rows the layers, cols the positions (per-

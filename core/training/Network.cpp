@@ -30,6 +30,12 @@ template <typename Scalar> Row<Scalar> biasRow(const Tensors<Scalar>& p, int slo
     return slot >= 0 ? Row<Scalar>(p[std::size_t(slot)]) : Row<Scalar>();
 }
 
+/// The caller's stop question is not kept past the run that asked it.
+struct ForgetProceed {
+    HookRequest& hooks;
+    ~ForgetProceed() { hooks.proceed = nullptr; }
+};
+
 std::string shapeText(Index rows, Index cols)
 {
     return std::to_string(rows) + " × " + std::to_string(cols);
@@ -163,6 +169,7 @@ double Network<Scalar>::forward(const Tensors<Scalar>& p, const Batch& batch, co
     m_cache.clear();
     m_layers.assign(std::size_t(m_architecture.layers), LayerCache{});
     m_forwardStream.clear();
+    const ForgetProceed forget{m_hooks};
     double loss = 0.0;
     if (hooks == nullptr) {
         loss = run(p, 0, nullptr);
@@ -188,6 +195,7 @@ template <typename Scalar> double Network<Scalar>::restart(const Tensors<Scalar>
     Hooks(m_architecture, m_sequences.rows, hooks, unused); // refused before anything changes
     m_hooks = hooks;
     Hooks h(m_architecture, m_sequences.rows, m_hooks, m_cache);
+    const ForgetProceed forget{m_hooks};
     Index from = m_architecture.layers;
     for (const auto& [point, r] : h.replacements)
         from = std::min(from, firstLayerChanged(point, m_architecture));
@@ -287,8 +295,11 @@ double Network<Scalar>::run(const Tensors<Scalar>& p, Index fromLayer, Hooks* ho
     } else {
         h = m_forwardStream[std::size_t(fromLayer)];
     }
-    for (Index l = fromLayer; l < a.layers; ++l)
+    for (Index l = fromLayer; l < a.layers; ++l) {
         runLayer(p, l, h, hooks);
+        if (hooks != nullptr && m_hooks.proceed && !m_hooks.proceed())
+            throw Cancelled();
+    }
     normForward<Scalar>(normKind(), m_final, p[std::size_t(layout.finalNorm)],
                         biasRow(p, layout.finalNormBias), a.normEpsilon, m_finalNorm);
     if (hooks != nullptr)
