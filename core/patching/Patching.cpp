@@ -137,9 +137,12 @@ public:
         n = Index(pair.clean.size());
         HookRequest keep;
         for (Index l = 0; l < config.layers; ++l)
-            for (const SiteName& s : siteNames)
-                if (s.site != PatchSite::HeadOutPos)
-                    keep.keep.push_back(transformer::hookName({s.hook, l}));
+            for (const SiteName& s : siteNames) {
+                const std::string name = transformer::hookName({s.hook, l});
+                // An attention-only model has no hook_mlp_out.
+                if (s.site != PatchSite::HeadOutPos && transformer::parseHookName(name, config))
+                    keep.keep.push_back(name);
+            }
         m_model.forward(pair.clean, keep);
         clean = metricOf(m_model.network().logits(), pair);
         m_clean = m_model.network().cache();
@@ -288,6 +291,8 @@ PatchGrid PatchingRun::patch(PatchSite site, PatchMethod method, Index firstPosi
         throw Error("positions " + std::to_string(firstPosition) + ".." + std::to_string(lastPosition) +
                     " are not within the prompts' " + std::to_string(n) + " tokens (0.." +
                     std::to_string(n - 1) + ")");
+    if (site == PatchSite::MlpOut && !run.config.hasMlp())
+        throw Error("mlp_out: this model has no MLP (an attention-only model); choose another site");
     PatchGrid local;
     PatchGrid& grid = partial != nullptr ? *partial : local;
     grid = PatchGrid{};
