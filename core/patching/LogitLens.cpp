@@ -5,6 +5,7 @@
 #include "Error.h"
 #include "HookedModel.h"
 #include "Model.h"
+#include "PassSteps.h"
 
 #include <algorithm>
 #include <cmath>
@@ -99,12 +100,7 @@ LogitLens logitLens(const Model& model, const std::vector<std::int64_t>& ids, co
                     const PatchProgress& progress)
 {
     const ModelConfig& c = model.config();
-    if (ids.empty())
-        throw Error("no tokens: give a text or at least one token id");
-    for (std::size_t i = 0; i < ids.size(); ++i)
-        if (ids[i] < 0 || ids[i] >= c.vocabSize)
-            throw Error("token id " + std::to_string(ids[i]) + " (token " + std::to_string(i) +
-                        ") is outside the vocabulary (0 to " + std::to_string(c.vocabSize - 1) + ")");
+    models::checkIds(model, ids);
     if (options.answer >= c.vocabSize || options.answer < -1)
         throw Error("the answer token id " + std::to_string(options.answer) +
                     " is outside the vocabulary (0 to " + std::to_string(c.vocabSize - 1) + ")");

@@ -40,17 +40,8 @@ const std::vector<std::int64_t> someIds{5, 17, 3, 3, 39, 0, 22, 5, 17};
 /// heads over 2 key/value heads.
 Tiny shape(const QString& name)
 {
-    Tiny tiny;
-    tiny.dtype = "F64";
+    Tiny tiny = qkv::test::tinyOfFamily(name, "F64", 2);
     tiny.layers = 2;
-    if (name != QLatin1String("gpt2")) {
-        tiny.llama = true;
-        tiny.heads = 4;
-        tiny.kvHeads = 2;
-        tiny.llamaType = name.toStdString();
-        tiny.qkvBias = name == QLatin1String("qwen2");
-        tiny.untiedHead = name == QLatin1String("llama");
-    }
     return tiny;
 }
 

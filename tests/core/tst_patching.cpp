@@ -36,17 +36,8 @@ constexpr std::int64_t answer = 3, wrong = 22;
 
 Tiny shape(const QString& name)
 {
-    Tiny tiny;
-    tiny.dtype = "F64";
+    Tiny tiny = qkv::test::tinyOfFamily(name, "F64", 2);
     tiny.layers = 2;
-    if (name != QLatin1String("gpt2")) {
-        tiny.llama = true;
-        tiny.heads = 4;
-        tiny.kvHeads = 2;
-        tiny.llamaType = name.toStdString();
-        tiny.qkvBias = name == QLatin1String("qwen2");
-        tiny.untiedHead = name == QLatin1String("llama");
-    }
     return tiny;
 }
 
