@@ -42,11 +42,17 @@ HookKind hookOf(PatchSite site)
     return HookKind::ResidPre;
 }
 
-/// The metric of a run's logits (every row, or only the last): logit[answer] − logit[wrong] at the last row.
+/// The metric of a run's logits (every token's at every row): logit[answer] − logit[wrong] at the last row.
 template <typename Scalar> double metricOf(const MatrixOf<Scalar>& logits, const PatchPair& pair)
 {
     const Index last = logits.rows() - 1;
     return double(logits(last, Index(pair.answer))) - double(logits(last, Index(pair.wrong)));
+}
+
+/// The metric of a patched run, which computed only the answer's and the wrong token's logits.
+template <typename Scalar> double metricOfPair(const MatrixOf<Scalar>& logits)
+{
+    return double(logits(0, 0)) - double(logits(0, 1));
 }
 
 /// One cell of a grid: the hook it replaces, the head (−1: the whole hook) and the row (−1: every row).
@@ -159,6 +165,7 @@ public:
         cellPart(value, cell, config, n) = cellPart(from, cell, config, n);
         HookRequest request;
         request.lastLogitsOnly = true;
+        request.logitIds = {pair.answer, pair.wrong};
         request.proceed = proceed;
         if (cell.head >= 0 && cell.row < 0) {
             request.replace.push_back({name, Matrix(cellPart(from, cell, config, n)), cell.head});
@@ -166,7 +173,7 @@ public:
             request.replace.push_back({name, std::move(value), -1});
         }
         m_model.restart(request);
-        return metricOf(m_model.network().logits(), pair);
+        return metricOfPair(m_model.network().logits());
     }
 
     double attributionCell(const Cell& cell) override

@@ -290,6 +290,15 @@ private slots:
         QCOMPARE(restarted.logits().rows(), Index(1));
         QKV_COMPARE_NEAR(restarted.logits(), full.logits().bottomRows(1), 1e-12);
         QVERIFY_THROWS_EXCEPTION(Error, restarted.hookGradients(m.p, Objective{}));
+        // Or only a few tokens' logits there.
+        lastOnly.logitIds = {22, 3};
+        restarted.restart(m.p, lastOnly);
+        QCOMPARE(restarted.logits().cols(), Index(2));
+        const Index last = full.logits().rows() - 1;
+        QKV_COMPARE_NEAR(restarted.logits()(0, 0), full.logits()(last, 22), 1e-12);
+        QKV_COMPARE_NEAR(restarted.logits()(0, 1), full.logits()(last, 3), 1e-12);
+        lastOnly.logitIds = {m.a.vocabSize};
+        QVERIFY_THROWS_EXCEPTION(Error, restarted.restart(m.p, lastOnly));
         // The replacement changed the run.
         Network<double> clean(m.a, m.layout);
         QVERIFY(std::abs(clean.forward(m.p, {someIds}) - fullLoss) > 1e-9);
