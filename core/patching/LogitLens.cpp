@@ -32,8 +32,9 @@ std::vector<LensCell> readThroughTheEnd(const HookedModel<Scalar>& model, const 
     const training::Architecture& a = model.architecture();
     const training::Layout& layout = model.network().layout();
     const training::Tensors<Scalar>& p = model.parameters();
-    const auto bias = layout.finalNormBias >= 0 ? transformer::Row<Scalar>(p[std::size_t(layout.finalNormBias)])
-                                                : transformer::Row<Scalar>();
+    const auto bias = layout.finalNormBias >= 0
+                          ? transformer::Row<Scalar>(p[std::size_t(layout.finalNormBias)])
+                          : transformer::Row<Scalar>();
     std::vector<LensCell> cells;
     // A few rows at a time: n × vocabulary logits at once would be large for long texts.
     constexpr Index chunk = 32;
@@ -84,9 +85,9 @@ LogitLens lensOf(const Model& model, const std::vector<std::int64_t>& ids, const
     LogitLens lens;
     lens.hasAnswer = options.answer >= 0;
     for (Index l = 0; l <= layers; ++l) {
-        const transformer::HookPoint point{
-            l < layers ? transformer::HookKind::ResidPre : transformer::HookKind::ResidPost,
-            l < layers ? l : layers - 1};
+        const transformer::HookPoint point{l < layers ? transformer::HookKind::ResidPre
+                                                      : transformer::HookKind::ResidPost,
+                                           l < layers ? l : layers - 1};
         lens.layers.push_back(readThroughTheEnd(hooked, cache.at(transformer::hookName(point)), options));
         if (progress && !progress(l + 1, layers + 1))
             throw Cancelled();

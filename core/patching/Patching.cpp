@@ -6,7 +6,6 @@
 #include "Model.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 
 namespace qkv {
@@ -18,29 +17,6 @@ using transformer::HookReplacement;
 using transformer::HookRequest;
 
 namespace {
-
-struct SiteName {
-    PatchSite site;
-    const char* name;
-    HookKind hook;
-};
-constexpr std::array<SiteName, 9> siteNames{{{PatchSite::ResidPre, "resid_pre", HookKind::ResidPre},
-                                             {PatchSite::AttnOut, "attn_out", HookKind::AttnOut},
-                                             {PatchSite::MlpOut, "mlp_out", HookKind::MlpOut},
-                                             {PatchSite::HeadOut, "head_out", HookKind::Z},
-                                             {PatchSite::HeadOutPos, "head_out_pos", HookKind::Z},
-                                             {PatchSite::HeadPattern, "head_pattern", HookKind::Pattern},
-                                             {PatchSite::HeadQ, "head_q", HookKind::Q},
-                                             {PatchSite::HeadK, "head_k", HookKind::K},
-                                             {PatchSite::HeadV, "head_v", HookKind::V}}};
-
-HookKind hookOf(PatchSite site)
-{
-    for (const SiteName& s : siteNames)
-        if (s.site == site)
-            return s.hook;
-    return HookKind::ResidPre;
-}
 
 /// The metric of a run's logits (every token's at every row): logit[answer] − logit[wrong] at the last row.
 template <typename Scalar> double metricOf(const MatrixOf<Scalar>& logits, const PatchPair& pair)
@@ -62,50 +38,6 @@ struct Cell {
 };
 
 } // namespace
-
-std::string patchSiteName(PatchSite site)
-{
-    for (const SiteName& s : siteNames)
-        if (s.site == site)
-            return s.name;
-    return {};
-}
-
-std::optional<PatchSite> patchSiteNamed(const std::string& name)
-{
-    for (const SiteName& s : siteNames)
-        if (name == s.name)
-            return s.site;
-    return std::nullopt;
-}
-
-std::vector<PatchSite> allPatchSites()
-{
-    std::vector<PatchSite> sites;
-    for (const SiteName& s : siteNames)
-        sites.push_back(s.site);
-    return sites;
-}
-
-bool patchSiteHasPositions(PatchSite site)
-{
-    return site == PatchSite::ResidPre || site == PatchSite::AttnOut || site == PatchSite::MlpOut ||
-           site == PatchSite::HeadOutPos;
-}
-
-std::string patchMethodName(PatchMethod method)
-{
-    return method == PatchMethod::Exact ? "exact" : "attribution";
-}
-
-std::optional<PatchMethod> patchMethodNamed(const std::string& name)
-{
-    if (name == "exact")
-        return PatchMethod::Exact;
-    if (name == "attribution")
-        return PatchMethod::Attribution;
-    return std::nullopt;
-}
 
 struct PatchingRun::Impl {
     PatchPair pair;
@@ -143,10 +75,10 @@ public:
         n = Index(pair.clean.size());
         HookRequest keep;
         for (Index l = 0; l < config.layers; ++l)
-            for (const SiteName& s : siteNames) {
-                const std::string name = transformer::hookName({s.hook, l});
+            for (PatchSite site : allPatchSites()) {
+                const std::string name = transformer::hookName({patchSiteHook(site), l});
                 // An attention-only model has no hook_mlp_out.
-                if (s.site != PatchSite::HeadOutPos && transformer::parseHookName(name, config))
+                if (site != PatchSite::HeadOutPos && transformer::parseHookName(name, config))
                     keep.keep.push_back(name);
             }
         m_model.forward(pair.clean, keep);
@@ -294,7 +226,8 @@ PatchGrid PatchingRun::patch(PatchSite site, PatchMethod method, Index firstPosi
     const Index n = run.n;
     if (lastPosition < 0)
         lastPosition = n - 1;
-    if (patchSiteHasPositions(site) && (firstPosition < 0 || firstPosition > lastPosition || lastPosition >= n))
+    if (patchSiteHasPositions(site) &&
+        (firstPosition < 0 || firstPosition > lastPosition || lastPosition >= n))
         throw Error("positions " + std::to_string(firstPosition) + ".." + std::to_string(lastPosition) +
                     " are not within the prompts' " + std::to_string(n) + " tokens (0.." +
                     std::to_string(n - 1) + ")");
@@ -318,7 +251,7 @@ PatchGrid PatchingRun::patch(PatchSite site, PatchMethod method, Index firstPosi
     grid.values.assign(std::size_t(grid.cells()), 0.0);
     grid.normalized.assign(std::size_t(grid.cells()), 0.0);
     const double span = run.clean - run.corrupt;
-    const HookKind hook = hookOf(site);
+    const HookKind hook = patchSiteHook(site);
     // Asked between the layers of a cell too, so a stop takes effect within a layer.
     const std::function<bool()> proceed = [&] { return !progress || progress(grid.done, grid.cells()); };
     for (Index row = 0; row < grid.rows; ++row) {

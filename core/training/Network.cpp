@@ -67,7 +67,8 @@ template <typename Scalar> struct Network<Scalar>::Hooks {
         }
         for (std::int64_t id : request.logitIds)
             if (id < 0 || id >= config.vocabSize)
-                throw Error("logit of token id " + std::to_string(id) + " asked for: outside the vocabulary (0 to " +
+                throw Error("logit of token id " + std::to_string(id) +
+                            " asked for: outside the vocabulary (0 to " +
                             std::to_string(config.vocabSize - 1) + ")");
         for (const HookReplacement& r : request.replace) {
             const std::optional<HookPoint> point = parseHookName(r.name, config);

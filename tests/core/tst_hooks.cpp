@@ -3,8 +3,9 @@
 // biases, lm_head) and Qwen2 (q/k/v biases, tied) checkpoints in float64: every hook kept equals the plain-
 // loop reference (ReferenceModel.h) at 1e-9; the gradient of the loss and of a logit difference with
 // respect to every hook kind against central finite differences through replacements; a replacement
-// restarted from its layer (after another restart) equals the full run with it at 1e-12; a zero ablation as a hook_z replacement
-// equals ModelRun's intervention; unknown hooks and misshapen replacements are refused by name.
+// restarted from its layer (after another restart) equals the full run with it at 1e-12; a zero ablation as a
+// hook_z replacement equals ModelRun's intervention; unknown hooks and misshapen replacements are refused by
+// name.
 
 #include "Error.h"
 #include "FuzzyCompare.h"
