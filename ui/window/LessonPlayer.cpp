@@ -38,6 +38,12 @@ void LessonPlayer::setTraining(TrainingPanel* panel, QDockWidget* dock, std::fun
         });
 }
 
+void LessonPlayer::setPatching(QDockWidget* dock, std::function<void(const LessonPatching&)> setUp)
+{
+    m_patchingDock = dock;
+    m_setUpPatching = std::move(setUp);
+}
+
 void LessonPlayer::start(Lesson lesson)
 {
     m_lesson = std::move(lesson);
@@ -117,6 +123,12 @@ void LessonPlayer::apply()
         startTraining();
     else if (step.training == LessonTraining::Open)
         openTrained();
+    if (step.patching) {
+        if (m_setUpPatching)
+            m_setUpPatching(*step.patching);
+        else
+            m_notice = tr("This window has no Patching panel to run the step's experiment in.");
+    }
     showViewAndCell();
     emit stepChanged();
 }
@@ -132,6 +144,10 @@ void LessonPlayer::showViewAndCell()
     if (m_trainingDock && (step.showTrainingTab || step.training == LessonTraining::Start)) {
         m_trainingDock->show();
         m_trainingDock->raise();
+    }
+    if (m_patchingDock && step.showPatching) {
+        m_patchingDock->show();
+        m_patchingDock->raise();
     }
 }
 

@@ -33,6 +33,10 @@ public:
     /// whether the session may be replaced by the trained model (unsaved changes). Without it such steps say
     /// so.
     void setTraining(TrainingPanel* panel, QDockWidget* dock, std::function<bool()> mayReplace);
+    /// The dock of the Patching panel the steps' "patching" and "dock": "patching" bring forward, and what sets
+    /// up and runs a step's experiment in it (it reports a problem, such as an id outside the model's
+    /// vocabulary, in the panel). Without it such steps say so.
+    void setPatching(QDockWidget* dock, std::function<void(const LessonPatching&)> setUp);
     /// What the step's Training workspace action has to tell ("" when it did what the text says): no finished
     /// run to open yet, a run already going, …
     QString notice() const { return m_notice; }
@@ -86,6 +90,8 @@ private:
     QPointer<TrainingPanel> m_training;
     QPointer<QDockWidget> m_trainingDock;
     std::function<bool()> m_mayReplace;
+    QPointer<QDockWidget> m_patchingDock;
+    std::function<void(const LessonPatching&)> m_setUpPatching;
     QString m_notice;
     bool m_startedRun = false;    ///< this lesson started a run: Back and Next again do not train anew
     bool m_waitingToOpen = false; ///< an "open" step on show waits for a run to finish
