@@ -244,7 +244,7 @@ def patch_grid(model, clean, corrupt, m_corrupt, site, method, first, last):
 
 
 def nested(flat, rows, cols, depth):
-    if depth == 1:
+    if "positions" not in SETTINGS:
         return [flat[r * cols: (r + 1) * cols] for r in range(rows)]
     return [[flat[(r * cols + c) * depth: (r * cols + c + 1) * depth] for c in range(cols)] for r in range(rows)]
 

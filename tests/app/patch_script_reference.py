@@ -175,10 +175,11 @@ def main():
             for site in SITES:
                 for method in ("exact", "attribution"):
                     script = os.path.join(work, f"{kind}-{site}-{method}.py")
+                    positions = "3..3" if site in ("attn_out", "head_out_pos") else "1..6"  # one position too
                     ours = subprocess.run(
                         [args.qkvlab, "patch", folder, "--clean-ids", ",".join(map(str, clean)), "--corrupt-ids",
                          ",".join(map(str, corrupt)), "--answer-id", str(answer), "--wrong-id", str(wrong),
-                         "--what", site, "--method", method, "--positions", "1..6", "--script", script],
+                         "--what", site, "--method", method, "--positions", positions, "--script", script],
                         check=True, capture_output=True).stdout
                     kind_worst = max(kind_worst, difference(json.loads(ours), run_script(script)))
             # One script as a user runs it: its own process, the model folder given on the command line.

@@ -358,6 +358,15 @@ void TestPatchCli::positionRange()
             }
         }
     }
+    // One position: head_out_pos keeps its third axis, of one entry.
+    const Run one =
+        qkvlab(patchArguments(folder.path(), QStringLiteral("head_out_pos"), QStringLiteral("exact")) +
+               QStringList{QStringLiteral("--positions"), QStringLiteral("2..2")});
+    QVERIFY_RUN(one, one.exitCode == 0);
+    const QJsonArray cell =
+        parsed(one).value(QStringLiteral("values")).toArray().at(1).toArray().at(3).toArray();
+    QCOMPARE(cell.size(), 1);
+    QCOMPARE(strings(parsed(one).value(QStringLiteral("positions"))), positionLabels(2, 2));
 }
 
 // Prompts and tokens as texts, through the model's tokenizer: the same grid as their ids.
