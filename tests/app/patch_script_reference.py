@@ -6,7 +6,8 @@ Writes tiny model folders in float64 (GPT-2; LLaMA with 4 query heads over 2 key
 untied lm_head; Qwen2 with q/k/v biases and a tied unembedding; a LLaMA with every bias LLaMA's config can
 ask for and llama3 RoPE scaling), runs `qkvlab patch ... --script FILE` for every site and both methods,
 runs each script (in this process; one per model also as its own python3 process, as a user would) and
-compares the metrics and every cell of the grid. The scripts rebuild the model in torch from the folder
+compares the metrics and every cell of the grid (normalized cells times m_clean − m_corrupt, the metric's
+units). The scripts rebuild the model in torch from the folder
 and patch by re-running (exact) or with torch.autograd (attribution), so this also checks qkvlab's
 attribution patching against PyTorch's gradients. Exit 1 when a difference exceeds the tolerance (1e-9),
 77 (ctest's skip) without torch.
@@ -147,11 +148,14 @@ def difference(ours, theirs):
         if ours[prompt]["ids"] != theirs[prompt]["ids"] or ours[prompt]["tokens"] != theirs[prompt]["tokens"]:
             raise SystemExit(f"the {prompt} prompt differs")
     worst = max(abs(ours[p]["metric"] - theirs[p]["metric"]) for p in ("clean", "corrupt"))
-    for key in ("values", "normalized"):
+    # A normalized cell is a value divided by m_clean − m_corrupt, and so is its difference: compared in the
+    # metric's units, at the same tolerance as the values.
+    span = abs(ours["clean"]["metric"] - ours["corrupt"]["metric"])
+    for key, scale in (("values", 1.0), ("normalized", span)):
         a, b = flattened(ours[key]), flattened(theirs[key])
         if len(a) != len(b):
             raise SystemExit(f"{key}: {len(a)} cells and {len(b)}")
-        worst = max([worst] + [abs(x - y) for x, y in zip(a, b)])
+        worst = max([worst] + [abs(x - y) * scale for x, y in zip(a, b)])
     return worst
 
 

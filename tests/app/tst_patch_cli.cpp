@@ -332,7 +332,7 @@ void TestPatchCli::positionRange()
 {
     QTemporaryDir folder;
     qkv::test::writeModel(shape(QStringLiteral("llama")), folder.path(), 5);
-    for (const QString site :
+    for (const QString& site :
          {QStringLiteral("mlp_out"), QStringLiteral("head_out_pos"), QStringLiteral("head_v")}) {
         const Run whole = qkvlab(patchArguments(folder.path(), site, QStringLiteral("exact")));
         const Run part = qkvlab(patchArguments(folder.path(), site, QStringLiteral("exact")) +
