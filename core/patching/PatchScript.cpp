@@ -336,7 +336,7 @@ std::string patchScript(const PatchScriptRequest& request, const ModelConfig& co
         "#!/usr/bin/env python3\n"
         "# Written by qkvlab patch: recomputes its " +
         patchSiteName(request.site) + " grid (" + patchMethodName(request.method) +
-        " patching) in float64 from the model folder and prints the same JSON.\n"
+        " patching)\n# in float64 from the model folder and prints the same JSON.\n"
         "# Needs PyTorch only. Usage: python3 SCRIPT [MODEL_FOLDER]\n"
         "# The metric is logit[answer] - logit[wrong] at the last position; a cell's value is "
         "the\n# metric with that activation of the corrupted run replaced by the clean run's "
