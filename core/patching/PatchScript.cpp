@@ -260,6 +260,8 @@ def main():
     if abs(m_clean - m_corrupt) < 1e-9 * max(1.0, abs(m_clean)):
         sys.exit("clean and corrupted give the same logit difference")
     site, method = SETTINGS["what"], SETTINGS["method"]
+    if site == "mlp_out" and not model.mlp:
+        sys.exit("this model has no MLP: mlp_out has nothing to patch")
     first, last = SETTINGS["first_position"], SETTINGS["last_position"]
     if method == "exact":
         with torch.no_grad():
