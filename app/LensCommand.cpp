@@ -23,7 +23,7 @@ std::string lensJson(const Model& model, const LogitLens& lens)
         Json positions = Json::array();
         for (const LensCell& cell : layer) {
             Json top = Json::array();
-            for (const LensToken& token : cell.top)
+            for (const TokenProbability& token : cell.top)
                 top.push_back(
                     Json{{"id", token.id}, {"token", tokenName(model, token.id)}, {"p", token.probability}});
             Json entry{{"top", std::move(top)}};
