@@ -47,8 +47,7 @@ CommandLineOutcome runLens(const ParsedArguments& arguments, const CommandStream
     if (!exactlyOneOf(arguments, "text", "ids"))
         throw Error(usage);
     LensOptions options;
-    if (const std::optional<long long> top =
-            arguments.wholeNumber("top", 0, 1000000, "a whole number of tokens"))
+    if (const std::optional<long long> top = arguments.wholeNumber("top", 1, 1000000))
         options.top = Index(*top);
     try {
         const Model model = Model::open(folder);

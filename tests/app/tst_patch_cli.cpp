@@ -545,8 +545,9 @@ void TestPatchCli::refusals_data()
                        QStringLiteral("--answer"), QStringLiteral(" cat sat")}
         << QStringLiteral("--answer ' cat sat' is 2 tokens");
     QTest::newRow("lens bad top") << QStringList{QStringLiteral("lens"), QStringLiteral("--ids"), ids,
-                                                 QStringLiteral("--top"), QStringLiteral("-1")}
-                                  << QStringLiteral("bad --top '-1'");
+                                                 QStringLiteral("--top"), QStringLiteral("0")}
+                                  << QStringLiteral(
+                                         "bad --top '0': expected a whole number from 1 to 1000000");
     QTest::newRow("lens id outside the vocabulary")
         << QStringList{QStringLiteral("lens"), QStringLiteral("--ids"), QStringLiteral("1,40")}
         << QStringLiteral("--ids: token id 40 at position 1 is outside the model's vocabulary of 40 tokens");
