@@ -4,7 +4,8 @@
 // for every site and method; the values are the core's grid and the normalized grid follows from them and
 // the two metrics; the metrics are the prediction's log-probability difference; patching the token
 // embedding where the prompts differ gives the clean metric; the lens's last row is the prediction; every
-// refusal is one line naming the option; --script writes a script that needs only PyTorch.
+// refusal is one line naming the option; --script writes a script that needs only PyTorch; progress shows
+// only on a terminal.
 
 #include "FuzzyCompare.h"
 #include "LogitLens.h"
@@ -24,7 +25,10 @@
 #include <QtTest>
 
 #include <cmath>
+#include <fcntl.h>
 #include <memory>
+#include <pty.h>
+#include <unistd.h>
 
 using namespace qkv;
 using qkv::test::Tiny;
@@ -206,6 +210,7 @@ private slots:
     void refusals_data();
     void refusals();
     void script();
+    void progressOnlyOnATerminal();
 };
 
 void TestPatchCli::patchGrid_data()
@@ -608,6 +613,42 @@ void TestPatchCli::script()
     QVERIFY_RUN(refused, refused.exitCode == 2);
     QVERIFY(refused.out.isEmpty());
     QVERIFY(refused.err.contains(folder.path().toUtf8()));
+}
+
+// With standard error on a terminal (a pseudo-terminal here), the cells and layers done are counted there
+// on one line, erased at the end; the JSON on standard output is unchanged. (Every other test runs with
+// standard error in a pipe and checks that it stays empty.)
+void TestPatchCli::progressOnlyOnATerminal()
+{
+    QTemporaryDir folder;
+    qkv::test::writeModel(shape(QStringLiteral("gpt2")), folder.path(), 3); // 2 layers × 2 heads
+    const QStringList patch =
+        patchArguments(folder.path(), QStringLiteral("head_out"), QStringLiteral("exact"));
+    const QStringList lens = {QStringLiteral("lens"), folder.path(), QStringLiteral("--ids"),
+                              idList(cleanIds)};
+    for (const auto& [arguments, expected] :
+         {std::pair{patch, QByteArray("qkvlab patch head_out: 4/4 cells")},
+          std::pair{lens, QByteArray("qkvlab lens: 3/3 layers")}}) {
+        int terminal = -1, device = -1;
+        char name[256] = {};
+        QVERIFY(openpty(&terminal, &device, name, nullptr, nullptr) == 0);
+        QProcess process;
+        process.setProcessEnvironment(qkv::test::offscreenEnvironment());
+        process.setStandardErrorFile(QString::fromLocal8Bit(name));
+        process.start(QStringLiteral(QKVLAB_EXECUTABLE), arguments);
+        QVERIFY(process.waitForFinished(timeoutMs));
+        ::close(device);
+        QCOMPARE(process.exitCode(), 0);
+        QVERIFY(!QJsonDocument::fromJson(process.readAllStandardOutput()).isNull());
+        QByteArray shown;
+        ::fcntl(terminal, F_SETFL, O_NONBLOCK);
+        char buffer[4096];
+        for (ssize_t got = 0; (got = ::read(terminal, buffer, sizeof buffer)) > 0;)
+            shown.append(buffer, qsizetype(got));
+        ::close(terminal);
+        QVERIFY2(shown.contains(expected), shown.constData());
+        QVERIFY2(shown.endsWith("\r\033[K"), shown.constData());
+    }
 }
 
 QKV_TEST_GUILESS_MAIN(TestPatchCli)
