@@ -42,21 +42,12 @@ const std::vector<std::int64_t> cleanIds{5, 17, 3, 8, 22, 9};
 const std::vector<std::int64_t> corruptIds{5, 17, 30, 8, 22, 9}; // differs at position 2
 constexpr std::int64_t answerId = 11, wrongId = 12;
 
-/// The three shapes tst_hooks checks the hook points on: gpt2; llama (4 query heads over 2 key/value heads,
-/// no biases, lm_head); qwen2 (q/k/v biases, tied, 4 over 2).
+/// The three families the model tests run on (TinyModels.h): gpt2; llama (4 query heads over 2 key/value
+/// heads, no biases, lm_head); qwen2 (q/k/v biases, tied, 4 over 2); two layers, float64.
 Tiny shape(const QString& name)
 {
-    Tiny tiny;
-    tiny.dtype = "F64";
+    Tiny tiny = qkv::test::tinyOfFamily(name, "F64", 2);
     tiny.layers = 2;
-    if (name != QLatin1String("gpt2")) {
-        tiny.llama = true;
-        tiny.heads = 4;
-        tiny.kvHeads = 2;
-        tiny.llamaType = name.toStdString();
-        tiny.qkvBias = name == QLatin1String("qwen2");
-        tiny.untiedHead = name == QLatin1String("llama");
-    }
     return tiny;
 }
 
