@@ -10,6 +10,7 @@
 #include "ModelOverview.h"
 #include "ModelRunner.h"
 #include "ModelView.h"
+#include "PatchingPanel.h"
 #include "PredictionPanel.h"
 
 #include <QInputDialog>
@@ -23,7 +24,8 @@ ModelPages::ModelPages(ModelLoading* loading, Document* document, QWidget* windo
       m_runner(new ModelRunner(loading, document, this)), m_overview(new ModelOverview(loading, document)),
       m_interventions(new InterventionsPanel(document)),
       m_prediction(new PredictionPanel(m_runner, loading, document, window)),
-      m_heads(new HeadsPanel(m_runner, loading, m_prediction, window)), m_modelTab(new QSplitter(window))
+      m_heads(new HeadsPanel(m_runner, loading, m_prediction, window)),
+      m_patching(new PatchingPanel(loading, window)), m_modelTab(new QSplitter(window))
 {
     m_runner->setObjectName(QStringLiteral("modelRunner"));
     m_modelTab->setObjectName(QStringLiteral("modelTab"));
@@ -57,6 +59,11 @@ QWidget* ModelPages::predictionTab() const
 QWidget* ModelPages::headsTab() const
 {
     return m_heads;
+}
+
+QWidget* ModelPages::patchingTab() const
+{
+    return m_patching;
 }
 
 QList<const Figure*> ModelPages::figures() const

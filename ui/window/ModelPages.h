@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The pages of a real model in the window, built together because they share one forward pass (ModelRunner):
-// the Model workspace (every head's attention beside the interventions), the Prediction tab and the Head
-// Scores tab. A session saved with a model link reopens its model folder in the background when it is opened.
+// the Model workspace (every head's attention beside the interventions), the Prediction tab, the Head
+// Scores tab and the Patching tab. A session saved with a model link reopens its model folder in the
+// background when it is opened.
 
 #include <QList>
 #include <QObject>
@@ -20,6 +21,7 @@ class InterventionsPanel;
 class ModelLoading;
 class ModelOverview;
 class ModelRunner;
+class PatchingPanel;
 class PredictionPanel;
 
 class ModelPages : public QObject {
@@ -34,10 +36,12 @@ public:
     InterventionsPanel* interventions() const { return m_interventions; }
     PredictionPanel* prediction() const { return m_prediction; }
     HeadsPanel* heads() const { return m_heads; }
-    /// The widgets of the tabs: Model (thumbnails and interventions), Prediction, Head Scores.
+    PatchingPanel* patching() const { return m_patching; }
+    /// The widgets of the tabs: Model (thumbnails and interventions), Prediction, Head Scores, Patching.
     QWidget* modelTab() const;
     QWidget* predictionTab() const;
     QWidget* headsTab() const;
+    QWidget* patchingTab() const;
     /// Their exportable views.
     QList<const Figure*> figures() const;
 
@@ -57,6 +61,7 @@ private:
     InterventionsPanel* m_interventions;
     PredictionPanel* m_prediction;
     HeadsPanel* m_heads;
+    PatchingPanel* m_patching;
     QSplitter* m_modelTab;
 };
 
