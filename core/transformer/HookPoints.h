@@ -18,6 +18,7 @@
 #include "EigenTypes.h"
 #include "ModelConfig.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -93,6 +94,11 @@ void applyReplacement(const HookReplacement& replacement, HookKind kind, Index h
 struct HookRequest {
     std::vector<std::string> keep; ///< names; "*" keeps every hook
     std::vector<HookReplacement> replace;
+    /// Only the last position's logits (1 × vocabulary) and no loss (0): a run that only reads the last
+    /// position's prediction skips the unembedding of every other row. No gradients can follow it.
+    bool lastLogitsOnly = false;
+    /// Asked after each layer; false stops the run (qkv::Cancelled), so a long run stops within a layer.
+    std::function<bool()> proceed;
 };
 
 /// Activations (or gradients) by hook name.
