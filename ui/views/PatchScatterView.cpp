@@ -27,9 +27,9 @@ PatchScatterView::PatchScatterView(QWidget* parent) : QWidget(parent), m_plot(ne
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
-    m_title = setUpPlot(m_plot, QSize(160, 140));
-    m_plot->xAxis->setLabel(tr("exact (normalized)"));
-    m_plot->yAxis->setLabel(tr("attribution (normalized)"));
+    m_title = setUpPlot(m_plot, QSize(120, 120));
+    m_plot->xAxis->setLabel(tr("exact"));
+    m_plot->yAxis->setLabel(tr("attribution"));
     m_diagonal = new QCPItemStraightLine(m_plot);
     m_diagonal->point1->setCoords(0.0, 0.0);
     m_diagonal->point2->setCoords(1.0, 1.0);

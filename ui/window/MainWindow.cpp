@@ -303,22 +303,7 @@ void MainWindow::createDocks()
     }
     findChild<QDockWidget*>(QStringLiteral("dockQueryKeySpace"))->raise();
 
-    // The model's overview on the left, what it predicts and how its heads score on the right.
-    QDockWidget* modelDock = addDock(tr("Model"), QStringLiteral("dockModel"), model->modelTab(),
-                                     Qt::LeftDockWidgetArea, Workspace::Model);
-    QDockWidget* prediction = addDock(tr("Prediction"), QStringLiteral("dockPrediction"),
-                                      model->predictionTab(), Qt::LeftDockWidgetArea, Workspace::Model);
-    QDockWidget* headScores = addDock(tr("Head Scores"), QStringLiteral("dockHeadScores"), model->headsTab(),
-                                      Qt::LeftDockWidgetArea, Workspace::Model);
-    QDockWidget* patching = addDock(tr("Patching"), QStringLiteral("dockPatching"), model->patchingTab(),
-                                    Qt::LeftDockWidgetArea, Workspace::Model);
-    // One area split in two (the page has no central widget to take what two areas would leave).
-    m_workspaces->page(Workspace::Model)->splitDockWidget(modelDock, prediction, Qt::Horizontal);
-    m_workspaces->page(Workspace::Model)->splitDockWidget(prediction, headScores, Qt::Vertical);
-    m_workspaces->page(Workspace::Model)->tabifyDockWidget(headScores, patching);
-    headScores->raise();
-    if (auto* showPatching = findChild<QAction*>(QStringLiteral("viewAction_dockPatching")))
-        showPatching->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
+    QDockWidget* modelDock = model->addDocks(m_workspaces, scrollable);
     addDock(tr("Training"), QStringLiteral("dockTraining"), new TrainingPanel(m_modelLoading, this),
             Qt::LeftDockWidgetArea, Workspace::Training);
     // A model just opened: its layers and heads come forward while they are computed.

@@ -8,6 +8,9 @@
 #include <QList>
 #include <QObject>
 
+#include <functional>
+
+class QDockWidget;
 class QPoint;
 class QSplitter;
 class QWidget;
@@ -22,6 +25,7 @@ class ModelLoading;
 class ModelOverview;
 class ModelRunner;
 class PatchingPanel;
+class Workspaces;
 class PredictionPanel;
 
 class ModelPages : public QObject {
@@ -44,6 +48,10 @@ public:
     QWidget* patchingTab() const;
     /// Their exportable views.
     QList<const Figure*> figures() const;
+    /// The tabs as the Model workspace's docks: the model's overview on the left, the Prediction above the
+    /// Head Scores and Patching tabs on the right, each tab's widget given to `wrap` first (the window's
+    /// scroll area). Returns the overview's dock.
+    QDockWidget* addDocks(Workspaces* workspaces, const std::function<QWidget*(QWidget*)>& wrap);
 
 signals:
     /// Something to tell in the status bar (a model folder of a session that cannot be reopened).

@@ -66,6 +66,26 @@ PromptTokens tokenizePrompt(const Model& model, const QString& text)
     return tokens;
 }
 
+QString promptText(const Model& model, const std::vector<std::int64_t>& ids)
+{
+    if (model.tokenizer() && !ids.empty()) {
+        try {
+            std::string text;
+            for (std::int64_t id : ids)
+                text += model.tokenizer()->tokenBytes(id);
+            const QString decoded = QString::fromUtf8(text);
+            if (decoded.toUtf8().toStdString() == text && model.tokenizer()->encode(text) == ids)
+                return decoded;
+        } catch (const Error&) {
+            // Ids the tokenizer cannot spell back: written as ids.
+        }
+    }
+    QStringList written;
+    for (std::int64_t id : ids)
+        written << QString::number(id);
+    return QLatin1Char('#') + written.join(QLatin1Char(' '));
+}
+
 QList<int> differingPositions(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b)
 {
     QList<int> positions;

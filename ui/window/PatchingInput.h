@@ -32,6 +32,10 @@ struct PromptTokens {
 /// Empty text gives no ids and no error.
 PromptTokens tokenizePrompt(const Model& model, const QString& text);
 
+/// `ids` as the text to type for them: the text they spell when the tokenizer reads it back as the same ids,
+/// else the ids as "#4 8 15".
+QString promptText(const Model& model, const std::vector<std::int64_t>& ids);
+
 /// The positions where `a` and `b` hold different tokens (over the shorter of the two).
 QList<int> differingPositions(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b);
 

@@ -20,6 +20,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <cmath>
 
 namespace qkv::ui {
 
@@ -42,8 +43,9 @@ PatchingPanel::PatchingPanel(ModelLoading* loading, QWidget* parent)
       m_prompts(new PatchingPrompts(this)), m_site(new QComboBox(this)), m_methods(new QComboBox(this)),
       m_limitPositions(new QCheckBox(tr("&Positions"), this)), m_firstPosition(new QSpinBox(this)),
       m_lastPosition(new QSpinBox(this)), m_run(new QToolButton(this)), m_stop(new QToolButton(this)),
-      m_progress(new QProgressBar(this)), m_status(new QLabel(this)), m_depthRow(new QWidget(this)),
-      m_depth(new QComboBox(this)), m_grids(new QSplitter(Qt::Horizontal, this)), m_exact(new Heatmap(this)),
+      m_progress(new QProgressBar(this)), m_status(new QLabel(this)), m_metrics(new QLabel(this)),
+      m_depthRow(new QWidget(this)), m_depth(new QComboBox(this)),
+      m_grids(new QSplitter(Qt::Horizontal, this)), m_exact(new Heatmap(this)),
       m_attribution(new Heatmap(this)), m_scatter(new PatchScatterView(this))
 {
     setObjectName(QStringLiteral("patchingPanel"));
@@ -129,19 +131,27 @@ QWidget* PatchingPanel::createOptions()
     m_progress->setToolTip(tr("Cells of the grid computed"));
     m_progress->setWhatsThis(m_progress->toolTip());
 
-    auto* row = new QHBoxLayout(options);
-    row->setContentsMargins(4, 0, 4, 0);
+    // Two rows: the experiment, then its range and the run; narrow enough for half a window at scale 2.
     auto* siteLabel = new QLabel(tr("&Site:"), options);
     siteLabel->setBuddy(m_site);
     auto* methodLabel = new QLabel(tr("&Method:"), options);
     methodLabel->setBuddy(m_methods);
-    for (QWidget* widget : std::initializer_list<QWidget*>{siteLabel, m_site, methodLabel, m_methods,
-                                                           m_limitPositions, m_firstPosition})
-        row->addWidget(widget);
-    row->addWidget(new QLabel(QStringLiteral("–"), options));
+    auto* experiment = new QHBoxLayout;
+    for (QWidget* widget : std::initializer_list<QWidget*>{siteLabel, m_site, methodLabel, m_methods})
+        experiment->addWidget(widget);
+    experiment->addStretch(1);
+    auto* running = new QHBoxLayout;
+    running->addWidget(m_limitPositions);
+    running->addWidget(m_firstPosition);
+    running->addWidget(new QLabel(QStringLiteral("–"), options));
     for (QWidget* widget : std::initializer_list<QWidget*>{m_lastPosition, m_run, m_stop, m_progress})
-        row->addWidget(widget);
-    row->addStretch(1);
+        running->addWidget(widget);
+    running->addStretch(1);
+    auto* rows = new QVBoxLayout(options);
+    rows->setContentsMargins(4, 0, 4, 0);
+    rows->setSpacing(2);
+    rows->addLayout(experiment);
+    rows->addLayout(running);
 
     connect(run, &QAction::triggered, this, &PatchingPanel::run);
     connect(stop, &QAction::triggered, this, &PatchingPanel::stop);
@@ -162,13 +172,16 @@ QWidget* PatchingPanel::createGrids()
                            "shown"));
     m_depth->setWhatsThis(m_depth->toolTip());
     auto* depthLayout = new QHBoxLayout(m_depthRow);
-    depthLayout->setContentsMargins(4, 0, 4, 0);
+    depthLayout->setContentsMargins(4, 0, 8, 0);
     auto* depthLabel = new QLabel(tr("Heads at p&osition:"), m_depthRow);
     depthLabel->setBuddy(m_depth);
     depthLayout->addWidget(depthLabel);
     depthLayout->addWidget(m_depth);
-    depthLayout->addStretch(1);
     m_depthRow->hide();
+    m_metrics->setObjectName(QStringLiteral("patchingMetrics"));
+    m_metrics->setToolTip(tr("The metric on the clean and on the corrupted prompt, unpatched: a patched "
+                             "cell's normalized value is (m − m_corrupt) / (m_clean − m_corrupt)"));
+    m_metrics->setWhatsThis(m_metrics->toolTip());
 
     const QString gridHelp =
         tr("<h3>Patching grid</h3><p>Each cell: the corrupted prompt run with that site's activation taken "
@@ -185,6 +198,7 @@ QWidget* PatchingPanel::createGrids()
         heatmap->setColorMode(Heatmap::ColorMode::Diverging);
         heatmap->setColorBarLabel(tr("restored"));
         heatmap->setWhatsThis(gridHelp);
+        heatmap->setMinimumWidth(fontMetrics().averageCharWidth() * 16); // three side by side in half a window
         m_grids->addWidget(heatmap);
     }
     m_scatter->setWhatsThis(tr("<h3>Exact against attribution</h3><p>One point per cell: exact patching "
@@ -195,6 +209,11 @@ QWidget* PatchingPanel::createGrids()
     m_grids->addWidget(m_scatter);
     m_grids->setObjectName(QStringLiteral("patchingGrids"));
     m_grids->setChildrenCollapsible(false);
+    m_grids->setStretchFactor(0, 3);
+    m_grids->setStretchFactor(1, 3);
+    m_grids->setStretchFactor(2, 2);
+    // Room to read the grids even in a low dock: the panel scrolls rather than squeezing them.
+    m_grids->setMinimumHeight(fontMetrics().height() * 16);
     connect(m_exact, &Heatmap::cellClicked, this,
             [this](int row, int column) { openCell(PatchMethod::Exact, row, column); });
     connect(m_attribution, &Heatmap::cellClicked, this,
@@ -204,7 +223,12 @@ QWidget* PatchingPanel::createGrids()
     auto* layout = new QVBoxLayout(box);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(2);
-    layout->addWidget(m_depthRow);
+    auto* above = new QHBoxLayout;
+    above->setContentsMargins(0, 0, 4, 0);
+    above->addWidget(m_depthRow);
+    above->addWidget(m_metrics);
+    above->addStretch(1);
+    layout->addLayout(above);
     layout->addWidget(m_grids, 1);
     return box;
 }
@@ -212,14 +236,14 @@ QWidget* PatchingPanel::createGrids()
 void PatchingPanel::connectRunner()
 {
     connect(m_runner, &PatchingRunner::started, this, [this] {
-        m_prompts->setMetrics(std::nullopt, std::nullopt);
+        setMetrics(std::nullopt, std::nullopt);
         m_progress->setRange(0, 0);
         m_progress->setFormat(QString());
         updateControls();
         showGrids();
     });
     connect(m_runner, &PatchingRunner::metricsReady, this,
-            [this](double clean, double corrupt) { m_prompts->setMetrics(clean, corrupt); });
+            [this](double clean, double corrupt) { setMetrics(clean, corrupt); });
     connect(m_runner, &PatchingRunner::gridChanged, this, &PatchingPanel::showGrids);
     connect(m_runner, &PatchingRunner::progress, this, [this](PatchMethod method, int done, int total) {
         m_progress->setRange(0, total);
@@ -250,13 +274,8 @@ void PatchingPanel::onModelOpened()
     if (model && m_prompts->input().cleanText.isEmpty()) {
         // The model's own text is a first clean prompt; the corrupted one is the person's to write.
         const ModelHeadRequest& request = m_loading->request();
-        QString clean = QString::fromStdString(request.text);
-        if (clean.isEmpty()) {
-            QStringList ids;
-            for (std::int64_t id : request.ids)
-                ids << QString::number(id);
-            clean = QLatin1Char('#') + ids.join(QLatin1Char(' '));
-        }
+        const QString clean =
+            request.text.empty() ? promptText(*model, request.ids) : QString::fromStdString(request.text);
         m_prompts->setPrompts(clean, m_prompts->input().corruptText);
     }
     updateControls();
@@ -379,10 +398,19 @@ void PatchingPanel::stop()
     m_runner->stop();
 }
 
+void PatchingPanel::setMetrics(std::optional<double> clean, std::optional<double> corrupt)
+{
+    const auto text = [](std::optional<double> value) {
+        return value && std::isfinite(*value) ? Heatmap::formatValue(*value) : QStringLiteral("–");
+    };
+    m_metrics->setText(clean || corrupt ? tr("m_clean %1, m_corrupt %2").arg(text(clean), text(corrupt))
+                                        : QString());
+}
+
 void PatchingPanel::showMessage(const QString& message, bool problem)
 {
     m_status->setText(message);
-    m_status->setStyleSheet(problem ? QStringLiteral("color: #b3261e;") : QString());
+    m_status->setStyleSheet(problem ? QStringLiteral("color: #a40000") : QString());
     m_status->setVisible(!message.isEmpty());
 }
 
@@ -415,7 +443,6 @@ void PatchingPanel::showGrids()
     m_attributionSlice = attribution ? patchGridSlice(*attribution, depth, m_shownTokens) : PatchGridSlice();
     const double range = sharedColorRange(m_exactSlice, m_attributionSlice);
     const QString site = patchSiteTitle(request.site);
-    const QString where = layered ? tr(", position %1").arg(m_depth->currentText()) : QString();
     for (PatchMethod method : {PatchMethod::Exact, PatchMethod::Attribution}) {
         Heatmap* heatmap = grid(method);
         const PatchGridSlice& slice = shownSlice(method);
@@ -423,8 +450,8 @@ void PatchingPanel::showGrids()
         heatmap->setFixedRange(-range, range);
         heatmap->setAxisTitles(tr("layer"), slice.columnTitle);
         heatmap->setTitle(request.methods.empty()        ? QString()
-                          : method == PatchMethod::Exact ? tr("Exact patching: %1%2").arg(site, where)
-                                                         : tr("Attribution patching: %1%2").arg(site, where));
+                          : method == PatchMethod::Exact ? tr("Exact: %1").arg(site)
+                                                         : tr("Attribution: %1").arg(site));
         heatmap->setMatrix(slice.normalized, slice.rowLabels, slice.columnLabels);
         heatmap->setMasked(&slice.computed);
         heatmap->setCellDescriber([this, method](Index row, Index column) {
@@ -435,8 +462,7 @@ void PatchingPanel::showGrids()
     m_scatter->setVisible(both);
     if (both) {
         const PatchScatterPoints points = patchScatterPoints(m_exactSlice, m_attributionSlice);
-        m_scatter->setPoints(points.exact, points.attribution, points.labels,
-                             tr("Attribution against exact: %1%2").arg(site, where));
+        m_scatter->setPoints(points.exact, points.attribution, points.labels, tr("Attribution vs exact"));
     }
 }
 

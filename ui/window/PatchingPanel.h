@@ -63,6 +63,7 @@ private:
     void updatePositionLimits();
     void showGrids();
     void showMessage(const QString& message, bool problem);
+    void setMetrics(std::optional<double> clean, std::optional<double> corrupt);
     void openCell(PatchMethod method, int row, int column);
 
     ModelLoading* m_loading;
@@ -77,6 +78,7 @@ private:
     QToolButton* m_stop;
     QProgressBar* m_progress;
     QLabel* m_status;
+    QLabel* m_metrics;
     QWidget* m_depthRow;
     QComboBox* m_depth;
     QSplitter* m_grids;

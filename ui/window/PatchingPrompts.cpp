@@ -23,17 +23,12 @@ namespace {
 
 constexpr int topTokenCount = 10;
 
-QString metricText(std::optional<double> value)
-{
-    return value && std::isfinite(*value) ? QString::number(*value, 'f', 3) : QStringLiteral("–");
-}
-
 } // namespace
 
 PatchingPrompts::PatchingPrompts(QWidget* parent)
     : QWidget(parent), m_cleanEdit(new QLineEdit(this)), m_corruptEdit(new QLineEdit(this)),
       m_tokenStrip(new QLabel(this)), m_stripScroll(new QScrollArea(this)), m_count(new QLabel(this)),
-      m_answer(new QComboBox(this)), m_wrong(new QComboBox(this)), m_metrics(new QLabel(this)), m_topJob(this)
+      m_answer(new QComboBox(this)), m_wrong(new QComboBox(this)), m_topJob(this)
 {
     setObjectName(QStringLiteral("patchingPrompts"));
     m_cleanEdit->setObjectName(QStringLiteral("patchingClean"));
@@ -72,6 +67,7 @@ PatchingPrompts::PatchingPrompts(QWidget* parent)
     m_stripScroll->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_count->setObjectName(QStringLiteral("patchingTokenCount"));
     m_count->setWordWrap(true);
+    m_count->setStyleSheet(QStringLiteral("color: #a40000")); // it only ever tells a problem
     m_count->setToolTip(tr("Patching compares the prompts position by position: they need the same number "
                            "of tokens"));
 
@@ -86,11 +82,10 @@ PatchingPrompts::PatchingPrompts(QWidget* parent)
     auto* answerLabel = new QLabel(tr("A&nswer:"), this);
     layout->addRow(answerLabel, createTokenRow());
     answerLabel->setBuddy(m_answer);
-    setMetrics(std::nullopt, std::nullopt);
     setModel(nullptr, Precision::Float64);
 }
 
-// Answer − wrong: the metric's tokens, then m_clean and m_corrupt.
+// Answer − wrong: the metric's tokens.
 QWidget* PatchingPrompts::createTokenRow()
 {
     auto* row = new QWidget(this);
@@ -99,7 +94,7 @@ QWidget* PatchingPrompts::createTokenRow()
     for (QComboBox* combo : {m_answer, m_wrong}) {
         combo->setEditable(true);
         combo->setInsertPolicy(QComboBox::NoInsert);
-        combo->setMinimumContentsLength(8);
+        combo->setMinimumContentsLength(6);
         combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
         combo->lineEdit()->setPlaceholderText(tr("token or #id"));
         connect(combo, &QComboBox::currentTextChanged, this, &PatchingPrompts::inputChanged);
@@ -117,17 +112,11 @@ QWidget* PatchingPrompts::createTokenRow()
            "you like. It must be exactly one token.</p>");
     m_answer->setWhatsThis(metricHelp);
     m_wrong->setWhatsThis(metricHelp);
-    m_metrics->setObjectName(QStringLiteral("patchingMetrics"));
-    m_metrics->setToolTip(tr("The metric on the clean and on the corrupted prompt, unpatched: a patched "
-                             "cell's normalized value is (m − m_corrupt) / (m_clean − m_corrupt)"));
-    m_metrics->setWhatsThis(m_metrics->toolTip());
     auto* layout = new QHBoxLayout(row);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_answer, 1);
     layout->addWidget(new QLabel(tr("− wrong:"), row));
     layout->addWidget(m_wrong, 1);
-    layout->addSpacing(8);
-    layout->addWidget(m_metrics);
     return row;
 }
 
@@ -188,7 +177,9 @@ void PatchingPrompts::updateTokenStrip()
         for (std::size_t i = 0; i < longer; ++i) {
             const QString text = tokens->labels.value(int(i)).toHtmlEscaped();
             html += m_marked.contains(int(i))
-                        ? QStringLiteral("<td align=\"center\" bgcolor=\"#f6c177\"><b>%1</b></td>").arg(text)
+                        ? QStringLiteral("<td align=\"center\" bgcolor=\"#f6c177\"><font "
+                                         "color=\"#000000\"><b>%1</b></font></td>")
+                              .arg(text)
                         : QStringLiteral("<td align=\"center\">%1</td>").arg(text);
         }
         html += QStringLiteral("</tr>");
@@ -282,11 +273,6 @@ QString PatchingPrompts::tokenLabel(std::int64_t id) const
     if (!m_model)
         return QStringLiteral("#%1").arg(id);
     return QString::fromStdString(qkv::tokenLabels(*m_model, {id}).front());
-}
-
-void PatchingPrompts::setMetrics(std::optional<double> clean, std::optional<double> corrupt)
-{
-    m_metrics->setText(tr("m_clean %1, m_corrupt %2").arg(metricText(clean), metricText(corrupt)));
 }
 
 } // namespace qkv::ui

@@ -3,7 +3,7 @@
 // The Patching panel's inputs: the clean and corrupted prompts with their tokens side by side (the tokens
 // that differ marked, a different count told as it is typed), and the metric's answer and wrong tokens,
 // picked from the model's most probable next tokens after the clean prompt (computed off the GUI thread) or
-// typed; m_clean and m_corrupt once a run has them.
+// typed.
 
 #include "LatestJob.h"
 #include "PatchingInput.h"
@@ -48,8 +48,6 @@ public:
     QString countMessage() const;
     /// True while the clean prompt's top predictions are computed.
     bool isPredicting() const { return m_topJob.isBusy(); }
-    /// m_clean and m_corrupt of the grids shown (nothing: not known).
-    void setMetrics(std::optional<double> clean, std::optional<double> corrupt);
     /// The label of token `id` ("␣Mary", "#42").
     QString tokenLabel(std::int64_t id) const;
 
@@ -82,7 +80,6 @@ private:
     QLabel* m_count;
     QComboBox* m_answer;
     QComboBox* m_wrong;
-    QLabel* m_metrics;
     PromptTokens m_clean, m_corrupt;
     QList<int> m_marked;
     LatestJob<TopTokens> m_topJob;

@@ -6,6 +6,7 @@
 #include <QElapsedTimer>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <algorithm>
 #include <new>
 
 namespace qkv::ui {
@@ -26,6 +27,12 @@ PatchingRunner::~PatchingRunner()
         m_cancel->store(true);
     for (QFuture<void>& future : m_futures)
         future.waitForFinished(); // their queued results die with this object
+}
+
+bool PatchingRunner::isComputing() const
+{
+    return std::any_of(m_futures.begin(), m_futures.end(),
+                       [](const QFuture<void>& future) { return !future.isFinished(); });
 }
 
 const std::optional<PatchGrid>& PatchingRunner::grid(PatchMethod method) const

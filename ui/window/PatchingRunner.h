@@ -40,6 +40,8 @@ public:
     /// Stops the running request; its grids keep the cells computed so far.
     void stop();
     bool isRunning() const { return m_running; }
+    /// True while a worker thread still computes, a stopped or replaced request too (until its next cell).
+    bool isComputing() const;
 
     /// The request of the grids shown (the newest started).
     const PatchingRequest& request() const { return m_request; }

@@ -56,6 +56,7 @@ private slots:
     void gridEqualsPatchingRun_data();
     void gridEqualsPatchingRun();
     void stopAndNewestRunWins();
+    void stopEndsTheComputation();
     void badInputChangesNothing_data();
     void badInputChangesNothing();
     void textPromptsThroughTheTokenizer();
@@ -202,8 +203,8 @@ void TestPatchingPanel::gridEqualsPatchingRun()
     PatchingRun expected(*m_model, PatchPair{cleanIds, corruptIds, 5, 7});
     auto* metrics = panel->findChild<QLabel*>(QStringLiteral("patchingMetrics"));
     QVERIFY(metrics);
-    QVERIFY(metrics->text().contains(QString::number(expected.cleanMetric(), 'f', 3)));
-    QVERIFY(metrics->text().contains(QString::number(expected.corruptMetric(), 'f', 3)));
+    QVERIFY(metrics->text().contains(Heatmap::formatValue(expected.cleanMetric())));
+    QVERIFY(metrics->text().contains(Heatmap::formatValue(expected.corruptMetric())));
     const bool both = PatchingPanel::Methods(methods) == PatchingPanel::Methods::Both;
     for (PatchMethod method : {PatchMethod::Exact, PatchMethod::Attribution}) {
         const bool asked = both || (method == PatchMethod::Exact) ==
@@ -273,6 +274,47 @@ void TestPatchingPanel::stopAndNewestRunWins()
     QCOMPARE(panel->shownSlice(PatchMethod::Exact).columnTitle, QStringLiteral("head"));
     QCOMPARE(panel->shownSlice(PatchMethod::Exact).computedCells, Index(3 * 2));
     QCOMPARE(failed.count(), 1);
+}
+
+void TestPatchingPanel::stopEndsTheComputation()
+{
+    // A model large enough that its head_out_pos grid takes many cells of real work.
+    QTemporaryDir folder;
+    QVERIFY(folder.isValid());
+    qkv::test::Tiny tiny;
+    tiny.d = 64;
+    tiny.heads = 4;
+    tiny.kvHeads = 4;
+    tiny.layers = 6;
+    tiny.inner = 128;
+    tiny.positions = 64;
+    qkv::test::writeModel(tiny, folder.path(), 6);
+    auto model = std::make_shared<const Model>(Model::open(folder.path().toStdString()));
+    PatchingRunner runner;
+    PatchingRequest request;
+    request.model = model;
+    for (std::int64_t k = 0; k < 60; ++k) {
+        request.pair.clean.push_back(k % 37);
+        request.pair.corrupt.push_back(k == 30 ? 38 : k % 37);
+    }
+    request.pair.answer = 5;
+    request.pair.wrong = 7;
+    request.site = PatchSite::HeadOutPos;
+    QObject::connect(&runner, &PatchingRunner::progress, &runner, [&runner](PatchMethod, int done, int) {
+        if (done >= 1)
+            runner.stop(); // from the first cell on
+    });
+    QSignalSpy failed(&runner, &PatchingRunner::failed);
+    runner.start(request);
+    QTRY_VERIFY_WITH_TIMEOUT(!runner.isRunning() && !runner.isComputing(), runTimeout);
+    QCOMPARE(failed.count(), 1);
+    QCOMPARE(runner.finishedCount(), quint64(0));
+    // The cells done before the stop are kept, and the computation ended well before the grid's end.
+    QTRY_VERIFY(runner.grid(PatchMethod::Exact).has_value());
+    const PatchGrid& grid = *runner.grid(PatchMethod::Exact);
+    QVERIFY(grid.done >= 1);
+    QVERIFY2(grid.done < grid.cells() / 2,
+             qPrintable(QStringLiteral("%1 of %2").arg(grid.done).arg(grid.cells())));
 }
 
 void TestPatchingPanel::badInputChangesNothing_data()
