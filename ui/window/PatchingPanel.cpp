@@ -14,6 +14,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QProgressBar>
+#include <QResizeEvent>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QToolButton>
@@ -198,7 +199,8 @@ QWidget* PatchingPanel::createGrids()
         heatmap->setColorMode(Heatmap::ColorMode::Diverging);
         heatmap->setColorBarLabel(tr("restored"));
         heatmap->setWhatsThis(gridHelp);
-        heatmap->setMinimumWidth(fontMetrics().averageCharWidth() * 16); // three side by side in half a window
+        heatmap->setMinimumWidth(fontMetrics().averageCharWidth() *
+                                 16); // three side by side in half a window
         m_grids->addWidget(heatmap);
     }
     m_scatter->setWhatsThis(tr("<h3>Exact against attribution</h3><p>One point per cell: exact patching "
@@ -212,8 +214,7 @@ QWidget* PatchingPanel::createGrids()
     m_grids->setStretchFactor(0, 3);
     m_grids->setStretchFactor(1, 3);
     m_grids->setStretchFactor(2, 2);
-    // Room to read the grids even in a low dock: the panel scrolls rather than squeezing them.
-    m_grids->setMinimumHeight(fontMetrics().height() * 16);
+    arrangeGrids();
     connect(m_exact, &Heatmap::cellClicked, this,
             [this](int row, int column) { openCell(PatchMethod::Exact, row, column); });
     connect(m_attribution, &Heatmap::cellClicked, this,
@@ -460,10 +461,55 @@ void PatchingPanel::showGrids()
     }
     const bool both = asked(PatchMethod::Exact) && asked(PatchMethod::Attribution);
     m_scatter->setVisible(both);
+    shareGridWidths();
     if (both) {
         const PatchScatterPoints points = patchScatterPoints(m_exactSlice, m_attributionSlice);
-        m_scatter->setPoints(points.exact, points.attribution, points.labels, tr("Attribution vs exact"));
+        m_scatter->setPoints(points.exact, points.attribution, points.labels, QString()); // its axes say it
     }
+}
+
+void PatchingPanel::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    arrangeGrids();
+}
+
+// Side by side while each pane has room for a readable heatmap, else one above the other (a narrow dock, a
+// scale factor of 2); either way the panel scrolls rather than squeezing the grids below reading size.
+void PatchingPanel::arrangeGrids()
+{
+    const int paneWidth = width() * 3 / 8;
+    const Qt::Orientation orientation =
+        paneWidth >= fontMetrics().averageCharWidth() * 30 ? Qt::Horizontal : Qt::Vertical;
+    const int height = fontMetrics().height() * (orientation == Qt::Horizontal ? 16 : 42);
+    if (orientation == m_grids->orientation() && m_grids->minimumHeight() == height)
+        return;
+    m_grids->setOrientation(orientation);
+    m_grids->setMinimumHeight(height);
+    m_gridShares.clear();
+    shareGridWidths();
+}
+
+// The panes shown share the splitter's width 3 : 3 : 2 whenever the set shown changes (a pane shown again
+// would otherwise take its room from one neighbour only).
+void PatchingPanel::shareGridWidths()
+{
+    QList<int> shares;
+    for (int pane = 0; pane < m_grids->count(); ++pane)
+        shares << (m_grids->widget(pane)->isVisibleTo(m_grids) ? (pane == 2 ? 2 : 3) : 0);
+    if (shares == m_gridShares)
+        return;
+    m_gridShares = shares;
+    int total = 0, parts = 0;
+    for (int pane = 0; pane < m_grids->count(); ++pane) {
+        total += m_grids->sizes().at(pane);
+        parts += shares.at(pane);
+    }
+    total = std::max(total, m_grids->orientation() == Qt::Horizontal ? m_grids->width() : m_grids->height());
+    QList<int> sizes;
+    for (int share : std::as_const(shares))
+        sizes << (parts > 0 ? total * share / parts : 0);
+    m_grids->setSizes(sizes);
 }
 
 // A head's cell opens that layer and head on the clean prompt (a key/value head: the first query head

@@ -54,6 +54,9 @@ public:
     /// The slice shown of `method`'s grid (empty before any).
     const PatchGridSlice& shownSlice(PatchMethod method) const;
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
     QWidget* createOptions();
     QWidget* createGrids();
@@ -62,6 +65,8 @@ private:
     void updateControls();
     void updatePositionLimits();
     void showGrids();
+    void shareGridWidths();
+    void arrangeGrids();
     void showMessage(const QString& message, bool problem);
     void setMetrics(std::optional<double> clean, std::optional<double> corrupt);
     void openCell(PatchMethod method, int row, int column);
@@ -87,6 +92,7 @@ private:
     PatchScatterView* m_scatter;
     PatchGridSlice m_exactSlice, m_attributionSlice;
     QStringList m_shownTokens; // the clean prompt's labels of the grids shown
+    QList<int> m_gridShares;   // the panes' shares of the width, as last given
 };
 
 } // namespace qkv::ui
