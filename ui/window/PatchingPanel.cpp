@@ -237,14 +237,15 @@ QWidget* PatchingPanel::createGrids()
 void PatchingPanel::connectRunner()
 {
     connect(m_runner, &PatchingRunner::started, this, [this] {
-        setMetrics(std::nullopt, std::nullopt);
         m_progress->setRange(0, 0);
         m_progress->setFormat(QString());
         updateControls();
+    });
+    connect(m_runner, &PatchingRunner::metricsReady, this, [this](double clean, double corrupt) {
+        m_shownTokens = m_pendingTokens;
+        setMetrics(clean, corrupt);
         showGrids();
     });
-    connect(m_runner, &PatchingRunner::metricsReady, this,
-            [this](double clean, double corrupt) { setMetrics(clean, corrupt); });
     connect(m_runner, &PatchingRunner::gridChanged, this, &PatchingPanel::showGrids);
     connect(m_runner, &PatchingRunner::progress, this, [this](PatchMethod method, int done, int total) {
         m_progress->setRange(0, total);
@@ -388,7 +389,7 @@ bool PatchingPanel::run()
         request.lastPosition = input.lastPosition;
     }
     request.precision = m_loading->request().precision;
-    m_shownTokens = input.clean.labels;
+    m_pendingTokens = input.clean.labels;
     showMessage(QString(), false);
     m_runner->start(request);
     return true;

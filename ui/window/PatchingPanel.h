@@ -91,8 +91,9 @@ private:
     Heatmap* m_attribution;
     PatchScatterView* m_scatter;
     PatchGridSlice m_exactSlice, m_attributionSlice;
-    QStringList m_shownTokens; // the clean prompt's labels of the grids shown
-    QList<int> m_gridShares;   // the panes' shares of the width, as last given
+    QStringList m_shownTokens;   // the clean prompt's labels of the grids shown
+    QStringList m_pendingTokens; // those of the newest run
+    QList<int> m_gridShares;     // the panes' shares of the width, as last given
 };
 
 } // namespace qkv::ui

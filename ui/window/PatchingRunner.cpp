@@ -47,12 +47,8 @@ void PatchingRunner::start(const PatchingRequest& request)
     auto cancel = std::make_shared<std::atomic<bool>>(false);
     m_cancel = cancel;
     const quint64 generation = ++m_generation;
-    m_request = request;
+    m_pending = request;
     m_running = true;
-    m_cleanMetric.reset();
-    m_corruptMetric.reset();
-    m_exact.reset();
-    m_attribution.reset();
     emit started();
     m_futures.removeIf([](const QFuture<void>& future) { return future.isFinished(); });
     m_futures.append(QtConcurrent::run([this, request, cancel, generation] {
@@ -115,8 +111,12 @@ void PatchingRunner::receiveMetrics(quint64 generation, double clean, double cor
 {
     if (generation != m_generation)
         return;
+    // Both prompts ran: the grids shown from now on are this request's (a refused one leaves the old ones).
+    m_request = m_pending;
     m_cleanMetric = clean;
     m_corruptMetric = corrupt;
+    m_exact.reset();
+    m_attribution.reset();
     emit metricsReady(clean, corrupt);
 }
 

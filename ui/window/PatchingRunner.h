@@ -43,9 +43,10 @@ public:
     /// True while a worker thread still computes, a stopped or replaced request too (until its next cell).
     bool isComputing() const;
 
-    /// The request of the grids shown (the newest started).
+    /// The request of the grids shown: the newest whose prompts have run (one refused or still running its
+    /// prompts leaves the grids before it).
     const PatchingRequest& request() const { return m_request; }
-    /// m_clean and m_corrupt, once both prompts have run.
+    /// m_clean and m_corrupt of the grids shown.
     std::optional<double> cleanMetric() const { return m_cleanMetric; }
     std::optional<double> corruptMetric() const { return m_corruptMetric; }
     /// The grid of `method` as far as it is computed (nothing before its first cells arrive).
@@ -55,6 +56,7 @@ public:
 
 signals:
     void started();
+    /// Both prompts of the newest request ran: its grids replace the ones shown, empty at first.
     void metricsReady(double clean, double corrupt);
     /// More cells of `method`'s grid, or all of them.
     void gridChanged(qkv::PatchMethod method);
@@ -69,7 +71,8 @@ private:
     void receiveGrid(quint64 generation, const PatchGrid& grid);
     void receiveEnd(quint64 generation, const QString& error, bool cancelled);
 
-    PatchingRequest m_request;
+    PatchingRequest m_request; // of the grids shown
+    PatchingRequest m_pending; // the newest started
     quint64 m_generation = 0;
     bool m_running = false;
     std::shared_ptr<std::atomic<bool>> m_cancel;

@@ -60,6 +60,7 @@ private slots:
     void badInputChangesNothing_data();
     void badInputChangesNothing();
     void textPromptsThroughTheTokenizer();
+    void refusedRunKeepsTheGrids();
     void clickingAHeadOpensIt();
     void viewMenuShowsThePanel();
 
@@ -433,6 +434,39 @@ void TestPatchingPanel::textPromptsThroughTheTokenizer()
     QCOMPARE(slice.columnLabels,
              (QStringList{QStringLiteral("2 c"), QStringLiteral("3 a"), QStringLiteral("4 t")}));
     QKV_COMPARE_NEAR(slice.normalized(2, 1), grid.normalizedValue(2, 1), 1e-9);
+}
+
+void TestPatchingPanel::refusedRunKeepsTheGrids()
+{
+    // Tokens 5 and 6 with equal logits everywhere: the core refuses their logit difference, after the run
+    // has started; the grids and metrics shown stay those of the run before.
+    qkv::test::Tiny tiny;
+    tiny.repeatedRow = 5;
+    QTemporaryDir folder;
+    QVERIFY(folder.isValid());
+    qkv::test::writeModel(tiny, folder.path(), 3);
+    m_model = std::make_shared<const Model>(Model::open(folder.path().toStdString()));
+    MainWindow window;
+    PatchingPanel* panel = openPanel(window);
+    QVERIFY(panel);
+    panel->setSite(PatchSite::HeadOut);
+    panel->setMethods(PatchingPanel::Methods::Exact);
+    runToTheEnd(panel);
+    const Matrix before = panel->grid(PatchMethod::Exact)->values();
+    auto* metrics = panel->findChild<QLabel*>(QStringLiteral("patchingMetrics"));
+    QVERIFY(metrics);
+    const QString shownMetrics = metrics->text();
+    QVERIFY(!shownMetrics.isEmpty());
+
+    panel->setSite(PatchSite::ResidPre);
+    panel->prompts()->setTokens(QStringLiteral("#5"), QStringLiteral("#6"));
+    QVERIFY(panel->run()); // nothing the panel can see is wrong
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->isRunning(), runTimeout);
+    QVERIFY2(panel->message().contains(QStringLiteral("same logit difference")),
+             qPrintable(panel->message()));
+    QCOMPARE(panel->runner()->request().site, PatchSite::HeadOut);
+    QVERIFY(panel->grid(PatchMethod::Exact)->values() == before);
+    QCOMPARE(metrics->text(), shownMetrics);
 }
 
 void TestPatchingPanel::clickingAHeadOpensIt()
