@@ -65,6 +65,11 @@ template <typename Scalar> struct Network<Scalar>::Hooks {
                             " layers; names as hook_embed, blocks.0.attn.hook_z, ln_final.hook_normalized)");
             keep.insert(name);
         }
+        for (std::int64_t id : request.logitIds)
+            if (id < 0 || id >= config.vocabSize)
+                throw Error("logit of token id " + std::to_string(id) +
+                            " asked for: outside the vocabulary (0 to " +
+                            std::to_string(config.vocabSize - 1) + ")");
         for (const HookReplacement& r : request.replace) {
             const std::optional<HookPoint> point = parseHookName(r.name, config);
             if (!point)
@@ -309,10 +314,19 @@ double Network<Scalar>::run(const Tensors<Scalar>& p, Index fromLayer, Hooks* ho
     if (lastOnly)
         m_lastNormed = normed.bottomRows(1);
     const M<Scalar>& unembedded = lastOnly ? m_lastNormed : normed;
-    if (layout.unembedding >= 0)
+    if (lastOnly && !m_hooks.logitIds.empty()) {
+        m_logits.resize(1, Index(m_hooks.logitIds.size()));
+        for (std::size_t k = 0; k < m_hooks.logitIds.size(); ++k) {
+            const auto id = Index(m_hooks.logitIds[k]);
+            m_logits(0, Index(k)) = layout.unembedding >= 0
+                                        ? m_lastNormed.row(0).dot(p[std::size_t(layout.unembedding)].col(id))
+                                        : m_lastNormed.row(0).dot(p[std::size_t(layout.embedding)].row(id));
+        }
+    } else if (layout.unembedding >= 0) {
         product(unembedded, p[std::size_t(layout.unembedding)], m_logits);
-    else
+    } else {
         productTransposed(unembedded, p[std::size_t(layout.embedding)], m_logits);
+    }
     if (lastOnly) {
         m_positionLosses = Matrix::Zero(1, m_sequences.rows - 1);
         return 0.0;
