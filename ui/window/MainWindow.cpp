@@ -21,6 +21,7 @@
 #include "ModelOverview.h"
 #include "ModelPages.h"
 #include "ModelView.h"
+#include "PatchingPanel.h"
 #include "PlotFigure.h"
 #include "Preferences.h"
 #include "RecoveryPrompt.h"
@@ -319,6 +320,8 @@ void MainWindow::createLessons()
     m_lessonPlayer->setTraining(findChild<TrainingPanel*>(),
                                 findChild<QDockWidget*>(QStringLiteral("dockTraining")),
                                 [this] { return maybeSave(); });
+    m_lessonPlayer->setPatching(findChild<PatchingPanel*>(),
+                                findChild<QDockWidget*>(QStringLiteral("dockPatching")));
     m_lessonDock = new QDockWidget(tr("Lesson"), this);
     m_lessonDock->setObjectName(QStringLiteral("dockLesson"));
     m_lessonPanel = new LessonPanel(m_lessonPlayer, m_lessonDock, m_lessonDock);

@@ -395,6 +395,27 @@ bool PatchingPanel::run()
     return true;
 }
 
+bool PatchingPanel::runExperiment(const std::vector<std::int64_t>& clean,
+                                  const std::vector<std::int64_t>& corrupt, std::int64_t answer,
+                                  std::int64_t wrong, PatchSite site, Methods methods)
+{
+    const std::shared_ptr<const Model> model = m_loading->model();
+    const auto written = [&model](const std::vector<std::int64_t>& ids) -> QString {
+        if (model)
+            return promptText(*model, ids);
+        QStringList numbers;
+        for (std::int64_t id : ids)
+            numbers << QString::number(id);
+        return QLatin1Char('#') + numbers.join(QLatin1Char(' '));
+    };
+    m_prompts->setPrompts(written(clean), written(corrupt));
+    m_prompts->setTokens(QStringLiteral("#%1").arg(answer), QStringLiteral("#%1").arg(wrong));
+    setSite(site);
+    setMethods(methods);
+    setPositionRange(std::nullopt);
+    return run();
+}
+
 void PatchingPanel::stop()
 {
     m_runner->stop();

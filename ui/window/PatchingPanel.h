@@ -48,6 +48,9 @@ public:
     /// changes. False when nothing started.
     bool run();
     void stop();
+    /// Fills the fields with an experiment given as token ids (a lesson step) and runs it, as run().
+    bool runExperiment(const std::vector<std::int64_t>& clean, const std::vector<std::int64_t>& corrupt,
+                       std::int64_t answer, std::int64_t wrong, PatchSite site, Methods methods);
     bool isRunning() const;
     /// The message above the grids ("" when none).
     QString message() const;

@@ -5,7 +5,10 @@
 // head on the clean prompt.
 
 #include "Document.h"
+#include "Error.h"
 #include "Heatmap.h"
+#include "LessonPlayer.h"
+#include "Lessons.h"
 #include "MainWindow.h"
 #include "Model.h"
 #include "ModelLoading.h"
@@ -62,6 +65,7 @@ private slots:
     void textPromptsThroughTheTokenizer();
     void refusedRunKeepsTheGrids();
     void clickingAHeadOpensIt();
+    void lessonStepRunsAnExperiment();
     void viewMenuShowsThePanel();
 
 private:
@@ -500,6 +504,54 @@ void TestPatchingPanel::clickingAHeadOpensIt()
     QTest::mouseClick(positions, Qt::LeftButton, Qt::KeyboardModifiers(),
                       positions->mapFrom(heatmap, position));
     QCOMPARE(window.modelLoading()->request().layer, Index(2));
+}
+
+void TestPatchingPanel::lessonStepRunsAnExperiment()
+{
+    MainWindow window;
+    PatchingPanel* panel = openPanel(window);
+    QVERIFY(panel);
+    panel->prompts()->setPrompts(QString(), QString());
+    const std::string file = R"({"title": "Patching", "steps": [
+        {"text": "<p>Training.</p>", "dock": "training"},
+        {"text": "<p>The trained model (none here: the tiny model stays open).</p>", "training": "open"},
+        {"text": "<p>Patch.</p>", "patching": {"clean_ids": [4, 8, 15, 16, 23, 4, 8, 15],
+         "corrupt_ids": [4, 8, 15, 30, 23, 4, 8, 15], "answer_id": 5, "wrong_id": 7, "site": "head_out",
+         "method": "attribution"}},
+        {"text": "<p>Too large.</p>", "patching": {"clean_ids": [4, 99], "corrupt_ids": [4, 98],
+         "answer_id": 5, "wrong_id": 7, "site": "resid_pre"}}]})";
+    LessonPlayer* player = window.lessonPlayer();
+    QVERIFY(player);
+    std::vector<std::string> views;
+    for (const QString& view : player->viewNames())
+        views.push_back(view.toStdString());
+    try {
+        player->start(parseLesson("patching.lesson.json", file, views));
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    const quint64 finished = panel->runner()->finishedCount();
+    player->next();
+    player->next();
+    auto* dock = window.findChild<QDockWidget*>(QStringLiteral("dockPatching"));
+    QTRY_VERIFY(dock->isVisible() && !dock->visibleRegion().isEmpty());
+    QVERIFY2(player->notice().isEmpty(), qPrintable(player->notice()));
+    QTRY_VERIFY_WITH_TIMEOUT(panel->runner()->finishedCount() == finished + 1 && !panel->isRunning(),
+                             runTimeout);
+    QVERIFY(panel->prompts()->cleanTokens().ids == cleanIds);
+    QVERIFY(panel->prompts()->corruptTokens().ids == corruptIds);
+    QCOMPARE(panel->runner()->request().site, PatchSite::HeadOut);
+    QVERIFY(panel->grid(PatchMethod::Attribution)->isVisible());
+    QVERIFY(!panel->grid(PatchMethod::Exact)->isVisible());
+    const PatchGrid grid = PatchingRun(*m_model, PatchPair{cleanIds, corruptIds, 5, 7})
+                               .patch(PatchSite::HeadOut, PatchMethod::Attribution);
+    QKV_COMPARE_NEAR(panel->shownSlice(PatchMethod::Attribution).normalized(1, 1), grid.normalizedValue(1, 1),
+                     1e-9);
+
+    // Ids the model does not have: the step tells why nothing ran.
+    player->next();
+    QVERIFY2(player->notice().contains(QStringLiteral("99")), qPrintable(player->notice()));
+    QCOMPARE(panel->runner()->finishedCount(), finished + 1);
 }
 
 void TestPatchingPanel::viewMenuShowsThePanel()
