@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "LessonPlayer.h"
 
+#include "PatchingPanel.h"
+
 #include "Document.h"
 #include "DocumentCommands.h"
 #include "Error.h"
@@ -36,12 +38,6 @@ void LessonPlayer::setTraining(TrainingPanel* panel, QDockWidget* dock, std::fun
             if (m_waitingToOpen && m_active && currentStep().training == LessonTraining::Open)
                 openTrained();
         });
-}
-
-void LessonPlayer::setPatching(QDockWidget* dock, std::function<void(const LessonPatching&)> setUp)
-{
-    m_patchingDock = dock;
-    m_setUpPatching = std::move(setUp);
 }
 
 void LessonPlayer::start(Lesson lesson)
@@ -123,12 +119,8 @@ void LessonPlayer::apply()
         startTraining();
     else if (step.training == LessonTraining::Open)
         openTrained();
-    if (step.patching) {
-        if (m_setUpPatching)
-            m_setUpPatching(*step.patching);
-        else
-            m_notice = tr("This window has no Patching panel to run the step's experiment in.");
-    }
+    if (step.patching)
+        runPatching(*step.patching);
     showViewAndCell();
     emit stepChanged();
 }
@@ -149,6 +141,25 @@ void LessonPlayer::showViewAndCell()
         m_patchingDock->show();
         m_patchingDock->raise();
     }
+}
+
+void LessonPlayer::setPatching(PatchingPanel* panel, QDockWidget* dock)
+{
+    m_patching = panel;
+    m_patchingDock = dock;
+}
+
+void LessonPlayer::runPatching(const LessonPatching& patching)
+{
+    if (!m_patching) {
+        setNotice(tr("This step sets up a patching experiment, but this window has no Patching panel."));
+        return;
+    }
+    const auto method = patching.method == PatchMethod::Exact ? PatchingPanel::Methods::Exact
+                                                              : PatchingPanel::Methods::Attribution;
+    if (!m_patching->runExperiment(patching.clean, patching.corrupt, patching.answer, patching.wrong,
+                                   patching.site, method))
+        setNotice(m_patching->message()); // no model open yet, ids outside its vocabulary, …
 }
 
 void LessonPlayer::startTraining()

@@ -21,6 +21,7 @@
 #include "ModelOverview.h"
 #include "ModelPages.h"
 #include "ModelView.h"
+#include "PatchingPanel.h"
 #include "PlotFigure.h"
 #include "Preferences.h"
 #include "RecoveryPrompt.h"
@@ -303,16 +304,7 @@ void MainWindow::createDocks()
     }
     findChild<QDockWidget*>(QStringLiteral("dockQueryKeySpace"))->raise();
 
-    // The model's overview on the left, what it predicts and how its heads score on the right.
-    QDockWidget* modelDock = addDock(tr("Model"), QStringLiteral("dockModel"), model->modelTab(),
-                                     Qt::LeftDockWidgetArea, Workspace::Model);
-    QDockWidget* prediction = addDock(tr("Prediction"), QStringLiteral("dockPrediction"),
-                                      model->predictionTab(), Qt::LeftDockWidgetArea, Workspace::Model);
-    QDockWidget* headScores = addDock(tr("Head Scores"), QStringLiteral("dockHeadScores"), model->headsTab(),
-                                      Qt::LeftDockWidgetArea, Workspace::Model);
-    // One area split in two (the page has no central widget to take what two areas would leave).
-    m_workspaces->page(Workspace::Model)->splitDockWidget(modelDock, prediction, Qt::Horizontal);
-    m_workspaces->page(Workspace::Model)->splitDockWidget(prediction, headScores, Qt::Vertical);
+    QDockWidget* modelDock = model->addDocks(m_workspaces, scrollable);
     addDock(tr("Training"), QStringLiteral("dockTraining"), new TrainingPanel(m_modelLoading, this),
             Qt::LeftDockWidgetArea, Workspace::Training);
     // A model just opened: its layers and heads come forward while they are computed.
@@ -328,6 +320,8 @@ void MainWindow::createLessons()
     m_lessonPlayer->setTraining(findChild<TrainingPanel*>(),
                                 findChild<QDockWidget*>(QStringLiteral("dockTraining")),
                                 [this] { return maybeSave(); });
+    m_lessonPlayer->setPatching(findChild<PatchingPanel*>(),
+                                findChild<QDockWidget*>(QStringLiteral("dockPatching")));
     m_lessonDock = new QDockWidget(tr("Lesson"), this);
     m_lessonDock->setObjectName(QStringLiteral("dockLesson"));
     m_lessonPanel = new LessonPanel(m_lessonPlayer, m_lessonDock, m_lessonDock);

@@ -10,9 +10,14 @@
 #include "ModelOverview.h"
 #include "ModelRunner.h"
 #include "ModelView.h"
+#include "PatchingPanel.h"
 #include "PredictionPanel.h"
+#include "Workspaces.h"
 
+#include <QAction>
+#include <QDockWidget>
 #include <QInputDialog>
+#include <QMainWindow>
 #include <QMenu>
 #include <QSplitter>
 
@@ -23,7 +28,8 @@ ModelPages::ModelPages(ModelLoading* loading, Document* document, QWidget* windo
       m_runner(new ModelRunner(loading, document, this)), m_overview(new ModelOverview(loading, document)),
       m_interventions(new InterventionsPanel(document)),
       m_prediction(new PredictionPanel(m_runner, loading, document, window)),
-      m_heads(new HeadsPanel(m_runner, loading, m_prediction, window)), m_modelTab(new QSplitter(window))
+      m_heads(new HeadsPanel(m_runner, loading, m_prediction, window)),
+      m_patching(new PatchingPanel(loading, window)), m_modelTab(new QSplitter(window))
 {
     m_runner->setObjectName(QStringLiteral("modelRunner"));
     m_modelTab->setObjectName(QStringLiteral("modelTab"));
@@ -59,9 +65,34 @@ QWidget* ModelPages::headsTab() const
     return m_heads;
 }
 
+QWidget* ModelPages::patchingTab() const
+{
+    return m_patching;
+}
+
 QList<const Figure*> ModelPages::figures() const
 {
     return {m_overview->view(), m_prediction->view(), m_heads->grid()};
+}
+
+QDockWidget* ModelPages::addDocks(Workspaces* workspaces, const std::function<QWidget*(QWidget*)>& wrap)
+{
+    const auto add = [workspaces, &wrap](const QString& title, const QString& name, QWidget* widget) {
+        return workspaces->addDock(Workspace::Model, title, name, wrap(widget), Qt::LeftDockWidgetArea);
+    };
+    QDockWidget* model = add(tr("Model"), QStringLiteral("dockModel"), modelTab());
+    QDockWidget* prediction = add(tr("Prediction"), QStringLiteral("dockPrediction"), predictionTab());
+    QDockWidget* headScores = add(tr("Head Scores"), QStringLiteral("dockHeadScores"), headsTab());
+    QDockWidget* patching = add(tr("Patching"), QStringLiteral("dockPatching"), patchingTab());
+    // One area split in two (the page has no central widget to take what two areas would leave).
+    QMainWindow* page = workspaces->page(Workspace::Model);
+    page->splitDockWidget(model, prediction, Qt::Horizontal);
+    page->splitDockWidget(prediction, headScores, Qt::Vertical);
+    page->tabifyDockWidget(headScores, patching);
+    headScores->raise();
+    if (auto* show = workspaces->findChild<QAction*>(QStringLiteral("viewAction_dockPatching")))
+        show->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
+    return model;
 }
 
 void ModelPages::showThumbnailMenu(int layer, int head, const QPoint& globalPosition)

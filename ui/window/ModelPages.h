@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The pages of a real model in the window, built together because they share one forward pass (ModelRunner):
-// the Model workspace (every head's attention beside the interventions), the Prediction tab and the Head
-// Scores tab. A session saved with a model link reopens its model folder in the background when it is opened.
+// the Model workspace (every head's attention beside the interventions), the Prediction tab, the Head
+// Scores tab and the Patching tab. A session saved with a model link reopens its model folder in the
+// background when it is opened.
 
 #include <QList>
 #include <QObject>
 
+#include <functional>
+
+class QDockWidget;
 class QPoint;
 class QSplitter;
 class QWidget;
@@ -20,6 +24,8 @@ class InterventionsPanel;
 class ModelLoading;
 class ModelOverview;
 class ModelRunner;
+class PatchingPanel;
+class Workspaces;
 class PredictionPanel;
 
 class ModelPages : public QObject {
@@ -34,12 +40,18 @@ public:
     InterventionsPanel* interventions() const { return m_interventions; }
     PredictionPanel* prediction() const { return m_prediction; }
     HeadsPanel* heads() const { return m_heads; }
-    /// The widgets of the tabs: Model (thumbnails and interventions), Prediction, Head Scores.
+    PatchingPanel* patching() const { return m_patching; }
+    /// The widgets of the tabs: Model (thumbnails and interventions), Prediction, Head Scores, Patching.
     QWidget* modelTab() const;
     QWidget* predictionTab() const;
     QWidget* headsTab() const;
+    QWidget* patchingTab() const;
     /// Their exportable views.
     QList<const Figure*> figures() const;
+    /// The tabs as the Model workspace's docks: the model's overview on the left, the Prediction above the
+    /// Head Scores and Patching tabs on the right, each tab's widget given to `wrap` first (the window's
+    /// scroll area). Returns the overview's dock.
+    QDockWidget* addDocks(Workspaces* workspaces, const std::function<QWidget*(QWidget*)>& wrap);
 
 signals:
     /// Something to tell in the status bar (a model folder of a session that cannot be reopened).
@@ -57,6 +69,7 @@ private:
     InterventionsPanel* m_interventions;
     PredictionPanel* m_prediction;
     HeadsPanel* m_heads;
+    PatchingPanel* m_patching;
     QSplitter* m_modelTab;
 };
 

@@ -118,8 +118,9 @@ void TestWorkspaces::switchingShowsTheWorkspacesDocks()
                 ? QStringLiteral("dockContext dockControls dockEmbeddings dockExperiments "
                                  "dockHeads dockMask dockMath dockNormalizers dockQueryKeySpace "
                                  "dockShape dockThreeSpaces dockValueSpace dockWeights")
-            : workspace == Workspace::Model ? QStringLiteral("dockHeadScores dockModel dockPrediction")
-                                            : QStringLiteral("dockTraining");
+            : workspace == Workspace::Model
+                ? QStringLiteral("dockHeadScores dockModel dockPatching dockPrediction")
+                : QStringLiteral("dockTraining");
         return names.split(QLatin1Char(' '));
     };
     for (Workspace workspace :
@@ -182,7 +183,7 @@ void TestWorkspaces::layoutSurvivesASwitch()
     model->tabifyDockWidget(headScores, prediction);
     headScores->raise();
     const QStringList before = layoutOf(*model);
-    QCOMPARE(model->tabifiedDockWidgets(prediction).size(), 1);
+    QCOMPARE(model->tabifiedDockWidgets(prediction).size(), 2); // Head Scores and Patching
 
     workspaces->setCurrent(Workspace::Head);
     workspaces->setCurrent(Workspace::Training);
