@@ -11,6 +11,7 @@
 #include "LessonPlayer.h"
 #include "Lessons.h"
 #include "MainWindow.h"
+#include "PatchingPanel.h"
 #include "TrainingPanel.h"
 #include "Workspaces.h"
 
@@ -74,6 +75,7 @@ private slots:
     void everyViewCanBeShown();
     void walkEveryLesson_data();
     void walkEveryLesson();
+    void trainingLesson_data();
     void trainingLesson();
     void openStepWaitsForARun();
     void stepEditIsOneUndoStep();
@@ -111,7 +113,7 @@ void TestLessons::walkEveryLesson_data()
         else
             QTest::newRow(file.c_str()) << QString::fromStdString(file);
     }
-    QCOMPARE(training, 1);
+    QCOMPARE(training, 2);
 }
 
 void TestLessons::walkEveryLesson()
@@ -181,11 +183,24 @@ bool opensFolder(const Session& session, const QString& folder)
 
 } // namespace
 
-// "How induction heads form" through the window, on a run cut short (the lesson is under test, not the
-// recipe): its Training workspace steps bring the tab forward, its start step trains, its open step opens the
-// trained model in the model view, and Back then Next again does not train anew.
+void TestLessons::trainingLesson_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("title");
+    QTest::newRow("induction heads") << QStringLiteral("09-induction-heads.lesson.json")
+                                     << QStringLiteral("How induction heads form");
+    QTest::newRow("patching") << QStringLiteral("10-where-the-model-copies-from.lesson.json")
+                              << QStringLiteral("Where does the model copy from?");
+}
+
+// The lessons that train, through the window, on a run cut short (the lesson is under test, not the recipe):
+// their Training workspace steps bring the tab forward, the start step trains, the open step opens the
+// trained model in the model view, a patching step fills the Patching panel's grid, and Back then Next again
+// does not train anew.
 void TestLessons::trainingLesson()
 {
+    QFETCH(QString, file);
+    QFETCH(QString, title);
     MainWindow window;
     window.resize(1280, 720);
     window.show();
@@ -195,7 +210,8 @@ void TestLessons::trainingLesson()
     auto* training = window.findChild<TrainingPanel*>();
     QVERIFY(training);
     child<QSpinBox>(window, "trainingSteps")->setValue(40);
-    const QString file = QStringLiteral("09-induction-heads.lesson.json");
+    auto* patching = window.findChild<PatchingPanel*>();
+    QVERIFY(patching);
     const Lesson lesson = loadBuiltinLesson(file.toStdString(), viewNames(window));
     QVERIFY(lesson.steps.size() >= 6 && lesson.steps.size() <= 9);
     QCOMPARE(std::count_if(lesson.steps.begin(), lesson.steps.end(),
@@ -210,7 +226,7 @@ void TestLessons::trainingLesson()
     const Session before = document->session();
 
     QVERIFY2(window.lessonPanel()->startBuiltin(file), qPrintable(window.lessonPanel()->lastError()));
-    QCOMPARE(child<QLabel>(window, "lessonTitle")->text(), QStringLiteral("How induction heads form"));
+    QCOMPARE(child<QLabel>(window, "lessonTitle")->text(), title);
     int startStep = -1;
     for (std::size_t k = 0; k < lesson.steps.size(); ++k) {
         const LessonStep& step = lesson.steps[k];
@@ -230,20 +246,30 @@ void TestLessons::trainingLesson()
         } else if (startStep < 0) {
             QVERIFY2(document->session() == before, qPrintable(where)); // no step before the model edits
         }
-        // Each step brings the workspace of what it shows forward: the Training panel, or the model's views.
+        // Each step brings the workspace of what it shows forward: the Training panel, the Patching panel, or
+        // the model's views.
         if (step.showTrainingTab || step.training == LessonTraining::Start)
             QTRY_VERIFY2(training->isVisible(), qPrintable(where));
+        if (step.patching) {
+            QTRY_VERIFY2(patching->isVisible(), qPrintable(where));
+            QTRY_VERIFY_WITH_TIMEOUT(!patching->isRunning(), 60000);
+            QVERIFY2(patching->message().isEmpty(),
+                     qPrintable(where + QStringLiteral(": ") + patching->message()));
+            const PatchGridSlice& grid = patching->shownSlice(step.patching->method);
+            QVERIFY2(grid.normalized.size() > 0 && grid.computedCells == grid.normalized.size(),
+                     qPrintable(where));
+        }
         const std::optional<Workspace> workspace =
-            step.showTrainingTab || step.training == LessonTraining::Start
-                ? Workspace::Training
-                : window.workspaces()->workspaceOf(
-                      player->navigator().widget(QString::fromStdString(step.view)));
+            step.showTrainingTab || step.training == LessonTraining::Start ? Workspace::Training
+            : step.showPatching ? window.workspaces()->workspaceOf(patching)
+                                : window.workspaces()->workspaceOf(
+                                      player->navigator().widget(QString::fromStdString(step.view)));
         QVERIFY2(workspace, qPrintable(where)); // every step of the lesson shows something
         QTRY_VERIFY2(window.workspaces()->current() == *workspace, qPrintable(where));
         if (!step.view.empty())
             QTRY_VERIFY2(player->navigator().isShown(QString::fromStdString(step.view)), qPrintable(where));
         QVERIFY2(!notice->isVisible(), qPrintable(where + QStringLiteral(": ") + notice->text()));
-        screenshot(window, QStringLiteral("09-induction-heads-%1").arg(k + 1));
+        screenshot(window, QFileInfo(file).baseName() + QStringLiteral("-%1").arg(k + 1));
     }
     QVERIFY(startStep >= 0);
     QVERIFY(!next->isEnabled());
@@ -260,7 +286,7 @@ void TestLessons::trainingLesson()
     QVERIFY(notice->isVisible());
     QVERIFY2(notice->text().contains(QStringLiteral("Start in the Training workspace")),
              qPrintable(notice->text()));
-    screenshot(window, QStringLiteral("09-induction-heads-notice"));
+    screenshot(window, QFileInfo(file).baseName() + QStringLiteral("-notice"));
     QDir(folder).removeRecursively();
 }
 
