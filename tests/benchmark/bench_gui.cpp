@@ -41,6 +41,7 @@
 #include "Document.h"
 #include "DocumentCommands.h"
 #include "Figure.h"
+#include "Gpt2SmallCheckpoint.h"
 #include "Initializers.h"
 #include "MainWindow.h"
 #include "MatrixProduct.h"
@@ -50,7 +51,6 @@
 #include "OnScreenRefresh.h"
 #include "PredictionPanel.h"
 #include "RasterFills.h"
-#include "Safetensors.h"
 #include "Session.h"
 #include "SpaceView.h"
 
@@ -70,7 +70,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -289,51 +288,6 @@ void engineOnly(benchmark::State& state, const Shape& shape)
     }
 }
 
-/// A GPT-2-small-shaped checkpoint (124M random F32 weights of GPT-2's initial scale) written into `folder`.
-void writeGpt2Small(const std::filesystem::path& folder)
-{
-    constexpr std::uint64_t d = 768, inner = 3072, vocab = 50257, positions = 1024, layers = 12;
-    std::uint64_t state = 0x9E3779B97F4A7C15ull;
-    const auto tensor = [&state](const std::string& name, std::vector<std::uint64_t> shape,
-                                 double centre = 0.0) {
-        std::uint64_t count = 1;
-        for (std::uint64_t s : shape)
-            count *= s;
-        qkv::SafetensorsTensor t{name, "F32", std::move(shape), std::vector<double>(count)};
-        for (double& v : t.values) {
-            state = state * 6364136223846793005ull + 1442695040888963407ull;
-            v = centre + (double(state >> 11) * 0x1p-53 - 0.5) * 0.04;
-        }
-        return t;
-    };
-    std::filesystem::create_directories(folder);
-    std::vector<qkv::SafetensorsTensor> tensors;
-    tensors.push_back(tensor("wte.weight", {vocab, d}));
-    tensors.push_back(tensor("wpe.weight", {positions, d}));
-    for (std::uint64_t l = 0; l < layers; ++l) {
-        const std::string p = "h." + std::to_string(l) + ".";
-        tensors.push_back(tensor(p + "ln_1.weight", {d}, 1.0));
-        tensors.push_back(tensor(p + "ln_1.bias", {d}));
-        tensors.push_back(tensor(p + "attn.c_attn.weight", {d, 3 * d}));
-        tensors.push_back(tensor(p + "attn.c_attn.bias", {3 * d}));
-        tensors.push_back(tensor(p + "attn.c_proj.weight", {d, d}));
-        tensors.push_back(tensor(p + "attn.c_proj.bias", {d}));
-        tensors.push_back(tensor(p + "ln_2.weight", {d}, 1.0));
-        tensors.push_back(tensor(p + "ln_2.bias", {d}));
-        tensors.push_back(tensor(p + "mlp.c_fc.weight", {d, inner}));
-        tensors.push_back(tensor(p + "mlp.c_fc.bias", {inner}));
-        tensors.push_back(tensor(p + "mlp.c_proj.weight", {inner, d}));
-        tensors.push_back(tensor(p + "mlp.c_proj.bias", {d}));
-    }
-    tensors.push_back(tensor("ln_f.weight", {d}, 1.0));
-    tensors.push_back(tensor("ln_f.bias", {d}));
-    qkv::writeSafetensors((folder / "model.safetensors").string(), tensors);
-    std::ofstream(folder / "config.json") << "{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_head\": 12, "
-                                             "\"n_layer\": 12, \"n_positions\": 1024, \"vocab_size\": 50257, "
-                                             "\"layer_norm_epsilon\": 1e-05, \"activation_function\": "
-                                             "\"gelu_new\"}";
-}
-
 /// The window with layer 5, head 0 of the checkpoint open on 64 ids and its Prediction tab in front.
 std::unique_ptr<qkv::ui::MainWindow>& predictionWindowSlot()
 {
@@ -349,7 +303,7 @@ qkv::ui::MainWindow& predictionWindow()
     static const std::filesystem::path folder =
         std::filesystem::temp_directory_path() /
         ("qkv_gui_bench_gpt2_" + std::to_string(QCoreApplication::applicationPid()));
-    writeGpt2Small(folder);
+    gpt2small::writeCheckpoint(folder);
     std::atexit([] { std::filesystem::remove_all(folder); });
     qkv::ui::RasterFills::keepOnPaintingThread();
     window = std::make_unique<qkv::ui::MainWindow>();
@@ -362,8 +316,7 @@ qkv::ui::MainWindow& predictionWindow()
     request.layer = 5;
     request.heads = {0};
     request.precision = qkv::Precision::Float32;
-    for (std::int64_t k = 0; k < 64; ++k)
-        request.ids.push_back((k * 7919) % 50257);
+    request.ids = gpt2small::someIds(64);
     QString error;
     if (!window->modelLoading()->open(model, request, &error, false)) {
         std::cerr << "qkv_gui_bench: FAILED: " << error.toStdString() << "\n";
@@ -439,7 +392,7 @@ int main(int argc, char** argv)
     for (int k = 1; k < argc; ++k) {
         const std::string argument = argv[k];
         if (argument.rfind("--write-model=", 0) == 0) {
-            writeGpt2Small(argument.substr(14));
+            gpt2small::writeCheckpoint(argument.substr(14));
             return 0;
         }
     }

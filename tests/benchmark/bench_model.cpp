@@ -21,10 +21,10 @@
 // Registered only when the filter names them (--benchmark_filter with Model, Predict or AblationSweep): the
 // checkpoint takes 500 MB of disk and a few seconds to write.
 
+#include "Gpt2SmallCheckpoint.h"
 #include "MatrixProduct.h"
 #include "ModelRun.h"
 #include "ModelSession.h"
-#include "Safetensors.h"
 
 #include <benchmark/benchmark.h>
 
@@ -33,94 +33,35 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <unistd.h>
 
-namespace {
-
-using qkv::Index;
-using qkv::Matrix;
-
-constexpr Index dModel = 768, heads = 12, layers = 12, inner = 3072, vocab = 50257, positions = 1024;
-constexpr Index headDim = dModel / heads;
-
-/// Small pseudo-random weights (GPT-2's initial scale), fast enough for 124M of them.
-struct Weights {
-    std::uint64_t state = 0x9E3779B97F4A7C15ull;
-    double next()
-    {
-        state = state * 6364136223846793005ull + 1442695040888963407ull;
-        return (double(state >> 11) * 0x1p-53 - 0.5) * 0.04;
-    }
-    qkv::SafetensorsTensor tensor(const std::string& name, std::vector<std::uint64_t> shape,
-                                  double centre = 0.0)
-    {
-        std::uint64_t count = 1;
-        for (std::uint64_t s : shape)
-            count *= s;
-        qkv::SafetensorsTensor t{name, "F32", std::move(shape), std::vector<double>(count)};
-        for (double& v : t.values)
-            v = centre + next();
-        return t;
-    }
-};
-
 /// The folder to remove at exit. A global, constructed before main(), so that it is destroyed after the
 /// handler registered with std::atexit has run (a function's static, constructed later, would be gone by
 /// then).
-std::filesystem::path folderToRemove;
+static std::filesystem::path folderToRemove;
 
-const std::string& checkpointFolder()
+const std::string& gpt2small::checkpointFolder()
 {
     static const std::string folder = [] {
         const std::filesystem::path path =
             std::filesystem::temp_directory_path() / ("qkv_bench_gpt2_" + std::to_string(::getpid()));
-        std::filesystem::create_directories(path);
         folderToRemove = path;
         std::atexit([] { std::filesystem::remove_all(folderToRemove); });
-        Weights w;
-        const auto d = std::uint64_t(dModel), i = std::uint64_t(inner);
-        std::vector<qkv::SafetensorsTensor> tensors;
-        tensors.push_back(w.tensor("wte.weight", {std::uint64_t(vocab), d}));
-        tensors.push_back(w.tensor("wpe.weight", {std::uint64_t(positions), d}));
-        for (Index l = 0; l < layers; ++l) {
-            const std::string p = "h." + std::to_string(l) + ".";
-            tensors.push_back(w.tensor(p + "ln_1.weight", {d}, 1.0));
-            tensors.push_back(w.tensor(p + "ln_1.bias", {d}));
-            tensors.push_back(w.tensor(p + "attn.c_attn.weight", {d, 3 * d}));
-            tensors.push_back(w.tensor(p + "attn.c_attn.bias", {3 * d}));
-            tensors.push_back(w.tensor(p + "attn.c_proj.weight", {d, d}));
-            tensors.push_back(w.tensor(p + "attn.c_proj.bias", {d}));
-            tensors.push_back(w.tensor(p + "ln_2.weight", {d}, 1.0));
-            tensors.push_back(w.tensor(p + "ln_2.bias", {d}));
-            tensors.push_back(w.tensor(p + "mlp.c_fc.weight", {d, i}));
-            tensors.push_back(w.tensor(p + "mlp.c_fc.bias", {i}));
-            tensors.push_back(w.tensor(p + "mlp.c_proj.weight", {i, d}));
-            tensors.push_back(w.tensor(p + "mlp.c_proj.bias", {d}));
-        }
-        tensors.push_back(w.tensor("ln_f.weight", {d}, 1.0));
-        tensors.push_back(w.tensor("ln_f.bias", {d}));
-        qkv::writeSafetensors((path / "model.safetensors").string(), tensors);
-        std::ofstream(path / "config.json") << "{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_head\": 12, "
-                                               "\"n_layer\": 12, \"n_positions\": 1024,"
-                                               " \"vocab_size\": 50257, \"layer_norm_epsilon\": 1e-05, "
-                                               "\"activation_function\": \"gelu_new\"}";
+        writeCheckpoint(path);
         return path.string();
     }();
     return folder;
 }
 
-std::vector<std::int64_t> someIds(Index n)
-{
-    std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
-    for (std::size_t k = 0; k < ids.size(); ++k)
-        ids[k] = std::int64_t((k * 7919) % std::size_t(vocab));
-    return ids;
-}
+namespace {
+
+using qkv::Index;
+using qkv::Matrix;
+using namespace gpt2small;
 
 void BM_ModelOpen(benchmark::State& state)
 {

@@ -10,7 +10,11 @@ is timed too: the GEMM peak each library reaches here. And a GPT-2-small-shaped 
 logits (float32, random weights of GPT-2 small's shapes, n = 64, 256, 1024 token ids): embeddings, 12 blocks
 (LayerNorm, causal attention of 12 heads, W_O, LayerNorm, MLP with GELU), the final LayerNorm, the tied
 unembedding, and the next-token distributions' top 10 and loss at every position: qkv_bench's
-BM_Predict/f32/gpt2_small/n:N against a plain PyTorch implementation of the same blocks (torch-f32 only).
+BM_Predict/f32/gpt2_small/n:N against a plain PyTorch implementation of the same blocks (gpt2_torch.py,
+torch-f32 only). With --only patch (patch_peers.py): QKV Lab's exact head_out patching grid over the 144 heads
+at n = 16 against 144 PyTorch passes to the logits, each with a forward hook writing one clean head's z into
+the corrupted run, as a TransformerLens patching loop runs; and the attribution grids of every site at n = 64
+against QKV Lab's own pass to the logits in the same run.
 
 Peers: numpy float64, torch float32, torch float64. Each runs in its own subprocess, because numpy's
 OpenBLAS threads and torch's OpenMP threads in one process fight over the cores (numpy's 1024^3 dgemm fell
@@ -29,7 +33,7 @@ best peer's in each precision (below 1: QKV Lab is faster).
 
     /usr/bin/python3 tests/benchmark/compare_peers.py [path/to/qkv_bench]
         [--competing-load] [--one-thread-too] [--threads N] [--min-time S] [--rounds N]
-        [--only attention,model|train] [--smoke]          (train: training steps, by train_peers.py)
+        [--only attention,model,patch|train] [--smoke]    (train: training steps, by train_peers.py)
 """
 
 import argparse
@@ -46,6 +50,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import patch_peers
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_BENCH = REPO / "build/release/tests/benchmark/qkv_bench"
@@ -265,67 +271,7 @@ def summarize_numpy_config(text):
     return "; ".join(lines) if lines else text.strip().replace("\n", "; ")[:300]
 
 
-def gpt2_forward(torch, cases, min_time, min_runs, times, best_calls):
-    """The forward pass to the logits of a GPT-2-shaped model with random weights (GPT-2's initial scale), in
-    plain PyTorch as transformers' GPT2LMHeadModel computes it (Conv1D weights d_in × d_out, gelu_new, causal
-    softmax attention), then what BM_Predict also computes: at every position the log-softmax over the
-    vocabulary, the top 10 and the loss on the next token. Checked once against the same code in float64."""
-    import torch.nn.functional as F
-
-    shapes = cases[0].model
-    d_model, heads = cases[0].d_model, cases[0].heads
-    d_head, inner, vocab, layers = d_model // heads, shapes["inner"], shapes["vocab"], shapes["layers"]
-    generator = torch.Generator().manual_seed(2)
-
-    def tensor(*shape, centre=0.0):
-        return torch.rand(*shape, generator=generator, dtype=torch.float32).sub_(0.5).mul_(0.04).add_(centre)
-
-    wte, wpe = tensor(vocab, d_model), tensor(shapes["positions"], d_model)
-    blocks = [{"ln_1": (tensor(d_model, centre=1.0), tensor(d_model)),
-               "c_attn": (tensor(d_model, 3 * d_model), tensor(3 * d_model)),
-               "c_proj": (tensor(d_model, d_model), tensor(d_model)),
-               "ln_2": (tensor(d_model, centre=1.0), tensor(d_model)),
-               "c_fc": (tensor(d_model, inner), tensor(inner)),
-               "mlp_proj": (tensor(inner, d_model), tensor(d_model))} for _ in range(layers)]
-    ln_f = (tensor(d_model, centre=1.0), tensor(d_model))
-
-    def forward(ids, dtype):
-        def w(pair):
-            return tuple(t.to(dtype) for t in pair)
-
-        n = ids.numel()
-        causal = torch.ones(n, n, dtype=torch.bool).triu_(1)
-        x = wte.to(dtype)[ids] + wpe.to(dtype)[:n]
-        for block in blocks:
-            h = F.layer_norm(x, (d_model,), *w(block["ln_1"]), eps=1e-5)
-            weight, bias = w(block["c_attn"])
-            q, k, v = torch.addmm(bias, h, weight).view(n, 3, heads, d_head).permute(1, 2, 0, 3)
-            scores = torch.matmul(q, k.transpose(1, 2)).mul_(1.0 / math.sqrt(d_head))
-            scores.masked_fill_(causal, -math.inf)
-            z = torch.matmul(torch.softmax(scores, -1), v).transpose(0, 1).reshape(n, d_model)
-            weight, bias = w(block["c_proj"])
-            x = x + torch.addmm(bias, z, weight)
-            h = F.layer_norm(x, (d_model,), *w(block["ln_2"]), eps=1e-5)
-            weight, bias = w(block["c_fc"])
-            h = F.gelu(torch.addmm(bias, h, weight), approximate="tanh")
-            weight, bias = w(block["mlp_proj"])
-            x = x + torch.addmm(bias, h, weight)
-        h = F.layer_norm(x, (d_model,), *w(ln_f), eps=1e-5)
-        logits = torch.matmul(h, wte.to(dtype).t())
-        log_probabilities = torch.log_softmax(logits, -1)
-        top = torch.topk(log_probabilities, min(10, vocab), -1)
-        loss = -log_probabilities[:-1].gather(1, ids[1:, None]).mean()
-        return logits, top, loss
-
-    for case in cases:
-        ids = torch.arange(case.n, dtype=torch.int64).mul_(7919).remainder_(vocab)  # as bench_model.cpp
-        times[case.label], best_calls[case.label] = best_time(lambda: forward(ids, torch.float32), min_time,
-                                                              min_runs)
-        if case is cases[0]:
-            check_close(case, "f32", forward(ids, torch.float32)[0], forward(ids, torch.float64)[0], torch.abs)
-
-
-def torch_peer(precision, cases, peak_side, min_time, min_runs, threads):
+def torch_peer(precision, cases, peak_side, min_time, min_runs, threads, patch_n):
     import torch
 
     torch.set_num_threads(threads)
@@ -339,8 +285,10 @@ def torch_peer(precision, cases, peak_side, min_time, min_runs, threads):
 
     with torch.inference_mode():
         model_cases = [case for case in cases if case.model]
-        if model_cases and precision == "f32":
-            gpt2_forward(torch, model_cases, min_time, min_runs, times, best_calls)
+        if (model_cases or patch_n) and precision == "f32":
+            model_case = model_cases[0] if model_cases else next(case for case in CASES if case.model)
+            __import__("gpt2_torch").time_model(model_case, model_cases, patch_n, min_time, min_runs, times,
+                                                best_calls, best_time, check_close)
         for case in cases:
             if case.model:
                 continue
@@ -421,7 +369,7 @@ def run_peer_here(peer, arguments):
         report = numpy_peer(precision, cases, peak_side, arguments.min_time, arguments.min_runs)
     else:
         report = torch_peer(precision, cases, peak_side, arguments.min_time, arguments.min_runs,
-                            arguments.torch_threads or arguments.threads)
+                            arguments.torch_threads or arguments.threads, patch_peers.patch_size(arguments))
     json.dump(report, sys.stdout)
 
 
@@ -513,12 +461,15 @@ def run_peer_once(peer, arguments, torch_threads=None):
     return json.loads(completed.stdout)
 
 
-def bench_filter(cases):
+def bench_filter(cases, patching):
     """qkv_bench's benchmarks of `cases` (the softmax pipelines, the passes to the logits), the GEMM peaks in
-    both precisions, and the ablation sweep with the passes to the logits."""
+    both precisions, the ablation sweep with the passes to the logits, and with `patching` the patching
+    benchmarks with the pass to the logits at n = 64."""
     names = [case.bench_name for case in cases] + [PEAK_NAME]
     if any(case.model for case in cases):
         names.append(SWEEP_NAME)
+    if patching:
+        names += patch_peers.BENCHMARKS
     pattern = "|".join(re.escape(name).replace(r"\{precision\}", "f(32|64)") for name in names)
     return "^(%s)(/|$)" % pattern
 
@@ -527,7 +478,8 @@ def run_qkv_bench(bench, arguments, qkv_threads=None):
     """QKV Lab's times in seconds by benchmark name (every repetition's), the ablation sweep's ratio to 144
     passes (every repetition's), and the run's context."""
     # A few repetitions, each a mean over min_time: the statistic best_time takes for the peers.
-    command = [str(bench), "--benchmark_format=json", "--benchmark_filter=" + bench_filter(selected_cases(arguments)[0]),
+    wanted = bench_filter(selected_cases(arguments)[0], patch_peers.patch_size(arguments))
+    command = [str(bench), "--benchmark_format=json", "--benchmark_filter=" + wanted,
                "--benchmark_min_time=%g" % arguments.min_time, "--benchmark_repetitions=%d" % QKV_REPETITIONS]
     completed = subprocess.run(command, env=child_environment(arguments.threads, qkv_threads),
                                capture_output=True, text=True)
@@ -543,8 +495,9 @@ def run_qkv_bench(bench, arguments, qkv_threads=None):
         name = re.sub(r"(/(process_time|real_time|manual_time))+$", "", run["run_name"])
         seconds = run["real_time"] * seconds_per[run["time_unit"]]
         times.setdefault(name, []).append(seconds)
-        if "vs_144_forwards" in run:
-            times.setdefault(name + ":vs_144_forwards", []).append(run["vs_144_forwards"])
+        for counter in ("vs_144_forwards",) + patch_peers.COUNTERS:
+            if counter in run:
+                times.setdefault(name + ":" + counter, []).append(run[counter])
     return times, report.get("context", {})
 
 
@@ -731,6 +684,8 @@ def print_report(arguments, qkv, qkv_context, qkv_one_thread, peers, others_load
               "fastest %.2f (target ≤ 0.6)"
               % (SWEEP_NAME, statistic(sweep, "median") * 1e3, statistic(sweep, "best") * 1e3,
                  statistic(ratios, "median") or math.nan, statistic(ratios, "best") or math.nan))
+    if patch_peers.patch_size(arguments):
+        patch_peers.print_report(qkv, peers.get("torch-f32"), statistic)
     print("\nThe peers' best single call in the same run (a statistic that drops their slower calls):")
     for label, flops, peer_key, bench_name in rows:
         calls = ["%s %s" % (peer, cell(peers[peer]["best_calls"].get(peer_key), flops))
@@ -758,8 +713,9 @@ def main():
     parser.add_argument("--peers", default=",".join(PEERS), help="comma-separated subset of " + ", ".join(PEERS))
     parser.add_argument("--only", default="attention,model",
                         help="the cases to time, a comma-separated subset of attention (the five softmax "
-                             "pipelines) and model (the passes to the logits, the ablation sweep); the GEMM "
-                             "peak always (default: both); or train alone (training steps)")
+                             "pipelines), model (the passes to the logits, the ablation sweep) and patch "
+                             "(head patching against PyTorch's hooked passes, the attribution grids); the GEMM "
+                             "peak always (default: attention,model); or train alone (training steps)")
     parser.add_argument("--smoke", action="store_true",
                         help="tiny shapes, one short timing, no qkv_bench: checks that the script works")
     parser.add_argument("--peer", choices=sorted(PEERS), help=argparse.SUPPRESS)  # a child's own run
