@@ -303,16 +303,11 @@ void MainWindow::createDocks()
     }
     findChild<QDockWidget*>(QStringLiteral("dockQueryKeySpace"))->raise();
 
-    // The model's overview on the left, what it predicts and how its heads score on the right.
-    QDockWidget* modelDock = addDock(tr("Model"), QStringLiteral("dockModel"), model->modelTab(),
-                                     Qt::LeftDockWidgetArea, Workspace::Model);
-    QDockWidget* prediction = addDock(tr("Prediction"), QStringLiteral("dockPrediction"),
-                                      model->predictionTab(), Qt::LeftDockWidgetArea, Workspace::Model);
-    QDockWidget* headScores = addDock(tr("Head Scores"), QStringLiteral("dockHeadScores"), model->headsTab(),
-                                      Qt::LeftDockWidgetArea, Workspace::Model);
-    // One area split in two (the page has no central widget to take what two areas would leave).
-    m_workspaces->page(Workspace::Model)->splitDockWidget(modelDock, prediction, Qt::Horizontal);
-    m_workspaces->page(Workspace::Model)->splitDockWidget(prediction, headScores, Qt::Vertical);
+    QDockWidget* modelDock =
+        model->addDocks(m_workspaces->page(Workspace::Model),
+                        [&addDock](const QString& title, const QString& name, QWidget* widget) {
+                            return addDock(title, name, widget, Qt::LeftDockWidgetArea, Workspace::Model);
+                        });
     addDock(tr("Training"), QStringLiteral("dockTraining"), new TrainingPanel(m_modelLoading, this),
             Qt::LeftDockWidgetArea, Workspace::Training);
     // A model just opened: its layers and heads come forward while they are computed.

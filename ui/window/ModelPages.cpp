@@ -6,13 +6,17 @@
 #include "Heatmap.h"
 #include "InterventionModel.h"
 #include "InterventionsPanel.h"
+#include "LensPanel.h"
+#include "LensView.h"
 #include "ModelLoading.h"
 #include "ModelOverview.h"
 #include "ModelRunner.h"
 #include "ModelView.h"
 #include "PredictionPanel.h"
 
+#include <QDockWidget>
 #include <QInputDialog>
+#include <QMainWindow>
 #include <QMenu>
 #include <QSplitter>
 
@@ -23,7 +27,8 @@ ModelPages::ModelPages(ModelLoading* loading, Document* document, QWidget* windo
       m_runner(new ModelRunner(loading, document, this)), m_overview(new ModelOverview(loading, document)),
       m_interventions(new InterventionsPanel(document)),
       m_prediction(new PredictionPanel(m_runner, loading, document, window)),
-      m_heads(new HeadsPanel(m_runner, loading, m_prediction, window)), m_modelTab(new QSplitter(window))
+      m_heads(new HeadsPanel(m_runner, loading, m_prediction, window)),
+      m_lens(new LensPanel(m_runner, loading, window)), m_modelTab(new QSplitter(window))
 {
     m_runner->setObjectName(QStringLiteral("modelRunner"));
     m_modelTab->setObjectName(QStringLiteral("modelTab"));
@@ -59,9 +64,29 @@ QWidget* ModelPages::headsTab() const
     return m_heads;
 }
 
+QWidget* ModelPages::lensTab() const
+{
+    return m_lens;
+}
+
+QDockWidget* ModelPages::addDocks(QMainWindow* page, const DockAdder& addDock)
+{
+    QDockWidget* modelDock = addDock(tr("Model"), QStringLiteral("dockModel"), modelTab());
+    QDockWidget* prediction = addDock(tr("Prediction"), QStringLiteral("dockPrediction"), predictionTab());
+    QDockWidget* headScores = addDock(tr("Head Scores"), QStringLiteral("dockHeadScores"), headsTab());
+    QDockWidget* lens = addDock(tr("Logit Lens"), QStringLiteral("dockLogitLens"), lensTab());
+    // One area split in two (the page has no central widget to take what two areas would leave). A split
+    // beside a dock in a tab group would add a tab instead: the lens joins the overview last.
+    page->splitDockWidget(modelDock, prediction, Qt::Horizontal);
+    page->splitDockWidget(prediction, headScores, Qt::Vertical);
+    page->tabifyDockWidget(modelDock, lens);
+    modelDock->raise(); // the overview in front: the lens computes only once it is shown
+    return modelDock;
+}
+
 QList<const Figure*> ModelPages::figures() const
 {
-    return {m_overview->view(), m_prediction->view(), m_heads->grid()};
+    return {m_overview->view(), m_prediction->view(), m_heads->grid(), m_lens->view()};
 }
 
 void ModelPages::showThumbnailMenu(int layer, int head, const QPoint& globalPosition)

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The pages of a real model in the window, built together because they share one forward pass (ModelRunner):
-// the Model workspace (every head's attention beside the interventions), the Prediction tab and the Head
-// Scores tab. A session saved with a model link reopens its model folder in the background when it is opened.
+// the Model workspace (every head's attention beside the interventions), the Prediction tab, the Head
+// Scores tab and the Logit Lens. A session saved with a model link reopens its model folder in the background
+// when it is opened.
 
 #include <QList>
 #include <QObject>
 
+#include <functional>
+
+class QDockWidget;
+class QMainWindow;
 class QPoint;
 class QSplitter;
 class QWidget;
@@ -17,6 +22,7 @@ class Document;
 class Figure;
 class HeadsPanel;
 class InterventionsPanel;
+class LensPanel;
 class ModelLoading;
 class ModelOverview;
 class ModelRunner;
@@ -34,10 +40,18 @@ public:
     InterventionsPanel* interventions() const { return m_interventions; }
     PredictionPanel* prediction() const { return m_prediction; }
     HeadsPanel* heads() const { return m_heads; }
-    /// The widgets of the tabs: Model (thumbnails and interventions), Prediction, Head Scores.
+    LensPanel* lens() const { return m_lens; }
+    /// The widgets of the tabs: Model (thumbnails and interventions), Prediction, Head Scores, Logit Lens.
     QWidget* modelTab() const;
     QWidget* predictionTab() const;
     QWidget* headsTab() const;
+    QWidget* lensTab() const;
+    /// A dock of the Model workspace holding `widget` (MainWindow's, which lets a panel scroll).
+    using DockAdder = std::function<QDockWidget*(const QString& title, const QString& name, QWidget* widget)>;
+    /// Places the tabs as docks of the Model workspace's `page`, each made by `addDock`: the overview on the
+    /// left with the logit lens a tab behind it, the prediction above the head scores on the right. Returns
+    /// the overview's dock.
+    QDockWidget* addDocks(QMainWindow* page, const DockAdder& addDock);
     /// Their exportable views.
     QList<const Figure*> figures() const;
 
@@ -57,6 +71,7 @@ private:
     InterventionsPanel* m_interventions;
     PredictionPanel* m_prediction;
     HeadsPanel* m_heads;
+    LensPanel* m_lens;
     QSplitter* m_modelTab;
 };
 

@@ -118,8 +118,9 @@ void TestWorkspaces::switchingShowsTheWorkspacesDocks()
                 ? QStringLiteral("dockContext dockControls dockEmbeddings dockExperiments "
                                  "dockHeads dockMask dockMath dockNormalizers dockQueryKeySpace "
                                  "dockShape dockThreeSpaces dockValueSpace dockWeights")
-            : workspace == Workspace::Model ? QStringLiteral("dockHeadScores dockModel dockPrediction")
-                                            : QStringLiteral("dockTraining");
+            : workspace == Workspace::Model
+                ? QStringLiteral("dockHeadScores dockLogitLens dockModel dockPrediction")
+                : QStringLiteral("dockTraining");
         return names.split(QLatin1Char(' '));
     };
     for (Workspace workspace :
