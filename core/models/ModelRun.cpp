@@ -146,9 +146,6 @@ double Prediction::logProbability(Index position, std::int64_t id) const
     return logits[Index(id)] - transformer::logSumExp<double>(logits.data(), logits.size());
 }
 
-namespace {
-
-/// The top `count` entries of a row of logits with their log-probabilities, ties by id.
 std::vector<TokenProbability> topTokens(const double* logits, Index vocabulary, Index count,
                                         double logNormalizer)
 {
@@ -172,6 +169,8 @@ std::vector<TokenProbability> topTokens(const double* logits, Index vocabulary, 
     }
     return top;
 }
+
+namespace {
 
 /// ln Σ exp(logits): the blocks' log-sum-exp, the one log-softmax of the core.
 double logSumExp(const double* logits, Index vocabulary)

@@ -26,6 +26,11 @@ struct TokenProbability {
     double logProbability = 0.0;
 };
 
+/// The `count` most probable entries of a row of logits, by probability descending, ties by id, with their
+/// log-probabilities logit − `logNormalizer` (ln Σ exp(logits)).
+std::vector<TokenProbability> topTokens(const double* logits, Index vocabulary, Index count,
+                                        double logNormalizer);
+
 class Unembedding;
 
 /// The model's distribution for the token after position i.

@@ -6,6 +6,7 @@
 /// statistics at that layer) and the unembedding, as if the model stopped there.
 
 #include "EigenTypes.h"
+#include "ModelRun.h"
 #include "Patching.h"
 #include "Session.h"
 
@@ -16,13 +17,8 @@ namespace qkv {
 
 class Model;
 
-struct LensToken {
-    std::int64_t id = 0;
-    double probability = 0.0;
-};
-
 struct LensCell {
-    std::vector<LensToken> top;   ///< the most probable tokens, by probability descending, ties by id
+    std::vector<TokenProbability> top; ///< the most probable tokens, by probability descending, ties by id
     double answerProbability = 0; ///< when an answer was given
     Index answerRank = 0;         ///< 1 + #{p_v > p_a} + #{v < a : p_v = p_a}; 0 without an answer
 };

@@ -99,13 +99,17 @@ public:
     Index kvHeads() const;
 
     /// The grid of `site` by `method`, over positions first … last (inclusive; −1: the last token) for the
-    /// sites with a position axis. Throws qkv::Error for positions out of range (naming them and n),
-    /// qkv::Cancelled when `progress` returns false (the cells done so far are in `partial` when given).
+    /// sites with a position axis, layer by layer from layer 0. With `partial`, the grid is filled there in
+    /// place as the cells are computed (`progress`, called after each cell on the computing thread, may read
+    /// it). Throws qkv::Error for positions out of range (naming them and n), qkv::Cancelled when `progress`
+    /// returns false (`partial` then holds the cells done).
     PatchGrid patch(PatchSite site, PatchMethod method, Index firstPosition = 0, Index lastPosition = -1,
                     const PatchProgress& progress = {}, PatchGrid* partial = nullptr);
 
-private:
+    /// The run's state, defined where it is computed (Patching.cpp).
     struct Impl;
+
+private:
     std::unique_ptr<Impl> m_impl;
 };
 

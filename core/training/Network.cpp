@@ -116,14 +116,14 @@ template <typename Scalar> NormKind Network<Scalar>::normKind() const
     return m_architecture.layerNorm() ? NormKind::LayerNorm : NormKind::RmsNorm;
 }
 
-template <typename Scalar> void Network<Scalar>::checkBatch(const Batch& batch) const
+template <typename Scalar> void Network<Scalar>::checkBatch(const Batch& batch, bool hooked) const
 {
     const Architecture& a = m_architecture;
     if (batch.empty())
         throw Error("a batch needs at least one sequence");
     for (std::size_t b = 0; b < batch.size(); ++b) {
         const Index n = Index(batch[b].size());
-        if (n < 2)
+        if (n < (hooked ? 1 : 2))
             throw Error("sequence " + std::to_string(b) + " has " + std::to_string(n) +
                         (n == 1 ? " token" : " tokens") +
                         "; a sequence needs at least 2 tokens to have a next token to predict");
@@ -141,7 +141,7 @@ template <typename Scalar> void Network<Scalar>::checkBatch(const Batch& batch) 
 template <typename Scalar>
 double Network<Scalar>::forward(const Tensors<Scalar>& p, const Batch& batch, const HookRequest* hooks)
 {
-    checkBatch(batch);
+    checkBatch(batch, hooks != nullptr);
     if (hooks != nullptr && batch.size() != 1)
         throw Error("hooks are kept and replaced on one sequence; the batch has " +
                     std::to_string(batch.size()));
@@ -162,15 +162,27 @@ double Network<Scalar>::forward(const Tensors<Scalar>& p, const Batch& batch, co
     m_hooks = hooks != nullptr ? *hooks : HookRequest{};
     m_cache.clear();
     m_layers.assign(std::size_t(m_architecture.layers), LayerCache{});
-    if (hooks == nullptr)
-        return run(p, 0, nullptr);
-    Hooks h(m_architecture, m_sequences.rows, m_hooks, m_cache);
-    return run(p, 0, &h);
+    m_forwardStream.clear();
+    double loss = 0.0;
+    if (hooks == nullptr) {
+        loss = run(p, 0, nullptr);
+    } else {
+        Hooks h(m_architecture, m_sequences.rows, m_hooks, m_cache);
+        loss = run(p, 0, &h);
+    }
+    if (batch.size() == 1) {
+        // What a restart starts from: the stream entering each layer as this forward computed it (a
+        // restart's own layers are not kept here, so restarts never build on one another).
+        for (const LayerCache& layer : m_layers)
+            m_forwardStream.push_back(layer.residPre);
+        m_forwardStream.push_back(m_final);
+    }
+    return loss;
 }
 
 template <typename Scalar> double Network<Scalar>::restart(const Tensors<Scalar>& p, const HookRequest& hooks)
 {
-    if (m_batch.size() != 1)
+    if (m_batch.size() != 1 || m_forwardStream.empty())
         throw Error("restart needs a forward on one sequence first");
     ActivationCache unused;
     Hooks(m_architecture, m_sequences.rows, hooks, unused); // refused before anything changes
@@ -272,8 +284,8 @@ double Network<Scalar>::run(const Tensors<Scalar>& p, Index fromLayer, Hooks* ho
                 hooks->at({HookKind::PosEmbed, -1}, m_output);
             h += m_output;
         }
-    } else if (fromLayer < a.layers) {
-        h = m_layers[std::size_t(fromLayer)].residPre;
+    } else {
+        h = m_forwardStream[std::size_t(fromLayer)];
     }
     for (Index l = fromLayer; l < a.layers; ++l)
         runLayer(p, l, h, hooks);
@@ -281,10 +293,19 @@ double Network<Scalar>::run(const Tensors<Scalar>& p, Index fromLayer, Hooks* ho
                         biasRow(p, layout.finalNormBias), a.normEpsilon, m_finalNorm);
     if (hooks != nullptr)
         hooks->at({HookKind::FinalNormalized, -1}, m_finalNorm.out);
+    const bool lastOnly = hooks != nullptr && m_hooks.lastLogitsOnly;
+    const M<Scalar>& normed = m_finalNorm.out;
+    if (lastOnly)
+        m_lastNormed = normed.bottomRows(1);
+    const M<Scalar>& unembedded = lastOnly ? m_lastNormed : normed;
     if (layout.unembedding >= 0)
-        product(m_finalNorm.out, p[std::size_t(layout.unembedding)], m_logits);
+        product(unembedded, p[std::size_t(layout.unembedding)], m_logits);
     else
-        productTransposed(m_finalNorm.out, p[std::size_t(layout.embedding)], m_logits);
+        productTransposed(unembedded, p[std::size_t(layout.embedding)], m_logits);
+    if (lastOnly) {
+        m_positionLosses = Matrix::Zero(1, m_sequences.rows - 1);
+        return 0.0;
+    }
     std::vector<double> rowLosses;
     const double loss = crossEntropyForward(m_logits, m_targets, &rowLosses);
     const Index longest = *std::max_element(m_sequences.lengths.begin(), m_sequences.lengths.end());
@@ -303,6 +324,8 @@ const MatrixOf<Scalar>& Network<Scalar>::attention(Index sequence, Index layer, 
 
 template <typename Scalar> void Network<Scalar>::backward(const Tensors<Scalar>& p, Tensors<Scalar>& g)
 {
+    if (m_hooks.lastLogitsOnly)
+        throw Error("gradients need every position's logits; the last run kept only the last one's");
     if (g.size() != m_layout.tensors.size())
         g = zeroTensors<Scalar>(m_layout);
     else
@@ -320,6 +343,8 @@ ActivationCache Network<Scalar>::hookGradients(const Tensors<Scalar>& p, const O
     if (m_batch.size() != 1)
         throw Error("gradients to hooks are taken on one sequence; the last forward had " +
                     std::to_string(m_batch.size()));
+    if (m_hooks.lastLogitsOnly)
+        throw Error("gradients need every position's logits; the last run kept only the last one's");
     for (const std::string& name : names)
         if (!parseHookName(name, a))
             throw Error(name + ": no such hook in this model");

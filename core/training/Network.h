@@ -37,13 +37,15 @@ public:
 
     /// The forward pass on `batch` with `parameters`; returns the mean loss (over every sequence's
     /// positions but its last) and keeps what backward() needs. With `hooks` (one sequence only), the
-    /// hooks named are kept (cache()) and the replacements applied. Throws qkv::Error for an empty batch,
-    /// a sequence shorter than 2 tokens or longer than the model's positions, a token outside the
+    /// hooks named are kept (cache()) and the replacements applied (a one-token sequence is then allowed:
+    /// its loss is 0). Throws qkv::Error for an empty batch, a sequence shorter than 2 tokens (1 with hooks)
+    /// or longer than the model's positions, a token outside the
     /// vocabulary, an unknown hook name or a replacement of the wrong shape (naming the hook and shapes).
     double forward(const Tensors<Scalar>& parameters, const Batch& batch, const HookRequest* hooks = nullptr);
 
     /// The same run as forward(parameters, batch of the last forward, hooks), computed from the first layer
-    /// the replacements change: the layers below are the last forward's.
+    /// the replacements change: the layers below are the last forward()'s (never an earlier restart's), so
+    /// restarts may follow one another in any order.
     double restart(const Tensors<Scalar>& parameters, const HookRequest& hooks);
 
     /// The gradient of the last forward()'s loss with respect to every parameter, into `gradients`
@@ -59,8 +61,8 @@ public:
 
     /// The hooks the last forward kept.
     const ActivationCache& cache() const { return m_cache; }
-    /// The last forward()'s logits (rows × vocabulary, sequences one after another), until backward()
-    /// turns them into the loss's gradient.
+    /// The last forward()'s logits (rows × vocabulary, sequences one after another; 1 × vocabulary after a
+    /// run with lastLogitsOnly), until backward() turns them into the loss's gradient.
     const MatrixOf<Scalar>& logits() const { return m_logits; }
     /// The loss at every position of the last forward() (B × (longest − 1); 0 past a sequence's end).
     const Matrix& positionLosses() const { return m_positionLosses; }
@@ -84,7 +86,7 @@ private:
     };
     struct Hooks;
 
-    void checkBatch(const Batch& batch) const;
+    void checkBatch(const Batch& batch, bool hooked) const;
     double run(const Tensors<Scalar>& p, Index fromLayer, Hooks* hooks);
     void runLayer(const Tensors<Scalar>& p, Index l, MatrixOf<Scalar>& h, Hooks* hooks);
     void mlpBackward(const Tensors<Scalar>& p, Tensors<Scalar>* g, Index l, MatrixOf<Scalar>& dResid);
@@ -101,8 +103,11 @@ private:
     std::vector<LayerCache> m_layers;
     MatrixOf<Scalar> m_embedded;
     MatrixOf<Scalar> m_final; // the residual stream after the last layer
+    // The stream entering every layer and after the last, as the last forward() left it (one sequence).
+    std::vector<MatrixOf<Scalar>> m_forwardStream;
     NormCache m_finalNorm;
     MatrixOf<Scalar> m_logits;
+    MatrixOf<Scalar> m_lastNormed; // the last row of the final norm's output, for lastLogitsOnly
     Matrix m_positionLosses;
     transformer::RopeTable<Scalar> m_rope;
     HookRequest m_hooks; // the last forward's

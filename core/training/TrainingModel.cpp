@@ -168,8 +168,13 @@ Tensors<Scalar> initialParameters(const Architecture& a, const Layout& layout, s
 
 Architecture architectureOf(const std::string& folder)
 {
-    const Model model = Model::open(folder);
+    return architectureOf(Model::open(folder));
+}
+
+Architecture architectureOf(const Model& model)
+{
     const ModelConfig& c = model.config();
+    const std::string folder = model.folder();
     if (c.slidingWindow > 0)
         throw Error(folder + ": sliding-window attention cannot be trained");
     Architecture a = c;
@@ -185,7 +190,12 @@ Architecture architectureOf(const std::string& folder)
 template <typename Scalar>
 Tensors<Scalar> loadParameters(const std::string& folder, const Architecture& a, const Layout& layout)
 {
-    const Model model = Model::open(folder);
+    return loadParameters<Scalar>(Model::open(folder), a, layout);
+}
+
+template <typename Scalar>
+Tensors<Scalar> loadParameters(const Model& model, const Architecture& a, const Layout& layout)
+{
     const Checkpoint& checkpoint = model.checkpoint();
     const auto read = [&](const std::string& name) { return checkpoint.readMatrix(model.tensorName(name)); };
     const auto readRow = [&](const std::string& name) -> Matrix {
@@ -433,6 +443,7 @@ template <typename Scalar> std::uint64_t parameterCount(const Tensors<Scalar>& t
     template Tensors<Scalar> zeroTensors<Scalar>(const Layout&);                                             \
     template Tensors<Scalar> initialParameters<Scalar>(const Architecture&, const Layout&, std::uint64_t);   \
     template Tensors<Scalar> loadParameters<Scalar>(const std::string&, const Architecture&, const Layout&); \
+    template Tensors<Scalar> loadParameters<Scalar>(const Model&, const Architecture&, const Layout&);       \
     template void saveModel<Scalar>(const std::string&, const Architecture&, const Layout&,                  \
                                     const Tensors<Scalar>&);                                                 \
     template std::uint64_t parameterCount<Scalar>(const Tensors<Scalar>&);

@@ -17,6 +17,10 @@
 #include <string>
 #include <vector>
 
+namespace qkv {
+class Model;
+}
+
 namespace qkv::training {
 
 /// The model's architecture: the one description models/ and training/ share (ModelConfig.h). A new model
@@ -64,11 +68,15 @@ Tensors<Scalar> initialParameters(const Architecture& architecture, const Layout
 /// A model folder's architecture, as the forward pass reads it. A folder written by saveModel without an
 /// MLP says so in config.json (qkvlab_mlp: false) and is read back without one.
 Architecture architectureOf(const std::string& folder);
+/// The same for a model already open.
+Architecture architectureOf(const Model& model);
 
 /// The folder's tensors, in the layout of its architecture. Throws qkv::Error naming the file and tensor.
 template <typename Scalar>
 Tensors<Scalar> loadParameters(const std::string& folder, const Architecture& architecture,
                                const Layout& layout);
+template <typename Scalar>
+Tensors<Scalar> loadParameters(const Model& model, const Architecture& architecture, const Layout& layout);
 
 /// Writes config.json and model.safetensors (F64 for double, F32 for float) into `folder` (created when
 /// missing) in the format the forward pass reads. A model without an MLP is written with an MLP of width 1

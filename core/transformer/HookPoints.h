@@ -93,6 +93,9 @@ void applyReplacement(const HookReplacement& replacement, HookKind kind, Index h
 struct HookRequest {
     std::vector<std::string> keep; ///< names; "*" keeps every hook
     std::vector<HookReplacement> replace;
+    /// Only the last position's logits (1 × vocabulary) and no loss (0): a run that only reads the last
+    /// position's prediction skips the unembedding of every other row. No gradients can follow it.
+    bool lastLogitsOnly = false;
 };
 
 /// Activations (or gradients) by hook name.

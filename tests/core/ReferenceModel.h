@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -312,6 +313,11 @@ struct ReferenceRun {
     double meanLoss = 0.0;
 };
 
+/// Called where TransformerLens's hooks are, with the hook's value to change in place (tst_patching):
+/// "resid_pre", "q", "k", "v" (every head, before RoPE), "pattern" and "z" (one head, `head`), "attn_out",
+/// "mlp_out". A changed pattern's head output is its weights times V.
+using ReferenceEdit = std::function<void(const std::string& hook, int layer, int head, Table& value)>;
+
 /// The checkpoint's forward pass, read by tensor name.
 class ReferenceModel {
 public:
@@ -343,8 +349,13 @@ public:
     }
 
     ReferenceRun run(const std::vector<std::int64_t>& ids,
-                     const std::vector<ReferenceIntervention>& interventions = {}) const
+                     const std::vector<ReferenceIntervention>& interventions = {},
+                     const ReferenceEdit& edit = {}) const
     {
+        const auto edited = [&](const char* hook, int layer, int head, Table& value) {
+            if (edit)
+                edit(hook, layer, head, value);
+        };
         const Tiny& t = m_tiny;
         const std::size_t n = ids.size(), d = std::size_t(t.d), hd = std::size_t(t.headDim());
         ReferenceRun out;
@@ -361,6 +372,7 @@ public:
                     h[i][k] += wpe[i][k], out.posEmbed[i][k] = wpe[i][k];
         }
         for (int l = 0; l < t.layers; ++l) {
+            edited("resid_pre", l, -1, h);
             out.residPre.push_back(h);
             const std::string p = prefix(l);
             const Table x =
@@ -384,6 +396,9 @@ public:
                 k = linear(x, table(p + "self_attn.k_proj.weight"), bias("k_proj"), true);
                 v = linear(x, table(p + "self_attn.v_proj.weight"), bias("v_proj"), true);
             }
+            edited("q", l, -1, q);
+            edited("k", l, -1, k);
+            edited("v", l, -1, v);
             out.q.push_back(q), out.k.push_back(k), out.v.push_back(v);
             Attend how;
             how.divisor = std::sqrt(double(hd));
@@ -403,6 +418,15 @@ public:
                 };
                 Table weights, z;
                 attend(columns(q, qs), columns(k, ks), columns(v, ks), how, weights, z);
+                if (edit) {
+                    edited("pattern", l, head, weights);
+                    const Table values = columns(v, ks);
+                    z = zeros(n, hd);
+                    for (std::size_t i = 0; i < n; ++i)
+                        for (std::size_t j = 0; j < n; ++j)
+                            for (std::size_t c = 0; c < hd; ++c)
+                                z[i][c] += weights[i][j] * values[j][c];
+                }
                 for (const ReferenceIntervention& change : interventions) {
                     if (change.layer != l || change.head != head)
                         continue;
@@ -427,25 +451,27 @@ public:
                         break;
                     }
                 }
+                edited("z", l, head, z);
                 for (std::size_t i = 0; i < n; ++i)
                     for (std::size_t c = 0; c < hd; ++c)
                         concat[i][qs + c] = z[i][c];
                 out.weights.back().push_back(weights);
                 out.z.back().push_back(z);
             }
-            const Table attention =
+            Table attention =
                 t.llama ? linear(concat, table(p + "self_attn.o_proj.weight"), {}, true)
                         : linear(concat, table(p + "attn.c_proj.weight"), vec(p + "attn.c_proj.bias"), false);
+            edited("attn_out", l, -1, attention);
             out.attnOut.push_back(attention);
             for (std::size_t i = 0; i < n; ++i)
                 for (std::size_t c = 0; c < d; ++c)
                     h[i][c] += attention[i][c];
-            const Table beforeMlp = h;
-            h = plusMlp(h, l);
-            out.mlpOut.push_back(zeros(n, d));
+            Table mlpOut = mlp(h, l);
+            edited("mlp_out", l, -1, mlpOut);
             for (std::size_t i = 0; i < n; ++i)
                 for (std::size_t c = 0; c < d; ++c)
-                    out.mlpOut.back()[i][c] = h[i][c] - beforeMlp[i][c];
+                    h[i][c] += mlpOut[i][c];
+            out.mlpOut.push_back(mlpOut);
             out.residPost.push_back(h);
         }
         out.residual = h;
@@ -506,11 +532,12 @@ private:
                             : "h." + std::to_string(layer) + ".";
     }
 
-    Table plusMlp(Table h, int layer) const
+    /// The MLP's output for the stream `h`.
+    Table mlp(const Table& h, int layer) const
     {
         constexpr double pi = 3.14159265358979323846;
         const std::string p = prefix(layer);
-        Table mlp;
+        Table out;
         if (!m_tiny.llama) {
             const Table m =
                 normalized(h, vec(p + "ln_2.weight"), vec(p + "ln_2.bias"), m_tiny.epsilon, false);
@@ -518,7 +545,7 @@ private:
             for (auto& row : hidden)
                 for (double& u : row)
                     u = 0.5 * u * (1.0 + std::tanh(std::sqrt(2.0 / pi) * (u + 0.044715 * u * u * u)));
-            mlp = linear(hidden, table(p + "mlp.c_proj.weight"), vec(p + "mlp.c_proj.bias"), false);
+            out = linear(hidden, table(p + "mlp.c_proj.weight"), vec(p + "mlp.c_proj.bias"), false);
         } else {
             const Table m =
                 normalized(h, vec(p + "post_attention_layernorm.weight"), {}, m_tiny.epsilon, true);
@@ -527,12 +554,9 @@ private:
             for (std::size_t i = 0; i < gate.size(); ++i)
                 for (std::size_t c = 0; c < gate[i].size(); ++c)
                     gate[i][c] = gate[i][c] / (1.0 + std::exp(-gate[i][c])) * up[i][c];
-            mlp = linear(gate, table(p + "mlp.down_proj.weight"), {}, true);
+            out = linear(gate, table(p + "mlp.down_proj.weight"), {}, true);
         }
-        for (std::size_t i = 0; i < h.size(); ++i)
-            for (std::size_t c = 0; c < h[i].size(); ++c)
-                h[i][c] += mlp[i][c];
-        return h;
+        return out;
     }
 
     Tiny m_tiny;

@@ -3,7 +3,7 @@
 // biases, lm_head) and Qwen2 (q/k/v biases, tied) checkpoints in float64: every hook kept equals the plain-
 // loop reference (ReferenceModel.h) at 1e-9; the gradient of the loss and of a logit difference with
 // respect to every hook kind against central finite differences through replacements; a replacement
-// restarted from its layer equals the full run with it at 1e-12; a zero ablation as a hook_z replacement
+// restarted from its layer (after another restart) equals the full run with it at 1e-12; a zero ablation as a hook_z replacement
 // equals ModelRun's intervention; unknown hooks and misshapen replacements are refused by name.
 
 #include "Error.h"
@@ -285,10 +285,20 @@ private slots:
         const HookRequest request{{"*"}, {{name, value, useHead}}};
         Network<double> restarted(m.a, m.layout), full(m.a, m.layout);
         restarted.forward(m.p, {someIds});
+        // An earlier restart that changed every layer is not built on.
+        const Matrix embedded = Matrix::Constant(Index(someIds.size()), m.a.hiddenSize, 0.25);
+        restarted.restart(m.p, HookRequest{{}, {{"hook_embed", embedded, -1}}});
         const double restartedLoss = restarted.restart(m.p, request);
         const double fullLoss = full.forward(m.p, {someIds}, &request);
         QKV_COMPARE_NEAR(restartedLoss, fullLoss, 1e-12);
         QKV_COMPARE_NEAR(restarted.logits(), full.logits(), 1e-12);
+        // Only the last position's logits, when that is all a run needs.
+        HookRequest lastOnly = request;
+        lastOnly.lastLogitsOnly = true;
+        restarted.restart(m.p, lastOnly);
+        QCOMPARE(restarted.logits().rows(), Index(1));
+        QKV_COMPARE_NEAR(restarted.logits(), full.logits().bottomRows(1), 1e-12);
+        QVERIFY_THROWS_EXCEPTION(Error, restarted.hookGradients(m.p, Objective{}));
         // The replacement changed the run.
         Network<double> clean(m.a, m.layout);
         QVERIFY(std::abs(clean.forward(m.p, {someIds}) - fullLoss) > 1e-9);
