@@ -152,7 +152,7 @@ LensDisplay lensDisplay(const Model& model, const std::vector<std::int64_t>& ids
     std::set<std::int64_t> named;
     for (const std::vector<LensCell>& layer : lens->layers)
         for (const LensCell& cell : layer)
-            for (const LensToken& token : cell.top)
+            for (const TokenProbability& token : cell.top)
                 named.insert(token.id);
     if (answer)
         named.insert(*answer);
@@ -178,7 +178,7 @@ std::string lensCsv(const LensDisplay& display)
         const std::vector<LensCell>& cells = display.lens->layers[layer];
         for (std::size_t position = 0; position < cells.size(); ++position) {
             const LensCell& cell = cells[position];
-            const LensToken top = cell.top.empty() ? LensToken{} : cell.top.front();
+            const TokenProbability top = cell.top.empty() ? TokenProbability{} : cell.top.front();
             text += std::to_string(layer) + ',' + std::to_string(position) + ',' + std::to_string(top.id) +
                     ',' + quotedField(display.labels.value(top.id)) + ',' + csvNumber(top.probability);
             if (answer)
@@ -266,7 +266,7 @@ std::string patchColumnName(PatchSite site)
 {
     if (site == PatchSite::HeadK || site == PatchSite::HeadV)
         return "kv_head";
-    return patchSiteHasPositions(site) ? "position" : "head";
+    return patchSiteHasPositions(site) && site != PatchSite::HeadOutPos ? "position" : "head";
 }
 
 std::string patchGridCsv(const PatchGrid& grid)

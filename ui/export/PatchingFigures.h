@@ -33,7 +33,7 @@ void setPatchGrid(Heatmap& heatmap, const PatchGridDisplay& display);
 /// One line per cell: "layer,position|head|kv_head[,position],value,normalized", positions counted in the
 /// prompt (from the grid's first position), values written shortest-round-trip.
 std::string patchGridCsv(const PatchGrid& grid);
-/// The second column's name in patchGridCsv: "position", "head" or "kv_head".
+/// The second column's name in patchGridCsv: "position", "head" (head_out_pos too) or "kv_head".
 std::string patchColumnName(PatchSite site);
 
 } // namespace qkv::ui

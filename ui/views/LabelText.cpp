@@ -50,7 +50,7 @@ QString tokenLabel(const std::vector<std::string>& tokens, Index index)
                : QString::number(index);
 }
 
-QString percentText(double probability)
+QString probabilityText(double probability)
 {
     if (!std::isfinite(probability))
         return QStringLiteral("—");

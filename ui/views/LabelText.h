@@ -31,7 +31,7 @@ QStringList dimensionLabels(const std::vector<std::string>& dims, Index count);
 
 /// A probability as a percentage: "41.2%", "3.25%" under 10%, two significant digits under 0.1%
 /// ("0.0042%"); "—" when it is not finite.
-QString percentText(double probability);
+QString probabilityText(double probability);
 
 /// The token at `index`, or its number when there is none.
 QString tokenLabel(const std::vector<std::string>& tokens, Index index);

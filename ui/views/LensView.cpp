@@ -118,10 +118,10 @@ QString LensView::cellDescription(int layer, int position) const
         lines << QStringLiteral("%1. ‘%2’  %3")
                      .arg(k + 1)
                      .arg(m_display.labels.value(cell.top[std::size_t(k)].id))
-                     .arg(percentText(cell.top[std::size_t(k)].probability));
+                     .arg(probabilityText(cell.top[std::size_t(k)].probability));
     if (m_display.lens->hasAnswer)
         lines << tr("answer ‘%1’: %2, rank %3")
-                     .arg(m_display.answerLabel, percentText(cell.answerProbability))
+                     .arg(m_display.answerLabel, probabilityText(cell.answerProbability))
                      .arg(cell.answerRank);
     return lines.join(QLatin1Char('\n'));
 }

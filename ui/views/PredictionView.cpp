@@ -217,7 +217,7 @@ void PredictionView::drawBars(QCPAxisRect* rect, const PredictionRunDisplay& run
         keys << k;
         probabilities << (std::isfinite(bar.probability) ? bar.probability : 0.0);
         ticker->addTick(k, bar.token);
-        QString label = percentText(bar.probability);
+        QString label = probabilityText(bar.probability);
         if (bar.delta)
             label += tr("  Δ %1").arg(signedNumber(*bar.delta, 2));
         auto* text = new QCPItemText(m_plot);

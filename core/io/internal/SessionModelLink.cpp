@@ -97,7 +97,10 @@ ModelLink readModelLink(const Json& value)
     if (const Json* list = find(value, "interventions")) {
         if (!list->is_array())
             wrongType("model.interventions", "an array of interventions", *list);
-        checkCount("model.interventions", list->size(), "interventions", Limits::maxInterventions);
+        // Empty is what the writer writes once every intervention was removed.
+        if (list->size() > static_cast<std::size_t>(Limits::maxInterventions))
+            refuse("model.interventions", "expected at most " + std::to_string(Limits::maxInterventions) +
+                                              " interventions, found " + std::to_string(list->size()));
         for (std::size_t k = 0; k < list->size(); ++k) {
             const std::string at = "model.interventions[" + std::to_string(k) + "]";
             const Json& entry = requireObject((*list)[k], at);
