@@ -235,6 +235,8 @@ void LensView::paintCells(QPainter& painter, const Layout& layout) const
         if (layer % rowStride != 0 && row != 0)
             continue;
         const double centre = layout.grid.top() + (row + 0.5) * layout.cellHeight - layout.scrollY;
+        if (centre - line / 2 < layout.grid.top() - 0.5 || centre + line / 2 > layout.grid.bottom() + 0.5)
+            continue; // a row scrolled partly out of view: no label cut in half
         painter.drawText(QRectF(layout.rowLabelsLeft, centre - line / 2,
                                 layout.grid.left() - 6 - layout.rowLabelsLeft, line),
                          Qt::AlignRight | Qt::AlignVCenter, layerLabel(layer));
@@ -251,6 +253,8 @@ void LensView::paintCells(QPainter& painter, const Layout& layout) const
         if (position % columnStride != 0)
             continue;
         const double left = layout.grid.left() + position * layout.cellWidth - layout.scrollX;
+        if (left < layout.grid.left() - 0.5 || left + layout.cellWidth > layout.grid.right() + 0.5)
+            continue; // a column scrolled partly out of view
         const double width = std::max(layout.cellWidth, columnStride * layout.cellWidth * 0.9);
         const QRectF index(left + layout.cellWidth / 2 - width / 2, layout.columnLabelsTop, width, line);
         painter.drawText(index, Qt::AlignCenter, QString::number(position));
