@@ -246,22 +246,30 @@ void LensView::paintCells(QPainter& painter, const Layout& layout) const
     // The positions under the grid: the index, then the token when the cells are wide enough for it.
     const int columnStride =
         labelStride(metrics.horizontalAdvance(QString::number(layout.columns - 1)) + 6, layout.cellWidth);
+    const bool scrolls = layout.cellWidth * layout.columns > layout.grid.width() + 0.5;
     painter.save();
-    painter.setClipRect(
-        QRectF(layout.grid.left(), layout.columnLabelsTop, layout.grid.width(), 2 * line + 4));
+    const double overhang = scrolls ? 0.0 : line; // a label wider than its cell may pass the grid's ends
+    painter.setClipRect(QRectF(layout.grid.left() - overhang, layout.columnLabelsTop,
+                               layout.grid.width() + 2 * overhang, 2 * line + 4));
     for (int position = firstColumn; position <= lastColumn; ++position) {
         if (position % columnStride != 0)
             continue;
         const double left = layout.grid.left() + position * layout.cellWidth - layout.scrollX;
-        if (left < layout.grid.left() - 0.5 || left + layout.cellWidth > layout.grid.right() + 0.5)
-            continue; // a column scrolled partly out of view
+        const QString token =
+            columnStride == 1 && position < m_display.tokens.size()
+                ? metrics.elidedText(m_display.tokens.at(position), Qt::ElideRight, layout.cellWidth - 4)
+                : QString();
+        const QString number = QString::number(position);
+        const double centre = left + layout.cellWidth / 2;
+        const double half = std::max(metrics.horizontalAdvance(number), metrics.horizontalAdvance(token)) / 2;
+        if (scrolls &&
+            (centre - half < layout.grid.left() - 0.5 || centre + half > layout.grid.right() + 0.5))
+            continue; // a column scrolled partly out of view: no label cut short
         const double width = std::max(layout.cellWidth, columnStride * layout.cellWidth * 0.9);
-        const QRectF index(left + layout.cellWidth / 2 - width / 2, layout.columnLabelsTop, width, line);
-        painter.drawText(index, Qt::AlignCenter, QString::number(position));
-        if (columnStride == 1 && position < m_display.tokens.size())
-            painter.drawText(
-                index.translated(0, line), Qt::AlignCenter,
-                metrics.elidedText(m_display.tokens.at(position), Qt::ElideRight, layout.cellWidth - 4));
+        const QRectF index(centre - width / 2, layout.columnLabelsTop, width, line);
+        painter.drawText(index, Qt::AlignCenter, number);
+        if (!token.isEmpty())
+            painter.drawText(index.translated(0, line), Qt::AlignCenter, token);
     }
     painter.restore();
 }
