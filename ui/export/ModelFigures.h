@@ -71,7 +71,7 @@ struct ModelFigureInput {
     std::shared_ptr<const Model> model;
     std::vector<std::int64_t> ids;
     Precision precision = Precision::Float64;
-    std::shared_ptr<const ModelRun> run; ///< the unmodified run; every figure but "model" needs it
+    std::shared_ptr<const ModelRun> run; ///< the unmodified run; the figures with needsRun need it
     QString title;                       ///< the model and its text
     /// prediction: the run with the interventions (null: modifiedError; the unmodified run's own prediction
     /// when none is switched on), and the interventions as the list names them.
