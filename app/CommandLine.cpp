@@ -6,7 +6,9 @@
 #include "Error.h"
 #include "ExportArguments.h"
 #include "HelpText.h"
+#include "LensCommand.h"
 #include "ModelCommands.h"
+#include "PatchCommand.h"
 #include "TrainCommand.h"
 
 #include <iostream>
@@ -23,8 +25,9 @@ struct CommandEntry {
 };
 
 constexpr CommandEntry commandEntries[] = {
-    {"compute", runCompute}, {"export", parseExport}, {"tokenize", runTokenize}, {"from-model", runFromModel},
-    {"predict", runPredict}, {"heads", runHeads},     {"train", runTrain},
+    {"compute", runCompute},      {"export", parseExport}, {"tokenize", runTokenize},
+    {"from-model", runFromModel}, {"predict", runPredict}, {"heads", runHeads},
+    {"patch", runPatch},          {"lens", runLens},       {"train", runTrain},
 };
 
 CommandLineOutcome refused(std::string_view command, const std::string& message, std::ostream& err)

@@ -169,6 +169,57 @@ CommandSpec heads()
             {textOption, idsOption, precisionOption}};
 }
 
+CommandSpec patch()
+{
+    return {"patch",
+            "MODEL (--clean TEXT --corrupt TEXT | --clean-ids I,J,... --corrupt-ids I,J,...)\n"
+            "  (--answer TEXT | --answer-id N) (--wrong TEXT | --wrong-id N) --what SITE\n"
+            "  [--method exact|attribution] [--positions I..J] [--precision float64|float32]\n"
+            "  [--script FILE.py]",
+            "activation patching: where in the model the difference between a clean and a corrupted "
+            "prompt lives, as a grid of layers by positions or heads, printed as JSON",
+            "The metric is logit[answer] - logit[wrong] at the last position. Each cell replaces one "
+            "activation of the corrupted run (SITE: resid_pre, attn_out, mlp_out, head_out, head_out_pos, "
+            "head_pattern, head_q, head_k, head_v) by the clean run's; the grid holds the metric then, raw "
+            "and normalized (0: the corrupted run's, 1: the clean run's). Layers, positions and heads are "
+            "counted from 0.",
+            {valued("clean", "TEXT", "the clean prompt, tokenized by the model's tokenizer"),
+             valued("corrupt", "TEXT", "the corrupted prompt: as many tokens as the clean one"),
+             valued("clean-ids", "I,J,...", "or the clean prompt's token ids, separated by commas"),
+             valued("corrupt-ids", "I,J,...", "or the corrupted prompt's token ids"),
+             valued("answer", "TEXT", "the token the metric counts for: a text of exactly one token"),
+             valued("answer-id", "N", "or its id"),
+             valued("wrong", "TEXT", "the token the metric counts against: a text of exactly one token"),
+             valued("wrong-id", "N", "or its id"),
+             valued("what", "SITE",
+                    "the activation each cell replaces: resid_pre, attn_out, mlp_out (layers × positions), "
+                    "head_out, head_pattern, head_q (layers × heads), head_k, head_v (layers × key/value "
+                    "heads) or head_out_pos (layers × heads × positions)"),
+             valued("method", "M",
+                    "exact (default: the corrupted prompt run again for every cell) or attribution (the "
+                    "first-order estimate from one backward pass)"),
+             valued("positions", "I..J",
+                    "the positions of the sites that have a position axis, first and last counted from 0 "
+                    "(default: all)"),
+             precisionOption,
+             valued("script", "FILE.py",
+                    "also write a Python script (PyTorch only) that recomputes the grid in float64 from the "
+                    "model folder and prints the same JSON")}};
+}
+
+CommandSpec lens()
+{
+    return {"lens",
+            "MODEL (--text TEXT | --ids I,J,...) [--answer TEXT | --answer-id N] [--top K]",
+            "the logit lens: the residual stream entering every layer, at every position, read through the "
+            "final norm and the unembedding; the top K tokens as JSON",
+            "Row L (after the last layer) is the model's own prediction, as predict gives it.",
+            {textOption, idsOption,
+             valued("answer", "TEXT", "a token to follow through the layers: a text of exactly one token"),
+             valued("answer-id", "N", "or its id"),
+             valued("top", "K", "how many tokens to list at each layer and position (default 10)")}};
+}
+
 std::vector<OptionSpec> trainModelOptions()
 {
     return {
@@ -253,7 +304,8 @@ const OptionSpec* CommandSpec::option(std::string_view optionName) const
 const std::vector<CommandSpec>& commandSpecs()
 {
     static const std::vector<CommandSpec> all = {window(),    compute(), exportCommand(), tokenize(),
-                                                 fromModel(), predict(), heads(),         train()};
+                                                 fromModel(), predict(), heads(),         patch(),
+                                                 lens(),      train()};
     return all;
 }
 

@@ -4,6 +4,7 @@
 #include "BpeTokenizer.h"
 #include "Error.h"
 #include "Intervention.h"
+#include "ModelArguments.h"
 #include "ModelJson.h"
 #include "ModelRun.h"
 #include "ModelSession.h"
@@ -33,39 +34,15 @@ bool parseIndexList(const std::string& text, std::vector<std::int64_t>& values)
 
 namespace {
 
-/// The one model folder of a command's positional arguments.
-std::string modelFolder(const ParsedArguments& arguments, const char* expected)
-{
-    const std::vector<std::string>& given = arguments.positional;
-    if (given.size() > 1)
-        throw Error("expected one model folder, found " + given[0] + " and " + given[1]);
-    if (given.empty() || arguments.has("text") == arguments.has("ids"))
-        throw Error(expected);
-    return given.front();
-}
-
-Precision precisionOption(const ParsedArguments& arguments)
-{
-    const std::optional<std::string> name = arguments.choice("precision", {"float64", "float32"});
-    return name ? *precisionFromString(*name) : Precision::Float64;
-}
-
-std::vector<std::int64_t> idsOption(const ParsedArguments& arguments)
-{
-    std::vector<std::int64_t> ids;
-    if (arguments.has("ids") && !parseIndexList(arguments.value("ids"), ids))
-        throw Error("bad --ids '" + arguments.value("ids") +
-                    "': expected token ids separated by commas (5,17,3)");
-    return ids;
-}
-
 /// The model run the arguments ask for: MODEL (--text TEXT | --ids I,J,...) [--precision P].
 std::shared_ptr<const ModelRun> runModel(const ParsedArguments& arguments)
 {
-    const std::string folder =
-        modelFolder(arguments, "expected MODEL and either --text TEXT or --ids I,J,...");
-    const Precision precision = precisionOption(arguments);
-    std::vector<std::int64_t> ids = idsOption(arguments);
+    const std::string usage = "expected MODEL and either --text TEXT or --ids I,J,...";
+    const std::string folder = modelFolderArgument(arguments, usage);
+    if (!exactlyOneOf(arguments, "text", "ids"))
+        throw Error(usage);
+    const Precision precision = precisionArgument(arguments);
+    std::vector<std::int64_t> ids = idsArgument(arguments, "ids");
     auto model = std::make_shared<const Model>(Model::open(folder));
     if (arguments.has("text")) {
         if (!model->tokenizer())
@@ -93,15 +70,17 @@ CommandLineOutcome runFromModel(const ParsedArguments& arguments, const CommandS
 {
     if (!arguments.has("layer") || arguments.positional.empty())
         throw Error("expected MODEL --layer L and either --text TEXT or --ids I,J,...");
-    const std::string folder =
-        modelFolder(arguments, "expected MODEL --layer L and either --text TEXT or --ids I,J,...");
+    const std::string usage = "expected MODEL --layer L and either --text TEXT or --ids I,J,...";
+    const std::string folder = modelFolderArgument(arguments, usage);
+    if (!exactlyOneOf(arguments, "text", "ids"))
+        throw Error(usage);
     const std::string layerText = arguments.value("layer");
     std::vector<std::int64_t> layer;
     if (!parseIndexList(layerText, layer) || layer.size() != 1)
         throw Error("bad --layer '" + layerText + "': expected a layer number, counted from 0");
     ModelHeadRequest request;
     request.layer = layer[0];
-    request.ids = idsOption(arguments);
+    request.ids = idsArgument(arguments, "ids");
     const std::string headsText = arguments.value("heads", "all");
     if (headsText != "all") {
         std::vector<std::int64_t> heads;
@@ -109,7 +88,7 @@ CommandLineOutcome runFromModel(const ParsedArguments& arguments, const CommandS
             throw Error("bad --heads '" + headsText + "': expected all, or head numbers separated by commas");
         request.heads.assign(heads.begin(), heads.end());
     }
-    request.precision = precisionOption(arguments);
+    request.precision = precisionArgument(arguments);
     try {
         const Model model = Model::open(folder);
         if (arguments.has("text")) {

@@ -32,6 +32,23 @@ struct Tiny {
     int headDim() const { return d / heads; }
 };
 
+/// The families the model tests run on: "gpt2"; "llama": 4 query heads over `kvHeads` key/value heads, no
+/// biases, lm_head; "qwen2": q/k/v biases, tied embeddings, 4 query heads over `kvHeads`.
+inline Tiny tinyOfFamily(const QString& family, const std::string& dtype, int kvHeads)
+{
+    Tiny tiny;
+    tiny.dtype = dtype;
+    if (family != QLatin1String("gpt2")) {
+        tiny.llama = true;
+        tiny.heads = 4;
+        tiny.kvHeads = kvHeads;
+        tiny.llamaType = family.toStdString();
+        tiny.qkvBias = family == QLatin1String("qwen2");
+        tiny.untiedHead = family == QLatin1String("llama");
+    }
+    return tiny;
+}
+
 /// Writes config.json and model.safetensors for `tiny` with random weights into `folder`.
 inline void writeModel(const Tiny& tiny, const QString& folder, unsigned seed)
 {

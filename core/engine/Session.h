@@ -184,8 +184,8 @@ struct HeadIntervention {
     }
 };
 
-enum class PatchSite;   // Patching.h: where a patching cell replaces an activation (resid_pre, …)
-enum class PatchMethod; // Patching.h: exact or attribution
+enum class PatchSite;   // PatchSites.h: where a patching cell replaces an activation (resid_pre, …)
+enum class PatchMethod; // PatchSites.h: exact or attribution
 
 /// An activation-patching experiment on the linked model (the session file's `model.patching`), kept so that
 /// its grid can be drawn again when the session is reopened: the two prompts, the metric's tokens, what is

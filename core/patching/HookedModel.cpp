@@ -21,13 +21,15 @@ training::Architecture hookedArchitecture(const Model& model)
 template <typename Scalar>
 HookedModel<Scalar>::HookedModel(const Model& model)
     : m_architecture(hookedArchitecture(model)),
-      m_parameters(training::loadParameters<Scalar>(model, m_architecture, training::layoutOf(m_architecture))),
+      m_parameters(
+          training::loadParameters<Scalar>(model, m_architecture, training::layoutOf(m_architecture))),
       m_network(m_architecture, training::layoutOf(m_architecture))
 {
 }
 
 template <typename Scalar>
-void HookedModel<Scalar>::forward(const std::vector<std::int64_t>& ids, const transformer::HookRequest& request)
+void HookedModel<Scalar>::forward(const std::vector<std::int64_t>& ids,
+                                  const transformer::HookRequest& request)
 {
     m_network.forward(m_parameters, {ids}, &request);
 }

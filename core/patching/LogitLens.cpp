@@ -5,6 +5,7 @@
 #include "Error.h"
 #include "HookedModel.h"
 #include "Model.h"
+#include "PassSteps.h"
 
 #include <algorithm>
 #include <cmath>
@@ -31,8 +32,9 @@ std::vector<LensCell> readThroughTheEnd(const HookedModel<Scalar>& model, const 
     const training::Architecture& a = model.architecture();
     const training::Layout& layout = model.network().layout();
     const training::Tensors<Scalar>& p = model.parameters();
-    const auto bias = layout.finalNormBias >= 0 ? transformer::Row<Scalar>(p[std::size_t(layout.finalNormBias)])
-                                                : transformer::Row<Scalar>();
+    const auto bias = layout.finalNormBias >= 0
+                          ? transformer::Row<Scalar>(p[std::size_t(layout.finalNormBias)])
+                          : transformer::Row<Scalar>();
     std::vector<LensCell> cells;
     // A few rows at a time: n × vocabulary logits at once would be large for long texts.
     constexpr Index chunk = 32;
@@ -83,9 +85,9 @@ LogitLens lensOf(const Model& model, const std::vector<std::int64_t>& ids, const
     LogitLens lens;
     lens.hasAnswer = options.answer >= 0;
     for (Index l = 0; l <= layers; ++l) {
-        const transformer::HookPoint point{
-            l < layers ? transformer::HookKind::ResidPre : transformer::HookKind::ResidPost,
-            l < layers ? l : layers - 1};
+        const transformer::HookPoint point{l < layers ? transformer::HookKind::ResidPre
+                                                      : transformer::HookKind::ResidPost,
+                                           l < layers ? l : layers - 1};
         lens.layers.push_back(readThroughTheEnd(hooked, cache.at(transformer::hookName(point)), options));
         if (progress && !progress(l + 1, layers + 1))
             throw Cancelled();
@@ -99,12 +101,7 @@ LogitLens logitLens(const Model& model, const std::vector<std::int64_t>& ids, co
                     const PatchProgress& progress)
 {
     const ModelConfig& c = model.config();
-    if (ids.empty())
-        throw Error("no tokens: give a text or at least one token id");
-    for (std::size_t i = 0; i < ids.size(); ++i)
-        if (ids[i] < 0 || ids[i] >= c.vocabSize)
-            throw Error("token id " + std::to_string(ids[i]) + " (token " + std::to_string(i) +
-                        ") is outside the vocabulary (0 to " + std::to_string(c.vocabSize - 1) + ")");
+    models::checkIds(model, ids);
     if (options.answer >= c.vocabSize || options.answer < -1)
         throw Error("the answer token id " + std::to_string(options.answer) +
                     " is outside the vocabulary (0 to " + std::to_string(c.vocabSize - 1) + ")");

@@ -19,8 +19,8 @@ class Model;
 
 struct LensCell {
     std::vector<TokenProbability> top; ///< the most probable tokens, by probability descending, ties by id
-    double answerProbability = 0; ///< when an answer was given
-    Index answerRank = 0;         ///< 1 + #{p_v > p_a} + #{v < a : p_v = p_a}; 0 without an answer
+    double answerProbability = 0;      ///< when an answer was given
+    Index answerRank = 0;              ///< 1 + #{p_v > p_a} + #{v < a : p_v = p_a}; 0 without an answer
 };
 
 /// layers[l][i]: the residual entering layer l (l = the model's layers: after the last) at position i.

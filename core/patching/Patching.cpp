@@ -6,7 +6,6 @@
 #include "Model.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 
 namespace qkv {
@@ -19,34 +18,17 @@ using transformer::HookRequest;
 
 namespace {
 
-struct SiteName {
-    PatchSite site;
-    const char* name;
-    HookKind hook;
-};
-constexpr std::array<SiteName, 9> siteNames{{{PatchSite::ResidPre, "resid_pre", HookKind::ResidPre},
-                                             {PatchSite::AttnOut, "attn_out", HookKind::AttnOut},
-                                             {PatchSite::MlpOut, "mlp_out", HookKind::MlpOut},
-                                             {PatchSite::HeadOut, "head_out", HookKind::Z},
-                                             {PatchSite::HeadOutPos, "head_out_pos", HookKind::Z},
-                                             {PatchSite::HeadPattern, "head_pattern", HookKind::Pattern},
-                                             {PatchSite::HeadQ, "head_q", HookKind::Q},
-                                             {PatchSite::HeadK, "head_k", HookKind::K},
-                                             {PatchSite::HeadV, "head_v", HookKind::V}}};
-
-HookKind hookOf(PatchSite site)
-{
-    for (const SiteName& s : siteNames)
-        if (s.site == site)
-            return s.hook;
-    return HookKind::ResidPre;
-}
-
-/// The metric of a run's logits (every row, or only the last): logit[answer] − logit[wrong] at the last row.
+/// The metric of a run's logits (every token's at every row): logit[answer] − logit[wrong] at the last row.
 template <typename Scalar> double metricOf(const MatrixOf<Scalar>& logits, const PatchPair& pair)
 {
     const Index last = logits.rows() - 1;
     return double(logits(last, Index(pair.answer))) - double(logits(last, Index(pair.wrong)));
+}
+
+/// The metric of a patched run, which computed only the answer's and the wrong token's logits.
+template <typename Scalar> double metricOfPair(const MatrixOf<Scalar>& logits)
+{
+    return double(logits(0, 0)) - double(logits(0, 1));
 }
 
 /// One cell of a grid: the hook it replaces, the head (−1: the whole hook) and the row (−1: every row).
@@ -57,50 +39,6 @@ struct Cell {
 
 } // namespace
 
-std::string patchSiteName(PatchSite site)
-{
-    for (const SiteName& s : siteNames)
-        if (s.site == site)
-            return s.name;
-    return {};
-}
-
-std::optional<PatchSite> patchSiteNamed(const std::string& name)
-{
-    for (const SiteName& s : siteNames)
-        if (name == s.name)
-            return s.site;
-    return std::nullopt;
-}
-
-std::vector<PatchSite> allPatchSites()
-{
-    std::vector<PatchSite> sites;
-    for (const SiteName& s : siteNames)
-        sites.push_back(s.site);
-    return sites;
-}
-
-bool patchSiteHasPositions(PatchSite site)
-{
-    return site == PatchSite::ResidPre || site == PatchSite::AttnOut || site == PatchSite::MlpOut ||
-           site == PatchSite::HeadOutPos;
-}
-
-std::string patchMethodName(PatchMethod method)
-{
-    return method == PatchMethod::Exact ? "exact" : "attribution";
-}
-
-std::optional<PatchMethod> patchMethodNamed(const std::string& name)
-{
-    if (name == "exact")
-        return PatchMethod::Exact;
-    if (name == "attribution")
-        return PatchMethod::Attribution;
-    return std::nullopt;
-}
-
 struct PatchingRun::Impl {
     PatchPair pair;
     ModelConfig config;
@@ -108,8 +46,9 @@ struct PatchingRun::Impl {
     double clean = 0.0, corrupt = 0.0;
 
     virtual ~Impl() = default;
-    /// m with the cell's activation (its head's columns or rows, its row) taken from the clean run.
-    virtual double exactCell(const Cell& cell) = 0;
+    /// m with the cell's activation (its head's columns or rows, its row) taken from the clean run;
+    /// `proceed` is asked after each layer (false: qkv::Cancelled).
+    virtual double exactCell(const Cell& cell, const std::function<bool()>& proceed) = 0;
     /// Σ (a_clean − a_corrupt) · ∂m/∂a over the cell's elements.
     virtual double attributionCell(const Cell& cell) = 0;
 };
@@ -136,9 +75,12 @@ public:
         n = Index(pair.clean.size());
         HookRequest keep;
         for (Index l = 0; l < config.layers; ++l)
-            for (const SiteName& s : siteNames)
-                if (s.site != PatchSite::HeadOutPos)
-                    keep.keep.push_back(transformer::hookName({s.hook, l}));
+            for (PatchSite site : allPatchSites()) {
+                const std::string name = transformer::hookName({patchSiteHook(site), l});
+                // An attention-only model has no hook_mlp_out.
+                if (site != PatchSite::HeadOutPos && transformer::parseHookName(name, config))
+                    keep.keep.push_back(name);
+            }
         m_model.forward(pair.clean, keep);
         clean = metricOf(m_model.network().logits(), pair);
         m_clean = m_model.network().cache();
@@ -147,7 +89,7 @@ public:
         m_corrupt = m_model.network().cache();
     }
 
-    double exactCell(const Cell& cell) override
+    double exactCell(const Cell& cell, const std::function<bool()>& proceed) override
     {
         const std::string name = transformer::hookName(cell.point);
         Matrix value = m_corrupt.at(name);
@@ -155,13 +97,15 @@ public:
         cellPart(value, cell, config, n) = cellPart(from, cell, config, n);
         HookRequest request;
         request.lastLogitsOnly = true;
+        request.logitIds = {pair.answer, pair.wrong};
+        request.proceed = proceed;
         if (cell.head >= 0 && cell.row < 0) {
             request.replace.push_back({name, Matrix(cellPart(from, cell, config, n)), cell.head});
         } else {
             request.replace.push_back({name, std::move(value), -1});
         }
         m_model.restart(request);
-        return metricOf(m_model.network().logits(), pair);
+        return metricOfPair(m_model.network().logits());
     }
 
     double attributionCell(const Cell& cell) override
@@ -282,10 +226,13 @@ PatchGrid PatchingRun::patch(PatchSite site, PatchMethod method, Index firstPosi
     const Index n = run.n;
     if (lastPosition < 0)
         lastPosition = n - 1;
-    if (patchSiteHasPositions(site) && (firstPosition < 0 || firstPosition > lastPosition || lastPosition >= n))
+    if (patchSiteHasPositions(site) &&
+        (firstPosition < 0 || firstPosition > lastPosition || lastPosition >= n))
         throw Error("positions " + std::to_string(firstPosition) + ".." + std::to_string(lastPosition) +
                     " are not within the prompts' " + std::to_string(n) + " tokens (0.." +
                     std::to_string(n - 1) + ")");
+    if (site == PatchSite::MlpOut && !run.config.hasMlp())
+        throw Error("mlp_out: this model has no MLP (an attention-only model); choose another site");
     PatchGrid local;
     PatchGrid& grid = partial != nullptr ? *partial : local;
     grid = PatchGrid{};
@@ -304,7 +251,9 @@ PatchGrid PatchingRun::patch(PatchSite site, PatchMethod method, Index firstPosi
     grid.values.assign(std::size_t(grid.cells()), 0.0);
     grid.normalized.assign(std::size_t(grid.cells()), 0.0);
     const double span = run.clean - run.corrupt;
-    const HookKind hook = hookOf(site);
+    const HookKind hook = patchSiteHook(site);
+    // Asked between the layers of a cell too, so a stop takes effect within a layer.
+    const std::function<bool()> proceed = [&] { return !progress || progress(grid.done, grid.cells()); };
     for (Index row = 0; row < grid.rows; ++row) {
         for (Index col = 0; col < grid.cols; ++col) {
             for (Index k = 0; k < grid.depth; ++k) {
@@ -316,7 +265,7 @@ PatchGrid PatchingRun::patch(PatchSite site, PatchMethod method, Index firstPosi
                 else
                     cell.head = col;
                 const double value = method == PatchMethod::Exact
-                                         ? m_impl->exactCell(cell)
+                                         ? m_impl->exactCell(cell, proceed)
                                          : run.corrupt + m_impl->attributionCell(cell);
                 const Index at = grid.index(row, col, k);
                 grid.values[std::size_t(at)] = value;

@@ -9,6 +9,7 @@
 /// m_corrupt + Σ (a_clean − a_corrupt) · ∂m/∂a over the site's elements.
 
 #include "EigenTypes.h"
+#include "PatchSites.h"
 #include "Session.h"
 
 #include <cstdint>
@@ -22,33 +23,8 @@ namespace qkv {
 
 class Model;
 
-/// What one cell of a patching grid replaces.
-enum class PatchSite {
-    ResidPre,    ///< the residual entering layer l at position p          (layers × positions)
-    AttnOut,     ///< the attention block's output at layer l, position p  (layers × positions)
-    MlpOut,      ///< the MLP's output at layer l, position p              (layers × positions)
-    HeadOut,     ///< head h's z at layer l, every position                (layers × heads)
-    HeadOutPos,  ///< head h's z at layer l, position p only               (layers × heads × positions)
-    HeadPattern, ///< head h's attention weights at layer l (z = A_clean · V_corrupt)  (layers × heads)
-    HeadQ,       ///< head h's q                                          (layers × heads)
-    HeadK,       ///< key/value head g's k, seen by every query head of its group  (layers × kv heads)
-    HeadV,       ///< key/value head g's v                                 (layers × kv heads)
-};
-
-/// The site's command-line name (resid_pre, head_out_pos, …) and back; nothing for an unknown name.
-std::string patchSiteName(PatchSite site);
-std::optional<PatchSite> patchSiteNamed(const std::string& name);
-/// Every site, in the order above.
-std::vector<PatchSite> allPatchSites();
-/// True for the sites with a position axis (resid_pre, attn_out, mlp_out, head_out_pos).
-bool patchSiteHasPositions(PatchSite site);
-
-enum class PatchMethod { Exact, Attribution };
-std::string patchMethodName(PatchMethod method);
-std::optional<PatchMethod> patchMethodNamed(const std::string& name);
-
-/// Told (cells done, cells) while a grid is computed; returning false stops it (qkv::Cancelled is thrown).
-/// Called on the thread that computes.
+/// Told (cells done, cells) while a grid is computed, after each cell and between the layers of a cell;
+/// returning false stops it (qkv::Cancelled is thrown). Called on the thread that computes.
 using PatchProgress = std::function<bool(Index done, Index total)>;
 
 /// A patching grid: values[(row · cols + col) · depth + k], rows the layers, cols the positions (per-
@@ -57,7 +33,7 @@ struct PatchGrid {
     PatchSite site = PatchSite::ResidPre;
     PatchMethod method = PatchMethod::Exact;
     Index rows = 0, cols = 0, depth = 1;
-    Index firstPosition = 0; ///< the position of column (or depth index) 0 of a positional axis
+    Index firstPosition = 0;        ///< the position of column (or depth index) 0 of a positional axis
     std::vector<double> values;     ///< m_patch, raw
     std::vector<double> normalized; ///< (m_patch − m_corrupt) / (m_clean − m_corrupt)
     Index done = 0;                 ///< cells computed so far (a grid stopped early is partly filled)
@@ -82,9 +58,9 @@ struct PatchPair {
 class PatchingRun {
 public:
     /// Throws qkv::Error naming the problem: prompts of different lengths (naming both counts), an id outside
-    /// the vocabulary (naming the prompt and position), more tokens than the model's positions, an architecture
-    /// the hooked pass cannot run (sliding-window attention), clean and corrupted giving the same metric
-    /// (within 1e-9·max(1, |m_clean|)).
+    /// the vocabulary (naming the prompt and position), more tokens than the model's positions, an
+    /// architecture the hooked pass cannot run (sliding-window attention), clean and corrupted giving the
+    /// same metric (within 1e-9·max(1, |m_clean|)).
     PatchingRun(const Model& model, PatchPair pair, Precision precision = Precision::Float64);
     ~PatchingRun();
     PatchingRun(const PatchingRun&) = delete;

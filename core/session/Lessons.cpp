@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 namespace qkv {
@@ -167,11 +168,62 @@ LessonQuiz readQuiz(const Json& value, const Refuser& refuse)
     return quiz;
 }
 
+/// Token ids of a model the lesson cannot see yet: checked against its vocabulary when the step plays.
+constexpr long long maxTokenId = std::numeric_limits<std::int32_t>::max();
+
+std::vector<std::int64_t> readIds(const Json& value, const std::string& key, const Refuser& refuse)
+{
+    if (!value.is_array() || value.empty())
+        refuse(key + ": expected a non-empty array of token ids, found " + value.dump());
+    std::vector<std::int64_t> ids;
+    for (std::size_t i = 0; i < value.size(); ++i)
+        ids.push_back(readWholeNumber(value[i], key + "[" + std::to_string(i) + "]", maxTokenId, refuse));
+    return ids;
+}
+
+LessonPatching readPatching(const Json& value, const Refuser& refuse)
+{
+    if (!value.is_object())
+        refuse("patching: expected an object, found " + value.dump());
+    refuseUnknownKeys(value, {"clean_ids", "corrupt_ids", "answer_id", "wrong_id", "site", "method"},
+                      "patching: ", refuse);
+    for (const char* key : {"clean_ids", "corrupt_ids", "answer_id", "wrong_id", "site"})
+        if (!value.contains(key))
+            refuse(std::string("patching: missing \"") + key + "\"");
+    LessonPatching patching;
+    patching.clean = readIds(value["clean_ids"], "patching.clean_ids", refuse);
+    patching.corrupt = readIds(value["corrupt_ids"], "patching.corrupt_ids", refuse);
+    if (patching.clean.size() != patching.corrupt.size())
+        refuse("patching: the clean prompt has " + std::to_string(patching.clean.size()) +
+               " tokens and the corrupted one " + std::to_string(patching.corrupt.size()) +
+               "; they need the same number");
+    patching.answer = readWholeNumber(value["answer_id"], "patching.answer_id", maxTokenId, refuse);
+    patching.wrong = readWholeNumber(value["wrong_id"], "patching.wrong_id", maxTokenId, refuse);
+    if (patching.answer == patching.wrong)
+        refuse("patching: the answer and the wrong token are the same token");
+    const std::string site = readText(value["site"], "patching.site", refuse);
+    const std::optional<PatchSite> known = patchSiteNamed(site);
+    if (!known)
+        refuse("patching.site: unknown site \"" + site +
+               "\" (known: resid_pre, attn_out, mlp_out, head_out, "
+               "head_out_pos, head_pattern, head_q, head_k, head_v)");
+    patching.site = *known;
+    if (value.contains("method")) {
+        const std::string method = readText(value["method"], "patching.method", refuse);
+        const std::optional<PatchMethod> named = patchMethodNamed(method);
+        if (!named)
+            refuse("patching.method: unknown method \"" + method + "\" (expected exact or attribution)");
+        patching.method = *named;
+    }
+    return patching;
+}
+
 LessonStep readStep(const Json& value, const std::vector<std::string>& views, const Refuser& refuse)
 {
     if (!value.is_object())
         refuse("expected an object, found " + value.dump());
-    refuseUnknownKeys(value, {"text", "session", "edit", "view", "cell", "training", "dock", "quiz"}, "",
+    refuseUnknownKeys(value,
+                      {"text", "session", "edit", "view", "cell", "training", "dock", "patching", "quiz"}, "",
                       refuse);
     LessonStep step;
     if (!value.contains("text"))
@@ -187,13 +239,19 @@ LessonStep readStep(const Json& value, const std::vector<std::string>& views, co
             refuse("training: unknown action \"" + action + "\" (expected start or open)");
     }
     if (value.contains("dock")) {
-        if (readText(value["dock"], "dock", refuse) != "training")
-            refuse("dock: unknown dock " + value["dock"].dump() + " (expected training)");
-        step.showTrainingTab = true;
+        const std::string dock = readText(value["dock"], "dock", refuse);
+        if (dock != "training" && dock != "patching")
+            refuse("dock: unknown dock " + value["dock"].dump() + " (expected training or patching)");
+        (dock == "training" ? step.showTrainingTab : step.showPatching) = true;
     }
-    // A step in the Training workspace shows that tab (or the model it opens); any other step needs a figure.
+    if (value.contains("patching")) {
+        step.patching = readPatching(value["patching"], refuse);
+        step.showPatching = true;
+    }
+    // A step in the Training workspace shows that tab (or the model it opens), one with patching the Patching
+    // panel; any other step needs a figure.
     if (!value.contains("view")) {
-        if (step.training == LessonTraining::None && !step.showTrainingTab)
+        if (step.training == LessonTraining::None && !step.showTrainingTab && !step.showPatching)
             refuse("missing \"view\" (the figure to show)");
         else if (value.contains("cell"))
             refuse("cell: needs a \"view\" to select it in");
@@ -298,6 +356,7 @@ Lesson parseLesson(const std::string& file, const std::string& text, const std::
     Session session;
     // Whether this step meets a session the lesson loaded (not the window's own, nor a trained model's).
     bool known = false;
+    bool modelOpen = false; // whether a model is open at this step (the Patching panel needs one)
     const InitializerSpec init;
     for (std::size_t k = 0; k < steps.size(); ++k) {
         refuse.setStep(k);
@@ -311,7 +370,10 @@ Lesson parseLesson(const std::string& file, const std::string& text, const std::
         if (step.example && step.training == LessonTraining::Open)
             refuse("training: \"open\" replaces the session the step loads; give them separate steps");
         if (step.training == LessonTraining::Open)
-            known = false;
+            known = false, modelOpen = true;
+        if (step.showPatching && !modelOpen)
+            refuse(
+                "patching: needs a model (a \"training\": \"open\" step before it opens the one it trains)");
         for (const auto& [key, present] :
              {std::pair{"edit", step.edit.has_value()}, std::pair{"cell", step.cell.has_value()}})
             if (present && !known)

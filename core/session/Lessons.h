@@ -4,14 +4,17 @@
 /// Lessons: guided walk-throughs of the articles QKV Lab comes from (docs/references.md), each a JSON file
 /// (resources/lessons/*.lesson.json, compiled in like the examples). A lesson is a title and a sequence of
 /// steps; a step is a short text, optionally a session to load or an edit to apply, the view to show, the
-/// cell to select, an action on the window's Training workspace, and optionally a multiple-choice question.
+/// cell to select, an action on the window's Training workspace, a patching experiment, and optionally a
+/// multiple-choice question.
 /// Parsing checks everything a step will do against the session it will meet, so a lesson that loads is a
 /// lesson that plays.
 
 #include "Initializers.h"
+#include "PatchSites.h"
 #include "Session.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -47,6 +50,15 @@ enum class LessonTraining {
     Open,  ///< open the model the last finished run trained in the model view
 };
 
+/// A patching experiment a step sets up in the Patching panel, on the model open at that step (a trained
+/// one: its vocabulary is known only when the lesson plays, so the panel checks the ids then).
+struct LessonPatching {
+    std::vector<std::int64_t> clean, corrupt; ///< token ids, the same number of them
+    std::int64_t answer = 0, wrong = 0;
+    PatchSite site = PatchSite::HeadOut;
+    PatchMethod method = PatchMethod::Exact;
+};
+
 struct LessonStep {
     std::string text;                   ///< rich text (a small HTML subset)
     std::optional<std::string> example; ///< "love" for "example:love": the session to load
@@ -55,7 +67,9 @@ struct LessonStep {
     std::string view;
     LessonTraining training = LessonTraining::None;
     bool showTrainingTab =
-        false; ///< "dock": "training": bring the Training workspace forward (after the view)
+        false;                 ///< "dock": "training": bring the Training workspace forward (after the view)
+    bool showPatching = false; ///< "dock": "patching", or a step with "patching": the Patching panel
+    std::optional<LessonPatching> patching;
     std::optional<std::pair<Index, Index>> cell; ///< query row, key column to select
     std::optional<LessonQuiz> quiz;
 };

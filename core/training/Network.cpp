@@ -30,6 +30,12 @@ template <typename Scalar> Row<Scalar> biasRow(const Tensors<Scalar>& p, int slo
     return slot >= 0 ? Row<Scalar>(p[std::size_t(slot)]) : Row<Scalar>();
 }
 
+/// The caller's stop question is not kept past the run that asked it.
+struct ForgetProceed {
+    HookRequest& hooks;
+    ~ForgetProceed() { hooks.proceed = nullptr; }
+};
+
 std::string shapeText(Index rows, Index cols)
 {
     return std::to_string(rows) + " × " + std::to_string(cols);
@@ -59,6 +65,11 @@ template <typename Scalar> struct Network<Scalar>::Hooks {
                             " layers; names as hook_embed, blocks.0.attn.hook_z, ln_final.hook_normalized)");
             keep.insert(name);
         }
+        for (std::int64_t id : request.logitIds)
+            if (id < 0 || id >= config.vocabSize)
+                throw Error("logit of token id " + std::to_string(id) +
+                            " asked for: outside the vocabulary (0 to " +
+                            std::to_string(config.vocabSize - 1) + ")");
         for (const HookReplacement& r : request.replace) {
             const std::optional<HookPoint> point = parseHookName(r.name, config);
             if (!point)
@@ -163,6 +174,7 @@ double Network<Scalar>::forward(const Tensors<Scalar>& p, const Batch& batch, co
     m_cache.clear();
     m_layers.assign(std::size_t(m_architecture.layers), LayerCache{});
     m_forwardStream.clear();
+    const ForgetProceed forget{m_hooks};
     double loss = 0.0;
     if (hooks == nullptr) {
         loss = run(p, 0, nullptr);
@@ -188,6 +200,7 @@ template <typename Scalar> double Network<Scalar>::restart(const Tensors<Scalar>
     Hooks(m_architecture, m_sequences.rows, hooks, unused); // refused before anything changes
     m_hooks = hooks;
     Hooks h(m_architecture, m_sequences.rows, m_hooks, m_cache);
+    const ForgetProceed forget{m_hooks};
     Index from = m_architecture.layers;
     for (const auto& [point, r] : h.replacements)
         from = std::min(from, firstLayerChanged(point, m_architecture));
@@ -287,8 +300,11 @@ double Network<Scalar>::run(const Tensors<Scalar>& p, Index fromLayer, Hooks* ho
     } else {
         h = m_forwardStream[std::size_t(fromLayer)];
     }
-    for (Index l = fromLayer; l < a.layers; ++l)
+    for (Index l = fromLayer; l < a.layers; ++l) {
         runLayer(p, l, h, hooks);
+        if (hooks != nullptr && m_hooks.proceed && !m_hooks.proceed())
+            throw Cancelled();
+    }
     normForward<Scalar>(normKind(), m_final, p[std::size_t(layout.finalNorm)],
                         biasRow(p, layout.finalNormBias), a.normEpsilon, m_finalNorm);
     if (hooks != nullptr)
@@ -298,10 +314,19 @@ double Network<Scalar>::run(const Tensors<Scalar>& p, Index fromLayer, Hooks* ho
     if (lastOnly)
         m_lastNormed = normed.bottomRows(1);
     const M<Scalar>& unembedded = lastOnly ? m_lastNormed : normed;
-    if (layout.unembedding >= 0)
+    if (lastOnly && !m_hooks.logitIds.empty()) {
+        m_logits.resize(1, Index(m_hooks.logitIds.size()));
+        for (std::size_t k = 0; k < m_hooks.logitIds.size(); ++k) {
+            const auto id = Index(m_hooks.logitIds[k]);
+            m_logits(0, Index(k)) = layout.unembedding >= 0
+                                        ? m_lastNormed.row(0).dot(p[std::size_t(layout.unembedding)].col(id))
+                                        : m_lastNormed.row(0).dot(p[std::size_t(layout.embedding)].row(id));
+        }
+    } else if (layout.unembedding >= 0) {
         product(unembedded, p[std::size_t(layout.unembedding)], m_logits);
-    else
+    } else {
         productTransposed(unembedded, p[std::size_t(layout.embedding)], m_logits);
+    }
     if (lastOnly) {
         m_positionLosses = Matrix::Zero(1, m_sequences.rows - 1);
         return 0.0;

@@ -18,6 +18,7 @@
 #include "EigenTypes.h"
 #include "ModelConfig.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -96,6 +97,11 @@ struct HookRequest {
     /// Only the last position's logits (1 × vocabulary) and no loss (0): a run that only reads the last
     /// position's prediction skips the unembedding of every other row. No gradients can follow it.
     bool lastLogitsOnly = false;
+    /// With lastLogitsOnly, only these tokens' logits at the last position (1 × their count, in this order):
+    /// a metric of a few logits skips the rest of the unembedding too.
+    std::vector<std::int64_t> logitIds;
+    /// Asked after each layer; false stops the run (qkv::Cancelled), so a long run stops within a layer.
+    std::function<bool()> proceed;
 };
 
 /// Activations (or gradients) by hook name.

@@ -3,8 +3,9 @@
 // biases, lm_head) and Qwen2 (q/k/v biases, tied) checkpoints in float64: every hook kept equals the plain-
 // loop reference (ReferenceModel.h) at 1e-9; the gradient of the loss and of a logit difference with
 // respect to every hook kind against central finite differences through replacements; a replacement
-// restarted from its layer (after another restart) equals the full run with it at 1e-12; a zero ablation as a hook_z replacement
-// equals ModelRun's intervention; unknown hooks and misshapen replacements are refused by name.
+// restarted from its layer (after another restart) equals the full run with it at 1e-12; a zero ablation as a
+// hook_z replacement equals ModelRun's intervention; unknown hooks and misshapen replacements are refused by
+// name.
 
 #include "Error.h"
 #include "FuzzyCompare.h"
@@ -40,17 +41,8 @@ const std::vector<std::int64_t> someIds{5, 17, 3, 3, 39, 0, 22, 5, 17};
 /// heads over 2 key/value heads.
 Tiny shape(const QString& name)
 {
-    Tiny tiny;
-    tiny.dtype = "F64";
+    Tiny tiny = qkv::test::tinyOfFamily(name, "F64", 2);
     tiny.layers = 2;
-    if (name != QLatin1String("gpt2")) {
-        tiny.llama = true;
-        tiny.heads = 4;
-        tiny.kvHeads = 2;
-        tiny.llamaType = name.toStdString();
-        tiny.qkvBias = name == QLatin1String("qwen2");
-        tiny.untiedHead = name == QLatin1String("llama");
-    }
     return tiny;
 }
 
@@ -299,6 +291,15 @@ private slots:
         QCOMPARE(restarted.logits().rows(), Index(1));
         QKV_COMPARE_NEAR(restarted.logits(), full.logits().bottomRows(1), 1e-12);
         QVERIFY_THROWS_EXCEPTION(Error, restarted.hookGradients(m.p, Objective{}));
+        // Or only a few tokens' logits there.
+        lastOnly.logitIds = {22, 3};
+        restarted.restart(m.p, lastOnly);
+        QCOMPARE(restarted.logits().cols(), Index(2));
+        const Index last = full.logits().rows() - 1;
+        QKV_COMPARE_NEAR(restarted.logits()(0, 0), full.logits()(last, 22), 1e-12);
+        QKV_COMPARE_NEAR(restarted.logits()(0, 1), full.logits()(last, 3), 1e-12);
+        lastOnly.logitIds = {m.a.vocabSize};
+        QVERIFY_THROWS_EXCEPTION(Error, restarted.restart(m.p, lastOnly));
         // The replacement changed the run.
         Network<double> clean(m.a, m.layout);
         QVERIFY(std::abs(clean.forward(m.p, {someIds}) - fullLoss) > 1e-9);

@@ -110,6 +110,25 @@ void TestLessonFiles::trainingSteps()
                                      views);
     QVERIFY(!usesTraining(plain));
     QCOMPARE(plain.steps[0].training, LessonTraining::None);
+
+    const Lesson patching = parseLesson("q.lesson.json", R"({"title": "T", "steps": [
+        {"text": "1", "training": "start"},
+        {"text": "2", "training": "open", "view": "model"},
+        {"text": "3", "patching": {"clean_ids": [4, 5, 6], "corrupt_ids": [4, 7, 6], "answer_id": 5,
+                                   "wrong_id": 7, "site": "head_out_pos", "method": "attribution"}},
+        {"text": "4", "dock": "patching"}]})",
+                                        views);
+    QVERIFY(!patching.steps[1].showPatching);
+    QVERIFY(patching.steps[2].showPatching);
+    QVERIFY(patching.steps[3].showPatching);
+    QVERIFY(!patching.steps[3].patching);
+    const LessonPatching& experiment = *patching.steps[2].patching;
+    QCOMPARE(experiment.clean, (std::vector<std::int64_t>{4, 5, 6}));
+    QCOMPARE(experiment.corrupt, (std::vector<std::int64_t>{4, 7, 6}));
+    QCOMPARE(experiment.answer, std::int64_t(5));
+    QCOMPARE(experiment.wrong, std::int64_t(7));
+    QCOMPARE(experiment.site, PatchSite::HeadOutPos);
+    QCOMPARE(experiment.method, PatchMethod::Attribution);
 }
 
 void TestLessonFiles::refused_data()
@@ -173,7 +192,8 @@ void TestLessonFiles::refused_data()
                                        << QStringLiteral("c.lesson.json: step 2: training: expected text");
     QTest::newRow("unknown dock")
         << lesson(QStringLiteral(R"({"text": "b", "dock": "model"})"))
-        << QStringLiteral("c.lesson.json: step 2: dock: unknown dock \"model\" (expected training)");
+        << QStringLiteral(
+               "c.lesson.json: step 2: dock: unknown dock \"model\" (expected training or patching)");
     QTest::newRow("training step with an unknown view")
         << lesson(QStringLiteral(R"({"text": "b", "training": "open", "view": "nope"})"))
         << QStringLiteral("c.lesson.json: step 2: view: unknown view \"nope\"");
@@ -188,6 +208,35 @@ void TestLessonFiles::refused_data()
         << lesson(QStringLiteral(
                R"({"text": "b", "training": "open", "session": "example:love", "view": "model"})"))
         << QStringLiteral("c.lesson.json: step 2: training: \"open\" replaces the session the step loads");
+    const auto patching = [&](const QString& experiment) {
+        return lesson(QStringLiteral(R"({"text": "b", "training": "open", "view": "model"}, )"
+                                     R"({"text": "c", "patching": )") +
+                      experiment + QStringLiteral("}"));
+    };
+    QTest::newRow("patching before a model is open")
+        << lesson(QStringLiteral(R"({"text": "b", "dock": "patching"})"))
+        << QStringLiteral("c.lesson.json: step 2: patching: needs a model");
+    QTest::newRow("patching prompts of different lengths")
+        << patching(QStringLiteral(R"({"clean_ids": [1, 2, 3], "corrupt_ids": [1, 2], "answer_id": 4, )"
+                                   R"("wrong_id": 5, "site": "head_out"})"))
+        << QStringLiteral(
+               "c.lesson.json: step 3: patching: the clean prompt has 3 tokens and the corrupted one 2");
+    QTest::newRow("patching an unknown site")
+        << patching(QStringLiteral(R"({"clean_ids": [1, 2], "corrupt_ids": [1, 3], "answer_id": 4, )"
+                                   R"("wrong_id": 5, "site": "head_z"})"))
+        << QStringLiteral("c.lesson.json: step 3: patching.site: unknown site \"head_z\"");
+    QTest::newRow("patching an unknown method")
+        << patching(QStringLiteral(R"({"clean_ids": [1, 2], "corrupt_ids": [1, 3], "answer_id": 4, )"
+                                   R"("wrong_id": 5, "site": "head_out", "method": "linear"})"))
+        << QStringLiteral("c.lesson.json: step 3: patching.method: unknown method \"linear\"");
+    QTest::newRow("patching without an answer")
+        << patching(QStringLiteral(R"({"clean_ids": [1, 2], "corrupt_ids": [1, 3], "wrong_id": 5, )"
+                                   R"("site": "head_out"})"))
+        << QStringLiteral("c.lesson.json: step 3: patching: missing \"answer_id\"");
+    QTest::newRow("patching a negative id")
+        << patching(QStringLiteral(R"({"clean_ids": [1, -2], "corrupt_ids": [1, 3], "answer_id": 4, )"
+                                   R"("wrong_id": 5, "site": "head_out"})"))
+        << QStringLiteral("c.lesson.json: step 3: patching.clean_ids[1]");
     QTest::newRow("cell without a view")
         << lesson(QStringLiteral(R"({"text": "b", "dock": "training", "cell": [0, 0]})"))
         << QStringLiteral("c.lesson.json: step 2: cell: needs a \"view\"");

@@ -46,17 +46,7 @@ const std::vector<std::int64_t> someIds{5, 17, 3, 3, 39, 0, 22, 5, 17, 3}; // re
 /// biases, tied embeddings, 4 query heads sharing one key/value head.
 Tiny shape(const QString& name, const QString& dtype = QStringLiteral("F32"))
 {
-    Tiny tiny;
-    tiny.dtype = dtype.toStdString();
-    if (name != QLatin1String("gpt2")) {
-        tiny.llama = true;
-        tiny.heads = 4;
-        tiny.kvHeads = name == QLatin1String("llama") ? 2 : 1;
-        tiny.llamaType = name.toStdString();
-        tiny.qkvBias = name == QLatin1String("qwen2");
-        tiny.untiedHead = name == QLatin1String("llama");
-    }
-    return tiny;
+    return qkv::test::tinyOfFamily(name, dtype.toStdString(), name == QLatin1String("llama") ? 2 : 1);
 }
 
 /// A tiny model written into its own folder and opened.

@@ -250,8 +250,15 @@ QString Heatmap::formatValue(double value)
     return formatCellValue(value);
 }
 
+void Heatmap::setCellDescriber(std::function<QString(Index, Index)> describe)
+{
+    m_describeCell = std::move(describe);
+}
+
 QString Heatmap::cellDescription(Index row, Index column) const
 {
+    if (m_describeCell)
+        return m_describeCell(row, column);
     const QString value = isMasked(row, column) ? tr("masked") : formatValue(m_data.values()(row, column));
     const QString rowTitle = m_rowTitle.isEmpty() ? tr("row") : m_rowTitle;
     const QString columnTitle = m_columnTitle.isEmpty() ? tr("column") : m_columnTitle;

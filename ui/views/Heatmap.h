@@ -12,6 +12,7 @@
 #include <QStringList>
 #include <QWidget>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -108,6 +109,9 @@ public:
     TickPlan tickPlan() const;
     /// The hover text of a cell.
     QString cellDescription(Index row, Index column) const;
+    /// Replaces the hover text of every cell by what `describe` says of it (an owner that knows more of a
+    /// cell than its value); none goes back to the value with its row and column.
+    void setCellDescriber(std::function<QString(Index row, Index column)> describe);
     /// The centre of a cell in this widget's coordinates (as of the last replot).
     QPoint cellCentre(Index row, Index column) const;
     /// How a value is written in a cell and in the hover text (3 decimals; a Binary map's cells: "0", "1").
@@ -196,6 +200,7 @@ private:
     QString m_rowTitle;
     QString m_columnTitle;
     QString m_figureName;
+    std::function<QString(Index, Index)> m_describeCell;
     bool m_cellsPending = false; // hidden when the matrix arrived: the colour map is filled on show
     std::pair<Index, Index> m_shownShape{-1, -1}; // the zoom is kept while the shape stays
 };

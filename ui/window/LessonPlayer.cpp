@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "LessonPlayer.h"
 
+#include "PatchingPanel.h"
+
 #include "Document.h"
 #include "DocumentCommands.h"
 #include "Error.h"
@@ -117,6 +119,8 @@ void LessonPlayer::apply()
         startTraining();
     else if (step.training == LessonTraining::Open)
         openTrained();
+    if (step.patching)
+        runPatching(*step.patching);
     showViewAndCell();
     emit stepChanged();
 }
@@ -133,6 +137,29 @@ void LessonPlayer::showViewAndCell()
         m_trainingDock->show();
         m_trainingDock->raise();
     }
+    if (m_patchingDock && step.showPatching) {
+        m_patchingDock->show();
+        m_patchingDock->raise();
+    }
+}
+
+void LessonPlayer::setPatching(PatchingPanel* panel, QDockWidget* dock)
+{
+    m_patching = panel;
+    m_patchingDock = dock;
+}
+
+void LessonPlayer::runPatching(const LessonPatching& patching)
+{
+    if (!m_patching) {
+        setNotice(tr("This step sets up a patching experiment, but this window has no Patching panel."));
+        return;
+    }
+    const auto method = patching.method == PatchMethod::Exact ? PatchingPanel::Methods::Exact
+                                                              : PatchingPanel::Methods::Attribution;
+    if (!m_patching->runExperiment(patching.clean, patching.corrupt, patching.answer, patching.wrong,
+                                   patching.site, method))
+        setNotice(m_patching->message()); // no model open yet, ids outside its vocabulary, …
 }
 
 void LessonPlayer::startTraining()

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Plays a lesson on the window's document: each step's session or edit as one undo step, its view brought
-// forward and its cell selected, its action in the Training workspace taken; Back undoes what the step it
-// leaves did (a training run and an opened model stay).
+// forward and its cell selected, its action in the Training workspace taken, its patching experiment run;
+// Back undoes what the step it leaves did (a training run and an opened model stay).
 
 #include "FigureNavigator.h"
 #include "Lessons.h"
@@ -18,6 +18,7 @@ class QDockWidget;
 namespace qkv::ui {
 
 class Document;
+class PatchingPanel;
 class TrainingPanel;
 
 class LessonPlayer : public QObject {
@@ -33,6 +34,9 @@ public:
     /// whether the session may be replaced by the trained model (unsaved changes). Without it such steps say
     /// so.
     void setTraining(TrainingPanel* panel, QDockWidget* dock, std::function<bool()> mayReplace);
+    /// The Patching panel a step's "patching" sets up and runs, and the dock "dock": "patching" brings
+    /// forward.
+    void setPatching(PatchingPanel* panel, QDockWidget* dock);
     /// What the step's Training workspace action has to tell ("" when it did what the text says): no finished
     /// run to open yet, a run already going, …
     QString notice() const { return m_notice; }
@@ -68,6 +72,8 @@ private:
     void apply();
     void showViewAndCell();
     void startTraining();
+    /// The step's patching experiment in the Patching panel, run (a problem becomes the notice).
+    void runPatching(const LessonPatching& patching);
     /// Opens the trained model when a run has finished; otherwise waits for one (runFinished).
     void openTrained();
     void setNotice(const QString& notice);
@@ -85,6 +91,8 @@ private:
     bool m_active = false;
     QPointer<TrainingPanel> m_training;
     QPointer<QDockWidget> m_trainingDock;
+    QPointer<PatchingPanel> m_patching;
+    QPointer<QDockWidget> m_patchingDock;
     std::function<bool()> m_mayReplace;
     QString m_notice;
     bool m_startedRun = false;    ///< this lesson started a run: Back and Next again do not train anew

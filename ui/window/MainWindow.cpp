@@ -21,6 +21,7 @@
 #include "ModelOverview.h"
 #include "ModelPages.h"
 #include "ModelView.h"
+#include "PatchingPanel.h"
 #include "PlotFigure.h"
 #include "Preferences.h"
 #include "RecoveryPrompt.h"
@@ -303,11 +304,7 @@ void MainWindow::createDocks()
     }
     findChild<QDockWidget*>(QStringLiteral("dockQueryKeySpace"))->raise();
 
-    QDockWidget* modelDock =
-        model->addDocks(m_workspaces->page(Workspace::Model),
-                        [&addDock](const QString& title, const QString& name, QWidget* widget) {
-                            return addDock(title, name, widget, Qt::LeftDockWidgetArea, Workspace::Model);
-                        });
+    QDockWidget* modelDock = model->addDocks(m_workspaces, scrollable);
     addDock(tr("Training"), QStringLiteral("dockTraining"), new TrainingPanel(m_modelLoading, this),
             Qt::LeftDockWidgetArea, Workspace::Training);
     // A model just opened: its layers and heads come forward while they are computed.
@@ -323,6 +320,8 @@ void MainWindow::createLessons()
     m_lessonPlayer->setTraining(findChild<TrainingPanel*>(),
                                 findChild<QDockWidget*>(QStringLiteral("dockTraining")),
                                 [this] { return maybeSave(); });
+    m_lessonPlayer->setPatching(findChild<PatchingPanel*>(),
+                                findChild<QDockWidget*>(QStringLiteral("dockPatching")));
     m_lessonDock = new QDockWidget(tr("Lesson"), this);
     m_lessonDock->setObjectName(QStringLiteral("dockLesson"));
     m_lessonPanel = new LessonPanel(m_lessonPlayer, m_lessonDock, m_lessonDock);

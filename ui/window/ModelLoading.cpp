@@ -109,6 +109,19 @@ bool ModelLoading::openHead(Index layer, Index head)
     return open(m_model, request);
 }
 
+bool ModelLoading::openHead(Index layer, Index head, const std::vector<std::int64_t>& ids,
+                            const std::string& text)
+{
+    if (!m_model || !m_mayReplace())
+        return false;
+    ModelHeadRequest request = m_request;
+    request.layer = layer;
+    request.heads = {head};
+    request.ids = ids;
+    request.text = text;
+    return open(m_model, request);
+}
+
 bool ModelLoading::openIds(const std::vector<std::int64_t>& ids, const std::string& text)
 {
     if (!m_model || !m_mayReplace())

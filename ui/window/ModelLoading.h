@@ -41,6 +41,9 @@ public:
     /// as open() does, after asking whether the session may be replaced. False when there is no model, the
     /// person keeps the session, or the model refuses.
     bool openHead(Index layer, Index head);
+    /// The same on other token ids (`text` titles them, "" when they came from no text): the head as it reads
+    /// those tokens (a patching experiment's clean prompt).
+    bool openHead(Index layer, Index head, const std::vector<std::int64_t>& ids, const std::string& text);
     /// Opens the same layer and heads of the model opened last on other token ids (`text` titles them, ""
     /// when they came from no text), as openHead() does.
     bool openIds(const std::vector<std::int64_t>& ids, const std::string& text = std::string());

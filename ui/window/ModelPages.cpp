@@ -12,8 +12,11 @@
 #include "ModelOverview.h"
 #include "ModelRunner.h"
 #include "ModelView.h"
+#include "PatchingPanel.h"
 #include "PredictionPanel.h"
+#include "Workspaces.h"
 
+#include <QAction>
 #include <QDockWidget>
 #include <QInputDialog>
 #include <QMainWindow>
@@ -28,7 +31,8 @@ ModelPages::ModelPages(ModelLoading* loading, Document* document, QWidget* windo
       m_interventions(new InterventionsPanel(document)),
       m_prediction(new PredictionPanel(m_runner, loading, document, window)),
       m_heads(new HeadsPanel(m_runner, loading, m_prediction, window)),
-      m_lens(new LensPanel(m_runner, loading, window)), m_modelTab(new QSplitter(window))
+      m_patching(new PatchingPanel(loading, window)), m_lens(new LensPanel(m_runner, loading, window)),
+      m_modelTab(new QSplitter(window))
 {
     m_runner->setObjectName(QStringLiteral("modelRunner"));
     m_modelTab->setObjectName(QStringLiteral("modelTab"));
@@ -64,29 +68,43 @@ QWidget* ModelPages::headsTab() const
     return m_heads;
 }
 
+QWidget* ModelPages::patchingTab() const
+{
+    return m_patching;
+}
+
 QWidget* ModelPages::lensTab() const
 {
     return m_lens;
 }
 
-QDockWidget* ModelPages::addDocks(QMainWindow* page, const DockAdder& addDock)
-{
-    QDockWidget* modelDock = addDock(tr("Model"), QStringLiteral("dockModel"), modelTab());
-    QDockWidget* prediction = addDock(tr("Prediction"), QStringLiteral("dockPrediction"), predictionTab());
-    QDockWidget* headScores = addDock(tr("Head Scores"), QStringLiteral("dockHeadScores"), headsTab());
-    QDockWidget* lens = addDock(tr("Logit Lens"), QStringLiteral("dockLogitLens"), lensTab());
-    // One area split in two (the page has no central widget to take what two areas would leave). A split
-    // beside a dock in a tab group would add a tab instead: the lens joins the overview last.
-    page->splitDockWidget(modelDock, prediction, Qt::Horizontal);
-    page->splitDockWidget(prediction, headScores, Qt::Vertical);
-    page->tabifyDockWidget(modelDock, lens);
-    modelDock->raise(); // the overview in front: the lens computes only once it is shown
-    return modelDock;
-}
-
 QList<const Figure*> ModelPages::figures() const
 {
     return {m_overview->view(), m_prediction->view(), m_heads->grid(), m_lens->view()};
+}
+
+QDockWidget* ModelPages::addDocks(Workspaces* workspaces, const std::function<QWidget*(QWidget*)>& wrap)
+{
+    const auto add = [workspaces, &wrap](const QString& title, const QString& name, QWidget* widget) {
+        return workspaces->addDock(Workspace::Model, title, name, wrap(widget), Qt::LeftDockWidgetArea);
+    };
+    QDockWidget* model = add(tr("Model"), QStringLiteral("dockModel"), modelTab());
+    QDockWidget* prediction = add(tr("Prediction"), QStringLiteral("dockPrediction"), predictionTab());
+    QDockWidget* headScores = add(tr("Head Scores"), QStringLiteral("dockHeadScores"), headsTab());
+    QDockWidget* patching = add(tr("Patching"), QStringLiteral("dockPatching"), patchingTab());
+    QDockWidget* lens = add(tr("Logit Lens"), QStringLiteral("dockLogitLens"), lensTab());
+    // One area split in two (the page has no central widget to take what two areas would leave). A split
+    // beside a dock in a tab group would add a tab instead: the lens joins the overview after the splits.
+    QMainWindow* page = workspaces->page(Workspace::Model);
+    page->splitDockWidget(model, prediction, Qt::Horizontal);
+    page->splitDockWidget(prediction, headScores, Qt::Vertical);
+    page->tabifyDockWidget(headScores, patching);
+    headScores->raise();
+    page->tabifyDockWidget(model, lens);
+    model->raise(); // the overview in front: the lens computes only once it is shown
+    if (auto* show = workspaces->findChild<QAction*>(QStringLiteral("viewAction_dockPatching")))
+        show->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
+    return model;
 }
 
 void ModelPages::showThumbnailMenu(int layer, int head, const QPoint& globalPosition)

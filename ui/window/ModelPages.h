@@ -2,8 +2,8 @@
 #pragma once
 // The pages of a real model in the window, built together because they share one forward pass (ModelRunner):
 // the Model workspace (every head's attention beside the interventions), the Prediction tab, the Head
-// Scores tab and the Logit Lens. A session saved with a model link reopens its model folder in the background
-// when it is opened.
+// Scores tab, the Patching tab and the Logit Lens. A session saved with a model link reopens its model folder
+// in the background when it is opened.
 
 #include <QList>
 #include <QObject>
@@ -11,7 +11,6 @@
 #include <functional>
 
 class QDockWidget;
-class QMainWindow;
 class QPoint;
 class QSplitter;
 class QWidget;
@@ -26,6 +25,8 @@ class LensPanel;
 class ModelLoading;
 class ModelOverview;
 class ModelRunner;
+class PatchingPanel;
+class Workspaces;
 class PredictionPanel;
 
 class ModelPages : public QObject {
@@ -40,20 +41,21 @@ public:
     InterventionsPanel* interventions() const { return m_interventions; }
     PredictionPanel* prediction() const { return m_prediction; }
     HeadsPanel* heads() const { return m_heads; }
+    PatchingPanel* patching() const { return m_patching; }
     LensPanel* lens() const { return m_lens; }
-    /// The widgets of the tabs: Model (thumbnails and interventions), Prediction, Head Scores, Logit Lens.
+    /// The widgets of the tabs: Model (thumbnails and interventions), Prediction, Head Scores, Patching,
+    /// Logit Lens.
     QWidget* modelTab() const;
     QWidget* predictionTab() const;
     QWidget* headsTab() const;
+    QWidget* patchingTab() const;
     QWidget* lensTab() const;
-    /// A dock of the Model workspace holding `widget` (MainWindow's, which lets a panel scroll).
-    using DockAdder = std::function<QDockWidget*(const QString& title, const QString& name, QWidget* widget)>;
-    /// Places the tabs as docks of the Model workspace's `page`, each made by `addDock`: the overview on the
-    /// left with the logit lens a tab behind it, the prediction above the head scores on the right. Returns
-    /// the overview's dock.
-    QDockWidget* addDocks(QMainWindow* page, const DockAdder& addDock);
     /// Their exportable views.
     QList<const Figure*> figures() const;
+    /// The tabs as the Model workspace's docks: the model's overview on the left (the Logit Lens a tab behind
+    /// it), the Prediction above the Head Scores and Patching tabs on the right, each tab's widget given to
+    /// `wrap` first (the window's scroll area). Returns the overview's dock.
+    QDockWidget* addDocks(Workspaces* workspaces, const std::function<QWidget*(QWidget*)>& wrap);
 
 signals:
     /// Something to tell in the status bar (a model folder of a session that cannot be reopened).
@@ -71,6 +73,7 @@ private:
     InterventionsPanel* m_interventions;
     PredictionPanel* m_prediction;
     HeadsPanel* m_heads;
+    PatchingPanel* m_patching;
     LensPanel* m_lens;
     QSplitter* m_modelTab;
 };

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "SessionModelLink.h"
 
-#include "Patching.h"
+#include "PatchSites.h"
 #include "SessionFileChecks.h"
 #include "SessionFileFormat.h"
 

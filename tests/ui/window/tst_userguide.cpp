@@ -32,11 +32,12 @@ void TestUserGuide::rendersTheMarkdownGuide()
     for (const char* heading :
          {"QKV Lab user guide", "The window", "Editing", "The views", "Masks", "Normalizers",
           "A head of a real model", "From a head to the prediction", "Training", "Lessons", "Sessions",
-          "Saves and crash recovery", "Keyboard shortcuts"})
+          "Saves and crash recovery", "Keyboard shortcuts", "Where a behaviour lives: the Patching tab"})
         QVERIFY2(shown.contains(QLatin1String(heading)), heading);
     QVERIFY2(!shown.contains(QLatin1String("## ")) && !shown.contains(QLatin1String("**")),
              "Markdown syntax is shown as text");
     QVERIFY(QFile::exists(QStringLiteral(":/help/screenshot.png")));
+    QVERIFY(QFile::exists(QStringLiteral(":/help/images/patching.png"))); // the Patching tab's picture
     QVERIFY(guide.anchors().contains(QStringLiteral("the-views")));
 }
 

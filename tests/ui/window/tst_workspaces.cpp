@@ -119,7 +119,7 @@ void TestWorkspaces::switchingShowsTheWorkspacesDocks()
                                  "dockHeads dockMask dockMath dockNormalizers dockQueryKeySpace "
                                  "dockShape dockThreeSpaces dockValueSpace dockWeights")
             : workspace == Workspace::Model
-                ? QStringLiteral("dockHeadScores dockLogitLens dockModel dockPrediction")
+                ? QStringLiteral("dockHeadScores dockLogitLens dockModel dockPatching dockPrediction")
                 : QStringLiteral("dockTraining");
         return names.split(QLatin1Char(' '));
     };
@@ -183,7 +183,7 @@ void TestWorkspaces::layoutSurvivesASwitch()
     model->tabifyDockWidget(headScores, prediction);
     headScores->raise();
     const QStringList before = layoutOf(*model);
-    QCOMPARE(model->tabifiedDockWidgets(prediction).size(), 1);
+    QCOMPARE(model->tabifiedDockWidgets(prediction).size(), 2); // Head Scores and Patching
 
     workspaces->setCurrent(Workspace::Head);
     workspaces->setCurrent(Workspace::Training);
