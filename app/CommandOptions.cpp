@@ -55,49 +55,71 @@ CommandSpec compute()
 
 CommandSpec exportCommand()
 {
-    return {"export",
-            "FILE | - | example:NAME --view NAME|all --out PATH|DIR [options]\n"
-            "--model MODEL (--text TEXT | --ids I,J,...) --view model|prediction|scores|sweep\n"
-            "  --out PATH [options]",
-            "draw a view (or every view) of a session, or a model's attention, prediction or head "
-            "scores, as a PNG, SVG or PDF figure without a window",
-            "No display is needed. With --model, no session is given: --view model draws every layer and "
-            "head of the model's "
-            "attention for the text (the window's Model workspace); prediction, scores and sweep draw the "
-            "model's prediction, a head score of every head, or the change in loss when each head in "
-            "turn is ablated (the Prediction and Head Scores tabs), the grids also as CSV (--format "
-            "csv). Prints the paths written.",
-            {valued("view", "NAME",
-                    "the view to draw (listed below), or all: one file per view "
-                    "(NAME.SUFFIX) into --out"),
-             valued("out", "PATH", "the file to write; with --view all, the folder (created if needed)"),
-             valued("head", "H", "the head to draw, counted from 0 (default 0)"),
-             valued("format", "F",
-                    "png, svg or pdf (csv for the scores and sweep grids); default: from "
-                    "the suffix of --out, else png"),
-             valued("width", "W",
-                    "the figure's width in pixels of 1/96 inch, from 16 to 20000 "
-                    "(default: the view's own size)"),
-             valued("height", "H", "the figure's height, as --width"),
-             valued("scale", "S",
-                    "PNG pixels per figure pixel, from 0.25 to 8 (default 1; 2: sharper, "
-                    "same layout)"),
-             valued("model", "MODEL",
-                    "a Hugging Face GPT-2 or LLaMA-family model folder (config.json, "
-                    "safetensors, tokenizer files for --text) to draw instead of a "
-                    "session"),
-             valued("text", "TEXT", "with --model: the text, tokenized by the model's tokenizer"),
-             valued("ids", "I,J,...", "with --model: or its token ids"),
-             valued("precision", "P", "with --model: float64 (default) or float32"),
-             repeated("intervene", "L.H=CHANGE",
-                      "prediction: a head changed in the right-hand run, as for predict (repeatable)"),
-             valued("position", "P",
-                    "prediction: the position whose next token is shown, counted from "
-                    "0 (default: the last)"),
-             valued("score", "NAME",
-                    "scores: previous_token, duplicate_token, induction (default), "
-                    "first_token, self or entropy"),
-             valued("ablation", "KIND", "sweep: zero (default) or mean")}};
+    return {
+        "export",
+        "FILE | - | example:NAME --view NAME|all --out PATH|DIR [options]\n"
+        "--model MODEL (--text TEXT | --ids I,J,...)\n"
+        "  --view model|prediction|scores|sweep|attribution|lens --out PATH [options]\n"
+        "--model MODEL --view patch (--clean TEXT --corrupt TEXT | --clean-ids I,J,... --corrupt-ids "
+        "I,J,...)\n"
+        "  (--answer TEXT | --answer-id N) (--wrong TEXT | --wrong-id N) --what SITE --out PATH [options]",
+        "draw a view (or every view) of a session, or a model's attention, prediction or head "
+        "scores, as a PNG, SVG or PDF figure without a window",
+        "No display is needed. With --model, no session is given: --view model draws every layer and "
+        "head of the model's "
+        "attention for the text (the window's Model workspace); prediction, scores and sweep draw the "
+        "model's prediction, a head score of every head, or the change in loss when each head in "
+        "turn is ablated (the Prediction and Head Scores tabs), the grids also as CSV (--format "
+        "csv); lens draws the logit lens (each layer's most probable next token at each position) and "
+        "patch the normalized grid of an activation-patching experiment, both also as CSV. Prints the "
+        "paths written.",
+        {valued("view", "NAME",
+                "the view to draw (listed below), or all: one file per view "
+                "(NAME.SUFFIX) into --out"),
+         valued("out", "PATH", "the file to write; with --view all, the folder (created if needed)"),
+         valued("head", "H", "the head to draw, counted from 0 (default 0)"),
+         valued("format", "F",
+                "png, svg or pdf (csv for the scores, sweep, attribution, lens and patch "
+                "figures); default: from the suffix of --out, else png"),
+         valued("width", "W",
+                "the figure's width in pixels of 1/96 inch, from 16 to 20000 "
+                "(default: the view's own size)"),
+         valued("height", "H", "the figure's height, as --width"),
+         valued("scale", "S",
+                "PNG pixels per figure pixel, from 0.25 to 8 (default 1; 2: sharper, "
+                "same layout)"),
+         valued("model", "MODEL",
+                "a Hugging Face GPT-2 or LLaMA-family model folder (config.json, "
+                "safetensors, tokenizer files for --text) to draw instead of a "
+                "session"),
+         valued("text", "TEXT", "with --model: the text, tokenized by the model's tokenizer"),
+         valued("ids", "I,J,...", "with --model: or its token ids"),
+         valued("precision", "P", "with --model: float64 (default) or float32"),
+         repeated("intervene", "L.H=CHANGE",
+                  "prediction: a head changed in the right-hand run, as for predict (repeatable)"),
+         valued("position", "P",
+                "prediction: the position whose next token is shown, counted from "
+                "0 (default: the last)"),
+         valued("score", "NAME",
+                "scores: previous_token, duplicate_token, induction (default), "
+                "first_token, self or entropy"),
+         valued("ablation", "KIND", "sweep: zero (default) or mean"),
+         valued("answer", "TEXT",
+                "lens: colour the cells by this token's probability; patch: the metric's "
+                "logit(answer) − logit(wrong) at the last position (one token)"),
+         valued("answer-id", "N", "lens, patch: or the answer's token id"),
+         valued("wrong", "TEXT", "patch: the metric's other token (one token)"),
+         valued("wrong-id", "N", "patch: or its token id"),
+         valued("clean", "TEXT", "patch: the clean prompt, whose activations are patched in"),
+         valued("clean-ids", "I,J,...", "patch: or its token ids"),
+         valued("corrupt", "TEXT", "patch: the corrupted prompt, as many tokens as the clean one"),
+         valued("corrupt-ids", "I,J,...", "patch: or its token ids"),
+         valued("what", "SITE",
+                "patch: the activation patched: resid_pre, attn_out, mlp_out, head_out, "
+                "head_out_pos, head_pattern, head_q, head_k or head_v"),
+         valued("method", "M", "patch: exact (default: one run per cell) or attribution (first order)"),
+         valued("positions", "I..J",
+                "patch: only positions I to J (inclusive, from 0) for the sites with a position axis")}};
 }
 
 CommandSpec tokenize()

@@ -9,6 +9,7 @@
 #include "ModelCommands.h"
 #include "ModelFigures.h"
 #include "ModelSession.h"
+#include "Patching.h"
 #include "ResourceLimits.h"
 
 #include <cmath>
@@ -120,6 +121,118 @@ std::string parseFigureSize(std::map<std::string, std::string>& options, int& wi
     return {};
 }
 
+/// The one token --NAME's text tokenizes to, or --NAME-id's id, into `token` (left empty when neither is
+/// given); "" when it parses, else the problem.
+std::string tokenOption(std::map<std::string, std::string>& options, const Model& model,
+                        const std::string& name, std::optional<std::int64_t>& token)
+{
+    const std::string idName = name + "-id";
+    if (options.count(name) && options.count(idName))
+        return "give --" + name + " TEXT or --" + idName + " N, not both";
+    if (options.count(idName)) {
+        std::vector<std::int64_t> id;
+        if (!parseIndexList(options[idName], id) || id.size() != 1)
+            return "bad --" + idName + " '" + options[idName] + "': expected one token id";
+        token = id.front();
+        return {};
+    }
+    if (!options.count(name))
+        return {};
+    if (!model.tokenizer())
+        return model.tokenizerProblem();
+    const std::vector<std::int64_t> ids = model.tokenizer()->encode(options[name]);
+    if (ids.size() != 1)
+        return "--" + name + " '" + options[name] + "' is " + std::to_string(ids.size()) +
+               " tokens: expected exactly one (or give --" + idName + ")";
+    token = ids.front();
+    return {};
+}
+
+/// --NAME's text tokenized, or --NAME-ids, into `ids`; "" when it parses, else the problem.
+std::string promptOption(std::map<std::string, std::string>& options, const Model& model,
+                         const std::string& name, std::vector<std::int64_t>& ids)
+{
+    const std::string idsName = name + "-ids";
+    if (options.count(name) == options.count(idsName))
+        return "--view patch needs either --" + name + " TEXT or --" + idsName + " I,J,...";
+    if (options.count(idsName))
+        return parseIndexList(options[idsName], ids)
+                   ? std::string()
+                   : "bad --" + idsName + " '" + options[idsName] +
+                         "': expected token ids separated by commas (5,17,3)";
+    if (!model.tokenizer())
+        return model.tokenizerProblem();
+    ids = model.tokenizer()->encode(options[name]);
+    return {};
+}
+
+/// `--positions I..J` (or one position I): the first and last position, inclusive.
+std::optional<std::pair<Index, Index>> parsePositions(const std::string& text)
+{
+    const std::size_t dots = text.find("..");
+    const std::optional<int> first = parseWholeNumber(text.substr(0, dots));
+    const std::optional<int> last =
+        dots == std::string::npos ? first : parseWholeNumber(text.substr(dots + 2));
+    if (!first || !last || *first < 0 || *last < *first)
+        return std::nullopt;
+    return std::pair<Index, Index>{*first, *last};
+}
+
+/// `export --view patch`'s experiment: the prompts, the metric's tokens, --what, --method and --positions.
+/// "" when it parses, else the problem; whether the ids fit the model is checked when it runs.
+std::string parsePatchExperiment(std::map<std::string, std::string>& options, const Model& model,
+                                 PatchExperiment& experiment)
+{
+    for (const auto& [name, ids] :
+         {std::pair{"clean", &experiment.clean}, std::pair{"corrupt", &experiment.corrupt}})
+        if (std::string problem = promptOption(options, model, name, *ids); !problem.empty())
+            return problem;
+    for (const auto& [name, token] :
+         {std::pair{"answer", &experiment.answer}, std::pair{"wrong", &experiment.wrong}}) {
+        std::optional<std::int64_t> picked;
+        if (std::string problem = tokenOption(options, model, name, picked); !problem.empty())
+            return problem;
+        if (!picked)
+            return "--view patch needs --" + std::string(name) + " TEXT or --" + name + "-id N";
+        *token = *picked;
+    }
+    std::string sites;
+    for (PatchSite site : allPatchSites())
+        sites += (sites.empty() ? "" : ", ") + patchSiteName(site);
+    if (!options.count("what"))
+        return "--view patch needs --what SITE: " + sites;
+    const std::optional<PatchSite> site = patchSiteNamed(options["what"]);
+    if (!site)
+        return "bad --what '" + options["what"] + "': expected " + sites;
+    experiment.site = *site;
+    if (options.count("method")) {
+        const std::optional<PatchMethod> method = patchMethodNamed(options["method"]);
+        if (!method)
+            return "bad --method '" + options["method"] + "': expected exact or attribution";
+        experiment.method = *method;
+    }
+    if (options.count("positions")) {
+        experiment.positions = parsePositions(options["positions"]);
+        if (!experiment.positions)
+            return "bad --positions '" + options["positions"] +
+                   "': expected I..J, positions counted from 0, I ≤ J";
+    }
+    return {};
+}
+
+/// The options of `export --view patch` (and of the lens, for --answer), refused with any other view.
+std::string patchOptionProblem(const std::map<std::string, std::string>& options, const std::string& view)
+{
+    for (const char* name :
+         {"clean", "clean-ids", "corrupt", "corrupt-ids", "wrong", "wrong-id", "what", "method", "positions"})
+        if (options.count(name) && view != "patch")
+            return "--" + std::string(name) + " is for --view patch";
+    for (const char* name : {"answer", "answer-id"})
+        if (options.count(name) && view != "patch" && view != "lens")
+            return "--" + std::string(name) + " is for --view lens and --view patch";
+    return {};
+}
+
 /// A model figure computed from a forward pass to the logits (every one the window's model tabs draw but the
 /// attention grid, `model`, which needs no pass to the end).
 bool isModelPredictionView(const std::string& view)
@@ -139,7 +252,14 @@ CommandLineOutcome parseModelExport(std::map<std::string, std::string>& options,
     if (!options.count("out") || options["out"].empty())
         return fail("--out is required: the file to write");
     request.out = options["out"];
-    if (options.count("text") == options.count("ids"))
+    const bool patch = request.view == "patch";
+    if (const std::string problem = patchOptionProblem(options, request.view); !problem.empty())
+        return fail(problem);
+    if (patch && (options.count("text") || options.count("ids")))
+        return fail(
+            "--view patch runs the prompts of --clean and --corrupt (or --clean-ids and --corrupt-ids), "
+            "not --text or --ids");
+    if (!patch && options.count("text") == options.count("ids"))
         return fail("--model needs either --text TEXT or --ids I,J,...");
     if (options.count("ids") && !parseIndexList(options["ids"], request.ids))
         return fail("bad --ids '" + options["ids"] + "': expected token ids separated by commas (5,17,3)");
@@ -183,6 +303,15 @@ CommandLineOutcome parseModelExport(std::map<std::string, std::string>& options,
                 return fail(request.model->tokenizerProblem());
             request.text = options["text"];
             request.ids = request.model->tokenizer()->encode(request.text);
+        }
+        if (patch) {
+            request.patching = PatchExperiment();
+            if (const std::string problem = parsePatchExperiment(options, *request.model, *request.patching);
+                !problem.empty())
+                return fail(problem);
+        } else if (const std::string problem = tokenOption(options, *request.model, "answer", request.answer);
+                   !problem.empty()) {
+            return fail(problem);
         }
         for (std::size_t k = 0; k < request.interventions.size(); ++k)
             if (const std::string problem =
@@ -295,12 +424,17 @@ CommandLineOutcome parseExport(const ParsedArguments& arguments, const CommandSt
     if (model && !source.empty())
         return fail("--model draws the model itself: give no session (found " + source + ")");
     if (!model) {
-        for (const char* name : {"text", "ids", "precision", "position", "score", "ablation"})
+        for (const char* name :
+             {"text", "ids", "precision", "position", "score", "ablation", "answer", "answer-id", "clean",
+              "clean-ids", "corrupt", "corrupt-ids", "wrong", "wrong-id", "what", "method", "positions"})
             if (options.count(name))
                 return fail("--" + std::string(name) + " is for --model" + hint);
         if (!interventions.empty())
             return fail("--intervene is for --model" + hint);
     }
+    if (model && options.count("view"))
+        if (const std::string problem = patchOptionProblem(options, options["view"]); !problem.empty())
+            return fail(problem);
     if (model && options.count("view") && isModelPredictionView(options["view"]))
         return parseModelExport(options, interventions, outcome, fail);
     if (source.empty() && !model)

@@ -110,12 +110,23 @@ int runExport(const ExportRequest& request, std::ostream& out, std::ostream& err
 
 namespace {
 
-/// The model figure's input from the command line's request, its run made here.
-ui::ModelFigureInput modelFigureInput(const ModelExportRequest& request)
+/// The model figure's input from the command line's request, its run made here when the figure needs one.
+ui::ModelFigureInput modelFigureInput(const ModelExportRequest& request, bool needsRun)
 {
+    const QString title =
+        QString::fromStdString(modelInputTitle(*request.model, request.text, request.ids.size()));
+    if (!needsRun) {
+        ui::ModelFigureInput input;
+        input.model = request.model;
+        input.ids = request.ids;
+        input.precision = request.precision;
+        input.title = title;
+        input.answer = request.answer;
+        input.patching = request.patching;
+        return input;
+    }
     auto run = std::make_shared<const ModelRun>(request.model, request.ids, request.precision);
-    ui::ModelFigureInput input = ui::ModelFigureInput::forRun(
-        run, QString::fromStdString(modelInputTitle(*request.model, request.text, request.ids.size())));
+    ui::ModelFigureInput input = ui::ModelFigureInput::forRun(run, title);
     const int n = int(run->tokens());
     if (request.position < -1 || request.position >= n)
         throw Error("position " + std::to_string(request.position) + " is out of range (0 to " +
@@ -159,8 +170,8 @@ int runModelExport(const ModelExportRequest& request, std::ostream& out, std::os
         return fail("unknown model view '" + request.view + "': expected " +
                     ui::ModelFigures::names().join(QStringLiteral(", ")).toStdString());
     const bool csv = request.format == "csv";
-    if (csv && !registered->grid)
-        return fail("CSV is for the grids, not '" + request.view + "'");
+    if (csv && !registered->csv)
+        return fail("CSV is for the grids, the lens and patching, not '" + request.view + "'");
     const std::optional<ui::FigureFormat> format =
         ui::figureFormatFromName(QString::fromStdString(request.format));
     if (!csv && !format)
@@ -168,12 +179,14 @@ int runModelExport(const ModelExportRequest& request, std::ostream& out, std::os
 
     std::unique_ptr<QWidget> view(registered->create(nullptr));
     view->setAttribute(Qt::WA_DontShowOnScreen);
-    Matrix values;
+    std::string csvText;
     try {
-        const ui::ModelFigureContent content = registered->compute(modelFigureInput(request));
-        if (const auto* grid = std::get_if<ui::HeadGridDisplay>(&content))
-            values = grid->values;
-        registered->show(view.get(), content);
+        const ui::ModelFigureContent content =
+            registered->compute(modelFigureInput(request, registered->needsRun));
+        if (csv)
+            csvText = registered->csv(content);
+        else
+            registered->show(view.get(), content);
     } catch (const Error& e) {
         return fail(e.what());
     } catch (const std::bad_alloc&) {
@@ -186,7 +199,7 @@ int runModelExport(const ModelExportRequest& request, std::ostream& out, std::os
                                     (csv ? QStringLiteral("csv") : ui::figureFormatSuffix(*format)))
             : target;
     QString error;
-    const bool ok = csv ? ui::writeHeadGridCsv(path, values, &error)
+    const bool ok = csv ? ui::writeCsvText(path, csvText, &error)
                         : ui::exportFigure(*registered->figure(view.get()), *format, path,
                                            QSize(request.width, request.height), request.scale, &error);
     if (!ok)

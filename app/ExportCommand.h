@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,20 +17,23 @@ namespace qkv::app {
 
 struct ExportRequest;
 
-/// `qkvlab export --model MODEL (--text TEXT | --ids I,J,...) --view prediction|scores|sweep --out FILE`,
-/// parsed: the model's forward pass to its prediction, then the view drawn as the window draws it.
+/// `qkvlab export --model MODEL (--text TEXT | --ids I,J,...) --view prediction|scores|sweep|attribution|lens
+/// --out FILE`, or `--view patch` with the patching experiment's options instead of the text, parsed: the
+/// model's forward pass, then the view drawn as the window draws it.
 struct ModelExportRequest {
     std::shared_ptr<const Model> model;
     std::vector<std::int64_t> ids;
     std::string text; ///< titles the figure ("" when ids were given)
     Precision precision = Precision::Float64;
-    std::string view; ///< "prediction", "scores" or "sweep"
+    std::string view; ///< "prediction", "scores", "sweep", "attribution", "lens" or "patch"
     /// prediction: the right-hand run's interventions (--intervene), and the position shown (−1: the last).
     std::vector<Intervention> interventions;
     int position = -1;
     std::string score = "induction";                        ///< scores: a head score's name
     Intervention::Kind ablation = Intervention::Kind::Zero; ///< sweep: zero or mean, the metric the loss
-    std::string format; ///< "png", "svg", "pdf", or "csv" for the grids (scores, sweep)
+    std::optional<std::int64_t> answer;      ///< lens: the token whose probability colours the cells
+    std::optional<PatchExperiment> patching; ///< patch: the prompts' ids, the tokens, the site and method
+    std::string format; ///< "png", "svg", "pdf", or "csv" for the figures that have one (grids, lens, patch)
     std::string out;
     int width = 0; ///< figure pixels; 0: the view's default
     int height = 0;

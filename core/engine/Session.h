@@ -184,19 +184,42 @@ struct HeadIntervention {
     }
 };
 
+enum class PatchSite;   // PatchSites.h: where a patching cell replaces an activation (resid_pre, …)
+enum class PatchMethod; // PatchSites.h: exact or attribution
+
+/// An activation-patching experiment on the linked model (the session file's `model.patching`), kept so that
+/// its grid can be drawn again when the session is reopened: the two prompts, the metric's tokens, what is
+/// patched, how, and over which positions. Checked for shape when read; against the model when it runs.
+struct PatchExperiment {
+    std::vector<std::int64_t> clean, corrupt; ///< token ids, as many in each (at least 1)
+    std::int64_t answer = 0, wrong = 0; ///< the metric: logit[answer] − logit[wrong] at the last position
+    PatchSite site{};                   ///< value 0: resid_pre
+    PatchMethod method{};               ///< value 0: exact
+    /// The first and last position (inclusive) of the sites with a position axis; none: every position.
+    std::optional<std::pair<Index, Index>> positions;
+
+    friend bool operator==(const PatchExperiment& a, const PatchExperiment& b)
+    {
+        return a.clean == b.clean && a.corrupt == b.corrupt && a.answer == b.answer && a.wrong == b.wrong &&
+               a.site == b.site && a.method == b.method && a.positions == b.positions;
+    }
+};
+
 /// The model a session's head was cut from (the session file's `model`): the folder, the token ids, the
-/// layer and query head of the session's first head, and the interventions the window applies.
+/// layer and query head of the session's first head, the interventions the window applies, and the patching
+/// experiment last run on it.
 struct ModelLink {
     std::string folder;
     std::vector<std::int64_t> ids;
     Index layer = 0;
     Index head = 0;
     std::vector<HeadIntervention> interventions;
+    std::optional<PatchExperiment> patching;
 
     friend bool operator==(const ModelLink& a, const ModelLink& b)
     {
         return a.folder == b.folder && a.ids == b.ids && a.layer == b.layer && a.head == b.head &&
-               a.interventions == b.interventions;
+               a.interventions == b.interventions && a.patching == b.patching;
     }
 };
 

@@ -5,8 +5,10 @@
 #include "FileReading.h"
 #include "JsonText.h"
 #include "ResourceLimits.h"
+#include "SessionFileChecks.h"
 #include "SessionFileFormat.h"
 #include "SessionJsonReader.h"
+#include "SessionModelLink.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -20,6 +22,7 @@ namespace qkv {
 
 namespace {
 
+using json::checkCount;
 using json::Compact;
 using json::CompactMatrices;
 using json::currentVersion;
@@ -27,98 +30,16 @@ using json::find;
 using json::formatName;
 using json::Json;
 using json::placeholderIndex;
+using json::readModelLink;
+using json::readNamed;
+using json::readNumber;
+using json::readString;
+using json::readWholeNumber;
+using json::refuse;
+using json::require;
+using json::requireObject;
 using json::SessionJsonReader;
-
-[[noreturn]] void refuse(const std::string& path, const std::string& problem)
-{
-    throw Error(path + ": " + problem);
-}
-
-std::string typeName(const Json& value)
-{
-    switch (value.type()) {
-    case Json::value_t::null:
-        return "null";
-    case Json::value_t::boolean:
-        return "a boolean";
-    case Json::value_t::string:
-        return "a string";
-    case Json::value_t::array:
-        return "an array";
-    case Json::value_t::object:
-        return "an object";
-    case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned:
-    case Json::value_t::number_float:
-        return "a number";
-    default:
-        return "an unsupported value";
-    }
-}
-
-[[noreturn]] void wrongType(const std::string& path, const char* expected, const Json& found)
-{
-    refuse(path, std::string("expected ") + expected + ", found " + typeName(found));
-}
-
-const Json& require(const Json& object, const std::string& objectPath, const char* key)
-{
-    const auto it = object.find(key);
-    if (it == object.end())
-        refuse(objectPath.empty() ? key : objectPath + "." + key, "missing");
-    return *it;
-}
-
-double readNumber(const Json& value, const std::string& path)
-{
-    if (!value.is_number())
-        wrongType(path, "a number", value);
-    const double number = value.get<double>();
-    if (!std::isfinite(number))
-        refuse(path, "not a finite number");
-    return number;
-}
-
-Index readWholeNumber(const Json& value, const std::string& path, Index min)
-{
-    const double number = readNumber(value, path);
-    if (number != std::floor(number) || number < static_cast<double>(min) || number > 1e9)
-        refuse(path, "expected a whole number ≥ " + std::to_string(min) + ", found " + value.dump());
-    return static_cast<Index>(number);
-}
-
-std::string readString(const Json& value, const std::string& path)
-{
-    if (!value.is_string())
-        wrongType(path, "a string", value);
-    return value.get<std::string>();
-}
-
-const Json& requireObject(const Json& value, const std::string& path)
-{
-    if (!value.is_object())
-        wrongType(path, "an object", value);
-    return value;
-}
-
-void checkCount(const std::string& path, std::size_t count, const char* what, Index max)
-{
-    if (count < 1 || static_cast<Index>(count) > max)
-        refuse(path,
-               "expected 1 to " + std::to_string(max) + " " + what + ", found " + std::to_string(count));
-}
-
-/// A name of one of an enum's values (`parse` turns it into the value), refused as "unknown WHAT".
-template <typename Enum>
-Enum readNamed(const Json& value, const std::string& path, std::optional<Enum> (*parse)(const std::string&),
-               const char* what, const char* expected)
-{
-    const std::string text = readString(value, path);
-    const std::optional<Enum> parsed = parse(text);
-    if (!parsed)
-        refuse(path, std::string("unknown ") + what + " \"" + text + "\" (expected " + expected + ")");
-    return *parsed;
-}
+using json::wrongType;
 
 /// A matrix's row count, then its column count (row 0's length), against the expected ones.
 void checkRows(const std::string& path, Index rowCount, Index rows, Index maxRows)
@@ -456,50 +377,6 @@ ViewState readViewState(const Json& view, Json& extras)
     }
     extras["view"] = std::move(unknown); // present, even if empty: the file had a view object
     return state;
-}
-
-/// The `model` object: the folder, the ids, the layer and head the session's head came from, and the
-/// interventions (docs/session-file.md). Checked for shape here; against the model when it is opened.
-ModelLink readModelLink(const Json& value)
-{
-    requireObject(value, "model");
-    ModelLink link;
-    link.folder = readString(require(value, "model", "folder"), "model.folder");
-    if (link.folder.empty())
-        refuse("model.folder", "expected the path of a model folder, found \"\"");
-    const Json& ids = require(value, "model", "ids");
-    if (!ids.is_array())
-        wrongType("model.ids", "an array of token ids", ids);
-    checkCount("model.ids", ids.size(), "token ids", Limits::maxTokens);
-    for (std::size_t i = 0; i < ids.size(); ++i)
-        link.ids.push_back(readWholeNumber(ids[i], "model.ids[" + std::to_string(i) + "]", 0));
-    link.layer = readWholeNumber(require(value, "model", "layer"), "model.layer", 0);
-    link.head = readWholeNumber(require(value, "model", "head"), "model.head", 0);
-    if (const Json* list = find(value, "interventions")) {
-        if (!list->is_array())
-            wrongType("model.interventions", "an array of interventions", *list);
-        checkCount("model.interventions", list->size(), "interventions", Limits::maxInterventions);
-        for (std::size_t k = 0; k < list->size(); ++k) {
-            const std::string at = "model.interventions[" + std::to_string(k) + "]";
-            const Json& entry = requireObject((*list)[k], at);
-            HeadIntervention change;
-            change.layer = readWholeNumber(require(entry, at, "layer"), at + ".layer", 0);
-            change.head = readWholeNumber(require(entry, at, "head"), at + ".head", 0);
-            change.kind = readNamed(require(entry, at, "kind"), at + ".kind", interventionKindFromString,
-                                    "kind", "zero, mean, scale or session");
-            if (const Json* factor = find(entry, "factor"))
-                change.factor = readNumber(*factor, at + ".factor");
-            else if (change.kind == HeadIntervention::Kind::Scale)
-                refuse(at + ".factor", "missing (a scale needs its factor)");
-            if (const Json* enabled = find(entry, "enabled")) {
-                if (!enabled->is_boolean())
-                    wrongType(at + ".enabled", "true or false", *enabled);
-                change.enabled = enabled->get<bool>();
-            }
-            link.interventions.push_back(change);
-        }
-    }
-    return link;
 }
 
 Session sessionFromJson(const Json& root, CompactMatrices& compact, const std::string& defaultTitle);

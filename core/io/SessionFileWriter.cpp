@@ -5,6 +5,7 @@
 #include "FileWriting.h"
 #include "JsonText.h"
 #include "SessionFileFormat.h"
+#include "SessionModelLink.h"
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,7 @@ using json::currentVersion;
 using json::find;
 using json::formatName;
 using json::Json;
+using json::modelJson;
 
 /// Copies the members of `source` (an object, when present) into `target`: what the file had that this
 /// version does not read comes back.
@@ -177,24 +179,6 @@ Json viewStateJson(const ViewState& state, const Json& extras)
     if (state.selection)
         view["selection"] = Json::array({state.selection->first, state.selection->second});
     return view;
-}
-
-Json modelJson(const ModelLink& model)
-{
-    Json interventions = Json::array();
-    for (const HeadIntervention& change : model.interventions) {
-        Json entry{{"layer", change.layer}, {"head", change.head}, {"kind", toString(change.kind)}};
-        if (change.kind == HeadIntervention::Kind::Scale)
-            entry["factor"] = change.factor;
-        if (!change.enabled)
-            entry["enabled"] = false;
-        interventions.push_back(std::move(entry));
-    }
-    return Json{{"folder", model.folder},
-                {"ids", model.ids},
-                {"layer", model.layer},
-                {"head", model.head},
-                {"interventions", std::move(interventions)}};
 }
 
 Json sessionToJson(const Session& s)

@@ -207,6 +207,7 @@ private slots:
     void exportModelView();
     void exportModelViewRefusals();
     void exportModelPrediction();
+    void exportLensAndPatch();
 };
 
 void TestCli::computeLoveExample()
@@ -1165,6 +1166,79 @@ void TestCli::exportModelPrediction()
                 csvPrediction.exitCode == 2 && csvPrediction.err.contains("CSV is for the grids"));
     QVERIFY(!QFileInfo::exists(model.filePath(QStringLiteral("x.svg"))));
     QVERIFY(!QFileInfo::exists(model.filePath(QStringLiteral("x.csv"))));
+}
+
+// `export --model ... --view lens|patch`: the logit lens and a patching grid as figures and as CSV, and the
+// patching options refused where they do not belong.
+void TestCli::exportLensAndPatch()
+{
+    QTemporaryDir model;
+    QVERIFY(model.isValid());
+    qkv::test::writeModel(qkv::test::Tiny{}, model.path(), 3); // 3 layers, 2 heads
+    const auto exported = [&](const QStringList& arguments, const QString& file) {
+        QStringList all{QStringLiteral("export"), QStringLiteral("--model"), model.path(),
+                        QStringLiteral("--out"), model.filePath(file)};
+        return runHeadless(all << arguments);
+    };
+    const QStringList lens{QStringLiteral("--view"), QStringLiteral("lens"), QStringLiteral("--ids"),
+                           QStringLiteral("4,8,15,16,23")};
+    const Run svg = exported(lens, QStringLiteral("lens.svg"));
+    QVERIFY_RUN(svg, svg.exitCode == 0);
+    QVERIFY(QFileInfo(model.filePath(QStringLiteral("lens.svg"))).size() > 1000);
+    const Run csv = exported(lens + QStringList{QStringLiteral("--answer-id"), QStringLiteral("7")},
+                             QStringLiteral("lens.csv"));
+    QVERIFY_RUN(csv, csv.exitCode == 0);
+    QFile lensFile(model.filePath(QStringLiteral("lens.csv")));
+    QVERIFY(lensFile.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lensLines = lensFile.readAll().trimmed().split('\n');
+    QCOMPARE(lensLines.front(),
+             QByteArray("layer,position,token_id,token,probability,answer_probability,answer_rank"));
+    QCOMPARE(lensLines.size(), 1 + 4 * 5); // the 3 layers and the output, at 5 positions
+
+    const QStringList patch{QStringLiteral("--view"),        QStringLiteral("patch"),
+                            QStringLiteral("--clean-ids"),   QStringLiteral("4,8,15,16,23"),
+                            QStringLiteral("--corrupt-ids"), QStringLiteral("4,9,15,16,23"),
+                            QStringLiteral("--answer-id"),   QStringLiteral("5"),
+                            QStringLiteral("--wrong-id"),    QStringLiteral("9"),
+                            QStringLiteral("--what"),        QStringLiteral("resid_pre")};
+    const Run png = exported(patch, QStringLiteral("patch.png"));
+    QVERIFY_RUN(png, png.exitCode == 0 && !QImage(model.filePath(QStringLiteral("patch.png"))).isNull());
+    const Run patchCsv =
+        exported(patch + QStringList{QStringLiteral("--positions"), QStringLiteral("1..3"),
+                                     QStringLiteral("--method"), QStringLiteral("attribution")},
+                 QStringLiteral("patch.csv"));
+    QVERIFY_RUN(patchCsv, patchCsv.exitCode == 0);
+    QFile patchFile(model.filePath(QStringLiteral("patch.csv")));
+    QVERIFY(patchFile.open(QIODevice::ReadOnly));
+    const QList<QByteArray> patchLines = patchFile.readAll().trimmed().split('\n');
+    QCOMPARE(patchLines.front(), QByteArray("layer,position,value,normalized"));
+    QCOMPARE(patchLines.size(), 1 + 3 * 3); // 3 layers × positions 1 to 3
+    QVERIFY(patchLines.at(1).startsWith("0,1,"));
+
+    // Refusals: one line naming the problem, nothing written.
+    const auto refused = [&](const QStringList& arguments, const char* message) {
+        const Run run = exported(arguments, QStringLiteral("x.png"));
+        return run.exitCode == 2 && run.err.contains(message) &&
+               !QFileInfo::exists(model.filePath(QStringLiteral("x.png")));
+    };
+    QVERIFY(refused(patch.mid(0, 10), "--view patch needs --what SITE"));
+    QVERIFY(refused(patch + QStringList{QStringLiteral("--method"), QStringLiteral("denoise")},
+                    "bad --method 'denoise'"));
+    QVERIFY(refused(patch + QStringList{QStringLiteral("--positions"), QStringLiteral("3..1")},
+                    "bad --positions '3..1'"));
+    QStringList unknownSite = patch;
+    unknownSite.last() = QStringLiteral("resid_post");
+    QVERIFY(refused(unknownSite, "bad --what 'resid_post'"));
+    QStringList shorter = patch;
+    shorter[5] = QStringLiteral("4,9,15");
+    QVERIFY(refused(shorter, "3"));
+    QVERIFY(
+        refused(patch + QStringList{QStringLiteral("--text"), QStringLiteral("hi")}, "not --text or --ids"));
+    QVERIFY(refused(lens + QStringList{QStringLiteral("--what"), QStringLiteral("resid_pre")},
+                    "--what is for --view patch"));
+    QVERIFY(refused({QStringLiteral("--view"), QStringLiteral("scores"), QStringLiteral("--ids"),
+                     QStringLiteral("4,8"), QStringLiteral("--answer-id"), QStringLiteral("3")},
+                    "--answer-id is for --view lens and --view patch"));
 }
 
 void TestCli::exportModelViewRefusals()

@@ -6,6 +6,7 @@
 #include "ErrorMessage.h"
 #include "Examples.h"
 #include "MatrixFile.h"
+#include "Patching.h"
 #include "ResourceLimits.h"
 #include "SessionFile.h"
 
@@ -166,6 +167,9 @@ private slots:
     void viewJsonGetAndSet();
     void dimensionNamesRoundTrip();
     void modelLinkRoundTrip();
+    void patchExperimentRoundTrip();
+    void patchExperimentFieldsAreRefused_data();
+    void patchExperimentFieldsAreRefused();
     void dimensionNameMessagesAreExact_data();
     void dimensionNameMessagesAreExact();
 
@@ -492,6 +496,126 @@ void TestSessionFile::modelLinkRoundTrip()
     QCOMPARE(parseSaved(text).value(QStringLiteral("model")).toObject(), model);
     QVERIFY(parseSession(text) == session);
     QVERIFY(!parseSaved(serializeSession(loadExample("love"))).contains(QStringLiteral("model")));
+}
+
+namespace {
+
+/// "I love AI" linked to a model, with a patching experiment on it.
+QJsonObject withPatching(const QJsonObject& patching)
+{
+    const QJsonObject link{{QStringLiteral("folder"), QStringLiteral("/models/gpt2")},
+                           {QStringLiteral("ids"), QJsonArray{464, 3797, 3332}},
+                           {QStringLiteral("layer"), 0},
+                           {QStringLiteral("head"), 0},
+                           {QStringLiteral("interventions"), QJsonArray()},
+                           {QStringLiteral("patching"), patching}};
+    return with(exampleObject("love"), QStringLiteral("model"), link);
+}
+
+QJsonObject goodPatching()
+{
+    return {{QStringLiteral("clean"), QJsonArray{10, 11, 12, 13}},
+            {QStringLiteral("corrupt"), QJsonArray{10, 21, 12, 13}},
+            {QStringLiteral("answer"), 7},
+            {QStringLiteral("wrong"), 9},
+            {QStringLiteral("what"), QStringLiteral("head_out_pos")},
+            {QStringLiteral("method"), QStringLiteral("attribution")},
+            {QStringLiteral("positions"), QJsonArray{1, 3}}};
+}
+
+} // namespace
+
+void TestSessionFile::patchExperimentRoundTrip()
+{
+    // Every field read as written, written back the same, and equal after a round trip.
+    const QJsonObject root = withPatching(goodPatching());
+    const Session session = parseSession(toText(root));
+    QVERIFY(session.model && session.model->patching);
+    const PatchExperiment& experiment = *session.model->patching;
+    QCOMPARE(experiment.clean, (std::vector<std::int64_t>{10, 11, 12, 13}));
+    QCOMPARE(experiment.corrupt, (std::vector<std::int64_t>{10, 21, 12, 13}));
+    QCOMPARE(experiment.answer, std::int64_t(7));
+    QCOMPARE(experiment.wrong, std::int64_t(9));
+    QVERIFY(experiment.site == PatchSite::HeadOutPos);
+    QVERIFY(experiment.method == PatchMethod::Attribution);
+    QVERIFY(experiment.positions == (std::pair<Index, Index>{1, 3}));
+    const std::string text = serializeSession(session);
+    QCOMPARE(parseSaved(text)
+                 .value(QStringLiteral("model"))
+                 .toObject()
+                 .value(QStringLiteral("patching"))
+                 .toObject(),
+             goodPatching());
+    QVERIFY(parseSession(text) == session);
+
+    // The method and the positions are optional: exact, and every position.
+    QJsonObject minimal = goodPatching();
+    minimal.remove(QStringLiteral("method"));
+    minimal.remove(QStringLiteral("positions"));
+    const Session plain = parseSession(toText(withPatching(minimal)));
+    QVERIFY(plain.model->patching->method == PatchMethod::Exact);
+    QVERIFY(!plain.model->patching->positions);
+    QVERIFY(parseSession(serializeSession(plain)) == plain);
+
+    // A model link without an experiment means what it meant before, and is written without one.
+    const Session none =
+        parseSession(toText(without(withPatching(goodPatching()), QStringLiteral("model.patching"))));
+    QVERIFY(none.model && !none.model->patching);
+    QVERIFY(!parseSaved(serializeSession(none))
+                 .value(QStringLiteral("model"))
+                 .toObject()
+                 .contains(QStringLiteral("patching")));
+}
+
+void TestSessionFile::patchExperimentFieldsAreRefused_data()
+{
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<QString>("message");
+    const auto row = [](const char* name, const QJsonObject& root, const char* message) {
+        QTest::newRow(name) << QByteArray::fromStdString(toText(root)) << QString::fromUtf8(message);
+    };
+    const auto set = [](const char* key, const QJsonValue& value) {
+        return withPatching(with(goodPatching(), QString::fromUtf8(key), value));
+    };
+    const auto drop = [](const char* key) {
+        return withPatching(without(goodPatching(), QString::fromUtf8(key)));
+    };
+    row("not an object", with(withPatching({}), QStringLiteral("model.patching"), QJsonArray()),
+        "model.patching: expected an object, found an array");
+    for (const char* key : {"clean", "corrupt", "answer", "wrong", "what"})
+        row((std::string("without ") + key).c_str(), drop(key),
+            (std::string("model.patching.") + key + ": missing").c_str());
+    row("clean a string", set("clean", QStringLiteral("the cat")),
+        "model.patching.clean: expected an array of token ids, found a string");
+    row("clean empty", set("clean", QJsonArray()),
+        "model.patching.clean: expected 1 to 4096 token ids, found 0");
+    row("clean id negative", set("clean.2", -1),
+        "model.patching.clean[2]: expected a whole number ≥ 0, found -1");
+    row("corrupt id fractional", set("corrupt.1", 2.5),
+        "model.patching.corrupt[1]: expected a whole number ≥ 0, found 2.5");
+    row("corrupt shorter", set("corrupt", QJsonArray{1, 2, 3}),
+        "model.patching.corrupt: expected as many tokens as clean (4), found 3");
+    row("answer a string", set("answer", QStringLiteral("Paris")),
+        "model.patching.answer: expected a number, found a string");
+    row("wrong negative", set("wrong", -3), "model.patching.wrong: expected a whole number ≥ 0, found -3");
+    row("what unknown", set("what", QStringLiteral("resid_post")),
+        "model.patching.what: unknown site \"resid_post\" (expected resid_pre, attn_out, mlp_out, head_out, "
+        "head_out_pos, head_pattern, head_q, head_k, head_v)");
+    row("method unknown", set("method", QStringLiteral("denoise")),
+        "model.patching.method: unknown method \"denoise\" (expected exact or attribution)");
+    row("positions a number", set("positions", 2),
+        "model.patching.positions: expected [first, last], found 2");
+    row("positions reversed", set("positions", QJsonArray{3, 1}),
+        "model.patching.positions[1]: expected a whole number ≥ 3, found 1");
+    row("positions past the prompts", set("positions", QJsonArray{0, 4}),
+        "model.patching.positions[1]: position 4 is past the prompts' 4 tokens");
+}
+
+void TestSessionFile::patchExperimentFieldsAreRefused()
+{
+    QFETCH(QByteArray, text);
+    QFETCH(QString, message);
+    QCOMPARE(errorOf([&] { (void)parseSession(text.toStdString()); }), message);
 }
 
 void TestSessionFile::refusesBadInput_data()

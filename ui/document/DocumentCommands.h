@@ -8,6 +8,7 @@
 #include <QUndoCommand>
 
 #include <functional>
+#include <optional>
 
 namespace qkv::ui {
 
@@ -45,6 +46,11 @@ private:
 /// every redo.
 void pushEdit(Document* document, const QString& text, Document::Changes changes,
               std::function<void(Session&)> edit);
+
+/// Keeps `experiment` (none: forgets it) as the patching experiment of the session's model link, as one
+/// undoable edit, so that it is saved with the session. False, changing nothing, when the session has no
+/// model link or already holds that experiment.
+bool setPatchExperiment(Document* document, const std::optional<PatchExperiment>& experiment);
 
 /// Sets one value reached through `access`; merges with the next command of the same MergeId and target.
 template <typename Value> class ChangeValueCommand : public DocumentCommand {

@@ -7,6 +7,7 @@
 #include "HeadGridCsv.h"
 #include "Heatmap.h"
 #include "ModelView.h"
+#include "PatchingFigures.h"
 #include "PredictionComparison.h"
 
 #include <QFile>
@@ -112,11 +113,15 @@ RegisteredModelFigure registered(const QString& name, const QString& description
 RegisteredModelFigure gridFigure(const QString& name, const QString& description,
                                  std::function<HeadGridDisplay(const ModelFigureInput&)> compute)
 {
-    return registered<Heatmap, HeadGridDisplay>(name, description, true, std::move(compute),
-                                                [name](Heatmap& heatmap, const HeadGridDisplay& grid) {
-                                                    heatmap.setFigureName(name);
-                                                    setHeadGrid(heatmap, grid);
-                                                });
+    RegisteredModelFigure figure = registered<Heatmap, HeadGridDisplay>(
+        name, description, true, std::move(compute), [name](Heatmap& heatmap, const HeadGridDisplay& grid) {
+            heatmap.setFigureName(name);
+            setHeadGrid(heatmap, grid);
+        });
+    figure.csv = [](const ModelFigureContent& content) {
+        return headGridCsv(std::get<HeadGridDisplay>(content).values);
+    };
+    return figure;
 }
 
 } // namespace
@@ -136,21 +141,23 @@ ModelFigureInput ModelFigureInput::forRun(std::shared_ptr<const ModelRun> run, c
 // view draws it; the window shows it in its tab, and `qkvlab export --model … --view NAME` draws it.
 QList<RegisteredModelFigure> ModelFigures::all()
 {
+    RegisteredModelFigure model = registered<ModelView, ModelAttentionDisplay>(
+        QStringLiteral("model"), tr("every layer's and head's attention"), false,
+        [](const ModelFigureInput& input) {
+            if (!input.model)
+                throw Error("no model to draw");
+            ModelAttentionDisplay attention;
+            attention.weights =
+                attentionOfEveryLayer(*input.model, input.ids, input.precision, input.progress);
+            attention.title = input.title;
+            return attention;
+        },
+        [](ModelView& view, const ModelAttentionDisplay& attention) {
+            view.setAttention(attention.weights, attention.title);
+        });
+    model.needsRun = false;
     return {
-        registered<ModelView, ModelAttentionDisplay>(
-            QStringLiteral("model"), tr("every layer's and head's attention"), false,
-            [](const ModelFigureInput& input) {
-                if (!input.model)
-                    throw Error("no model to draw");
-                ModelAttentionDisplay attention;
-                attention.weights =
-                    attentionOfEveryLayer(*input.model, input.ids, input.precision, input.progress);
-                attention.title = input.title;
-                return attention;
-            },
-            [](ModelView& view, const ModelAttentionDisplay& attention) {
-                view.setAttention(attention.weights, attention.title);
-            }),
+        model,
         registered<PredictionView, PredictionDisplay>(
             QStringLiteral("prediction"), tr("the next-token prediction with and without the interventions"),
             false, [](const ModelFigureInput& input) { return predictionDisplay(input); },
@@ -172,6 +179,8 @@ QList<RegisteredModelFigure> ModelFigures::all()
                    }),
         gridFigure(QStringLiteral("attribution"), tr("each head's direct contribution to a token's logit"),
                    attributionGrid),
+        lensFigure(),
+        patchFigure(),
     };
 }
 
@@ -280,8 +289,13 @@ void setHeadGrid(Heatmap& heatmap, const HeadGridDisplay& grid)
 
 bool writeHeadGridCsv(const QString& path, const Matrix& values, QString* error)
 {
+    return writeCsvText(path, headGridCsv(values), error);
+}
+
+bool writeCsvText(const QString& path, const std::string& text, QString* error)
+{
     try {
-        writeFileAtomically(QFile::encodeName(path).toStdString(), headGridCsv(values));
+        writeFileAtomically(QFile::encodeName(path).toStdString(), text);
         return true;
     } catch (const Error& e) {
         // Already "PATH: cannot write: REASON".

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The one list of a model's figures: the window's Model, Prediction and Head Scores tabs draw them and
+// The one list of a model's figures: the window's Model, Prediction, Head Scores, Logit Lens and Patching
+// panels draw them and
 // `qkvlab export --model` draws them, both from this list, so a new model view is added here once. Each
 // figure's content is computed from one run of the model (off the GUI thread in the window), then handed to
 // the view that draws it.
 
 #include "HeadScores.h"
+#include "LensView.h"
 #include "ModelRun.h"
+#include "Patching.h"
 #include "PredictionView.h"
 
 #include <QCoreApplication>
@@ -16,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -42,14 +46,32 @@ struct ModelAttentionDisplay {
     QString title;
 };
 
-using ModelFigureContent = std::variant<PredictionDisplay, HeadGridDisplay, ModelAttentionDisplay>;
+/// A patching grid with the metric of the two unpatched runs it is normalized by.
+struct PatchedGrid {
+    PatchGrid grid;
+    double cleanMetric = 0, corruptMetric = 0;
+};
+
+/// A patching grid as a heatmap: the normalized values, rows the layers (head_out_pos: each layer's heads),
+/// columns the positions, the heads or the key/value heads.
+struct PatchGridDisplay {
+    PatchedGrid patched;                 ///< raw and normalized, as computed
+    Matrix shown;                        ///< the normalized values as drawn
+    QStringList rowLabels, columnLabels; ///< "L0"… ("L0 H1"… for head_out_pos); "3 ␣cat", "H0", "KV0"
+    QString rowTitle, columnTitle;       ///< "layer", "position", "head", "key/value head"
+    QString title;
+    QString label; ///< the colour bar's
+};
+
+using ModelFigureContent =
+    std::variant<PredictionDisplay, HeadGridDisplay, ModelAttentionDisplay, LensDisplay, PatchGridDisplay>;
 
 /// What a model figure is drawn from: the model on its text, the unmodified run, and the choices of its tab.
 struct ModelFigureInput {
     std::shared_ptr<const Model> model;
     std::vector<std::int64_t> ids;
     Precision precision = Precision::Float64;
-    std::shared_ptr<const ModelRun> run; ///< the unmodified run; every figure but "model" needs it
+    std::shared_ptr<const ModelRun> run; ///< the unmodified run; the figures with needsRun need it
     QString title;                       ///< the model and its text
     /// prediction: the run with the interventions (null: modifiedError; the unmodified run's own prediction
     /// when none is switched on), and the interventions as the list names them.
@@ -64,8 +86,13 @@ struct ModelFigureInput {
     HeadScore score = HeadScore::Induction;                 ///< scores
     Intervention::Kind ablation = Intervention::Kind::Zero; ///< sweep
     SweepMetric metric;                                     ///< sweep
-    Matrix sweep;         ///< sweep: values computed already (the window's, with progress); empty: computed
-    RunProgress progress; ///< told how far a long computation ("model", "sweep") is; false stops it
+    Matrix sweep; ///< sweep: values computed already (the window's, with progress); empty: computed
+    RunProgress
+        progress; ///< told how far a long computation ("model", "sweep", "lens", "patch") is; false stops it
+    std::optional<std::int64_t> answer;      ///< lens: the token whose probability colours the cells
+    std::optional<PatchExperiment> patching; ///< patch: the experiment (its prompts, tokens, site, method)
+    std::shared_ptr<const PatchedGrid>
+        patchGrid; ///< patch: the grid computed already (the window's); null: computed
 
     /// The input for `run`'s figures (model, ids and precision from the run), titled `title`.
     static ModelFigureInput forRun(std::shared_ptr<const ModelRun> run, const QString& title);
@@ -73,9 +100,10 @@ struct ModelFigureInput {
 
 /// A figure of a model: its name, how its content is computed and how it is drawn.
 struct RegisteredModelFigure {
-    QString name;        ///< `qkvlab export --model … --view NAME`, file names and Figure::figureName()
-    QString description; ///< what it shows, for listings
-    bool grid = false;   ///< a layers × heads grid: also written as CSV
+    QString name;         ///< `qkvlab export --model … --view NAME`, file names and Figure::figureName()
+    QString description;  ///< what it shows, for listings
+    bool grid = false;    ///< a layers × heads grid: also written as CSV
+    bool needsRun = true; ///< computed from ModelFigureInput::run (else from the model and ids alone)
     /// Computes the content; heavy, so the window runs it on a worker thread. Throws qkv::Error (and
     /// qkv::Cancelled when `progress` stops it).
     std::function<ModelFigureContent(const ModelFigureInput&)> compute;
@@ -85,6 +113,8 @@ struct RegisteredModelFigure {
     std::function<void(QWidget* view, const ModelFigureContent& content)> show;
     /// The view as the figure exported.
     std::function<const Figure*(QWidget* view)> figure;
+    /// The content as CSV text (`export --format csv`); null for a figure that has none.
+    std::function<std::string(const ModelFigureContent& content)> csv;
 };
 
 class ModelFigures {
@@ -116,5 +146,7 @@ void setHeadGrid(Heatmap& heatmap, const HeadGridDisplay& grid);
 /// Writes `values` as CSV (qkv::headGridCsv) to `path` through writeFileAtomically: a failed write leaves
 /// what was there. False with one line naming the file and the reason in `error`.
 bool writeHeadGridCsv(const QString& path, const Matrix& values, QString* error);
+/// Writes `text` to `path` the same way.
+bool writeCsvText(const QString& path, const std::string& text, QString* error);
 
 } // namespace qkv::ui

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "LabelText.h"
 
+#include <cmath>
+
 namespace qkv::ui {
 
 QString elidedLabel(const QString& label, int maxCharacters)
@@ -46,6 +48,15 @@ QString tokenLabel(const std::vector<std::string>& tokens, Index index)
     return index >= 0 && index < static_cast<Index>(tokens.size())
                ? QString::fromStdString(tokens[static_cast<std::size_t>(index)])
                : QString::number(index);
+}
+
+QString probabilityText(double probability)
+{
+    if (!std::isfinite(probability))
+        return QStringLiteral("—");
+    if (probability < 0.001)
+        return QString::number(probability * 100.0, 'g', 2) + QLatin1Char('%');
+    return QString::number(probability * 100.0, 'f', probability < 0.1 ? 2 : 1) + QLatin1Char('%');
 }
 
 } // namespace qkv::ui

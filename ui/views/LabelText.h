@@ -29,6 +29,10 @@ QStringList tokenLabels(const std::vector<std::string>& tokens, Index count);
 /// The labels of `count` d_model dimensions: their names (Session::dims), "d<i>" for those without one.
 QStringList dimensionLabels(const std::vector<std::string>& dims, Index count);
 
+/// A probability as a percentage: "41.2%", "3.25%" under 10%, two significant digits under 0.1%
+/// ("0.0042%"); "—" when it is not finite.
+QString probabilityText(double probability);
+
 /// The token at `index`, or its number when there is none.
 QString tokenLabel(const std::vector<std::string>& tokens, Index index);
 

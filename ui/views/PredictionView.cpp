@@ -3,6 +3,7 @@
 
 #include "BarPanels.h"
 #include "ColorScale.h"
+#include "LabelText.h"
 #include "PlotFigure.h"
 
 #include <qcustomplot.h>
@@ -25,15 +26,6 @@ QString signedNumber(double value, int digits = 3)
         return QStringLiteral("—");
     return (value >= 0 ? QStringLiteral("+") : QStringLiteral("−")) +
            PredictionView::formatNumber(std::abs(value), digits);
-}
-
-QString percent(double probability)
-{
-    if (!std::isfinite(probability))
-        return QStringLiteral("—");
-    if (probability < 0.001)
-        return QString::number(probability * 100.0, 'g', 2) + QLatin1Char('%');
-    return QString::number(probability * 100.0, 'f', probability < 0.1 ? 2 : 1) + QLatin1Char('%');
 }
 
 QCPColorGradient lossGradient()
@@ -225,7 +217,7 @@ void PredictionView::drawBars(QCPAxisRect* rect, const PredictionRunDisplay& run
         keys << k;
         probabilities << (std::isfinite(bar.probability) ? bar.probability : 0.0);
         ticker->addTick(k, bar.token);
-        QString label = percent(bar.probability);
+        QString label = probabilityText(bar.probability);
         if (bar.delta)
             label += tr("  Δ %1").arg(signedNumber(*bar.delta, 2));
         auto* text = new QCPItemText(m_plot);

@@ -6,6 +6,8 @@
 #include "Heatmap.h"
 #include "InterventionModel.h"
 #include "InterventionsPanel.h"
+#include "LensPanel.h"
+#include "LensView.h"
 #include "ModelLoading.h"
 #include "ModelOverview.h"
 #include "ModelRunner.h"
@@ -29,7 +31,8 @@ ModelPages::ModelPages(ModelLoading* loading, Document* document, QWidget* windo
       m_interventions(new InterventionsPanel(document)),
       m_prediction(new PredictionPanel(m_runner, loading, document, window)),
       m_heads(new HeadsPanel(m_runner, loading, m_prediction, window)),
-      m_patching(new PatchingPanel(loading, window)), m_modelTab(new QSplitter(window))
+      m_patching(new PatchingPanel(loading, window)), m_lens(new LensPanel(m_runner, loading, window)),
+      m_modelTab(new QSplitter(window))
 {
     m_runner->setObjectName(QStringLiteral("modelRunner"));
     m_modelTab->setObjectName(QStringLiteral("modelTab"));
@@ -70,9 +73,14 @@ QWidget* ModelPages::patchingTab() const
     return m_patching;
 }
 
+QWidget* ModelPages::lensTab() const
+{
+    return m_lens;
+}
+
 QList<const Figure*> ModelPages::figures() const
 {
-    return {m_overview->view(), m_prediction->view(), m_heads->grid()};
+    return {m_overview->view(), m_prediction->view(), m_heads->grid(), m_lens->view()};
 }
 
 QDockWidget* ModelPages::addDocks(Workspaces* workspaces, const std::function<QWidget*(QWidget*)>& wrap)
@@ -84,12 +92,16 @@ QDockWidget* ModelPages::addDocks(Workspaces* workspaces, const std::function<QW
     QDockWidget* prediction = add(tr("Prediction"), QStringLiteral("dockPrediction"), predictionTab());
     QDockWidget* headScores = add(tr("Head Scores"), QStringLiteral("dockHeadScores"), headsTab());
     QDockWidget* patching = add(tr("Patching"), QStringLiteral("dockPatching"), patchingTab());
-    // One area split in two (the page has no central widget to take what two areas would leave).
+    QDockWidget* lens = add(tr("Logit Lens"), QStringLiteral("dockLogitLens"), lensTab());
+    // One area split in two (the page has no central widget to take what two areas would leave). A split
+    // beside a dock in a tab group would add a tab instead: the lens joins the overview after the splits.
     QMainWindow* page = workspaces->page(Workspace::Model);
     page->splitDockWidget(model, prediction, Qt::Horizontal);
     page->splitDockWidget(prediction, headScores, Qt::Vertical);
     page->tabifyDockWidget(headScores, patching);
     headScores->raise();
+    page->tabifyDockWidget(model, lens);
+    model->raise(); // the overview in front: the lens computes only once it is shown
     if (auto* show = workspaces->findChild<QAction*>(QStringLiteral("viewAction_dockPatching")))
         show->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
     return model;

@@ -2,8 +2,8 @@
 #pragma once
 // The pages of a real model in the window, built together because they share one forward pass (ModelRunner):
 // the Model workspace (every head's attention beside the interventions), the Prediction tab, the Head
-// Scores tab and the Patching tab. A session saved with a model link reopens its model folder in the
-// background when it is opened.
+// Scores tab, the Patching tab and the Logit Lens. A session saved with a model link reopens its model folder
+// in the background when it is opened.
 
 #include <QList>
 #include <QObject>
@@ -21,6 +21,7 @@ class Document;
 class Figure;
 class HeadsPanel;
 class InterventionsPanel;
+class LensPanel;
 class ModelLoading;
 class ModelOverview;
 class ModelRunner;
@@ -41,16 +42,19 @@ public:
     PredictionPanel* prediction() const { return m_prediction; }
     HeadsPanel* heads() const { return m_heads; }
     PatchingPanel* patching() const { return m_patching; }
-    /// The widgets of the tabs: Model (thumbnails and interventions), Prediction, Head Scores, Patching.
+    LensPanel* lens() const { return m_lens; }
+    /// The widgets of the tabs: Model (thumbnails and interventions), Prediction, Head Scores, Patching,
+    /// Logit Lens.
     QWidget* modelTab() const;
     QWidget* predictionTab() const;
     QWidget* headsTab() const;
     QWidget* patchingTab() const;
+    QWidget* lensTab() const;
     /// Their exportable views.
     QList<const Figure*> figures() const;
-    /// The tabs as the Model workspace's docks: the model's overview on the left, the Prediction above the
-    /// Head Scores and Patching tabs on the right, each tab's widget given to `wrap` first (the window's
-    /// scroll area). Returns the overview's dock.
+    /// The tabs as the Model workspace's docks: the model's overview on the left (the Logit Lens a tab behind
+    /// it), the Prediction above the Head Scores and Patching tabs on the right, each tab's widget given to
+    /// `wrap` first (the window's scroll area). Returns the overview's dock.
     QDockWidget* addDocks(Workspaces* workspaces, const std::function<QWidget*(QWidget*)>& wrap);
 
 signals:
@@ -70,6 +74,7 @@ private:
     PredictionPanel* m_prediction;
     HeadsPanel* m_heads;
     PatchingPanel* m_patching;
+    LensPanel* m_lens;
     QSplitter* m_modelTab;
 };
 

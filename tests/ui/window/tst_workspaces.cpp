@@ -119,7 +119,7 @@ void TestWorkspaces::switchingShowsTheWorkspacesDocks()
                                  "dockHeads dockMask dockMath dockNormalizers dockQueryKeySpace "
                                  "dockShape dockThreeSpaces dockValueSpace dockWeights")
             : workspace == Workspace::Model
-                ? QStringLiteral("dockHeadScores dockModel dockPatching dockPrediction")
+                ? QStringLiteral("dockHeadScores dockLogitLens dockModel dockPatching dockPrediction")
                 : QStringLiteral("dockTraining");
         return names.split(QLatin1Char(' '));
     };
