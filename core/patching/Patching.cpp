@@ -81,12 +81,17 @@ public:
                 if (site != PatchSite::HeadOutPos && transformer::parseHookName(name, config))
                     keep.keep.push_back(name);
             }
-        m_model.forward(pair.clean, keep);
-        clean = metricOf(m_model.network().logits(), pair);
+        HookRequest cleanRun = keep;
+        cleanRun.lastLogitsOnly = true;
+        cleanRun.logitIds = {pair.answer, pair.wrong};
+        m_model.forward(pair.clean, cleanRun);
+        clean = metricOfPair(m_model.network().logits());
         m_clean = m_model.network().cache();
+        // Every row's logits: attribution's backward pass starts from this run.
         m_model.forward(pair.corrupt, keep);
         corrupt = metricOf(m_model.network().logits(), pair);
         m_corrupt = m_model.network().cache();
+        m_holdsCorrupt = true;
     }
 
     double exactCell(const Cell& cell, const std::function<bool()>& proceed) override
@@ -104,16 +109,18 @@ public:
         } else {
             request.replace.push_back({name, std::move(value), -1});
         }
+        m_holdsCorrupt = false;
         m_model.restart(request);
         return metricOfPair(m_model.network().logits());
     }
 
     double attributionCell(const Cell& cell) override
     {
-        if (!m_gradients) {
+        if (m_contributions.empty()) {
             // One backward pass of m at the corrupted run, to every hook a site reads.
-            HookRequest keep;
-            m_model.forward(pair.corrupt, keep);
+            if (!m_holdsCorrupt)
+                m_model.forward(pair.corrupt, HookRequest{});
+            m_holdsCorrupt = true;
             transformer::Objective metric;
             metric.kind = transformer::Objective::Kind::LogitDifference;
             metric.position = n - 1;
@@ -122,19 +129,19 @@ public:
             std::vector<std::string> names;
             for (const auto& [name, value] : m_corrupt)
                 names.push_back(name);
-            m_gradients = m_model.gradients(metric, names);
+            // (a_clean − a_corrupt) ⊙ ∂m/∂a once per hook; a cell sums its block.
+            for (auto& [name, gradient] : m_model.gradients(metric, names))
+                m_contributions[name] = (m_clean.at(name) - m_corrupt.at(name)).cwiseProduct(gradient);
         }
-        const std::string name = transformer::hookName(cell.point);
-        Matrix difference = m_clean.at(name) - m_corrupt.at(name);
-        Matrix& gradient = m_gradients->at(name);
-        return (cellPart(difference, cell, config, n).array() * cellPart(gradient, cell, config, n).array())
-            .sum();
+        return cellPart(m_contributions.at(transformer::hookName(cell.point)), cell, config, n).sum();
     }
 
 private:
     HookedModel<Scalar> m_model;
     ActivationCache m_clean, m_corrupt;
-    std::optional<ActivationCache> m_gradients;
+    ActivationCache m_contributions;
+    bool m_holdsCorrupt =
+        false; ///< the network's last run is the corrupted prompt's, with every row's logits
 };
 
 void checkPrompt(const ModelConfig& c, const std::vector<std::int64_t>& ids, const char* which)

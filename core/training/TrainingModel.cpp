@@ -197,14 +197,19 @@ template <typename Scalar>
 Tensors<Scalar> loadParameters(const Model& model, const Architecture& a, const Layout& layout)
 {
     const Checkpoint& checkpoint = model.checkpoint();
-    const auto read = [&](const std::string& name) { return checkpoint.readMatrix(model.tensorName(name)); };
-    const auto readRow = [&](const std::string& name) -> Matrix {
-        return checkpoint.readVector(model.tensorName(name));
+    // Read straight into the network's precision: a float model's weights never pass through double.
+    const auto read = [&](const std::string& name) {
+        MatrixOf<Scalar> m;
+        checkpoint.readMatrixInto(model.tensorName(name), m);
+        return m;
+    };
+    const auto readRow = [&](const std::string& name) -> MatrixOf<Scalar> {
+        return checkpoint.readVector(model.tensorName(name)).template cast<Scalar>();
     };
     Tensors<Scalar> tensors = zeroTensors<Scalar>(layout);
-    const auto put = [&](int slot, const Matrix& value) {
+    const auto put = [&](int slot, const auto& value) {
         if (slot >= 0)
-            tensors[slot] = value.template cast<Scalar>();
+            tensors[std::size_t(slot)] = value;
     };
     const bool gpt2 = isGpt2(a);
     const Index d = a.hiddenSize, q = a.heads * a.headDim, kv = a.kvHeads * a.headDim;
@@ -217,8 +222,8 @@ Tensors<Scalar> loadParameters(const Model& model, const Architecture& a, const 
         if (gpt2) {
             put(s.norm1, readRow(p + "ln_1.weight"));
             put(s.norm1Bias, readRow(p + "ln_1.bias"));
-            const Matrix w = read(p + "attn.c_attn.weight");
-            const Matrix b = readRow(p + "attn.c_attn.bias");
+            const MatrixOf<Scalar> w = read(p + "attn.c_attn.weight");
+            const MatrixOf<Scalar> b = readRow(p + "attn.c_attn.bias");
             put(s.q, w.leftCols(d));
             put(s.k, w.middleCols(d, d));
             put(s.v, w.rightCols(d));

@@ -7,6 +7,7 @@
 #include "ModelRunner.h"
 #include "OnScreenRefresh.h"
 #include "PredictionPanel.h"
+#include "ProgressControls.h"
 
 #include <QAction>
 #include <QHBoxLayout>
@@ -32,17 +33,8 @@ LensPanel::LensPanel(ModelRunner* runner, ModelLoading* loading, QWidget* parent
     m_answer->setToolTip(
         tr("Colour each cell by this token's probability instead of the top token's: its text "
            "(one token of the model's tokenizer; mind the leading space, as in “ Paris”) or #id"));
-    m_status->setObjectName(QStringLiteral("lensStatus"));
-    m_status->setWordWrap(true);
-    m_progress->setObjectName(QStringLiteral("lensProgress"));
-    m_progress->setFormat(tr("Layer %v of %m"));
-    m_progress->setMaximumWidth(160);
-    m_progress->hide();
-    auto* stop = new QAction(tr("Stop"), this);
-    stop->setToolTip(tr("Stop computing the logit lens"));
-    m_stop->setObjectName(QStringLiteral("lensStop"));
-    m_stop->setDefaultAction(stop);
-    m_stop->hide();
+    QAction* stop = setUpProgressControls(QStringLiteral("lens"), m_status, m_progress, m_stop,
+                                          tr("Stop computing the logit lens"));
 
     auto* row = new QHBoxLayout;
     row->setContentsMargins(4, 2, 4, 0);

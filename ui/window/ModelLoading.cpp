@@ -19,7 +19,10 @@ namespace qkv::ui {
 ModelLink linkFor(const Model& model, const ModelHeadRequest& request, const Session& current)
 {
     ModelLink link = modelLinkFor(model, request);
-    // Another head of the same text keeps the ablations and scalings made so far; the head open is live.
+    // Another head of the same model keeps the patching experiment (a head opened from its grid reads the
+    // clean prompt); of the same text, also the ablations and scalings made so far; the head open is live.
+    if (current.model && current.model->folder == link.folder)
+        link.patching = current.model->patching;
     if (current.model && current.model->folder == link.folder && current.model->ids == link.ids)
         for (const HeadIntervention& intervention : current.model->interventions)
             if (intervention.kind != HeadIntervention::Kind::Session)

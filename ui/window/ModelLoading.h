@@ -29,6 +29,8 @@ public:
     /// `mayReplace` asks whether the open session may be replaced (it offers to save unsaved changes).
     ModelLoading(Document* document, QWidget* window, std::function<bool()> mayReplace);
 
+    /// The document the heads open into.
+    Document* document() const { return m_document; }
     /// File ▸ Open Model…: the dialog, then open().
     void openDialog();
     /// Runs the forward pass for `request` on a worker thread (the window shows a busy indicator and waits,

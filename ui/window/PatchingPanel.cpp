@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "PatchingPanel.h"
 
+#include "Document.h"
 #include "Heatmap.h"
 #include "Model.h"
 #include "ModelLoading.h"
@@ -273,7 +274,18 @@ void PatchingPanel::onModelOpened()
 {
     const std::shared_ptr<const Model> model = m_loading->model();
     m_prompts->setModel(model, m_loading->request().precision);
-    if (model && m_prompts->input().cleanText.isEmpty()) {
+    const std::optional<ModelLink>& link = m_loading->document()->session().model;
+    if (model && link && link->patching) {
+        // A session saved with an experiment: its fields come back as they were (run it with Run).
+        const PatchExperiment& e = *link->patching;
+        m_prompts->setPrompts(promptText(*model, e.clean), promptText(*model, e.corrupt));
+        m_prompts->setTokens(QStringLiteral("#%1").arg(e.answer), QStringLiteral("#%1").arg(e.wrong));
+        setSite(e.site);
+        setMethods(e.method == PatchMethod::Exact ? Methods::Exact : Methods::Attribution);
+        setPositionRange(e.positions
+                             ? std::optional(std::pair{int(e.positions->first), int(e.positions->second)})
+                             : std::nullopt);
+    } else if (model && m_prompts->input().cleanText.isEmpty()) {
         // The model's own text is a first clean prompt; the corrupted one is the person's to write.
         const ModelHeadRequest& request = m_loading->request();
         const QString clean =

@@ -6,6 +6,7 @@
 #include "ModelLoading.h"
 #include "ModelRunner.h"
 #include "OnScreenRefresh.h"
+#include "ProgressControls.h"
 
 #include <QAction>
 #include <QHBoxLayout>
@@ -84,17 +85,8 @@ PredictionPanel::PredictionPanel(ModelRunner* runner, ModelLoading* loading, Doc
                               "identification). Type the token's text, with its leading space, or "
                               "#id.</p>"));
     }
-    m_status->setObjectName(QStringLiteral("predictionStatus"));
-    m_status->setWordWrap(true);
-    m_progress->setObjectName(QStringLiteral("predictionProgress"));
-    m_progress->setFormat(tr("Layer %v of %m"));
-    m_progress->setMaximumWidth(160);
-    m_progress->hide();
-    auto* stop = new QAction(tr("Stop"), this);
-    stop->setToolTip(tr("Stop the model's forward pass"));
-    m_stop->setObjectName(QStringLiteral("predictionStop"));
-    m_stop->setDefaultAction(stop);
-    m_stop->hide();
+    QAction* stop = setUpProgressControls(QStringLiteral("prediction"), m_status, m_progress, m_stop,
+                                          tr("Stop the model's forward pass"));
 
     auto* row = new QHBoxLayout;
     row->setContentsMargins(4, 2, 4, 0);

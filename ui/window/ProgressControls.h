@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The status line, layer progress bar and Stop button the model panels show while a pass runs.
+
+#include <QString>
+
+class QAction;
+class QLabel;
+class QProgressBar;
+class QToolButton;
+
+namespace qkv::ui {
+
+/// Names the three widgets `prefix`Status, `prefix`Progress and `prefix`Stop, hides the bar and the button
+/// until a pass runs, and returns the Stop action (its tooltip `stopTip`) for the panel to connect.
+QAction* setUpProgressControls(const QString& prefix, QLabel* status, QProgressBar* progress,
+                               QToolButton* stop, const QString& stopTip);
+
+} // namespace qkv::ui
