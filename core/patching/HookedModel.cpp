@@ -21,9 +21,8 @@ training::Architecture hookedArchitecture(const Model& model)
 template <typename Scalar>
 HookedModel<Scalar>::HookedModel(const Model& model)
     : m_architecture(hookedArchitecture(model)),
-      m_parameters(
-          training::loadParameters<Scalar>(model, m_architecture, training::layoutOf(m_architecture))),
-      m_network(m_architecture, training::layoutOf(m_architecture))
+      m_network(m_architecture, training::layoutOf(m_architecture)),
+      m_parameters(training::loadParameters<Scalar>(model, m_architecture, m_network.layout()))
 {
 }
 

@@ -35,8 +35,8 @@ public:
 
 private:
     training::Architecture m_architecture;
+    training::Network<Scalar> m_network; // before the parameters: they are read in its layout
     training::Tensors<Scalar> m_parameters;
-    training::Network<Scalar> m_network;
 };
 
 } // namespace qkv

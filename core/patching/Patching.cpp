@@ -97,16 +97,16 @@ public:
     double exactCell(const Cell& cell, const std::function<bool()>& proceed) override
     {
         const std::string name = transformer::hookName(cell.point);
-        Matrix value = m_corrupt.at(name);
         Matrix& from = m_clean.at(name);
-        cellPart(value, cell, config, n) = cellPart(from, cell, config, n);
         HookRequest request;
         request.lastLogitsOnly = true;
         request.logitIds = {pair.answer, pair.wrong};
         request.proceed = proceed;
-        if (cell.head >= 0 && cell.row < 0) {
+        if (cell.head >= 0 && cell.row < 0) { // a whole head: its part alone
             request.replace.push_back({name, Matrix(cellPart(from, cell, config, n)), cell.head});
-        } else {
+        } else { // one row: the corrupted value with that row (or head's row) from the clean run
+            Matrix value = m_corrupt.at(name);
+            cellPart(value, cell, config, n) = cellPart(from, cell, config, n);
             request.replace.push_back({name, std::move(value), -1});
         }
         m_holdsCorrupt = false;
