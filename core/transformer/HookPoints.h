@@ -22,6 +22,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace qkv::transformer {
@@ -92,6 +93,11 @@ void applyReplacement(const HookReplacement& replacement, HookKind kind, Index h
 
 /// What a run keeps and what it replaces.
 struct HookRequest {
+    HookRequest(std::vector<std::string> keepNames = {}, std::vector<HookReplacement> replacements = {})
+        : keep(std::move(keepNames)), replace(std::move(replacements))
+    {
+    }
+
     std::vector<std::string> keep; ///< names; "*" keeps every hook
     std::vector<HookReplacement> replace;
     /// Only the last position's logits (1 × vocabulary) and no loss (0): a run that only reads the last
