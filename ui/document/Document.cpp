@@ -230,6 +230,14 @@ void Document::setSelection(Index query, Index key)
     emit selectionChanged(query, key);
 }
 
+bool Document::recordPatchExperiment(const PatchExperiment& experiment)
+{
+    if (!m_session.model)
+        return false;
+    m_session.model->patching = experiment;
+    return true;
+}
+
 void Document::notifyChanged(Changes changes)
 {
     if (m_currentHead >= m_session.headCount()) {

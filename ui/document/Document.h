@@ -111,6 +111,11 @@ public:
     Index selectedKey() const { return m_selectedKey; }
     void setSelection(Index query, Index key);
 
+    /// Keeps `experiment` as the patching experiment of the session's model link (the Patching tab's last
+    /// run), so that Save writes it. Like the view state, not an undo step and not a change of the session:
+    /// running an experiment never asks to save before a head opens. False when there is no model link.
+    bool recordPatchExperiment(const PatchExperiment& experiment);
+
     /// Sessions whose work (n·m·(d_k + d_v)·heads) stays below this are computed at once on the GUI thread;
     /// bigger ones in the background, newest edit winning.
     static constexpr double synchronousWorkLimit = 4e6;

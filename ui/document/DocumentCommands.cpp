@@ -110,16 +110,4 @@ QUndoCommand* makeRemoveSnapshotCommand(Document* document, int index)
     return new SnapshotCommand(document, text, snapshot, index, false);
 }
 
-bool setPatchExperiment(Document* document, const std::optional<PatchExperiment>& experiment)
-{
-    const std::optional<ModelLink>& link = document->session().model;
-    if (!link || link->patching == experiment)
-        return false;
-    pushEdit(document, Document::tr("Patching experiment"), Document::Model, [experiment](Session& session) {
-        if (session.model)
-            session.model->patching = experiment;
-    });
-    return true;
-}
-
 } // namespace qkv::ui

@@ -47,11 +47,6 @@ private:
 void pushEdit(Document* document, const QString& text, Document::Changes changes,
               std::function<void(Session&)> edit);
 
-/// Keeps `experiment` (none: forgets it) as the patching experiment of the session's model link, as one
-/// undoable edit, so that it is saved with the session. False, changing nothing, when the session has no
-/// model link or already holds that experiment.
-bool setPatchExperiment(Document* document, const std::optional<PatchExperiment>& experiment);
-
 /// Sets one value reached through `access`; merges with the next command of the same MergeId and target.
 template <typename Value> class ChangeValueCommand : public DocumentCommand {
 public:

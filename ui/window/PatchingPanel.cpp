@@ -270,6 +270,26 @@ void PatchingPanel::connectRunner()
     });
 }
 
+namespace {
+
+/// What the session keeps of a run: Both is kept as the exact grid, the reference the estimate is read
+/// against.
+PatchExperiment experimentOf(const PatchingRequest& request)
+{
+    PatchExperiment experiment;
+    experiment.clean = request.pair.clean;
+    experiment.corrupt = request.pair.corrupt;
+    experiment.answer = request.pair.answer;
+    experiment.wrong = request.pair.wrong;
+    experiment.site = request.site;
+    experiment.method = request.methods.back();
+    if (request.firstPosition > 0 || request.lastPosition >= 0)
+        experiment.positions = std::pair{request.firstPosition, request.lastPosition};
+    return experiment;
+}
+
+} // namespace
+
 void PatchingPanel::onModelOpened()
 {
     const std::shared_ptr<const Model> model = m_loading->model();
@@ -401,6 +421,7 @@ bool PatchingPanel::run()
         request.lastPosition = input.lastPosition;
     }
     request.precision = m_loading->request().precision;
+    m_loading->document()->recordPatchExperiment(experimentOf(request));
     m_pendingTokens = input.clean.labels;
     showMessage(QString(), false);
     m_runner->start(request);

@@ -481,6 +481,13 @@ void TestPatchingPanel::clickingAHeadOpensIt()
     panel->setSite(PatchSite::HeadOut);
     panel->setMethods(PatchingPanel::Methods::Exact);
     runToTheEnd(panel);
+    // Run keeps the experiment in the session, for Save, without a change to save before a head opens.
+    QVERIFY(!window.document()->isModified());
+    const std::optional<PatchExperiment> recorded = window.document()->session().model->patching;
+    QVERIFY(recorded && recorded->clean == cleanIds && recorded->answer == 5 && recorded->wrong == 7);
+    QCOMPARE(recorded->site, PatchSite::HeadOut);
+    QCOMPARE(recorded->method, PatchMethod::Exact);
+    QVERIFY(!recorded->positions);
     Heatmap* heatmap = panel->grid(PatchMethod::Exact);
     QTRY_VERIFY(heatmap->cellCentre(2, 0) != heatmap->cellCentre(0, 1)); // laid out by the queued replot
     const QPoint centre = heatmap->cellCentre(2, 0);
@@ -493,6 +500,7 @@ void TestPatchingPanel::clickingAHeadOpensIt()
     QCOMPARE(session.model->layer, Index(2));
     QCOMPARE(session.model->head, Index(0));
     QVERIFY(session.model->ids == cleanIds);
+    QVERIFY(session.model->patching == recorded); // the opened head keeps the experiment
 
     // A position's cell (resid_pre) opens nothing.
     panel->setSite(PatchSite::ResidPre);
