@@ -10,11 +10,19 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace qkv {
+
+/// What is read from a model's weights once and kept while it is open, shared by its copies: the one
+/// transformer's copy of the weights in each precision (training::sharedWeights, TrainingModel.h).
+struct ModelWeightCache {
+    std::mutex mutex;
+    std::shared_ptr<const void> float32, float64;
+};
 
 /// A model folder, opened: its config, its weights (memory-mapped; only the headers are read) and its
 /// tokenizer when it has one. Every tensor the forward pass needs is checked by name and shape against the
@@ -31,6 +39,7 @@ public:
     const std::string& tokenizerProblem() const { return m_tokenizerProblem; }
     /// The name of a tensor in this checkpoint (GPT-2's may carry a "transformer." prefix).
     std::string tensorName(const std::string& name) const { return m_prefix + name; }
+    ModelWeightCache& weightCache() const { return *m_weightCache; }
 
 private:
     ModelConfig m_config;
@@ -39,6 +48,7 @@ private:
     std::string m_tokenizerProblem;
     std::string m_folder;
     std::string m_prefix;
+    std::shared_ptr<ModelWeightCache> m_weightCache = std::make_shared<ModelWeightCache>();
 };
 
 /// The model as titles name it: its model_type and its folder's name ("gpt2 gpt2-medium").

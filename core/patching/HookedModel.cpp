@@ -6,23 +6,9 @@
 
 namespace qkv {
 
-namespace {
-
-training::Architecture hookedArchitecture(const Model& model)
-{
-    if (model.config().slidingWindow > 0)
-        throw Error(modelName(model) +
-                    ": sliding-window attention is not supported by patching and the logit lens yet");
-    return training::architectureOf(model);
-}
-
-} // namespace
-
 template <typename Scalar>
 HookedModel<Scalar>::HookedModel(const Model& model)
-    : m_architecture(hookedArchitecture(model)),
-      m_network(m_architecture, training::layoutOf(m_architecture)),
-      m_parameters(training::loadParameters<Scalar>(model, m_architecture, m_network.layout()))
+    : m_weights(training::sharedWeights<Scalar>(model)), m_network(m_weights->architecture, m_weights->layout)
 {
 }
 
@@ -30,19 +16,19 @@ template <typename Scalar>
 void HookedModel<Scalar>::forward(const std::vector<std::int64_t>& ids,
                                   const transformer::HookRequest& request)
 {
-    m_network.forward(m_parameters, {ids}, &request);
+    m_network.forward(parameters(), {ids}, &request);
 }
 
 template <typename Scalar> void HookedModel<Scalar>::restart(const transformer::HookRequest& request)
 {
-    m_network.restart(m_parameters, request);
+    m_network.restart(parameters(), request);
 }
 
 template <typename Scalar>
 transformer::ActivationCache HookedModel<Scalar>::gradients(const transformer::Objective& objective,
                                                             const std::vector<std::string>& names)
 {
-    return m_network.hookGradients(m_parameters, objective, names);
+    return m_network.hookGradients(parameters(), objective, names);
 }
 
 template class HookedModel<double>;

@@ -8,6 +8,7 @@
 #include "TrainingModel.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,12 +18,12 @@ class Model;
 
 template <typename Scalar> class HookedModel {
 public:
-    /// Reads every weight into the network's layout. Throws qkv::Error for an architecture the network
-    /// cannot run (sliding-window attention), naming it.
+    /// The model's weights in the network's layout, shared with every other user of the open model
+    /// (training::sharedWeights). Throws qkv::Error as sharedWeights does.
     explicit HookedModel(const Model& model);
 
-    const training::Architecture& architecture() const { return m_architecture; }
-    const training::Tensors<Scalar>& parameters() const { return m_parameters; }
+    const training::Architecture& architecture() const { return m_weights->architecture; }
+    const training::Tensors<Scalar>& parameters() const { return m_weights->parameters; }
     const training::Network<Scalar>& network() const { return m_network; }
 
     /// A forward pass on `ids` with `request`'s hooks.
@@ -34,9 +35,8 @@ public:
                                            const std::vector<std::string>& names);
 
 private:
-    training::Architecture m_architecture;
-    training::Network<Scalar> m_network; // before the parameters: they are read in its layout
-    training::Tensors<Scalar> m_parameters;
+    std::shared_ptr<const training::Weights<Scalar>> m_weights;
+    training::Network<Scalar> m_network;
 };
 
 } // namespace qkv

@@ -79,7 +79,7 @@ LogitLens lensOf(const Model& model, const std::vector<std::int64_t>& ids, const
     for (Index l = 0; l < layers; ++l)
         request.keep.push_back(transformer::hookName({transformer::HookKind::ResidPre, l}));
     request.keep.push_back(transformer::hookName({transformer::HookKind::ResidPost, layers - 1}));
-    request.lastLogitsOnly = true;
+    request.oneLogitsRow = true;
     hooked.forward(ids, request);
     const transformer::ActivationCache& cache = hooked.network().cache();
     LogitLens lens;

@@ -82,7 +82,7 @@ public:
                     keep.keep.push_back(name);
             }
         HookRequest cleanRun = keep;
-        cleanRun.lastLogitsOnly = true;
+        cleanRun.oneLogitsRow = true;
         cleanRun.logitIds = {pair.answer, pair.wrong};
         m_model.forward(pair.clean, cleanRun);
         clean = metricOfPair(m_model.network().logits());
@@ -99,7 +99,7 @@ public:
         const std::string name = transformer::hookName(cell.point);
         Matrix& from = m_clean.at(name);
         HookRequest request;
-        request.lastLogitsOnly = true;
+        request.oneLogitsRow = true;
         request.logitIds = {pair.answer, pair.wrong};
         request.proceed = proceed;
         if (cell.head >= 0 && cell.row < 0) { // a whole head: its part alone

@@ -58,9 +58,8 @@ struct PatchPair {
 class PatchingRun {
 public:
     /// Throws qkv::Error naming the problem: prompts of different lengths (naming both counts), an id outside
-    /// the vocabulary (naming the prompt and position), more tokens than the model's positions, an
-    /// architecture the hooked pass cannot run (sliding-window attention), clean and corrupted giving the
-    /// same metric (within 1e-9·max(1, |m_clean|)).
+    /// the vocabulary (naming the prompt and position), more tokens than the model's positions, weights that
+    /// do not fit in memory, clean and corrupted giving the same metric (within 1e-9·max(1, |m_clean|)).
     PatchingRun(const Model& model, PatchPair pair, Precision precision = Precision::Float64);
     ~PatchingRun();
     PatchingRun(const PatchingRun&) = delete;

@@ -2,11 +2,13 @@
 #include "Network.h"
 
 #include "Error.h"
+#include "Parallel.h"
 
 #include <algorithm>
 #include <cmath>
 #include <optional>
 #include <set>
+#include <type_traits>
 
 namespace qkv::training {
 
@@ -36,6 +38,14 @@ struct ForgetProceed {
     ~ForgetProceed() { hooks.proceed = nullptr; }
 };
 
+/// No entry infinite or NaN, in pieces on the engine's threads (GPT-2's logits at 1024 tokens: 51 million).
+template <typename Scalar> bool finiteEverywhere(const M<Scalar>& m)
+{
+    return allPiecesPass(m.size(), [&m](Index first, Index size) {
+        return isAllFinite(Eigen::Map<const Eigen::Array<Scalar, Eigen::Dynamic, 1>>(m.data() + first, size));
+    });
+}
+
 std::string shapeText(Index rows, Index cols)
 {
     return std::to_string(rows) + " × " + std::to_string(cols);
@@ -50,6 +60,7 @@ template <typename Scalar> struct Network<Scalar>::Hooks {
     bool keepAll = false;
     std::set<std::string> keep;
     std::vector<std::pair<HookPoint, const HookReplacement*>> replacements;
+    std::vector<std::pair<HookPoint, const HookEdit*>> edits;
     ActivationCache& cache;
 
     Hooks(const Architecture& c, Index n, const HookRequest& request, ActivationCache& kept)
@@ -87,6 +98,29 @@ template <typename Scalar> struct Network<Scalar>::Hooks {
                 throw Error(r.name + ": the replacement is not finite");
             replacements.emplace_back(*point, &r);
         }
+        for (const HookEdit& e : request.edits) {
+            const std::optional<HookPoint> point = parseHookName(e.name, config);
+            if (!point)
+                throw Error(e.name + ": no such hook in this model, nothing to change");
+            edits.emplace_back(*point, &e);
+        }
+        if (request.oneLogitsRow && request.logitsRow >= tokens)
+            throw Error("the logits of position " + std::to_string(request.logitsRow) +
+                        " asked for: the text has " + std::to_string(tokens) + " tokens");
+        if (request.stopBeforeLayer > config.layers)
+            throw Error("a run asked to stop before layer " + std::to_string(request.stopBeforeLayer) +
+                        "; the model has " + std::to_string(config.layers) + " layers");
+    }
+
+    /// The first layer the replacements and edits change (the model's layers: none).
+    Index firstChange() const
+    {
+        Index from = config.layers;
+        for (const auto& [point, r] : replacements)
+            from = std::min(from, firstLayerChanged(point, config));
+        for (const auto& [point, e] : edits)
+            from = std::min(from, firstLayerChanged(point, config));
+        return from;
     }
 
     bool kept(const std::string& name) const { return keepAll || keep.count(name) > 0; }
@@ -96,10 +130,14 @@ template <typename Scalar> struct Network<Scalar>::Hooks {
         for (const auto& [where, r] : replacements)
             if (where == point && (head == -2 || r->head == -1 || r->head == head))
                 return true;
+        for (const auto& [where, e] : edits)
+            if (where == point)
+                return true;
         return false;
     }
 
-    /// The hook's replacements written into `value` (whole, or a head's columns), then `value` kept.
+    /// The hook's replacements written into `value` (whole, or a head's columns), then its edits, then
+    /// `value` kept.
     void at(const HookPoint& point, M<Scalar>& value) const
     {
         for (const auto& [where, r] : replacements) {
@@ -108,6 +146,19 @@ template <typename Scalar> struct Network<Scalar>::Hooks {
             applyReplacement(*r, point.kind, config.headDim, value);
         }
         const std::string name = hookName(point);
+        for (const auto& [where, e] : edits) {
+            if (!(where == point))
+                continue;
+            Matrix edited = value.template cast<double>();
+            e->edit(edited, cache);
+            if (edited.rows() != value.rows() || edited.cols() != value.cols())
+                throw Error(name + ": the edit changed the hook's shape (" +
+                            shapeText(value.rows(), value.cols()) + " to " +
+                            shapeText(edited.rows(), edited.cols()) + ")");
+            if (!isAllFinite(edited))
+                throw Error(name + ": the edited value is not finite");
+            value = edited.cast<Scalar>();
+        }
         if (kept(name))
             cache[name] = value.template cast<double>();
     }
@@ -117,9 +168,6 @@ template <typename Scalar>
 Network<Scalar>::Network(Architecture architecture, Layout layout)
     : m_architecture(std::move(architecture)), m_layout(std::move(layout))
 {
-    const Architecture& a = m_architecture;
-    if (!a.learnedPositions())
-        m_rope = ropeTable<Scalar>(a.headDim, a.ropeTheta, a.ropeScaling, a.maxPositions);
 }
 
 template <typename Scalar> NormKind Network<Scalar>::normKind() const
@@ -149,6 +197,29 @@ template <typename Scalar> void Network<Scalar>::checkBatch(const Batch& batch, 
     }
 }
 
+template <typename Scalar> void Network<Scalar>::setBatch(const Batch& batch)
+{
+    m_batch = batch;
+    std::vector<Index> lengths;
+    m_ids.clear();
+    for (const auto& sequence : batch) {
+        lengths.push_back(Index(sequence.size()));
+        m_ids.insert(m_ids.end(), sequence.begin(), sequence.end());
+    }
+    m_sequences = Sequences::ofLengths(lengths);
+    m_positions = m_sequences.positions();
+    m_targets = nextTokenTargets(m_sequences, m_ids);
+    // RoPE's table grows to the longest sequence seen (a model's 131072 positions would take 100 MB).
+    const Architecture& a = m_architecture;
+    const Index longest = *std::max_element(lengths.begin(), lengths.end());
+    if (!a.learnedPositions() && m_rope.cos.rows() < longest)
+        m_rope = ropeTable<Scalar>(a.headDim, a.ropeTheta, a.ropeScaling, longest);
+    m_cache.clear();
+    m_layers.resize(std::size_t(a.layers)); // each layer run overwrites its cache: the buffers are reused
+    m_forwardStream.clear();
+    m_firstRunLayer = 0;
+}
+
 template <typename Scalar>
 double Network<Scalar>::forward(const Tensors<Scalar>& p, const Batch& batch, const HookRequest* hooks)
 {
@@ -160,20 +231,8 @@ double Network<Scalar>::forward(const Tensors<Scalar>& p, const Batch& batch, co
         ActivationCache unused;
         Hooks(m_architecture, Index(batch.front().size()), *hooks, unused); // refused before anything changes
     }
-    m_batch = batch;
-    std::vector<Index> lengths;
-    m_ids.clear();
-    for (const auto& sequence : batch) {
-        lengths.push_back(Index(sequence.size()));
-        m_ids.insert(m_ids.end(), sequence.begin(), sequence.end());
-    }
-    m_sequences = Sequences::ofLengths(lengths);
-    m_positions = m_sequences.positions();
-    m_targets = nextTokenTargets(m_sequences, m_ids);
+    setBatch(batch);
     m_hooks = hooks != nullptr ? *hooks : HookRequest{};
-    m_cache.clear();
-    m_layers.assign(std::size_t(m_architecture.layers), LayerCache{});
-    m_forwardStream.clear();
     const ForgetProceed forget{m_hooks};
     double loss = 0.0;
     if (hooks == nullptr) {
@@ -182,7 +241,7 @@ double Network<Scalar>::forward(const Tensors<Scalar>& p, const Batch& batch, co
         Hooks h(m_architecture, m_sequences.rows, m_hooks, m_cache);
         loss = run(p, 0, &h);
     }
-    if (batch.size() == 1) {
+    if (batch.size() == 1 && m_hooks.stopBeforeLayer < 0) {
         // What a restart starts from: the stream entering each layer as this forward computed it (a
         // restart's own layers are not kept here, so restarts never build on one another).
         for (const LayerCache& layer : m_layers)
@@ -201,14 +260,40 @@ template <typename Scalar> double Network<Scalar>::restart(const Tensors<Scalar>
     m_hooks = hooks;
     Hooks h(m_architecture, m_sequences.rows, m_hooks, m_cache);
     const ForgetProceed forget{m_hooks};
-    Index from = m_architecture.layers;
-    for (const auto& [point, r] : h.replacements)
-        from = std::min(from, firstLayerChanged(point, m_architecture));
+    const Index from = h.firstChange();
     // What the last forward kept at and above that layer is recomputed (or dropped when not asked for).
     for (auto it = m_cache.begin(); it != m_cache.end();) {
         const std::optional<HookPoint> point = parseHookName(it->first, m_architecture);
         it = point && firstLayerChanged(*point, m_architecture) >= from ? m_cache.erase(it) : std::next(it);
     }
+    m_final = m_forwardStream[std::size_t(from)];
+    return run(p, from, &h);
+}
+
+template <typename Scalar>
+double Network<Scalar>::runFrom(const Tensors<Scalar>& p, const std::vector<std::int64_t>& ids, Index from,
+                                const MatrixOf<Scalar>& stream, const HookRequest& hooks)
+{
+    const Architecture& a = m_architecture;
+    checkBatch({ids}, true);
+    if (from < 0 || from > a.layers)
+        throw Error("a run from layer " + std::to_string(from) + " asked for; the model has " +
+                    std::to_string(a.layers) + " layers");
+    const Index n = Index(ids.size());
+    if (stream.rows() != n || stream.cols() != a.hiddenSize)
+        throw Error("the stream entering layer " + std::to_string(from) + " is " +
+                    shapeText(stream.rows(), stream.cols()) + ", the run's " + shapeText(n, a.hiddenSize));
+    ActivationCache unused;
+    const Hooks checked(a, n, hooks, unused); // refused before anything changes
+    if (checked.firstChange() < from)
+        throw Error("a run from layer " + std::to_string(from) + " cannot change layer " +
+                    std::to_string(checked.firstChange()));
+    setBatch({ids});
+    m_hooks = hooks;
+    m_firstRunLayer = from;
+    Hooks h(a, n, m_hooks, m_cache);
+    const ForgetProceed forget{m_hooks};
+    m_final = stream;
     return run(p, from, &h);
 }
 
@@ -236,7 +321,7 @@ void Network<Scalar>::runLayer(const Tensors<Scalar>& p, Index l, M<Scalar>& h, 
         ropeForward(m_rope, m_positions, a.heads, c.q);
         ropeForward(m_rope, m_positions, a.kvHeads, c.k);
     }
-    const AttentionShape shape{a.heads, a.kvHeads, a.headDim, a.attentionNormalizer};
+    const AttentionShape shape{a.heads, a.kvHeads, a.headDim, a.attentionNormalizer, a.slidingWindow};
     attentionForward(shape, m_sequences, c.q, c.k, c.v, c.weights, c.z);
     if (hooks != nullptr) {
         // One sequence: the pattern hook is every head's weights stacked, (heads · n) × n.
@@ -297,22 +382,33 @@ double Network<Scalar>::run(const Tensors<Scalar>& p, Index fromLayer, Hooks* ho
                 hooks->at({HookKind::PosEmbed, -1}, m_output);
             h += m_output;
         }
-    } else {
-        h = m_forwardStream[std::size_t(fromLayer)];
     }
-    for (Index l = fromLayer; l < a.layers; ++l) {
+    const Index layers =
+        hooks != nullptr && m_hooks.stopBeforeLayer >= 0 ? m_hooks.stopBeforeLayer : a.layers;
+    for (Index l = fromLayer; l < layers; ++l) {
         runLayer(p, l, h, hooks);
+        if (hooks != nullptr && !finiteEverywhere(h))
+            throw Error("layer " + std::to_string(l) + ": the residual stream overflows " +
+                        (std::is_same_v<Scalar, float> ? "float32; choose precision float64" : "float64"));
         if (hooks != nullptr && m_hooks.proceed && !m_hooks.proceed())
             throw Cancelled();
+    }
+    if (hooks != nullptr && m_hooks.stopBeforeLayer >= 0) {
+        if (layers < a.layers) // the stream entering the layer it stopped before
+            hooks->at({HookKind::ResidPre, layers}, h);
+        m_logits.resize(0, 0);
+        m_positionLosses.resize(0, 0);
+        m_logNormalizers.clear();
+        return 0.0;
     }
     normForward<Scalar>(normKind(), m_final, p[std::size_t(layout.finalNorm)],
                         biasRow(p, layout.finalNormBias), a.normEpsilon, m_finalNorm);
     if (hooks != nullptr)
         hooks->at({HookKind::FinalNormalized, -1}, m_finalNorm.out);
-    const bool lastOnly = hooks != nullptr && m_hooks.lastLogitsOnly;
+    const bool lastOnly = hooks != nullptr && m_hooks.oneLogitsRow;
     const M<Scalar>& normed = m_finalNorm.out;
     if (lastOnly)
-        m_lastNormed = normed.bottomRows(1);
+        m_lastNormed = normed.middleRows(m_hooks.logitsRow < 0 ? normed.rows() - 1 : m_hooks.logitsRow, 1);
     const M<Scalar>& unembedded = lastOnly ? m_lastNormed : normed;
     if (lastOnly && !m_hooks.logitIds.empty()) {
         m_logits.resize(1, Index(m_hooks.logitIds.size()));
@@ -327,12 +423,16 @@ double Network<Scalar>::run(const Tensors<Scalar>& p, Index fromLayer, Hooks* ho
     } else {
         productTransposed(unembedded, p[std::size_t(layout.embedding)], m_logits);
     }
+    if (hooks != nullptr && !finiteEverywhere(m_logits))
+        throw Error(std::string("the logits overflow ") +
+                    (std::is_same_v<Scalar, float> ? "float32; choose precision float64" : "float64"));
     if (lastOnly) {
+        m_logNormalizers.clear();
         m_positionLosses = Matrix::Zero(1, m_sequences.rows - 1);
         return 0.0;
     }
     std::vector<double> rowLosses;
-    const double loss = crossEntropyForward(m_logits, m_targets, &rowLosses);
+    const double loss = crossEntropyForward(m_logits, m_targets, &rowLosses, &m_logNormalizers);
     const Index longest = *std::max_element(m_sequences.lengths.begin(), m_sequences.lengths.end());
     m_positionLosses = Matrix::Zero(m_sequences.count(), longest - 1);
     for (Index b = 0; b < m_sequences.count(); ++b)
@@ -347,10 +447,24 @@ const MatrixOf<Scalar>& Network<Scalar>::attention(Index sequence, Index layer, 
     return m_layers[std::size_t(layer)].weights[std::size_t(sequence * m_architecture.heads + head)];
 }
 
+template <typename Scalar> void Network<Scalar>::checkDifferentiable() const
+{
+    if (m_hooks.oneLogitsRow)
+        throw Error("gradients need every position's logits; the last run kept only one position's");
+    if (m_firstRunLayer > 0 || m_hooks.stopBeforeLayer >= 0)
+        throw Error("gradients need a run through every layer; the last one ran layers " +
+                    std::to_string(m_firstRunLayer) + " to " +
+                    std::to_string(m_hooks.stopBeforeLayer >= 0 ? m_hooks.stopBeforeLayer - 1
+                                                                : m_architecture.layers - 1));
+    if (!m_hooks.edits.empty())
+        throw Error(
+            m_hooks.edits.front().name +
+            ": gradients through a hook changed by a function are not supported; replace it by a value");
+}
+
 template <typename Scalar> void Network<Scalar>::backward(const Tensors<Scalar>& p, Tensors<Scalar>& g)
 {
-    if (m_hooks.lastLogitsOnly)
-        throw Error("gradients need every position's logits; the last run kept only the last one's");
+    checkDifferentiable();
     if (g.size() != m_layout.tensors.size())
         g = zeroTensors<Scalar>(m_layout);
     else
@@ -368,8 +482,7 @@ ActivationCache Network<Scalar>::hookGradients(const Tensors<Scalar>& p, const O
     if (m_batch.size() != 1)
         throw Error("gradients to hooks are taken on one sequence; the last forward had " +
                     std::to_string(m_batch.size()));
-    if (m_hooks.lastLogitsOnly)
-        throw Error("gradients need every position's logits; the last run kept only the last one's");
+    checkDifferentiable();
     for (const std::string& name : names)
         if (!parseHookName(name, a))
             throw Error(name + ": no such hook in this model");
@@ -479,7 +592,7 @@ void Network<Scalar>::backwardFrom(const Tensors<Scalar>& p, Tensors<Scalar>* g,
     M<Scalar> dResid = M<Scalar>::Zero(m_sequences.rows, a.hiddenSize);
     normBackward<Scalar>(normKind(), m_finalNorm, p[std::size_t(layout.finalNorm)], dFinal, dResid,
                          gradient(g, layout.finalNorm), gradient(g, layout.finalNormBias));
-    const AttentionShape shape{a.heads, a.kvHeads, a.headDim, a.attentionNormalizer};
+    const AttentionShape shape{a.heads, a.kvHeads, a.headDim, a.attentionNormalizer, a.slidingWindow};
     for (Index l = a.layers - 1; l >= 0; --l) {
         const LayerSlots& s = layout.layers[std::size_t(l)];
         const LayerCache& c = m_layers[std::size_t(l)];

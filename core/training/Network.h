@@ -48,6 +48,13 @@ public:
     /// restarts may follow one another in any order.
     double restart(const Tensors<Scalar>& parameters, const HookRequest& hooks);
 
+    /// A run of one sequence `ids` from layer `from`, given `stream`, the stream entering that layer (n ×
+    /// d_model, as an earlier run kept it at blocks.L.hook_resid_pre): what several threads each compute on
+    /// a network of their own from one shared run. `hooks` may not change a layer below `from`; no gradients
+    /// follow it, and attention() of a layer below `from` is not this run's.
+    double runFrom(const Tensors<Scalar>& parameters, const std::vector<std::int64_t>& ids, Index from,
+                   const MatrixOf<Scalar>& stream, const HookRequest& hooks);
+
     /// The gradient of the last forward()'s loss with respect to every parameter, into `gradients`
     /// (resized and overwritten). `parameters` must be the ones forward() used.
     void backward(const Tensors<Scalar>& parameters, Tensors<Scalar>& gradients);
@@ -59,11 +66,16 @@ public:
                                   const std::vector<std::string>& names = {},
                                   Tensors<Scalar>* gradients = nullptr);
 
+    /// The stream entering every layer and after the last, as the last forward() computed it (one sequence,
+    /// run to the end).
+    const std::vector<MatrixOf<Scalar>>& forwardStream() const { return m_forwardStream; }
     /// The hooks the last forward kept.
     const ActivationCache& cache() const { return m_cache; }
     /// The last forward()'s logits (rows × vocabulary, sequences one after another; 1 × vocabulary after a
-    /// run with lastLogitsOnly), until backward() turns them into the loss's gradient.
+    /// run with oneLogitsRow), until backward() turns them into the loss's gradient.
     const MatrixOf<Scalar>& logits() const { return m_logits; }
+    /// ln Σ exp of every row of the last run's logits (none after a run with oneLogitsRow).
+    const std::vector<double>& logNormalizers() const { return m_logNormalizers; }
     /// The loss at every position of the last forward() (B × (longest − 1); 0 past a sequence's end).
     const Matrix& positionLosses() const { return m_positionLosses; }
     /// The attention weights (n × n) of sequence `sequence`, layer `layer`, query head `head` in the last
@@ -87,6 +99,8 @@ private:
     struct Hooks;
 
     void checkBatch(const Batch& batch, bool hooked) const;
+    void setBatch(const Batch& batch);
+    void checkDifferentiable() const;
     double run(const Tensors<Scalar>& p, Index fromLayer, Hooks* hooks);
     void runLayer(const Tensors<Scalar>& p, Index l, MatrixOf<Scalar>& h, Hooks* hooks);
     void mlpBackward(const Tensors<Scalar>& p, Tensors<Scalar>* g, Index l, MatrixOf<Scalar>& dResid);
@@ -107,10 +121,12 @@ private:
     std::vector<MatrixOf<Scalar>> m_forwardStream;
     NormCache m_finalNorm;
     MatrixOf<Scalar> m_logits;
-    MatrixOf<Scalar> m_lastNormed; // the last row of the final norm's output, for lastLogitsOnly
+    MatrixOf<Scalar> m_lastNormed; // the last row of the final norm's output, for oneLogitsRow
     Matrix m_positionLosses;
+    std::vector<double> m_logNormalizers;
     transformer::RopeTable<Scalar> m_rope;
-    HookRequest m_hooks; // the last forward's
+    HookRequest m_hooks;       // the last forward's
+    Index m_firstRunLayer = 0; // the last run's first layer (runFrom)
     ActivationCache m_cache;
     MatrixOf<Scalar> m_dz, m_dq, m_dk, m_dv, m_dHidden, m_dNormed, m_dUp, m_output;
 };

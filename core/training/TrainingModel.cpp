@@ -4,6 +4,7 @@
 #include "Error.h"
 #include "FileReading.h"
 #include "Model.h"
+#include "ResourceLimits.h"
 #include "Safetensors.h"
 
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <type_traits>
 
 namespace qkv::training {
 
@@ -175,8 +177,6 @@ Architecture architectureOf(const Model& model)
 {
     const ModelConfig& c = model.config();
     const std::string folder = model.folder();
-    if (c.slidingWindow > 0)
-        throw Error(folder + ": sliding-window attention cannot be trained");
     Architecture a = c;
     a.ropeTheta = c.ropeTheta > 0 ? c.ropeTheta : 10000.0;
     const std::string configText =
@@ -444,6 +444,37 @@ template <typename Scalar> std::uint64_t parameterCount(const Tensors<Scalar>& t
     return count;
 }
 
+template <typename Scalar> std::shared_ptr<const Weights<Scalar>> sharedWeights(const Model& model)
+{
+    ModelWeightCache& cache = model.weightCache();
+    const std::lock_guard<std::mutex> lock(cache.mutex); // one copy, however many ask at once
+    std::shared_ptr<const void>& slot = std::is_same_v<Scalar, float> ? cache.float32 : cache.float64;
+    if (slot)
+        return std::static_pointer_cast<const Weights<Scalar>>(slot);
+    // Named here, not as a missing tensor deep in the reading: a folder of layers alone opens as a model.
+    const bool gpt2 = model.config().family == ModelFamily::Gpt2;
+    for (const auto& [name, what] : {std::pair{gpt2 ? "ln_f.weight" : "model.norm.weight", "the final norm"},
+                                     std::pair{gpt2 ? "ln_f.bias" : "", "the final norm's bias"}})
+        if (*name != '\0' && !model.checkpoint().has(model.tensorName(name)))
+            throw Error(modelName(model) + ": the checkpoint has no " + model.tensorName(name) + " (" + what +
+                        "), which the forward pass needs");
+    auto weights = std::make_shared<Weights<Scalar>>();
+    weights->architecture = architectureOf(model);
+    weights->layout = layoutOf(weights->architecture);
+    std::uint64_t count = 0;
+    for (const TensorShape& tensor : weights->layout.tensors)
+        count += std::uint64_t(tensor.rows) * std::uint64_t(tensor.cols);
+    const std::uint64_t bytes = count * sizeof(Scalar), limit = defaultMemoryLimit();
+    if (bytes > limit)
+        throw Error(modelName(model) + ": its weights in " +
+                    (std::is_same_v<Scalar, float> ? "float32" : "float64; choose precision float32") +
+                    " need about " + formatBytes(bytes) + ", more than the memory limit of " +
+                    formatBytes(limit));
+    weights->parameters = loadParameters<Scalar>(model, weights->architecture, weights->layout);
+    slot = weights;
+    return weights;
+}
+
 #define QKV_TRAINING_MODEL(Scalar)                                                                           \
     template Tensors<Scalar> zeroTensors<Scalar>(const Layout&);                                             \
     template Tensors<Scalar> initialParameters<Scalar>(const Architecture&, const Layout&, std::uint64_t);   \
@@ -451,7 +482,8 @@ template <typename Scalar> std::uint64_t parameterCount(const Tensors<Scalar>& t
     template Tensors<Scalar> loadParameters<Scalar>(const Model&, const Architecture&, const Layout&);       \
     template void saveModel<Scalar>(const std::string&, const Architecture&, const Layout&,                  \
                                     const Tensors<Scalar>&);                                                 \
-    template std::uint64_t parameterCount<Scalar>(const Tensors<Scalar>&);
+    template std::uint64_t parameterCount<Scalar>(const Tensors<Scalar>&);                                   \
+    template std::shared_ptr<const Weights<Scalar>> sharedWeights<Scalar>(const Model&);
 QKV_TRAINING_MODEL(double)
 QKV_TRAINING_MODEL(float)
 

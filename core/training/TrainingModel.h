@@ -14,6 +14,7 @@
 #include "Session.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,19 @@ Tensors<Scalar> loadParameters(const std::string& folder, const Architecture& ar
                                const Layout& layout);
 template <typename Scalar>
 Tensors<Scalar> loadParameters(const Model& model, const Architecture& architecture, const Layout& layout);
+
+/// A model folder's weights in the one transformer's layout: what the prediction, patching and the lens
+/// compute with.
+template <typename Scalar> struct Weights {
+    Architecture architecture;
+    Layout layout;
+    Tensors<Scalar> parameters;
+};
+
+/// The open model's weights in `Scalar`, read on first use and kept while the model is open (shared by
+/// every caller, from any thread). Throws qkv::Error naming the tensor that cannot be read, or when the copy
+/// would take more than the memory limit (ResourceLimits.h), saying how much.
+template <typename Scalar> std::shared_ptr<const Weights<Scalar>> sharedWeights(const Model& model);
 
 /// Writes config.json and model.safetensors (F64 for double, F32 for float) into `folder` (created when
 /// missing) in the format the forward pass reads. A model without an MLP is written with an MLP of width 1

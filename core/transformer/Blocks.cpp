@@ -139,18 +139,22 @@ void normForward(NormKind kind, const M<Scalar>& x, const ConstRowRef<Scalar>& g
     cache.inverseScale.resize(rows);
     cache.out.resize(rows, d);
     const auto e = Scalar(epsilon);
-    for (Index i = 0; i < rows; ++i) {
-        auto centred = cache.normalized.row(i);
-        centred = x.row(i);
-        if (kind == NormKind::LayerNorm)
-            centred.array() -= centred.mean();
-        const Scalar r = Scalar(1) / std::sqrt(centred.squaredNorm() / Scalar(d) + e);
-        cache.inverseScale[i] = r;
-        centred *= r;
-        cache.out.row(i) = centred.cwiseProduct(gain);
-    }
-    if (bias.size() > 0)
-        cache.out.rowwise() += bias;
+    // Rows on the engine's threads: each row's arithmetic is the same with any count.
+    const Index grain = std::max<Index>(1, (Index(1) << 14) / std::max<Index>(1, d));
+    parallelFor(rows, grain, [&](Index begin, Index end) {
+        for (Index i = begin; i < end; ++i) {
+            auto centred = cache.normalized.row(i);
+            centred = x.row(i);
+            if (kind == NormKind::LayerNorm)
+                centred.array() -= centred.mean();
+            const Scalar r = Scalar(1) / std::sqrt(centred.squaredNorm() / Scalar(d) + e);
+            cache.inverseScale[i] = r;
+            centred *= r;
+            cache.out.row(i) = centred.cwiseProduct(gain);
+            if (bias.size() > 0)
+                cache.out.row(i) += bias;
+        }
+    });
 }
 
 template <typename Scalar>
@@ -175,10 +179,19 @@ void normBackward(NormKind kind, const NormCache<Scalar>& cache, const ConstRowR
 template <typename Scalar>
 void activationForward(const M<Scalar>& pre, const M<Scalar>* up, M<Scalar>& activated)
 {
-    if (up == nullptr)
-        activated = pre.unaryExpr([](Scalar x) { return geluTanh<Scalar>(x); });
-    else
-        activated = pre.unaryExpr([](Scalar x) { return silu<Scalar>(x); }).cwiseProduct(*up);
+    // Entry by entry, in chunks of rows on the engine's threads (the same bits with any count).
+    activated.resize(pre.rows(), pre.cols());
+    const Index grain = std::max<Index>(1, (Index(1) << 14) / std::max<Index>(1, pre.cols()));
+    parallelFor(pre.rows(), grain, [&](Index begin, Index end) {
+        const auto rows = pre.middleRows(begin, end - begin);
+        if (up == nullptr)
+            activated.middleRows(begin, end - begin) =
+                rows.unaryExpr([](Scalar x) { return geluTanh<Scalar>(x); });
+        else
+            activated.middleRows(begin, end - begin) =
+                rows.unaryExpr([](Scalar x) { return silu<Scalar>(x); })
+                    .cwiseProduct(up->middleRows(begin, end - begin));
+    });
 }
 
 template <typename Scalar>
@@ -267,45 +280,50 @@ void attentionForward(const AttentionShape& shape, const Sequences& sequences, c
     z.resize(q.rows(), shape.heads * dh);
     weights.resize(std::size_t(sequences.count() * shape.heads));
     const bool softmax = shape.normalizer.type == NormalizerType::Softmax;
-    parallelFor(sequences.count(), 1, [&](Index begin, Index end) {
+    parallelFor(sequences.count() * shape.heads, 1, [&](Index begin, Index end) {
         NormalizerScratch scratch;
         std::vector<double> scaled, out;
-        for (Index b = begin; b < end; ++b) {
+        std::vector<std::uint8_t> allowed;
+        for (Index pair = begin; pair < end; ++pair) {
+            const Index b = pair / shape.heads, h = pair % shape.heads;
             const Index first = sequences.offsets[std::size_t(b)], n = sequences.lengths[std::size_t(b)];
-            const std::vector<std::uint8_t> allowed(std::size_t(n), 1);
-            for (Index h = 0; h < shape.heads; ++h) {
-                const Index kvHead = h / group;
-                const auto qh = q.block(first, h * dh, n, dh);
-                const auto kh = k.block(first, kvHead * dh, n, dh);
-                const auto vh = v.block(first, kvHead * dh, n, dh);
-                M<Scalar>& w = weights[std::size_t(b * shape.heads + h)];
-                w.resize(n, n);
-                multiplyOnThisThread<Scalar>(qh, kh, w, Operand::Transposed);
-                w *= scale;
-                for (Index i = 0; i < n; ++i) {
-                    Scalar* row = w.row(i).data();
-                    if (softmax) {
-                        const Scalar largest = *std::max_element(row, row + i + 1);
-                        Scalar sum = 0;
-                        for (Index j = 0; j <= i; ++j) {
-                            row[j] = std::exp(row[j] - largest);
-                            sum += row[j];
-                        }
-                        const Scalar inverse = Scalar(1) / sum;
-                        for (Index j = 0; j <= i; ++j)
-                            row[j] *= inverse;
-                    } else {
-                        scaled.assign(row, row + i + 1);
-                        out.resize(std::size_t(i + 1));
-                        normalizeRow(shape.normalizer, scaled.data(), allowed.data(), i + 1, 1.0, out.data(),
-                                     scratch);
-                        for (Index j = 0; j <= i; ++j)
-                            row[j] = Scalar(out[std::size_t(j)]);
+            allowed.assign(std::size_t(n), 1);
+            const Index kvHead = h / group;
+            const auto qh = q.block(first, h * dh, n, dh);
+            const auto kh = k.block(first, kvHead * dh, n, dh);
+            const auto vh = v.block(first, kvHead * dh, n, dh);
+            M<Scalar>& w = weights[std::size_t(pair)];
+            w.resize(n, n);
+            multiplyOnThisThread<Scalar>(qh, kh, w, Operand::Transposed);
+            w *= scale;
+            for (Index i = 0; i < n; ++i) {
+                // The keys row i sees: j ≤ i, and i − j < window with one.
+                const Index from = shape.window > 0 ? std::max<Index>(0, i - shape.window + 1) : 0;
+                Scalar* row = w.row(i).data();
+                std::fill(row, row + from, Scalar(0));
+                Scalar* seen = row + from;
+                const Index count = i + 1 - from;
+                if (softmax) {
+                    const Scalar largest = *std::max_element(seen, seen + count);
+                    Scalar sum = 0;
+                    for (Index j = 0; j < count; ++j) {
+                        seen[j] = std::exp(seen[j] - largest);
+                        sum += seen[j];
                     }
-                    std::fill(row + i + 1, row + n, Scalar(0));
+                    const Scalar inverse = Scalar(1) / sum;
+                    for (Index j = 0; j < count; ++j)
+                        seen[j] *= inverse;
+                } else {
+                    scaled.assign(seen, seen + count);
+                    out.resize(std::size_t(count));
+                    normalizeRow(shape.normalizer, scaled.data(), allowed.data(), count, 1.0, out.data(),
+                                 scratch);
+                    for (Index j = 0; j < count; ++j)
+                        seen[j] = Scalar(out[std::size_t(j)]);
                 }
-                multiplyOnThisThread<Scalar>(w, vh, z.block(first, h * dh, n, dh));
+                std::fill(row + i + 1, row + n, Scalar(0));
             }
+            multiplyOnThisThread<Scalar>(w, vh, z.block(first, h * dh, n, dh));
         }
     });
 }
@@ -396,22 +414,32 @@ template <typename Scalar> Scalar logSumExp(const Scalar* row, Index count)
 
 template <typename Scalar>
 double crossEntropyForward(const M<Scalar>& logits, const std::vector<std::int64_t>& targets,
-                           std::vector<double>* rowLosses)
+                           std::vector<double>* rowLosses, std::vector<double>* logNormalizers)
 {
+    const Index rows = logits.rows();
+    std::vector<double> losses(std::size_t(rows), 0.0);
+    if (logNormalizers != nullptr)
+        logNormalizers->assign(std::size_t(rows), 0.0);
+    parallelFor(rows, 1, [&](Index begin, Index end) {
+        for (Index r = begin; r < end; ++r) {
+            const std::int64_t target = targets[std::size_t(r)];
+            if (target < 0 && logNormalizers == nullptr)
+                continue;
+            const Scalar normalizer = logSumExp(logits.row(r).data(), logits.cols());
+            if (logNormalizers != nullptr)
+                (*logNormalizers)[std::size_t(r)] = double(normalizer);
+            if (target >= 0)
+                losses[std::size_t(r)] = double(normalizer - logits(r, Index(target)));
+        }
+    });
+    // Summed in row order: the same bits with any number of threads.
     double total = 0.0;
     Index count = 0;
+    for (Index r = 0; r < rows; ++r)
+        if (targets[std::size_t(r)] >= 0)
+            total += losses[std::size_t(r)], ++count;
     if (rowLosses != nullptr)
-        rowLosses->assign(targets.size(), 0.0);
-    for (Index r = 0; r < logits.rows(); ++r) {
-        const std::int64_t target = targets[std::size_t(r)];
-        if (target < 0)
-            continue;
-        const double loss = double(logSumExp(logits.row(r).data(), logits.cols()) - logits(r, Index(target)));
-        if (rowLosses != nullptr)
-            (*rowLosses)[std::size_t(r)] = loss;
-        total += loss;
-        ++count;
-    }
+        *rowLosses = std::move(losses);
     return count > 0 ? total / double(count) : 0.0;
 }
 
@@ -470,7 +498,7 @@ std::vector<std::int64_t> nextTokenTargets(const Sequences& sequences, const std
     template void patternBackward<S>(const NormalizerSpec&, const M<S>&, M<S>&);                             \
     template S logSumExp<S>(const S*, Index);                                                                \
     template double crossEntropyForward<S>(const M<S>&, const std::vector<std::int64_t>&,                    \
-                                           std::vector<double>*);                                            \
+                                           std::vector<double>*, std::vector<double>*);                      \
     template void crossEntropyBackward<S>(M<S>&, const std::vector<std::int64_t>&);
 QKV_BLOCKS(double)
 QKV_BLOCKS(float)

@@ -142,11 +142,13 @@ void ropeBackward(const RopeTable<Scalar>& table, const std::vector<Index>& posi
 struct AttentionShape {
     Index heads = 1, kvHeads = 1, headDim = 1;
     NormalizerSpec normalizer{};
+    Index window = 0; ///< > 0: a query i sees the keys j with i − j < window (Mistral's sliding window)
     Index groupSize() const { return heads / kvHeads; }
 };
 
-/// weights[b · heads + h] (n_b × n_b, zero above the diagonal): normalize(q_h k_gᵀ/√d_head) causally for
-/// query head h and its key/value head g = h / group; z (rows × heads·d_head) = weights · v_g.
+/// weights[b · heads + h] (n_b × n_b, zero above the diagonal and outside the window): normalize(q_h
+/// k_gᵀ/√d_head) causally for query head h and its key/value head g = h / group; z (rows × heads·d_head) =
+/// weights · v_g. The (sequence, head) pairs on the engine's threads.
 template <typename Scalar>
 void attentionForward(const AttentionShape& shape, const Sequences& sequences, const M<Scalar>& q,
                       const M<Scalar>& k, const M<Scalar>& v, std::vector<M<Scalar>>& weights, M<Scalar>& z);
@@ -167,10 +169,12 @@ void patternBackward(const NormalizerSpec& normalizer, const M<Scalar>& weights,
 template <typename Scalar> Scalar logSumExp(const Scalar* row, Index count);
 
 /// What the loss scores: each row's target id, or −1 for a row not scored (each sequence's last token).
-/// The loss is the mean over the scored rows of −ln softmax(logits)[target].
+/// The loss is the mean over the scored rows of −ln softmax(logits)[target]; with `logNormalizers`, every
+/// row's ln Σ exp (scored or not) too. The rows on the engine's threads, summed in row order.
 template <typename Scalar>
 double crossEntropyForward(const M<Scalar>& logits, const std::vector<std::int64_t>& targets,
-                           std::vector<double>* rowLosses = nullptr);
+                           std::vector<double>* rowLosses = nullptr,
+                           std::vector<double>* logNormalizers = nullptr);
 /// Turns `logits` into ∂loss/∂logits in place: (softmax − one-hot)/count on scored rows, 0 elsewhere.
 template <typename Scalar>
 void crossEntropyBackward(M<Scalar>& logits, const std::vector<std::int64_t>& targets);

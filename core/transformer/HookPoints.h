@@ -91,6 +91,17 @@ void applyReplacement(const HookReplacement& replacement, HookKind kind, Index h
         value.middleCols(replacement.head * headDim, headDim) = replacement.value.template cast<Scalar>();
 }
 
+/// Activations (or gradients) by hook name.
+using ActivationCache = std::map<std::string, Matrix>;
+
+/// A change computed from the hook's value in the run itself (TransformerLens's hook functions): `edit`
+/// gets the hook's whole value and what the run has kept so far, and changes the value in place (its shape
+/// stays; a value that is not finite afterwards is refused, naming the hook).
+struct HookEdit {
+    std::string name;
+    std::function<void(Matrix& value, const ActivationCache& kept)> edit;
+};
+
 /// What a run keeps and what it replaces.
 struct HookRequest {
     HookRequest(std::vector<std::string> keepNames = {}, std::vector<HookReplacement> replacements = {})
@@ -100,18 +111,20 @@ struct HookRequest {
 
     std::vector<std::string> keep; ///< names; "*" keeps every hook
     std::vector<HookReplacement> replace;
-    /// Only the last position's logits (1 × vocabulary) and no loss (0): a run that only reads the last
-    /// position's prediction skips the unembedding of every other row. No gradients can follow it.
-    bool lastLogitsOnly = false;
-    /// With lastLogitsOnly, only these tokens' logits at the last position (1 × their count, in this order):
-    /// a metric of a few logits skips the rest of the unembedding too.
+    std::vector<HookEdit> edits; ///< applied after the replacements at their hook, in order
+    /// Only one position's logits (1 × vocabulary: row `logitsRow`, −1 the last) and no loss (0): a run that
+    /// reads one prediction skips the unembedding of every other row. No gradients can follow it.
+    bool oneLogitsRow = false;
+    Index logitsRow = -1;
+    /// With oneLogitsRow, only these tokens' logits (1 × their count, in this order): a metric of a few
+    /// logits skips the rest of the unembedding too.
     std::vector<std::int64_t> logitIds;
+    /// ≥ 0: the run stops before this layer (the model's layer count: after the last), with no final norm
+    /// and no logits; what it kept so far stays.
+    Index stopBeforeLayer = -1;
     /// Asked after each layer; false stops the run (qkv::Cancelled), so a long run stops within a layer.
     std::function<bool()> proceed;
 };
-
-/// Activations (or gradients) by hook name.
-using ActivationCache = std::map<std::string, Matrix>;
 
 /// A scalar of the logits that gradients are taken of.
 struct Objective {

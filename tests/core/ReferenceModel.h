@@ -403,6 +403,8 @@ public:
             Attend how;
             how.divisor = std::sqrt(double(hd));
             how.ropeBase = t.llama ? t.theta : 0.0;
+            if (t.slidingWindow > 0) // Mistral: query i sees keys i − w + 1 … i
+                how.mask = MaskSpec{MaskType::Sliding, 0, Index(t.slidingWindow), {}};
             Table concat = zeros(n, std::size_t(t.heads) * hd);
             out.weights.emplace_back();
             out.z.emplace_back();

@@ -286,7 +286,7 @@ private slots:
         QKV_COMPARE_NEAR(restarted.logits(), full.logits(), 1e-12);
         // Only the last position's logits, when that is all a run needs.
         HookRequest lastOnly = request;
-        lastOnly.lastLogitsOnly = true;
+        lastOnly.oneLogitsRow = true;
         restarted.restart(m.p, lastOnly);
         QCOMPARE(restarted.logits().rows(), Index(1));
         QKV_COMPARE_NEAR(restarted.logits(), full.logits().bottomRows(1), 1e-12);

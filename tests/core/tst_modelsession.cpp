@@ -391,7 +391,9 @@ void TestModelSession::everyLayerInOnePass()
             request.precision = Precision(precision);
             const AttentionResult expected = computeAttention(sessionFromModel(model, request));
             const Matrix& actual = weights[std::size_t(layer)][std::size_t(head)];
-            QKV_COMPARE_NEAR(actual, expected.heads[0].weights, 0.0);
+            // The pass's attention (the blocks') and the session's (the engine's) agree within rounding.
+            QKV_COMPARE_NEAR(actual, expected.heads[0].weights,
+                             Precision(precision) == Precision::Float32 ? 2e-6 : 1e-13);
         }
     }
     // Stopping after a layer: only the layers up to it.

@@ -46,6 +46,11 @@ const std::vector<std::int64_t> someIds{5, 17, 3, 3, 39, 0, 22, 5, 17, 3}; // re
 /// biases, tied embeddings, 4 query heads sharing one key/value head.
 Tiny shape(const QString& name, const QString& dtype = QStringLiteral("F32"))
 {
+    if (name == QLatin1String("mistral")) { // grouped-query, a sliding window shorter than the text
+        Tiny tiny = qkv::test::tinyOfFamily(QStringLiteral("llama"), dtype.toStdString(), 2);
+        tiny.slidingWindow = 3;
+        return tiny;
+    }
     return qkv::test::tinyOfFamily(name, dtype.toStdString(), name == QLatin1String("llama") ? 2 : 1);
 }
 
@@ -257,6 +262,7 @@ void TestPrediction::matchesTheReference_data()
         for (const char* dtype : {"F32", "BF16", "F16"})
             QTest::newRow(qPrintable(QStringLiteral("%1 %2").arg(QLatin1String(name), QLatin1String(dtype))))
                 << QString::fromLatin1(name) << QString::fromLatin1(dtype);
+    QTest::newRow("mistral sliding window F32") << QStringLiteral("mistral") << QStringLiteral("F32");
 }
 
 // The unmodified run, interventions one at a time and several at once in different layers (under grouped-

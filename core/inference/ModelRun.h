@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 /// @file
-/// The model's forward pass to the end (docs/models.md): after the last layer, the final norm (GPT-2's ln_f,
-/// the LLaMA family's model.norm) and the unembedding W_U (GPT-2: wte, tied; the LLaMA family: lm_head, or
-/// embed_tokens when the checkpoint has no lm_head), giving the next-token distribution at every position and
-/// the loss on the text's own next tokens. The residual stream entering each layer and each layer's
-/// concatenated head outputs are kept, so a run with interventions recomputes from the lowest layer it
-/// changes, and an ablation sweep over every head reuses everything below.
+/// The model's forward pass to the end (docs/models.md), on the one transformer (training/Network.h) over the
+/// model's weights: after the last layer, the final norm (GPT-2's ln_f, the LLaMA family's model.norm) and
+/// the unembedding W_U (GPT-2: wte, tied; the LLaMA family: lm_head, or embed_tokens when the checkpoint has
+/// no lm_head), giving the next-token distribution at every position and the loss on the text's own next
+/// tokens. The stream entering each layer is kept, so a run with interventions (edits of hook_z) restarts
+/// from the lowest layer it changes, and an ablation sweep over every head reuses everything below.
 
 #include "HeadScores.h"
 #include "Intervention.h"
@@ -77,6 +77,8 @@ struct SweepMetric {
 /// thread that calls it; a const ModelRun may be used from several threads at once.
 class ModelRun {
 public:
+    struct Pass; ///< the unmodified run in its precision (ModelRun.cpp)
+
     /// Runs the unmodified pass. Throws qkv::Error naming the problem: no ids, an id outside the vocabulary,
     /// more tokens than the model's positions, a checkpoint without the final norm or the unembedding, a
     /// residual stream or logits that overflow (naming the layer).
@@ -116,20 +118,14 @@ public:
     const HeadScoreGrid& scores() const { return m_scores; }
 
 private:
-    struct LayerCache;
     /// The enabled interventions, each checked against the model.
     std::vector<const Intervention*>
     activeInterventions(const std::vector<Intervention>& interventions) const;
-    /// The residual stream after the last layer with `active` applied (at least one).
-    Matrix residualWith(const std::vector<const Intervention*>& active, const RunProgress& progress) const;
-    Prediction finish(Matrix residual, const PredictOptions& options) const;
 
     std::shared_ptr<const Model> m_model;
     std::vector<std::int64_t> m_ids;
     Precision m_precision;
-    std::shared_ptr<const Unembedding> m_unembedding;
-    std::vector<std::shared_ptr<const LayerCache>> m_layers;
-    Matrix m_finalResidual;
+    std::shared_ptr<const Pass> m_pass; // the unmodified run, in the run's precision
     Prediction m_clean;
     HeadScoreGrid m_scores;
 };
