@@ -144,8 +144,9 @@ double predictedLogitDifference(const std::shared_ptr<const Model>& model,
     PredictOptions options;
     options.top = model->config().vocabSize;
     const ModelRun run(model, ids, Precision::Float64);
+    const Prediction prediction = run.predict({}, options); // kept: the loop reads into it
     double answer = 0, wrong = 0;
-    for (const TokenProbability& token : run.predict({}, options).positions.back().top) {
+    for (const TokenProbability& token : prediction.positions.back().top) {
         if (token.id == answerId)
             answer = token.probability;
         if (token.id == wrongId)
