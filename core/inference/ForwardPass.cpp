@@ -50,6 +50,15 @@ void models::checkIds(const Model& model, const std::vector<std::int64_t>& ids)
                     std::to_string(c.maxPositions) + " positions");
 }
 
+std::function<bool()> models::proceedAfterEachLayer(std::function<bool(Index, Index)> progress, Index layers)
+{
+    if (!progress)
+        return {};
+    return [progress = std::move(progress), layers, done = Index(0)]() mutable {
+        return progress(++done, layers);
+    };
+}
+
 /// The attention input of `layer`: the normalized residual stream.
 Matrix models::normalizedForAttention(const Model& model, const Matrix& residual, Index layer,
                                       Precision precision)
@@ -88,10 +97,7 @@ template <typename Scalar> struct LayerRun {
             throw layerOutOfRange(c, layers);
         transformer::HookRequest request(std::move(keep));
         request.stopBeforeLayer = layers;
-        if (progress)
-            request.proceed = [&progress, layers, done = Index(0)]() mutable {
-                return progress(++done, layers);
-            };
+        request.proceed = models::proceedAfterEachLayer(progress, layers);
         network.forward(weights->parameters, {ids}, &request);
     }
 };

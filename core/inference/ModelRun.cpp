@@ -114,25 +114,6 @@ HookRequest requestFor(const Model& model, const std::vector<const Intervention*
     return request;
 }
 
-/// Asked after each layer: tells `progress` (layers done, `layers`), false when it stops the run.
-std::function<bool()> proceedWith(const RunProgress& progress, Index layers)
-{
-    if (!progress)
-        return {};
-    return [progress, layers, done = Index(0)]() mutable { return progress(++done, layers); };
-}
-
-double entropyOf(const Matrix& weights)
-{
-    // −Σ a ln a with 0 ln 0 = 0, the mean over the rows.
-    double sum = 0.0;
-    for (Index i = 0; i < weights.rows(); ++i)
-        for (Index j = 0; j < weights.cols(); ++j)
-            if (const double a = weights(i, j); a > 0.0)
-                sum -= a * std::log(a);
-    return sum / double(weights.rows());
-}
-
 } // namespace
 
 /// The unmodified run in its precision, and everything the runs after it reuse.
@@ -230,7 +211,7 @@ PassOf<Scalar>::PassOf(std::shared_ptr<const Model> model, std::vector<std::int6
         request.keep.push_back(hookName({HookKind::Z, l}));
     if (progress && !progress(0, layers + 1))
         throw Cancelled();
-    request.proceed = proceedWith(progress, layers + 1);
+    request.proceed = models::proceedAfterEachLayer(progress, layers + 1);
     Network run = network();
     m_loss = run.forward(m_weights->parameters, {m_ids}, &request);
     m_stream = run.forwardStream();
@@ -251,8 +232,7 @@ template <typename Scalar> void PassOf<Scalar>::score(const Network& run)
             const Index l = pair / heads, h = pair % heads;
             const Matrix weights = run.attention(0, l, h).template cast<double>();
             for (HeadScore score : allHeadScores)
-                scores[score](l, h) =
-                    score == HeadScore::Entropy ? entropyOf(weights) : headScore(score, weights, matches);
+                scores[score](l, h) = headScore(score, weights, matches);
         }
     });
 }
@@ -293,7 +273,7 @@ Prediction PassOf<Scalar>::predict(const std::vector<const Intervention*>& activ
     for (const Intervention* change : active)
         from = std::min(from, change->layer);
     HookRequest request = requestFor(*m_model, active, m_precision);
-    request.proceed = proceedWith(progress, m_weights->architecture.layers - from);
+    request.proceed = models::proceedAfterEachLayer(progress, m_weights->architecture.layers - from);
     Network run = network();
     const double loss = runFrom(run, from, request);
     return finish(run, loss, options);

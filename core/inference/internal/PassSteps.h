@@ -7,12 +7,18 @@
 #include "Model.h"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace qkv::models {
 
 /// Refuses no ids, an id outside the vocabulary and more tokens than the model's positions.
 void checkIds(const Model& model, const std::vector<std::int64_t>& ids);
+
+/// A run's `proceed` question, asked after each layer: tells `progress` (layers done, `layers`) and stops the
+/// run when it returns false; none without a progress.
+std::function<bool()> proceedAfterEachLayer(std::function<bool(Index done, Index total)> progress,
+                                            Index layers);
 
 Matrix layerNorm(const Matrix& x, const RowVector& gain, const RowVector& bias, double epsilon);
 Matrix rmsNorm(const Matrix& x, const RowVector& gain, double epsilon);
