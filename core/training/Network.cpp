@@ -545,6 +545,29 @@ void Network<Scalar>::mlpBackward(const Tensors<Scalar>& p, Tensors<Scalar>* g, 
 }
 
 template <typename Scalar>
+void Network<Scalar>::unembeddingBackwardRows(const Tensors<Scalar>& p, const M<Scalar>& dLogits,
+                                              M<Scalar>& dFinal) const
+{
+    // Only the rows of dLogits that are not zero reach the stream: a logit difference has one, so the
+    // product over the vocabulary is taken for that row alone.
+    std::vector<Index> rows;
+    for (Index i = 0; i < dLogits.rows(); ++i)
+        if (!dLogits.row(i).isZero(0))
+            rows.push_back(i);
+    M<Scalar> gathered(Index(rows.size()), dLogits.cols());
+    for (std::size_t r = 0; r < rows.size(); ++r)
+        gathered.row(Index(r)) = dLogits.row(rows[r]);
+    M<Scalar> fromRows;
+    if (m_layout.unembedding >= 0)
+        productTransposed(gathered, p[std::size_t(m_layout.unembedding)], fromRows);
+    else
+        product(gathered, p[std::size_t(m_layout.embedding)], fromRows);
+    dFinal.setZero(dLogits.rows(), m_architecture.hiddenSize);
+    for (std::size_t r = 0; r < rows.size(); ++r)
+        dFinal.row(rows[r]) = fromRows.row(Index(r));
+}
+
+template <typename Scalar>
 void Network<Scalar>::backwardFrom(const Tensors<Scalar>& p, Tensors<Scalar>* g, ActivationCache* hookGrads,
                                    const std::vector<std::string>& names)
 {
@@ -578,13 +601,13 @@ void Network<Scalar>::backwardFrom(const Tensors<Scalar>& p, Tensors<Scalar>* g,
     };
     const auto isReplaced = [&](HookPoint point) { return hooks && hooks->replaced(point); };
     M<Scalar>& dFinal = m_dNormed;
-    if (layout.unembedding >= 0) {
-        if (g != nullptr)
-            addTransposedProduct(m_finalNorm.out, dLogits, (*g)[std::size_t(layout.unembedding)]);
+    if (g == nullptr) {
+        unembeddingBackwardRows(p, dLogits, dFinal);
+    } else if (layout.unembedding >= 0) {
+        addTransposedProduct(m_finalNorm.out, dLogits, (*g)[std::size_t(layout.unembedding)]);
         productTransposed(dLogits, p[std::size_t(layout.unembedding)], dFinal);
     } else {
-        if (g != nullptr)
-            addTransposedProduct(dLogits, m_finalNorm.out, (*g)[std::size_t(layout.embedding)]);
+        addTransposedProduct(dLogits, m_finalNorm.out, (*g)[std::size_t(layout.embedding)]);
         product(dLogits, p[std::size_t(layout.embedding)], dFinal);
     }
     record({HookKind::FinalNormalized, -1}, dFinal);

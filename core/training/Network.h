@@ -104,6 +104,8 @@ private:
     double run(const Tensors<Scalar>& p, Index fromLayer, Hooks* hooks);
     void runLayer(const Tensors<Scalar>& p, Index l, MatrixOf<Scalar>& h, Hooks* hooks);
     void mlpBackward(const Tensors<Scalar>& p, Tensors<Scalar>* g, Index l, MatrixOf<Scalar>& dResid);
+    void unembeddingBackwardRows(const Tensors<Scalar>& p, const MatrixOf<Scalar>& dLogits,
+                                 MatrixOf<Scalar>& dFinal) const;
     void backwardFrom(const Tensors<Scalar>& p, Tensors<Scalar>* g, ActivationCache* hookGrads,
                       const std::vector<std::string>& names);
     transformer::NormKind normKind() const;
