@@ -252,6 +252,10 @@ void PatchingPanel::connectRunner()
         m_progress->setRange(0, total);
         m_progress->setValue(done);
         m_progress->setFormat(tr("%1: %v of %m").arg(methodTitle(method)));
+        // Wide enough for the whole text at the grid's size, however the row is squeezed.
+        const QString widest = m_progress->format().replace(QLatin1String("%v"), QString::number(total))
+                                   .replace(QLatin1String("%m"), QString::number(total));
+        m_progress->setMinimumWidth(std::min(m_progress->fontMetrics().horizontalAdvance(widest) + 24, 200));
     });
     connect(m_runner, &PatchingRunner::finished, this, [this] {
         updateControls();
@@ -459,8 +463,12 @@ void PatchingPanel::setMetrics(std::optional<double> clean, std::optional<double
     const auto text = [](std::optional<double> value) {
         return value && std::isfinite(*value) ? Heatmap::formatValue(*value) : QStringLiteral("–");
     };
-    m_metrics->setText(clean || corrupt ? tr("m_clean %1, m_corrupt %2").arg(text(clean), text(corrupt))
-                                        : QString());
+    QString cleanText = text(clean), corruptText = text(corrupt);
+    if (clean && corrupt && cleanText == corruptText && *clean != *corrupt) { // close: show where they differ
+        cleanText = QString::number(*clean, 'g', 12);
+        corruptText = QString::number(*corrupt, 'g', 12);
+    }
+    m_metrics->setText(clean || corrupt ? tr("m_clean %1, m_corrupt %2").arg(cleanText, corruptText) : QString());
 }
 
 void PatchingPanel::showMessage(const QString& message, bool problem)

@@ -16,6 +16,7 @@ namespace {
 // How often a filling grid is handed to the GUI thread: often enough to watch it fill, seldom enough that
 // redrawing never holds the computation back.
 constexpr qint64 partialGridInterval = 120; // ms
+constexpr qint64 progressInterval = 50;     // ms
 
 } // namespace
 
@@ -62,17 +63,29 @@ void PatchingRunner::start(const PatchingRequest& request)
             for (PatchMethod method : request.methods) {
                 PatchGrid partial;
                 Index posted = 0;
-                QElapsedTimer sincePosted;
-                sincePosted.start();
+                QElapsedTimer sinceGrid, sinceProgress;
+                sinceGrid.start();
+                sinceProgress.start();
+                // A grid of thousands of cheap cells (attribution) would otherwise queue more progress and
+                // grids than the GUI thread can draw: at most one grid waits to be drawn, and the progress
+                // is told a few times a second.
+                auto gridWaiting = std::make_shared<std::atomic<bool>>(false);
                 const PatchProgress report = [&](Index done, Index total) {
-                    post([this, generation, method, done, total] {
-                        if (generation == m_generation)
-                            emit progress(method, int(done), int(total));
-                    });
-                    if (partial.done > posted && sincePosted.elapsed() >= partialGridInterval) {
+                    if (done == total || sinceProgress.elapsed() >= progressInterval) {
+                        sinceProgress.restart();
+                        post([this, generation, method, done, total] {
+                            if (generation == m_generation)
+                                emit progress(method, int(done), int(total));
+                        });
+                    }
+                    if (partial.done > posted && sinceGrid.elapsed() >= partialGridInterval &&
+                        !gridWaiting->exchange(true)) {
                         posted = partial.done;
-                        sincePosted.restart();
-                        post([this, generation, partial] { receiveGrid(generation, partial); });
+                        sinceGrid.restart();
+                        post([this, generation, partial, gridWaiting] {
+                            gridWaiting->store(false);
+                            receiveGrid(generation, partial);
+                        });
                     }
                     return !cancel->load();
                 };
