@@ -194,15 +194,16 @@ Matrix ModelCircuits::outputToLogits(Index layer, Index head) const
     return logits;
 }
 
-FullOvCircuit ModelCircuits::fullOv(Index layer, Index head) const
+FullOvCircuit ModelCircuits::fullOv(Index layer, Index head, const Matrix* toLogits) const
 {
     // W_E·W_OV·W̃_U's nonzero eigenvalues are those of (W_O·W̃_U)·(W_E·W̃_V): d_h × d_h.
-    const Matrix toLogits = outputToLogits(layer, head);
+    const Matrix computed = toLogits ? Matrix() : outputToLogits(layer, head);
+    const Matrix& written = toLogits ? *toLogits : computed;
     const Matrix& embedding = m_weights->parameters[std::size_t(m_weights->layout.embedding)];
-    Matrix read(embedding.rows(), toLogits.rows());
+    Matrix read(embedding.rows(), written.rows());
     multiply<double>(embedding, this->head(layer, head).value, read);
-    Matrix square(toLogits.rows(), toLogits.rows());
-    multiply<double>(toLogits, read, square);
+    Matrix square(written.rows(), written.rows());
+    multiply<double>(written, read, square);
     checkFinite(square, "layer " + std::to_string(layer) + " head " + std::to_string(head) + "'s full OV circuit");
     FullOvCircuit circuit;
     circuit.eigenvalues = sortedEigenvalues(DynamicMatrix(square));
@@ -220,14 +221,15 @@ Matrix ModelCircuits::tokenQk(Index layer, Index head, const std::vector<std::in
 }
 
 std::vector<std::vector<TokenValue>> ModelCircuits::ovTop(Index layer, Index head,
-                                                          const std::vector<std::int64_t>& ids, Index top) const
+                                                          const std::vector<std::int64_t>& ids, Index top,
+                                                          const Matrix* toLogits) const
 {
     checkHead(layer, head);
     checkIds(ids);
     const HeadFactors factors = this->head(layer, head);
     const Matrix z = embeddingRows(ids) * factors.value;
     Matrix logits(z.rows(), vocabulary());
-    multiply<double>(z, outputToLogits(layer, head), logits);
+    multiply<double>(z, toLogits ? *toLogits : outputToLogits(layer, head), logits);
     checkFinite(logits, "the OV circuit's logits");
     std::vector<std::vector<TokenValue>> tops;
     for (Index i = 0; i < logits.rows(); ++i)

@@ -89,14 +89,17 @@ public:
     /// The folded factors of query head `head` of `layer` (its grouped key/value head's W_K and W_V). Throws
     /// qkv::Error for a layer or head out of range, naming it and the model's counts.
     HeadFactors head(Index layer, Index head) const;
-    FullOvCircuit fullOv(Index layer, Index head) const;
+    /// W_O·diag(γ_f)·W_U: d_h × V, what one unit of the head's z writes into each logit. The costly half of
+    /// fullOv and ovTop (d_h·d·V products): pass it to both when both are wanted.
+    Matrix outputToLogits(Index layer, Index head) const;
+    FullOvCircuit fullOv(Index layer, Index head, const Matrix* toLogits = nullptr) const;
 
     /// W_E[ids[i]]·W_QK·W_E[ids[j]]ᵀ for every i, j (n × n). Throws for an id outside the vocabulary.
     Matrix tokenQk(Index layer, Index head, const std::vector<std::int64_t>& ids) const;
     /// For each id, the `top` largest entries of W_E[id]·W_OV·W̃_U: what attending to it writes into the
     /// logits; ties by id.
     std::vector<std::vector<TokenValue>> ovTop(Index layer, Index head, const std::vector<std::int64_t>& ids,
-                                               Index top) const;
+                                               Index top, const Matrix* toLogits = nullptr) const;
     /// The `top` keys of the vocabulary a token as query seeks most: the largest W_E[query]·W_QK·W_E[v]ᵀ.
     std::vector<TokenValue> topKeys(Index layer, Index head, std::int64_t query, Index top) const;
 
@@ -106,8 +109,6 @@ private:
     void checkHead(Index layer, Index head) const;
     void checkIds(const std::vector<std::int64_t>& ids) const;
     Matrix embeddingRows(const std::vector<std::int64_t>& ids) const;
-    /// W_O·diag(γ_f)·W_U: d_h × V, what one unit of the head's z writes into each logit.
-    Matrix outputToLogits(Index layer, Index head) const;
 
     std::shared_ptr<const training::Weights<double>> m_weights;
 };

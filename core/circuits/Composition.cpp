@@ -77,6 +77,18 @@ LayerFactors layerFactors(const training::Weights<Scalar>& w, Index layer, bool 
     return f;
 }
 
+/// The Frobenius norm of the size × size block at (row, column), summed in float64.
+template <typename Scalar> double blockNorm(const MatrixOf<Scalar>& m, Index row, Index column, Index size)
+{
+    double sum = 0;
+    for (Index i = 0; i < size; ++i) {
+        const Scalar* entry = m.data() + (row + i) * m.cols() + column;
+        for (Index j = 0; j < size; ++j)
+            sum += double(entry[j]) * double(entry[j]);
+    }
+    return std::sqrt(sum);
+}
+
 std::string rangeText(Index count)
 {
     return count == 1 ? "0" : "0 to " + std::to_string(count - 1);
@@ -139,20 +151,20 @@ CompositionScores compositionScores(const training::Weights<Scalar>& w, Index to
                 const Index count = std::min(chunkLayers, l - from);
                 MatrixOf<Scalar> product(count * rowsPerLayer, right.cols());
                 multiply<Scalar>(left.middleRows(from * rowsPerLayer, count * rowsPerLayer), right, product);
-                for (Index r = 0; r < count * heads; ++r)
-                    for (Index t = 0; t < targets; ++t)
-                        for (int mode = 0; mode < 3; ++mode) {
-                            const double norm =
-                                product.block(r * dh, (t * 3 + mode) * dh, dh, dh).template cast<double>().norm();
-                            const std::size_t target = std::size_t(firstHead + t);
-                            const double denominator =
-                                leftNorm[std::size_t(from * heads + r)] *
-                                (mode == 2 ? f.ovNorm[target] : f.qkNorm[target]);
-                            std::vector<double>& out =
-                                mode == 0 ? scores.query : mode == 1 ? scores.key : scores.value;
-                            out[std::size_t(((l * heads + Index(target)) * layers) * heads + from * heads + r)] =
-                                denominator > 0 ? norm / denominator : 0.0;
-                        }
+                parallelFor(count * heads, 4, [&](Index begin, Index end) {
+                    for (Index r = begin; r < end; ++r)
+                        for (Index t = 0; t < targets; ++t)
+                            for (int mode = 0; mode < 3; ++mode) {
+                                const std::size_t target = std::size_t(firstHead + t);
+                                const double denominator = leftNorm[std::size_t(from * heads + r)] *
+                                                           (mode == 2 ? f.ovNorm[target] : f.qkNorm[target]);
+                                std::vector<double>& out =
+                                    mode == 0 ? scores.query : mode == 1 ? scores.key : scores.value;
+                                out[std::size_t(((l * heads + Index(target)) * layers) * heads + from * heads + r)] =
+                                    denominator > 0 ? blockNorm(product, r * dh, (t * 3 + mode) * dh, dh) / denominator
+                                                    : 0.0;
+                            }
+                });
             }
             if (progress && !progress(l - firstLayer + 1, lastLayer - firstLayer + 1))
                 throw Cancelled();

@@ -691,6 +691,7 @@ std::string environmentValue(const char* name)
 
 } // namespace
 
+void registerCircuitBenchmarks();   // bench_circuits.cpp
 void registerModelBenchmarks();     // bench_model.cpp
 void registerPatchingBenchmarks();  // bench_patching.cpp
 void registerRowKernelBenchmarks(); // bench_rowkernels.cpp
@@ -714,12 +715,14 @@ int main(int argc, char** argv)
         args.insert(args.begin() + 1, defaultMinTime);
     }
     const bool json = flagValue(args, "benchmark_format", "console") == "json";
-    // The model and patching benchmarks write a 500 MB checkpoint first: only when the filter names them.
+    // The model, patching and circuit benchmarks write a 500 MB checkpoint first: only when the filter names them.
     const std::string filter = flagValue(args, "benchmark_filter", "");
     const bool modelWanted = filter.find("Model") != std::string::npos ||
                              filter.find("Predict") != std::string::npos ||
                              filter.find("AblationSweep") != std::string::npos;
     const bool patchingWanted = filter.find("Patch") != std::string::npos;
+    const bool circuitsWanted =
+        filter.find("Circuits") != std::string::npos || filter.find("Composition") != std::string::npos;
     int count = static_cast<int>(args.size());
     args.push_back(nullptr);
 
@@ -733,6 +736,8 @@ int main(int argc, char** argv)
         registerModelBenchmarks();
     if (patchingWanted)
         registerPatchingBenchmarks();
+    if (circuitsWanted)
+        registerCircuitBenchmarks();
 
     std::unique_ptr<CompetingLoad> competingLoad;
     if (competingLoadWanted) {
