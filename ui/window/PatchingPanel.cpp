@@ -8,6 +8,7 @@
 #include "PatchScatterView.h"
 #include "PatchingPrompts.h"
 #include "PatchingRunner.h"
+#include "ProgressControls.h"
 
 #include <QAction>
 #include <QCheckBox>
@@ -252,10 +253,7 @@ void PatchingPanel::connectRunner()
         m_progress->setRange(0, total);
         m_progress->setValue(done);
         m_progress->setFormat(tr("%1: %v of %m").arg(methodTitle(method)));
-        // Wide enough for the whole text at the grid's size, however the row is squeezed.
-        const QString widest = m_progress->format().replace(QLatin1String("%v"), QString::number(total))
-                                   .replace(QLatin1String("%m"), QString::number(total));
-        m_progress->setMinimumWidth(std::min(m_progress->fontMetrics().horizontalAdvance(widest) + 24, 200));
+        reserveProgressText(m_progress, total);
     });
     connect(m_runner, &PatchingRunner::finished, this, [this] {
         updateControls();

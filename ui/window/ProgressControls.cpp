@@ -7,6 +7,8 @@
 #include <QProgressBar>
 #include <QToolButton>
 
+#include <algorithm>
+
 namespace qkv::ui {
 
 QAction* setUpProgressControls(const QString& prefix, QLabel* status, QProgressBar* progress,
@@ -17,6 +19,7 @@ QAction* setUpProgressControls(const QString& prefix, QLabel* status, QProgressB
     progress->setObjectName(prefix + QStringLiteral("Progress"));
     progress->setFormat(QCoreApplication::translate("qkv::ui::ProgressControls", "Layer %v of %m"));
     progress->setMaximumWidth(160);
+    reserveProgressText(progress, 888); // a deep model
     progress->hide();
     auto* action = new QAction(QCoreApplication::translate("qkv::ui::ProgressControls", "Stop"), stop);
     action->setToolTip(stopTip);
@@ -24,6 +27,14 @@ QAction* setUpProgressControls(const QString& prefix, QLabel* status, QProgressB
     stop->setDefaultAction(action);
     stop->hide();
     return action;
+}
+
+void reserveProgressText(QProgressBar* progress, int largest)
+{
+    QString widest = progress->format();
+    widest.replace(QLatin1String("%v"), QString::number(largest)).replace(QLatin1String("%m"), QString::number(largest));
+    progress->setMinimumWidth(
+        std::min(progress->fontMetrics().horizontalAdvance(widest) + 24, progress->maximumWidth()));
 }
 
 } // namespace qkv::ui

@@ -16,4 +16,8 @@ namespace qkv::ui {
 QAction* setUpProgressControls(const QString& prefix, QLabel* status, QProgressBar* progress,
                                QToolButton* stop, const QString& stopTip);
 
+/// Makes the bar at least wide enough (up to its maximum width) for its format's text with `largest` as both
+/// the value and the maximum, however the row around it is squeezed.
+void reserveProgressText(QProgressBar* progress, int largest);
+
 } // namespace qkv::ui
