@@ -242,7 +242,7 @@ CommandSpec circuits()
             "copying score, the composition with every earlier head and, for a text, the token × token QK "
             "table and what each token writes into the logits, as JSON",
             "A folder is read as a model (its norms folded into the weights), anything else as a session, "
-            "whose head is taken as the file holds it. Layers, heads and positions are counted from 0.",
+            "whose head is taken as the file holds it. Layers and heads are counted from 0.",
             {valued("layer", "L", "the model's layer, counted from 0"),
              valued("head", "H", "the query head, counted from 0 (a session's: default 0)"), textOption,
              idsOption, valued("top", "K", "how many tokens each token's OV circuit lists (default 5)")}};

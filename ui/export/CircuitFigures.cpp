@@ -124,15 +124,12 @@ LabelledGridDisplay decomposeDisplay(const ModelFigureInput& input)
     display.columnLabels = display.rowLabels;
     display.rowTitle = ModelFigures::tr("query side");
     display.columnTitle = ModelFigures::tr("key side");
-    const std::vector<std::string> tokens = tokenLabels(model, input.ids);
-    display.title = ModelFigures::tr("Score of %1, query %2 (%3), key %4 (%5): %6 — %7")
-                        .arg(headName(choice))
-                        .arg(choice.query)
-                        .arg(QString::fromStdString(tokens[std::size_t(choice.query)]))
-                        .arg(choice.key)
-                        .arg(QString::fromStdString(tokens[std::size_t(choice.key)]))
-                        .arg(decomposition.score, 0, 'g', 4)
-                        .arg(input.title);
+    const QStringList positions = positionLabels(model, input.ids);
+    display.title =
+        ModelFigures::tr("%1: score %2 → %3 = %4 — %5")
+            .arg(headName(choice), positions.value(int(choice.query)), positions.value(int(choice.key)))
+            .arg(decomposition.score, 0, 'g', 4)
+            .arg(QString::fromStdString(modelName(model)));
     display.label = ModelFigures::tr("term");
     display.whatsThis = ModelFigures::tr(
         "<h3>A score taken apart</h3><p>The residual stream entering the layer is a sum of components (the "
