@@ -323,8 +323,6 @@ CommandLineOutcome parseModelExport(std::map<std::string, std::string>& options,
         return fail(
             "--view patch runs the prompts of --clean and --corrupt (or --clean-ids and --corrupt-ids), "
             "not --text or --ids");
-    if (const std::string problem = circuitOptionProblem(options, request.view); !problem.empty())
-        return fail(problem);
     const bool weightsOnly = request.view == "composition"; // reads no tokens: --text and --ids optional
     if (!patch && options.count("text") && options.count("ids"))
         return fail("give --text or --ids, not both");
@@ -503,9 +501,12 @@ CommandLineOutcome parseExport(const ParsedArguments& arguments, const CommandSt
         if (!interventions.empty())
             return fail("--intervene is for --model" + hint);
     }
-    if (model && options.count("view"))
+    if (model && options.count("view")) {
         if (const std::string problem = patchOptionProblem(options, options["view"]); !problem.empty())
             return fail(problem);
+        if (const std::string problem = circuitOptionProblem(options, options["view"]); !problem.empty())
+            return fail(problem);
+    }
     if (model && options.count("view") && isModelPredictionView(options["view"]))
         return parseModelExport(options, interventions, outcome, fail);
     if (source.empty() && !model)

@@ -511,6 +511,17 @@ void TestCircuitsCli::refusals_data()
                                                             QStringLiteral("--out"),
                                                             QStringLiteral("x.csv")}
                                              << QStringLiteral("--key 9: --ids has 6 tokens (0 to 5)");
+    QTest::newRow("export layer with the model view")
+        << QStringList{QStringLiteral("export"),
+                       QStringLiteral("--view"),
+                       QStringLiteral("model"),
+                       QStringLiteral("--ids"),
+                       list,
+                       QStringLiteral("--layer"),
+                       QStringLiteral("1"),
+                       QStringLiteral("--out"),
+                       QStringLiteral("x.png")}
+        << QStringLiteral("--layer is for --view circuits, composition and decompose");
     QTest::newRow("export circuits without tokens")
         << QStringList{QStringLiteral("export"), QStringLiteral("--view"), QStringLiteral("circuits"),
                        QStringLiteral("--out"), QStringLiteral("x.png")}
