@@ -14,9 +14,11 @@
 #include "Examples.h"
 #include "FuzzyCompare.h"
 #include "Model.h"
+#include "ModelJson.h"
 #include "QkvlabProcess.h"
 #include "TestMain.h"
 #include "TinyModels.h"
+#include "TinyTokenizer.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -183,6 +185,7 @@ class TestCircuitsCli : public QObject {
 private slots:
     void modelHead_data();
     void modelHead();
+    void textTokens();
     void sessionHead_data();
     void sessionHead();
     void decompose_data();
@@ -319,6 +322,33 @@ void TestCircuitsCli::modelHead()
             }
         }
     }
+}
+
+// A text is tokenized by the model's tokenizer, and every token is named as the lens and predict name it.
+void TestCircuitsCli::textTokens()
+{
+    QTemporaryDir folder;
+    qkv::test::writeModel(shape(QStringLiteral("gpt2")), folder.path(), 4);
+    qkv::test::writeTinyTokenizer(folder.path());
+    const Run run =
+        qkvlab({QStringLiteral("circuits"), folder.path(), QStringLiteral("--layer"), QStringLiteral("1"),
+                QStringLiteral("--head"), QStringLiteral("0"), QStringLiteral("--text"),
+                QStringLiteral("a cat sat"), QStringLiteral("--top"), QStringLiteral("4")});
+    QVERIFY_RUN(run, run.exitCode == 0);
+    const QJsonObject table = QJsonDocument::fromJson(run.out).object()[QStringLiteral("tokens")].toObject();
+    QCOMPARE(numbers(table[QStringLiteral("ids")]), (std::vector<double>{0, 29, 34}));
+    QCOMPARE(table[QStringLiteral("tokens")].toVariant().toStringList(),
+             (QStringList{QStringLiteral("a"), QStringLiteral("Ġcat"), QStringLiteral("Ġsat")}));
+    const Model model = Model::open(folder.path().toStdString());
+    int named = 0;
+    for (const QJsonValue& position : table[QStringLiteral("ov_top")].toArray())
+        for (const QJsonValue& entry : position.toObject()[QStringLiteral("top")].toArray()) {
+            const QJsonObject token = entry.toObject();
+            QCOMPARE(token[QStringLiteral("token")].toString(),
+                     QString::fromStdString(qkv::tokenName(model, token[QStringLiteral("id")].toInteger())));
+            ++named;
+        }
+    QCOMPARE(named, 3 * 4);
 }
 
 void TestCircuitsCli::sessionHead_data()
