@@ -2,6 +2,7 @@
 #include "CommandLine.h"
 
 #include "ArgumentParser.h"
+#include "CircuitsCommand.h"
 #include "ComputeCommand.h"
 #include "Error.h"
 #include "ExportArguments.h"
@@ -27,7 +28,8 @@ struct CommandEntry {
 constexpr CommandEntry commandEntries[] = {
     {"compute", runCompute},      {"export", parseExport}, {"tokenize", runTokenize},
     {"from-model", runFromModel}, {"predict", runPredict}, {"heads", runHeads},
-    {"patch", runPatch},          {"lens", runLens},       {"train", runTrain},
+    {"patch", runPatch},          {"lens", runLens},       {"circuits", runCircuits},
+    {"decompose", runDecompose},  {"train", runTrain},
 };
 
 CommandLineOutcome refused(std::string_view command, const std::string& message, std::ostream& err)

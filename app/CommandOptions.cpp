@@ -62,7 +62,9 @@ CommandSpec exportCommand()
         "  --view model|prediction|scores|sweep|attribution|lens --out PATH [options]\n"
         "--model MODEL --view patch (--clean TEXT --corrupt TEXT | --clean-ids I,J,... --corrupt-ids "
         "I,J,...)\n"
-        "  (--answer TEXT | --answer-id N) (--wrong TEXT | --wrong-id N) --what SITE --out PATH [options]",
+        "  (--answer TEXT | --answer-id N) (--wrong TEXT | --wrong-id N) --what SITE --out PATH [options]\n"
+        "--model MODEL --view circuits|composition|decompose [--layer L] [--head H]\n"
+        "  [--text TEXT | --ids I,J,...] [--kind q|k|v] [--query I] [--key J] --out PATH [options]",
         "draw a view (or every view) of a session, or a model's attention, prediction or head "
         "scores, as a PNG, SVG or PDF figure without a window",
         "No display is needed. With --model, no session is given: --view model draws every layer and "
@@ -71,16 +73,20 @@ CommandSpec exportCommand()
         "model's prediction, a head score of every head, or the change in loss when each head in "
         "turn is ablated (the Prediction and Head Scores tabs), the grids also as CSV (--format "
         "csv); lens draws the logit lens (each layer's most probable next token at each position) and "
-        "patch the normalized grid of an activation-patching experiment, both also as CSV. Prints the "
-        "paths written.",
+        "patch the normalized grid of an activation-patching experiment, both also as CSV. circuits draws "
+        "a head's QK circuit between every pair of the tokens, composition the composition scores of every "
+        "earlier head into it (no text needed) and decompose one score taken apart by the residual "
+        "stream's components, each also as CSV. Prints the paths written.",
         {valued("view", "NAME",
                 "the view to draw (listed below), or all: one file per view "
                 "(NAME.SUFFIX) into --out"),
          valued("out", "PATH", "the file to write; with --view all, the folder (created if needed)"),
-         valued("head", "H", "the head to draw, counted from 0 (default 0)"),
+         valued("head", "H",
+                "the head to draw, counted from 0 (default 0): a session's, or the model's for circuits, "
+                "composition and decompose"),
          valued("format", "F",
-                "png, svg or pdf (csv for the scores, sweep, attribution, lens and patch "
-                "figures); default: from the suffix of --out, else png"),
+                "png, svg or pdf (csv for the scores, sweep, attribution, lens, patch, circuits, "
+                "composition and decompose figures); default: from the suffix of --out, else png"),
          valued("width", "W",
                 "the figure's width in pixels of 1/96 inch, from 16 to 20000 "
                 "(default: the view's own size)"),
@@ -119,7 +125,14 @@ CommandSpec exportCommand()
                 "head_out_pos, head_pattern, head_q, head_k or head_v"),
          valued("method", "M", "patch: exact (default: one run per cell) or attribution (first order)"),
          valued("positions", "I..J",
-                "patch: only positions I to J (inclusive, from 0) for the sites with a position axis")}};
+                "patch: only positions I to J (inclusive, from 0) for the sites with a position axis"),
+         valued("layer", "L",
+                "circuits, composition, decompose: the head's layer, from 0 (default: the last)"),
+         valued("kind", "K",
+                "composition: q, k (default) or v, whether the earlier heads are read by the head's query, "
+                "key or value"),
+         valued("query", "I", "decompose: the query's position, from 0 (default: the last)"),
+         valued("key", "J", "decompose: the key's position, from 0 (default 0)")}};
 }
 
 CommandSpec tokenize()
@@ -220,6 +233,36 @@ CommandSpec lens()
              valued("top", "K", "how many tokens to list at each layer and position (default 10)")}};
 }
 
+CommandSpec circuits()
+{
+    return {"circuits",
+            "MODEL --layer L --head H [--text TEXT | --ids I,J,...] [--top K]\n"
+            "FILE | - | example:NAME [--head H]",
+            "a head's QK and OV circuits: their singular values and eigenvalues, the full OV circuit's "
+            "copying score, the composition with every earlier head and, for a text, the token × token QK "
+            "table and what each token writes into the logits, as JSON",
+            "A folder is read as a model (its norms folded into the weights), anything else as a session, "
+            "whose head is taken as the file holds it. Layers and heads are counted from 0.",
+            {valued("layer", "L", "the model's layer, counted from 0"),
+             valued("head", "H", "the query head, counted from 0 (a session's: default 0)"), textOption,
+             idsOption, valued("top", "K", "how many tokens each token's OV circuit lists (default 5)")}};
+}
+
+CommandSpec decompose()
+{
+    return {"decompose",
+            "MODEL --layer L --head H (--text TEXT | --ids I,J,...) --query I --key J",
+            "one attention score taken apart: the query's and the key's parts from each component of the "
+            "residual stream (embedding, position, every earlier head, output bias and MLP), and every "
+            "product of two parts, as JSON",
+            "The score is the scaled one, before the mask and the softmax: a key the causal mask hides still "
+            "has one. Layers, heads and positions are counted from 0.",
+            {valued("layer", "L", "the layer, counted from 0"),
+             valued("head", "H", "the query head, counted from 0"), textOption, idsOption,
+             valued("query", "I", "the query's position, counted from 0"),
+             valued("key", "J", "the key's position, counted from 0")}};
+}
+
 std::vector<OptionSpec> trainModelOptions()
 {
     return {
@@ -303,9 +346,9 @@ const OptionSpec* CommandSpec::option(std::string_view optionName) const
 
 const std::vector<CommandSpec>& commandSpecs()
 {
-    static const std::vector<CommandSpec> all = {window(),    compute(), exportCommand(), tokenize(),
-                                                 fromModel(), predict(), heads(),         patch(),
-                                                 lens(),      train()};
+    static const std::vector<CommandSpec> all = {window(),    compute(),  exportCommand(), tokenize(),
+                                                 fromModel(), predict(),  heads(),         patch(),
+                                                 lens(),      circuits(), decompose(),     train()};
     return all;
 }
 

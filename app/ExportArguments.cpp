@@ -233,6 +233,70 @@ std::string patchOptionProblem(const std::map<std::string, std::string>& options
     return {};
 }
 
+bool isCircuitView(const std::string& view)
+{
+    return view == "circuits" || view == "composition" || view == "decompose";
+}
+
+/// The options of the circuit views, refused with any other view (--head too, which a session's views read).
+std::string circuitOptionProblem(const std::map<std::string, std::string>& options, const std::string& view)
+{
+    for (const char* name : {"layer", "head"})
+        if (options.count(name) && !isCircuitView(view))
+            return "--" + std::string(name) + " is for --view circuits, composition and decompose" +
+                   (std::string(name) == "head" ? " (and a session's views)" : "");
+    if (options.count("kind") && view != "composition")
+        return "--kind is for --view composition";
+    for (const char* name : {"query", "key"})
+        if (options.count(name) && view != "decompose")
+            return "--" + std::string(name) + " is for --view decompose";
+    return {};
+}
+
+/// --NAME as a whole number counted from 0, below `count` (`owner` has `count` `things`): "" when it is,
+/// else the problem.
+std::string indexOption(std::map<std::string, std::string>& options, const std::string& name, Index count,
+                        const std::string& owner, const std::string& things, Index& value)
+{
+    if (!options.count(name))
+        return {};
+    const std::optional<int> parsed = parseWholeNumber(options[name]);
+    if (!parsed || *parsed < 0)
+        return "bad --" + name + " '" + options[name] + "': expected a whole number counted from 0";
+    if (*parsed >= count)
+        return "--" + name + " " + options[name] + ": " + owner + " has " + std::to_string(count) + " " +
+               things + (count == 1 ? " (0)" : " (0 to " + std::to_string(count - 1) + ")");
+    value = *parsed;
+    return {};
+}
+
+/// --layer, --head, --kind, --query and --key of the circuit views, checked against the model and the ids.
+std::string parseCircuitChoice(std::map<std::string, std::string>& options, ModelExportRequest& request)
+{
+    const ModelConfig& config = request.model->config();
+    const auto n = Index(request.ids.size());
+    const std::string text = options.count("text") ? "the text" : "--ids";
+    for (const std::string& problem :
+         {indexOption(options, "layer", config.layers, "the model", "layers", request.circuitLayer),
+          indexOption(options, "head", config.heads, "the model", "heads", request.circuitHead),
+          indexOption(options, "query", n, text, "tokens", request.query),
+          indexOption(options, "key", n, text, "tokens", request.key)})
+        if (!problem.empty())
+            return problem;
+    if (options.count("kind")) {
+        const std::string& kind = options["kind"];
+        if (kind != "q" && kind != "k" && kind != "v")
+            return "bad --kind '" + kind + "': expected q, k or v";
+        request.compositionKind = kind == "q"   ? CompositionKind::Query
+                                  : kind == "k" ? CompositionKind::Key
+                                                : CompositionKind::Value;
+    }
+    if (request.view == "composition" && (request.circuitLayer == 0 || config.layers == 1))
+        return "--view composition: layer 0 reads only the embeddings, no earlier head composes into it "
+               "(give --layer 1 or later)";
+    return {};
+}
+
 /// A model figure computed from a forward pass to the logits (every one the window's model tabs draw but the
 /// attention grid, `model`, which needs no pass to the end).
 bool isModelPredictionView(const std::string& view)
@@ -259,7 +323,10 @@ CommandLineOutcome parseModelExport(std::map<std::string, std::string>& options,
         return fail(
             "--view patch runs the prompts of --clean and --corrupt (or --clean-ids and --corrupt-ids), "
             "not --text or --ids");
-    if (!patch && options.count("text") == options.count("ids"))
+    const bool weightsOnly = request.view == "composition"; // reads no tokens: --text and --ids optional
+    if (!patch && options.count("text") && options.count("ids"))
+        return fail("give --text or --ids, not both");
+    if (!patch && !weightsOnly && options.count("text") == options.count("ids"))
         return fail("--model needs either --text TEXT or --ids I,J,...");
     if (options.count("ids") && !parseIndexList(options["ids"], request.ids))
         return fail("bad --ids '" + options["ids"] + "': expected token ids separated by commas (5,17,3)");
@@ -269,8 +336,6 @@ CommandLineOutcome parseModelExport(std::map<std::string, std::string>& options,
             return fail("bad --precision '" + options["precision"] + "': expected float64 or float32");
         request.precision = *precision;
     }
-    if (options.count("head"))
-        return fail("--head is for a session's views");
     const std::size_t dot = request.out.find_last_of("./\\");
     const std::string suffix =
         dot != std::string::npos && request.out[dot] == '.' ? lowercase(request.out.substr(dot + 1)) : "";
@@ -313,6 +378,9 @@ CommandLineOutcome parseModelExport(std::map<std::string, std::string>& options,
                    !problem.empty()) {
             return fail(problem);
         }
+        if (isCircuitView(request.view))
+            if (const std::string problem = parseCircuitChoice(options, request); !problem.empty())
+                return fail(problem);
         for (std::size_t k = 0; k < request.interventions.size(); ++k)
             if (const std::string problem =
                     interventionProblem(request.interventions[k], request.model->config());
@@ -425,16 +493,20 @@ CommandLineOutcome parseExport(const ParsedArguments& arguments, const CommandSt
         return fail("--model draws the model itself: give no session (found " + source + ")");
     if (!model) {
         for (const char* name :
-             {"text", "ids", "precision", "position", "score", "ablation", "answer", "answer-id", "clean",
-              "clean-ids", "corrupt", "corrupt-ids", "wrong", "wrong-id", "what", "method", "positions"})
+             {"text",      "ids",    "precision", "position", "score",       "ablation", "answer",
+              "answer-id", "clean",  "clean-ids", "corrupt",  "corrupt-ids", "wrong",    "wrong-id",
+              "what",      "method", "positions", "layer",    "kind",        "query",    "key"})
             if (options.count(name))
                 return fail("--" + std::string(name) + " is for --model" + hint);
         if (!interventions.empty())
             return fail("--intervene is for --model" + hint);
     }
-    if (model && options.count("view"))
+    if (model && options.count("view")) {
         if (const std::string problem = patchOptionProblem(options, options["view"]); !problem.empty())
             return fail(problem);
+        if (const std::string problem = circuitOptionProblem(options, options["view"]); !problem.empty())
+            return fail(problem);
+    }
     if (model && options.count("view") && isModelPredictionView(options["view"]))
         return parseModelExport(options, interventions, outcome, fail);
     if (source.empty() && !model)

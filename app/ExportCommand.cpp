@@ -123,6 +123,11 @@ ui::ModelFigureInput modelFigureInput(const ModelExportRequest& request, bool ne
         input.title = title;
         input.answer = request.answer;
         input.patching = request.patching;
+        input.circuit.layer = request.circuitLayer;
+        input.circuit.head = request.circuitHead;
+        input.circuit.kind = request.compositionKind;
+        input.circuit.query = request.query;
+        input.circuit.key = request.key;
         return input;
     }
     auto run = std::make_shared<const ModelRun>(request.model, request.ids, request.precision);
@@ -171,7 +176,7 @@ int runModelExport(const ModelExportRequest& request, std::ostream& out, std::os
                     ui::ModelFigures::names().join(QStringLiteral(", ")).toStdString());
     const bool csv = request.format == "csv";
     if (csv && !registered->csv)
-        return fail("CSV is for the grids, the lens and patching, not '" + request.view + "'");
+        return fail("CSV is for the grids, the lens, patching and the circuits, not '" + request.view + "'");
     const std::optional<ui::FigureFormat> format =
         ui::figureFormatFromName(QString::fromStdString(request.format));
     if (!csv && !format)

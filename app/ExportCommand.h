@@ -3,6 +3,7 @@
 // `qkvlab export`, the part that draws: it needs a QApplication, created by main() after the arguments were
 // checked by runCommandLine().
 
+#include "Composition.h"
 #include "Intervention.h"
 #include "Model.h"
 
@@ -18,14 +19,15 @@ namespace qkv::app {
 struct ExportRequest;
 
 /// `qkvlab export --model MODEL (--text TEXT | --ids I,J,...) --view prediction|scores|sweep|attribution|lens
-/// --out FILE`, or `--view patch` with the patching experiment's options instead of the text, parsed: the
-/// model's forward pass, then the view drawn as the window draws it.
+/// --out FILE`, `--view patch` with the patching experiment's options instead of the text, or a head's
+/// circuits (circuits, composition, decompose), parsed: the model's forward pass or the weights' products,
+/// then the view drawn as the window draws it.
 struct ModelExportRequest {
     std::shared_ptr<const Model> model;
     std::vector<std::int64_t> ids;
     std::string text; ///< titles the figure ("" when ids were given)
     Precision precision = Precision::Float64;
-    std::string view; ///< "prediction", "scores", "sweep", "attribution", "lens" or "patch"
+    std::string view; ///< "prediction", "scores", "sweep", "attribution", "lens", "patch", "circuits", …
     /// prediction: the right-hand run's interventions (--intervene), and the position shown (−1: the last).
     std::vector<Intervention> interventions;
     int position = -1;
@@ -33,6 +35,11 @@ struct ModelExportRequest {
     Intervention::Kind ablation = Intervention::Kind::Zero; ///< sweep: zero or mean, the metric the loss
     std::optional<std::int64_t> answer;      ///< lens: the token whose probability colours the cells
     std::optional<PatchExperiment> patching; ///< patch: the prompts' ids, the tokens, the site and method
+    /// circuits, composition, decompose: the head (layer −1: the last), which of its inputs composition
+    /// reads, and decompose's query (−1: the last) and key positions.
+    Index circuitLayer = -1, circuitHead = 0;
+    CompositionKind compositionKind = CompositionKind::Key;
+    Index query = -1, key = 0;
     std::string format; ///< "png", "svg", "pdf", or "csv" for the figures that have one (grids, lens, patch)
     std::string out;
     int width = 0; ///< figure pixels; 0: the view's default

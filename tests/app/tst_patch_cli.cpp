@@ -15,6 +15,7 @@
 #include "QkvlabProcess.h"
 #include "TestMain.h"
 #include "TinyModels.h"
+#include "TinyTokenizer.h"
 
 #include <QDir>
 #include <QFile>
@@ -153,36 +154,6 @@ double predictedLogitDifference(const std::shared_ptr<const Model>& model,
             wrong = token.probability;
     }
     return std::log(answer) - std::log(wrong);
-}
-
-/// A byte-level BPE tokenizer of 40 tokens: the letters (0 … 25), "Ġ" (26) and the merges below, so that
-/// "a cat sat on" is [0, 29, 34, 38], "a dog sat on" [0, 32, 34, 38] and " mat" one token (36).
-void writeTokenizer(const QString& folder)
-{
-    QJsonObject vocabulary;
-    for (int letter = 0; letter < 26; ++letter)
-        vocabulary.insert(QString(QChar(u'a' + letter)), letter);
-    vocabulary.insert(QStringLiteral("Ġ"), 26);
-    const QStringList merges = {QStringLiteral("a t"),   QStringLiteral("Ġ c"),   QStringLiteral("Ġc at"),
-                                QStringLiteral("Ġ d"),   QStringLiteral("o g"),   QStringLiteral("Ġd og"),
-                                QStringLiteral("Ġ s"),   QStringLiteral("Ġs at"), QStringLiteral("Ġ m"),
-                                QStringLiteral("Ġm at"), QStringLiteral("Ġ o"),   QStringLiteral("Ġo n")};
-    int next = 27;
-    for (const QString& merge : merges)
-        vocabulary.insert(QString(merge).remove(QLatin1Char(' ')), next++);
-    const QJsonObject model{{QStringLiteral("type"), QStringLiteral("BPE")},
-                            {QStringLiteral("vocab"), vocabulary},
-                            {QStringLiteral("merges"), QJsonArray::fromStringList(merges)}};
-    const QJsonObject preTokenizer{{QStringLiteral("type"), QStringLiteral("ByteLevel")},
-                                   {QStringLiteral("add_prefix_space"), false},
-                                   {QStringLiteral("use_regex"), true}};
-    const QJsonObject root{{QStringLiteral("version"), QStringLiteral("1.0")},
-                           {QStringLiteral("added_tokens"), QJsonArray()},
-                           {QStringLiteral("pre_tokenizer"), preTokenizer},
-                           {QStringLiteral("model"), model}};
-    QFile file(folder + QStringLiteral("/tokenizer.json"));
-    QVERIFY(file.open(QIODevice::WriteOnly));
-    file.write(QJsonDocument(root).toJson());
 }
 
 } // namespace
@@ -371,7 +342,7 @@ void TestPatchCli::textPromptsAndTokens()
 {
     QTemporaryDir folder;
     qkv::test::writeModel(shape(QStringLiteral("gpt2")), folder.path(), 3);
-    writeTokenizer(folder.path());
+    qkv::test::writeTinyTokenizer(folder.path());
     const Run text =
         qkvlab({QStringLiteral("patch"), folder.path(), QStringLiteral("--clean"),
                 QStringLiteral("a cat sat on"), QStringLiteral("--corrupt"), QStringLiteral("a dog sat on"),
@@ -559,7 +530,7 @@ void TestPatchCli::refusals()
     QFETCH(QString, message);
     QTemporaryDir folder;
     qkv::test::writeModel(shape(QStringLiteral("gpt2")), folder.path(), 3);
-    writeTokenizer(folder.path());
+    qkv::test::writeTinyTokenizer(folder.path());
     QStringList command = arguments;
     if (command.first() == QLatin1String("lens"))
         command.insert(1, folder.path());

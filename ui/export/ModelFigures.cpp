@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "ModelFigures.h"
 
+#include "CircuitFigures.h"
 #include "Error.h"
 #include "FileWriting.h"
 #include "ForwardPass.h"
@@ -181,6 +182,9 @@ QList<RegisteredModelFigure> ModelFigures::all()
                    attributionGrid),
         lensFigure(),
         patchFigure(),
+        circuitsFigure(),
+        compositionFigure(),
+        decomposeFigure(),
     };
 }
 

@@ -6,6 +6,7 @@
 // figure's content is computed from one run of the model (off the GUI thread in the window), then handed to
 // the view that draws it.
 
+#include "Composition.h"
 #include "HeadScores.h"
 #include "LensView.h"
 #include "ModelRun.h"
@@ -63,8 +64,29 @@ struct PatchGridDisplay {
     QString label; ///< the colour bar's
 };
 
-using ModelFigureContent =
-    std::variant<PredictionDisplay, HeadGridDisplay, ModelAttentionDisplay, LensDisplay, PatchGridDisplay>;
+/// A matrix with a label on every row and column, as a heatmap: a head's token × token QK table, the
+/// composition scores into one head, or a score's decomposition.
+struct LabelledGridDisplay {
+    Matrix values;
+    QStringList rowLabels, columnLabels;
+    QString rowTitle, columnTitle;
+    QString title;
+    QString label; ///< the colour bar's
+    QString whatsThis;
+    bool diverging = true; ///< colours about 0; else sequential
+};
+
+/// Which head the circuit figures draw, and what of it.
+struct CircuitChoice {
+    Index layer = -1; ///< −1: the last layer
+    Index head = 0;
+    CompositionKind kind = CompositionKind::Key; ///< composition: which input of the head is read
+    Index query = -1;                            ///< decompose: the query's position (−1: the last)
+    Index key = 0;                               ///< decompose: the key's position
+};
+
+using ModelFigureContent = std::variant<PredictionDisplay, HeadGridDisplay, ModelAttentionDisplay,
+                                        LensDisplay, PatchGridDisplay, LabelledGridDisplay>;
 
 /// What a model figure is drawn from: the model on its text, the unmodified run, and the choices of its tab.
 struct ModelFigureInput {
@@ -92,7 +114,8 @@ struct ModelFigureInput {
     std::optional<std::int64_t> answer;      ///< lens: the token whose probability colours the cells
     std::optional<PatchExperiment> patching; ///< patch: the experiment (its prompts, tokens, site, method)
     std::shared_ptr<const PatchedGrid>
-        patchGrid; ///< patch: the grid computed already (the window's); null: computed
+        patchGrid;         ///< patch: the grid computed already (the window's); null: computed
+    CircuitChoice circuit; ///< circuits, composition, decompose: the head
 
     /// The input for `run`'s figures (model, ids and precision from the run), titled `title`.
     static ModelFigureInput forRun(std::shared_ptr<const ModelRun> run, const QString& title);

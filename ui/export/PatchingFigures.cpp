@@ -22,19 +22,6 @@ std::string csvNumber(double value)
     return text;
 }
 
-// A field in double quotes, its own quotes doubled: safe for any token (commas, quotes, line breaks).
-std::string quotedField(const QString& text)
-{
-    std::string field = text.toStdString();
-    std::string quoted = "\"";
-    for (char c : field) {
-        quoted += c;
-        if (c == '"')
-            quoted += '"';
-    }
-    return quoted + '"';
-}
-
 QString tokenText(const Model& model, std::int64_t id)
 {
     return QString::fromStdString(tokenLabels(model, {id}).front());
@@ -142,6 +129,18 @@ RegisteredModelFigure patchFigure()
     return figure;
 }
 
+std::string quotedCsvField(const QString& text)
+{
+    std::string field = text.toStdString();
+    std::string quoted = "\"";
+    for (char c : field) {
+        quoted += c;
+        if (c == '"')
+            quoted += '"';
+    }
+    return quoted + '"';
+}
+
 LensDisplay lensDisplay(const Model& model, const std::vector<std::int64_t>& ids,
                         std::shared_ptr<const LogitLens> lens, std::optional<std::int64_t> answer,
                         const QString& title)
@@ -180,7 +179,7 @@ std::string lensCsv(const LensDisplay& display)
             const LensCell& cell = cells[position];
             const TokenProbability top = cell.top.empty() ? TokenProbability{} : cell.top.front();
             text += std::to_string(layer) + ',' + std::to_string(position) + ',' + std::to_string(top.id) +
-                    ',' + quotedField(display.labels.value(top.id)) + ',' + csvNumber(top.probability);
+                    ',' + quotedCsvField(display.labels.value(top.id)) + ',' + csvNumber(top.probability);
             if (answer)
                 text += ',' + csvNumber(cell.answerProbability) + ',' + std::to_string(cell.answerRank);
             text += '\n';

@@ -26,6 +26,9 @@ LensDisplay lensDisplay(const Model& model, const std::vector<std::int64_t>& ids
 /// ",answer_probability,answer_rank" with an answer; the layer L is the output; tokens quoted as CSV quotes.
 std::string lensCsv(const LensDisplay& display);
 
+/// A CSV field in double quotes, its own quotes doubled: safe for any token (commas, quotes, line breaks).
+std::string quotedCsvField(const QString& text);
+
 /// The heatmap's display of `patched`, run on `model` with `experiment`.
 PatchGridDisplay patchGridDisplay(const Model& model, const PatchExperiment& experiment, PatchedGrid patched);
 /// Shows `display` on `heatmap`: diverging colours centred at 0, rows and columns labelled.
