@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The circuits of a head cut from a model in the window: the Score Terms tab takes the selected cell's score
+// apart (off the GUI thread, following the selection), and the composition grid under the Model workspace's
+// thumbnails shows how much the open head reads each earlier head, with arrows on the strongest.
+
+#include "CompositionPanel.h"
+#include "DecompositionPanel.h"
+#include "DecompositionView.h"
+#include "Document.h"
+#include "Heatmap.h"
+#include "MainWindow.h"
+#include "ModelLoading.h"
+#include "ModelOverview.h"
+#include "ModelView.h"
+#include "TrainingModel.h"
+#include "Workspaces.h"
+
+#include "FuzzyCompare.h"
+#include "TestMain.h"
+#include "TinyModels.h"
+
+#include <QComboBox>
+#include <QDockWidget>
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace qkv;
+using namespace qkv::ui;
+
+class TestCircuitPanels : public QObject {
+    Q_OBJECT
+private slots:
+    void init();
+    void scoreTermsFollowTheSelection();
+    void scoreTermsNeedAModel();
+    void compositionGridShowsTheScores_data();
+    void compositionGridShowsTheScores();
+    void firstLayerReadsNoEarlierHead();
+
+private:
+    /// A window at 1280 × 720 with `layer`, head `head` of the tiny model open.
+    void openModel(MainWindow& window, Index layer, Index head);
+    static void showScoreTerms(MainWindow& window)
+    {
+        auto* dock = window.findChild<QDockWidget*>(QStringLiteral("dockScoreTerms"));
+        QVERIFY(dock);
+        window.findChild<Workspaces*>()->reveal(dock);
+    }
+    /// Waits until the tab shows the terms of query `query`, key `key`; they must equal decomposeScore's.
+    void checkTerms(MainWindow& window, Index layer, Index head, Index query, Index key);
+
+    QTemporaryDir m_folder;
+    std::shared_ptr<const Model> m_model;
+    const std::vector<std::int64_t> m_ids{4, 8, 15, 16, 23, 4, 8, 15};
+};
+
+void TestCircuitPanels::init()
+{
+    QVERIFY(m_folder.isValid());
+    qkv::test::writeModel(qkv::test::Tiny{}, m_folder.path(), 3); // GPT-2 shaped: 3 layers, 2 heads
+    m_model = std::make_shared<const Model>(Model::open(m_folder.path().toStdString()));
+}
+
+void TestCircuitPanels::openModel(MainWindow& window, Index layer, Index head)
+{
+    window.resize(1280, 720);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    ModelHeadRequest request;
+    request.layer = layer;
+    request.heads = {head};
+    request.ids = m_ids;
+    QString error;
+    QVERIFY2(window.modelLoading()->open(m_model, request, &error, false), qPrintable(error));
+}
+
+void TestCircuitPanels::checkTerms(MainWindow& window, Index layer, Index head, Index query, Index key)
+{
+    auto* panel = window.findChild<DecompositionPanel*>();
+    QVERIFY(panel);
+    DecompositionView* view = panel->view();
+    const ScoreDecomposition expected = decomposeScore(*m_model, {layer, head, m_ids, query, key});
+    const auto count = Index(expected.components.size());
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->isBusy() && view->display().decomposition &&
+                                 view->heatmap()->values().rows() == count + 1 &&
+                                 view->display().decomposition->score == expected.score,
+                             10000);
+    const Matrix& shown = view->heatmap()->values();
+    QKV_COMPARE_NEAR(shown.topLeftCorner(count, count), expected.terms, 1e-12);
+    QKV_COMPARE_NEAR(shown(count, count), expected.score, 1e-12);
+    for (Index c = 0; c < count; ++c) {
+        QKV_COMPARE_NEAR(shown(c, count), expected.query[std::size_t(c)], 1e-12);
+        QKV_COMPARE_NEAR(shown(count, c), expected.key[std::size_t(c)], 1e-12);
+        QCOMPARE(view->heatmap()->rowLabels().at(int(c)),
+                 QString::fromStdString(expected.components[std::size_t(c)]));
+    }
+    QVERIFY(shown.allFinite());
+    const QString score = QString::number(expected.score, 'f', 3);
+    QVERIFY2(view->scoreText().contains(score),
+             qPrintable(view->scoreText() + QStringLiteral(" ≠ ") + score));
+
+    // The ten largest terms in words, the largest first.
+    const QString terms = view->termsText();
+    QCOMPARE(terms.count(QStringLiteral("<br>")), DecompositionPanel::largestTermCount);
+    Index row = 0, column = 0;
+    expected.terms.cwiseAbs().maxCoeff(&row, &column);
+    const QString first = terms.section(QStringLiteral("<br>"), 1, 1);
+    const QString words = QStringLiteral("1. query side %1, key side %2: %3")
+                              .arg(QString::fromStdString(expected.components[std::size_t(row)]),
+                                   QString::fromStdString(expected.components[std::size_t(column)]))
+                              .arg((expected.terms(row, column) >= 0 ? QStringLiteral("+") : QString()) +
+                                   QString::number(expected.terms(row, column), 'f', 3));
+    QVERIFY2(first.startsWith(words), qPrintable(first + QStringLiteral(" ≠ ") + words));
+}
+
+void TestCircuitPanels::scoreTermsFollowTheSelection()
+{
+    MainWindow window;
+    openModel(window, 2, 1);
+    showScoreTerms(window);
+    window.document()->setSelection(5, 2);
+    checkTerms(window, 2, 1, 5, 2);
+    window.document()->setSelection(7, 7); // a newer cell replaces the terms
+    checkTerms(window, 2, 1, 7, 7);
+}
+
+void TestCircuitPanels::scoreTermsNeedAModel()
+{
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    showScoreTerms(window);
+    auto* panel = window.findChild<DecompositionPanel*>();
+    QVERIFY(panel);
+    window.document()->setSelection(1, 0);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        panel->view()->message().contains(QStringLiteral("needs a head cut from a model")), 5000);
+    QVERIFY(!panel->view()->display().decomposition);
+    QVERIFY(panel->view()->heatmap()->isHidden());
+}
+
+void TestCircuitPanels::compositionGridShowsTheScores_data()
+{
+    QTest::addColumn<int>("kind");
+    QTest::newRow("Q") << int(CompositionKind::Query);
+    QTest::newRow("K") << int(CompositionKind::Key);
+    QTest::newRow("V") << int(CompositionKind::Value);
+}
+
+void TestCircuitPanels::compositionGridShowsTheScores()
+{
+    QFETCH(int, kind);
+    MainWindow window;
+    openModel(window, 2, 1);
+    auto* panel = window.findChild<CompositionPanel*>();
+    QVERIFY(panel);
+    panel->setKind(CompositionKind(kind));
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->isBusy() && panel->shownHead() == std::make_pair(Index(2), Index(1)),
+                             10000);
+    const CompositionScores expected =
+        compositionScores<double>(*training::sharedWeights<double>(*m_model), 2, 1);
+    const Matrix grid = expected.into(CompositionKind(kind), 2, 1);
+    QCOMPARE(panel->heatmap()->values().rows(), 2);
+    QCOMPARE(panel->heatmap()->values().cols(), 2);
+    QKV_COMPARE_NEAR(panel->heatmap()->values(), grid, 1e-12);
+    QCOMPARE(panel->heatmap()->rowLabels(), (QStringList{QStringLiteral("L0"), QStringLiteral("L1")}));
+
+    // The arrows: the strongest earlier heads, the strongest the widest.
+    ModelView* thumbnails = window.findChild<ModelOverview*>()->view();
+    const QList<HeadArrow>& arrows = thumbnails->arrows();
+    QCOMPARE(arrows.size(), std::min<int>(CompositionPanel::arrowCount, int((grid.array() > 0).count())));
+    QVERIFY(!arrows.isEmpty());
+    Index layer = 0, head = 0;
+    grid.maxCoeff(&layer, &head);
+    QCOMPARE(arrows.front().fromLayer, int(layer));
+    QCOMPARE(arrows.front().fromHead, int(head));
+    QKV_COMPARE_NEAR(arrows.front().strength, 1.0, 1e-15);
+    for (const HeadArrow& arrow : arrows)
+        QKV_COMPARE_NEAR(arrow.strength, grid(arrow.fromLayer, arrow.fromHead) / grid(layer, head), 1e-12);
+}
+
+void TestCircuitPanels::firstLayerReadsNoEarlierHead()
+{
+    MainWindow window;
+    openModel(window, 0, 1);
+    auto* panel = window.findChild<CompositionPanel*>();
+    QVERIFY(panel);
+    QTRY_VERIFY_WITH_TIMEOUT(panel->statusText().contains(QStringLiteral("reads no earlier head")), 5000);
+    QCOMPARE(panel->heatmap()->values().size(), Index(0));
+    QVERIFY(window.findChild<ModelOverview*>()->view()->arrows().isEmpty());
+}
+
+QKV_TEST_MAIN(TestCircuitPanels)
+#include "tst_circuitpanels.moc"
