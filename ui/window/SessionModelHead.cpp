@@ -5,6 +5,8 @@
 #include "Model.h"
 #include "ModelLoading.h"
 
+#include <algorithm>
+
 namespace qkv::ui {
 
 std::optional<SessionModelHead> sessionModelHead(const ModelLoading& loading, const Document& document)
@@ -17,13 +19,17 @@ std::optional<SessionModelHead> sessionModelHead(const ModelLoading& loading, co
     const ModelHeadRequest& request = loading.request();
     if (model->folder() != link.folder || request.layer != link.layer || request.ids != link.ids)
         return std::nullopt;
-    // The session holds the heads asked for, in order: every query head when none were named.
-    const int current = document.currentHead();
+    // The session holds the heads asked for, in order (every query head when none were named); a session
+    // reopened from a file was asked for its first head only, so it is matched by its count of heads.
+    const int current = std::max(0, document.currentHead());
+    const std::size_t held = session.heads.size();
     Index head = link.head;
-    if (request.heads.empty() && current >= 0)
-        head = current;
-    else if (current >= 0 && std::size_t(current) < request.heads.size())
+    if (held == request.heads.size() && std::size_t(current) < held)
         head = request.heads[std::size_t(current)];
+    else if (held == std::size_t(model->config().heads))
+        head = current;
+    else if (current != 0)
+        return std::nullopt; // some of the model's heads, which ones the link does not say
     return SessionModelHead{model, link.layer, head, link.ids};
 }
 

@@ -34,13 +34,14 @@ class TestCircuitPanels : public QObject {
 private slots:
     void init();
     void scoreTermsFollowTheSelection();
+    void scoreTermsFollowTheCurrentHead();
     void scoreTermsNeedAModel();
     void compositionGridShowsTheScores_data();
     void compositionGridShowsTheScores();
     void firstLayerReadsNoEarlierHead();
 
 private:
-    /// A window at 1280 × 720 with `layer`, head `head` of the tiny model open.
+    /// A window at 1280 × 720 with `layer`, head `head` of the tiny model open (−1: every head).
     void openModel(MainWindow& window, Index layer, Index head);
     static void showScoreTerms(MainWindow& window)
     {
@@ -70,7 +71,8 @@ void TestCircuitPanels::openModel(MainWindow& window, Index layer, Index head)
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     ModelHeadRequest request;
     request.layer = layer;
-    request.heads = {head};
+    if (head >= 0)
+        request.heads = {head};
     request.ids = m_ids;
     QString error;
     QVERIFY2(window.modelLoading()->open(m_model, request, &error, false), qPrintable(error));
@@ -85,7 +87,7 @@ void TestCircuitPanels::checkTerms(MainWindow& window, Index layer, Index head, 
     const auto count = Index(expected.components.size());
     QTRY_VERIFY_WITH_TIMEOUT(!panel->isBusy() && view->display().decomposition &&
                                  view->heatmap()->values().rows() == count + 1 &&
-                                 view->display().decomposition->score == expected.score,
+                                 std::abs(view->display().decomposition->score - expected.score) < 1e-12,
                              10000);
     const Matrix& shown = view->heatmap()->values();
     QKV_COMPARE_NEAR(shown.topLeftCorner(count, count), expected.terms, 1e-12);
@@ -124,6 +126,17 @@ void TestCircuitPanels::scoreTermsFollowTheSelection()
     checkTerms(window, 2, 1, 5, 2);
     window.document()->setSelection(7, 7); // a newer cell replaces the terms
     checkTerms(window, 2, 1, 7, 7);
+}
+
+void TestCircuitPanels::scoreTermsFollowTheCurrentHead()
+{
+    MainWindow window;
+    openModel(window, 1, -1); // both heads of layer 1
+    showScoreTerms(window);
+    window.document()->setSelection(6, 3);
+    checkTerms(window, 1, 0, 6, 3);
+    window.document()->setCurrentHead(1);
+    checkTerms(window, 1, 1, 6, 3);
 }
 
 void TestCircuitPanels::scoreTermsNeedAModel()
