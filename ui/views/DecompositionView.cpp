@@ -52,6 +52,8 @@ DecompositionView::DecompositionView(QWidget* parent)
     m_score->setObjectName(QStringLiteral("decompositionScore"));
     m_score->setWordWrap(true);
     m_score->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_score->setToolTip(tr("Rows: the query's part from each component of the residual stream; columns: the "
+                           "key's part from each; Σ: a row's or a column's sum; the corner: the score"));
     m_heatmap->setObjectName(QStringLiteral("decompositionHeatmap"));
     m_heatmap->setFigureName(QStringLiteral("score_terms"));
     m_heatmap->setAxisTitles(tr("query side"), tr("key side"));
@@ -65,12 +67,12 @@ DecompositionView::DecompositionView(QWidget* parent)
     m_termsScroll->setWidgetResizable(true);
     m_termsScroll->setFrameShape(QFrame::NoFrame);
     m_termsScroll->setMinimumWidth(fontMetrics().horizontalAdvance(QLatin1Char('x')) * 30);
-    m_termsScroll->setMaximumWidth(fontMetrics().horizontalAdvance(QLatin1Char('x')) * 52);
+    m_termsScroll->setMaximumWidth(fontMetrics().horizontalAdvance(QLatin1Char('x')) * 60);
 
     auto* mapAndTerms = new QHBoxLayout;
     mapAndTerms->setContentsMargins(0, 0, 0, 0);
-    mapAndTerms->addWidget(m_heatmap, 3);
-    mapAndTerms->addWidget(m_termsScroll, 2);
+    mapAndTerms->addWidget(m_heatmap, 1);
+    mapAndTerms->addWidget(m_termsScroll, 1);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 2, 4, 2);
     layout->setSpacing(2);
@@ -122,10 +124,8 @@ void DecompositionView::setDisplay(const DecompositionDisplay& display)
     const double extent = d.terms.size() ? d.terms.cwiseAbs().maxCoeff() : 0.0;
     const double bound = extent > 0 && std::isfinite(extent) ? extent : 1.0;
     m_heatmap->setFixedRange(-bound, bound);
-    m_heatmap->setTitle(display.title);
-    m_score->setText(tr("Score %1 = the sum of %2 × %2 terms: the query's part from each component of the "
-                        "stream (rows) with the key's part from each (columns); Σ: the sums.")
-                         .arg(signedValue(d.score))
+    m_score->setText(tr("<b>%1</b>: score %2, the sum of %3 × %3 terms")
+                         .arg(display.title.toHtmlEscaped(), signedValue(d.score))
                          .arg(d.components.size()));
 
     QStringList lines{tr("<b>Largest terms</b>")};

@@ -136,7 +136,7 @@ void ModelView::paintArrows(QPainter& painter, const Layout& l, const QColor& co
         const QLineF line(centres.p1(), centres.pointAt(std::max(0.0, 1 - reach / centres.length())));
         if (line.length() < 1)
             continue;
-        const double width = 1.5 + 6.0 * std::clamp(arrow.strength, 0.0, 1.0);
+        const double width = 1.0 + 10.0 * std::clamp(arrow.strength, 0.0, 1.0);
         const QPointF direction = (line.p2() - line.p1()) / line.length();
         const QPointF across(-direction.y(), direction.x());
         const QPointF tip = line.p2(), base = tip - direction * (6 + 2 * width);

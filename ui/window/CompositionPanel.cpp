@@ -35,21 +35,18 @@ QString kindName(CompositionKind kind)
     return QString();
 }
 
-/// The `count` largest positive scores of the grid (earlier layers × heads) as arrows, the largest as wide
-/// as an arrow gets.
+/// The `count` largest positive scores of the grid (earlier layers × heads) as arrows, as strong as the
+/// scores (which lie between 0 and 1), so that arrows into different heads compare.
 QList<HeadArrow> strongestArrows(const Matrix& grid, int count)
 {
     QList<HeadArrow> arrows;
     for (Index l = 0; l < grid.rows(); ++l)
         for (Index h = 0; h < grid.cols(); ++h)
             if (grid(l, h) > 0)
-                arrows.append({int(l), int(h), grid(l, h)});
+                arrows.append({int(l), int(h), std::min(grid(l, h), 1.0)});
     std::sort(arrows.begin(), arrows.end(),
               [](const HeadArrow& a, const HeadArrow& b) { return a.strength > b.strength; });
     arrows = arrows.mid(0, count);
-    const double strongest = arrows.isEmpty() ? 1.0 : arrows.front().strength;
-    for (HeadArrow& arrow : arrows)
-        arrow.strength /= strongest;
     return arrows;
 }
 
@@ -190,7 +187,7 @@ void CompositionPanel::showScores()
     const QString title =
         tr("%1 into layer %2, head %3").arg(kindName(kind())).arg(m_shownLayer).arg(m_shownHead);
     m_heatmap->setTitle(title);
-    m_status->setText(title);
+    m_status->clear(); // the grid's title says which head
     if (m_thumbnails)
         m_thumbnails->setArrows(int(m_shownLayer), int(m_shownHead), strongestArrows(grid, arrowCount));
 }

@@ -41,7 +41,7 @@ public:
     /// The selector (objectName "compositionKind"): Q-, K- or V-composition.
     void setKind(CompositionKind kind);
     CompositionKind kind() const;
-    /// The line above the grid: which head, or why there is no grid.
+    /// The line beside the selector: why there is no grid, or that it is being computed ("" with a grid).
     QString statusText() const;
     /// True while the newest scores are being computed.
     bool isBusy() const { return m_job.isBusy(); }
