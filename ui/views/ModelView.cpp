@@ -131,12 +131,15 @@ void ModelView::paintArrows(QPainter& painter, const Layout& l, const QColor& co
             continue;
         const QRectF source = l.cellRect(arrow.fromLayer, arrow.fromHead);
         const QLineF centres(source.center(), target.center());
-        // From the source's centre to the target's edge, where the head is drawn.
-        const double reach = 0.5 * std::min(target.width(), target.height()) + 2;
-        const QLineF line(centres.p1(), centres.pointAt(std::max(0.0, 1 - reach / centres.length())));
+        // From inside the source to just inside the target's edge: short arrows between adjacent layers
+        // stay visible, and most of both pictures stays uncovered.
+        const double length = centres.length();
+        const double inset = std::max(0.0, 0.5 * std::min(target.width(), target.height()) - 6);
+        const double start = std::min(0.3, 0.5 * inset / length);
+        const QLineF line(centres.pointAt(start), centres.pointAt(std::max(start, 1 - inset / length)));
         if (line.length() < 1)
             continue;
-        const double width = 1.0 + 10.0 * std::clamp(arrow.strength, 0.0, 1.0);
+        const double width = 1.5 + 5.0 * std::clamp(arrow.strength, 0.0, 1.0);
         const QPointF direction = (line.p2() - line.p1()) / line.length();
         const QPointF across(-direction.y(), direction.x());
         const QPointF tip = line.p2(), base = tip - direction * (6 + 2 * width);

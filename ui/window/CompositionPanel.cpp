@@ -35,18 +35,21 @@ QString kindName(CompositionKind kind)
     return QString();
 }
 
-/// The `count` largest positive scores of the grid (earlier layers × heads) as arrows, as strong as the
-/// scores (which lie between 0 and 1), so that arrows into different heads compare.
+/// The `count` largest positive scores of the grid (earlier layers × heads) as arrows, each as strong as
+/// its score relative to the largest (the grid gives the scores themselves).
 QList<HeadArrow> strongestArrows(const Matrix& grid, int count)
 {
     QList<HeadArrow> arrows;
     for (Index l = 0; l < grid.rows(); ++l)
         for (Index h = 0; h < grid.cols(); ++h)
             if (grid(l, h) > 0)
-                arrows.append({int(l), int(h), std::min(grid(l, h), 1.0)});
+                arrows.append({int(l), int(h), grid(l, h)});
     std::sort(arrows.begin(), arrows.end(),
               [](const HeadArrow& a, const HeadArrow& b) { return a.strength > b.strength; });
     arrows = arrows.mid(0, count);
+    const double strongest = arrows.isEmpty() ? 1.0 : arrows.front().strength;
+    for (HeadArrow& arrow : arrows)
+        arrow.strength /= strongest;
     return arrows;
 }
 
@@ -184,6 +187,9 @@ void CompositionPanel::showScores()
     for (Index h = 0; h < grid.cols(); ++h)
         heads << QStringLiteral("H%1").arg(h);
     m_heatmap->setMatrix(grid, layers, heads);
+    // From 0, where an earlier head's output misses this head's input entirely.
+    const double largest = grid.size() ? grid.maxCoeff() : 0.0;
+    m_heatmap->setFixedRange(0.0, largest > 0 ? largest : 1.0);
     const QString title =
         tr("%1 into layer %2, head %3").arg(kindName(kind())).arg(m_shownLayer).arg(m_shownHead);
     m_heatmap->setTitle(title);

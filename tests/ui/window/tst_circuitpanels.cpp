@@ -181,7 +181,7 @@ void TestCircuitPanels::compositionGridShowsTheScores()
     QKV_COMPARE_NEAR(panel->heatmap()->values(), grid, 1e-12);
     QCOMPARE(panel->heatmap()->rowLabels(), (QStringList{QStringLiteral("L0"), QStringLiteral("L1")}));
 
-    // The arrows: the strongest earlier heads, as strong as their scores.
+    // The arrows: the strongest earlier heads, as strong as their scores relative to the largest.
     ModelView* thumbnails = window.findChild<ModelOverview*>()->view();
     const QList<HeadArrow>& arrows = thumbnails->arrows();
     QCOMPARE(arrows.size(), std::min<int>(CompositionPanel::arrowCount, int((grid.array() > 0).count())));
@@ -191,7 +191,7 @@ void TestCircuitPanels::compositionGridShowsTheScores()
     QCOMPARE(arrows.front().fromLayer, int(layer));
     QCOMPARE(arrows.front().fromHead, int(head));
     for (const HeadArrow& arrow : arrows)
-        QKV_COMPARE_NEAR(arrow.strength, grid(arrow.fromLayer, arrow.fromHead), 1e-15);
+        QKV_COMPARE_NEAR(arrow.strength, grid(arrow.fromLayer, arrow.fromHead) / grid(layer, head), 1e-15);
 }
 
 void TestCircuitPanels::firstLayerReadsNoEarlierHead()
