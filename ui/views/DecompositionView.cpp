@@ -8,6 +8,7 @@
 #include <QScrollArea>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace qkv::ui {
@@ -67,18 +68,23 @@ DecompositionView::DecompositionView(QWidget* parent)
     m_termsScroll->setWidgetResizable(true);
     m_termsScroll->setFrameShape(QFrame::NoFrame);
     m_termsScroll->setMinimumWidth(fontMetrics().horizontalAdvance(QLatin1Char('x')) * 30);
+    m_score->setMaximumWidth(fontMetrics().horizontalAdvance(QLatin1Char('x')) * 60);
     m_termsScroll->setMaximumWidth(fontMetrics().horizontalAdvance(QLatin1Char('x')) * 60);
 
-    auto* mapAndTerms = new QHBoxLayout;
-    mapAndTerms->setContentsMargins(0, 0, 0, 0);
-    mapAndTerms->addWidget(m_heatmap, 1);
-    mapAndTerms->addWidget(m_termsScroll, 1);
+    // The heatmap takes the whole height, the score and the largest terms are the column beside it.
+    auto* words = new QVBoxLayout;
+    words->setContentsMargins(0, 0, 0, 0);
+    words->addWidget(m_score);
+    words->addWidget(m_termsScroll, 1);
+    auto* mapAndWords = new QHBoxLayout;
+    mapAndWords->setContentsMargins(0, 0, 0, 0);
+    mapAndWords->addWidget(m_heatmap, 1);
+    mapAndWords->addLayout(words, 1);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 2, 4, 2);
     layout->setSpacing(2);
     layout->addWidget(m_message, 1);
-    layout->addWidget(m_score);
-    layout->addLayout(mapAndTerms, 1);
+    layout->addLayout(mapAndWords, 1);
     m_heatmap->setCellDescriber([this](Index row, Index column) {
         if (!m_display.decomposition)
             return QString();
@@ -124,6 +130,9 @@ void DecompositionView::setDisplay(const DecompositionDisplay& display)
     const double extent = d.terms.size() ? d.terms.cwiseAbs().maxCoeff() : 0.0;
     const double bound = extent > 0 && std::isfinite(extent) ? extent : 1.0;
     m_heatmap->setFixedRange(-bound, bound);
+    // Room for most rows' names (the dock scrolls when it is lower).
+    const int line = fontMetrics().height();
+    m_heatmap->setMinimumHeight(std::clamp(int(d.terms.rows() + 1) * line * 4 / 5 + 3 * line, 140, 480));
     m_score->setText(tr("<b>%1</b>: score %2, the sum of %3 × %3 terms")
                          .arg(display.title.toHtmlEscaped(), signedValue(d.score))
                          .arg(d.components.size()));

@@ -190,10 +190,8 @@ void CompositionPanel::showScores()
     // From 0, where an earlier head's output misses this head's input entirely.
     const double largest = grid.size() ? grid.maxCoeff() : 0.0;
     m_heatmap->setFixedRange(0.0, largest > 0 ? largest : 1.0);
-    const QString title =
-        tr("%1 into layer %2, head %3").arg(kindName(kind())).arg(m_shownLayer).arg(m_shownHead);
-    m_heatmap->setTitle(title);
-    m_status->clear(); // the grid's title says which head
+    // Which head, beside the selector that says which composition: the grid keeps its height.
+    m_status->setText(tr("into layer %1, head %2").arg(m_shownLayer).arg(m_shownHead));
     if (m_thumbnails)
         m_thumbnails->setArrows(int(m_shownLayer), int(m_shownHead), strongestArrows(grid, arrowCount));
 }

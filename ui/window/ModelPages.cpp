@@ -116,7 +116,7 @@ QDockWidget* ModelPages::addDocks(Workspaces* workspaces, const std::function<QW
     QMainWindow* head = workspaces->page(Workspace::Head);
     QDockWidget* terms =
         workspaces->addDock(Workspace::Head, tr("Score Terms"), QStringLiteral("dockScoreTerms"),
-                            m_decomposition, Qt::BottomDockWidgetArea);
+                            wrap(m_decomposition), Qt::BottomDockWidgetArea);
     if (auto* normalizers = head->findChild<QDockWidget*>(QStringLiteral("dockNormalizers")))
         head->tabifyDockWidget(normalizers, terms);
     if (auto* queryKey = head->findChild<QDockWidget*>(QStringLiteral("dockQueryKeySpace")))
