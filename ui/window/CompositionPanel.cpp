@@ -190,8 +190,9 @@ void CompositionPanel::showScores()
     // From 0, where an earlier head's output misses this head's input entirely.
     const double largest = grid.size() ? grid.maxCoeff() : 0.0;
     m_heatmap->setFixedRange(0.0, largest > 0 ? largest : 1.0);
-    // Which head, beside the selector that says which composition: the grid keeps its height.
-    m_status->setText(tr("into layer %1, head %2").arg(m_shownLayer).arg(m_shownHead));
+    // Short, under the selector that says which composition, so that a narrow column keeps it whole.
+    m_heatmap->setTitle(tr("into layer %1, head %2").arg(m_shownLayer).arg(m_shownHead));
+    m_status->clear();
     if (m_thumbnails)
         m_thumbnails->setArrows(int(m_shownLayer), int(m_shownHead), strongestArrows(grid, arrowCount));
 }

@@ -41,8 +41,8 @@ public:
     /// The selector (objectName "compositionKind"): Q-, K- or V-composition.
     void setKind(CompositionKind kind);
     CompositionKind kind() const;
-    /// The line beside the selector: which head the grid is of, why there is none, or that it is being
-    /// computed.
+    /// The line beside the selector: why there is no grid, or that it is being computed ("" with a grid,
+    /// whose title says which head it is of).
     QString statusText() const;
     /// True while the newest scores are being computed.
     bool isBusy() const { return m_job.isBusy(); }

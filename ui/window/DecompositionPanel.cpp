@@ -94,8 +94,8 @@ void DecompositionPanel::refresh()
     if (!head) {
         showMessage(session.model ? tr("The model of this session is not open yet: the score terms follow "
                                        "once it is (File ▸ Open Model…).")
-                                  : tr("Taking a score apart needs a head cut from a model: open one with "
-                                       "File ▸ Open Model…."));
+                                  : tr("Taking a score apart needs a head cut from a model (File ▸ Open "
+                                       "Model…)."));
         return;
     }
     const Index query = m_document->selectedQuery(), key = m_document->selectedKey();

@@ -173,7 +173,7 @@ void TestCircuitPanels::compositionGridShowsTheScores()
     panel->setKind(CompositionKind(kind));
     QTRY_VERIFY_WITH_TIMEOUT(!panel->isBusy() && panel->shownHead() == std::make_pair(Index(2), Index(1)),
                              10000);
-    QCOMPARE(panel->statusText(), QStringLiteral("into layer 2, head 1"));
+    QCOMPARE(panel->heatmap()->title(), QStringLiteral("into layer 2, head 1"));
     const CompositionScores expected =
         compositionScores<double>(*training::sharedWeights<double>(*m_model), 2, 1);
     const Matrix grid = expected.into(CompositionKind(kind), 2, 1);
