@@ -99,6 +99,12 @@ void TestCircuitPanels::checkTerms(MainWindow& window, Index layer, Index head, 
                  QString::fromStdString(expected.components[std::size_t(c)]));
     }
     QVERIFY(shown.allFinite());
+    const QString corner = view->heatmap()->cellDescription(count, count);
+    QVERIFY2(corner.contains(QStringLiteral("the score")), qPrintable(corner));
+    const QString term = view->heatmap()->cellDescription(0, count - 1);
+    QVERIFY2(term.contains(QStringLiteral("query side ‘embed’ × key side ‘%1’")
+                               .arg(QString::fromStdString(expected.components.back()))),
+             qPrintable(term));
     const QString score = QString::number(expected.score, 'f', 3);
     QVERIFY2(view->scoreText().contains(score),
              qPrintable(view->scoreText() + QStringLiteral(" ≠ ") + score));
