@@ -35,6 +35,7 @@ private slots:
     void init();
     void scoreTermsFollowTheSelection();
     void scoreTermsFollowTheCurrentHead();
+    void scoreTermsOfASavedSession();
     void scoreTermsNeedAModel();
     void compositionGridShowsTheScores_data();
     void compositionGridShowsTheScores();
@@ -85,10 +86,10 @@ void TestCircuitPanels::checkTerms(MainWindow& window, Index layer, Index head, 
     DecompositionView* view = panel->view();
     const ScoreDecomposition expected = decomposeScore(*m_model, {layer, head, m_ids, query, key});
     const auto count = Index(expected.components.size());
-    QTRY_VERIFY_WITH_TIMEOUT(!panel->isBusy() && view->display().decomposition &&
-                                 view->heatmap()->values().rows() == count + 1 &&
-                                 std::abs(view->display().decomposition->score - expected.score) < 1e-12,
-                             10000);
+    QTRY_VERIFY2_WITH_TIMEOUT(!panel->isBusy() && view->display().decomposition &&
+                                  view->heatmap()->values().rows() == count + 1 &&
+                                  std::abs(view->display().decomposition->score - expected.score) < 1e-12,
+                              qPrintable(view->message()), 10000);
     const Matrix& shown = view->heatmap()->values();
     QKV_COMPARE_NEAR(shown.topLeftCorner(count, count), expected.terms, 1e-12);
     QKV_COMPARE_NEAR(shown(count, count), expected.score, 1e-12);
@@ -143,6 +144,33 @@ void TestCircuitPanels::scoreTermsFollowTheCurrentHead()
     checkTerms(window, 1, 0, 6, 3);
     window.document()->setCurrentHead(1);
     checkTerms(window, 1, 1, 6, 3);
+}
+
+// A saved session of every head of a layer reopens its model in the background: the terms follow once it is
+// open, of the head shown (the link names the first head only).
+void TestCircuitPanels::scoreTermsOfASavedSession()
+{
+    QTemporaryDir saved;
+    const QString path = saved.filePath(QStringLiteral("linked.qkv.json"));
+    {
+        MainWindow window;
+        openModel(window, 2, -1);
+        QString error;
+        QVERIFY2(window.document()->saveAs(path, &error), qPrintable(error));
+    }
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openSession(path));
+    // Reopened in the background; the window then brings the Model workspace forward, and the tab computes
+    // once it is shown again.
+    QTRY_VERIFY_WITH_TIMEOUT(window.modelLoading()->model(), 10000);
+    showScoreTerms(window);
+    window.document()->setSelection(4, 1);
+    checkTerms(window, 2, 0, 4, 1);
+    window.document()->setCurrentHead(1);
+    checkTerms(window, 2, 1, 4, 1);
 }
 
 void TestCircuitPanels::scoreTermsNeedAModel()
