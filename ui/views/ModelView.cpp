@@ -110,6 +110,48 @@ void ModelView::setSelected(int layer, int head)
     update();
 }
 
+void ModelView::setArrows(int toLayer, int toHead, const QList<HeadArrow>& arrows)
+{
+    m_arrowLayer = toLayer;
+    m_arrowHead = toHead;
+    m_arrows = arrows;
+    update();
+}
+
+void ModelView::paintArrows(QPainter& painter, const Layout& l, const QColor& color) const
+{
+    if (m_arrowLayer < 0 || m_arrowLayer >= m_layers || m_arrowHead < 0 || m_arrowHead >= m_heads)
+        return;
+    const QRectF target = l.cellRect(m_arrowLayer, m_arrowHead);
+    painter.save();
+    painter.setRenderHint(QPainter::Antialiasing);
+    for (const HeadArrow& arrow : m_arrows) {
+        if (arrow.fromLayer < 0 || arrow.fromLayer >= m_arrowLayer || arrow.fromHead < 0 ||
+            arrow.fromHead >= m_heads)
+            continue;
+        const QRectF source = l.cellRect(arrow.fromLayer, arrow.fromHead);
+        const QLineF centres(source.center(), target.center());
+        // From inside the source to just inside the target's edge: short arrows between adjacent layers
+        // stay visible, and most of both pictures stays uncovered.
+        const double length = centres.length();
+        const double inset = std::max(0.0, 0.5 * std::min(target.width(), target.height()) - 6);
+        const double start = std::min(0.3, 0.5 * inset / length);
+        const QLineF line(centres.pointAt(start), centres.pointAt(std::max(start, 1 - inset / length)));
+        if (line.length() < 1)
+            continue;
+        const double width = 1.5 + 5.0 * std::clamp(arrow.strength, 0.0, 1.0);
+        const QPointF direction = (line.p2() - line.p1()) / line.length();
+        const QPointF across(-direction.y(), direction.x());
+        const QPointF tip = line.p2(), base = tip - direction * (6 + 2 * width);
+        painter.setPen(QPen(color, width, Qt::SolidLine, Qt::FlatCap));
+        painter.drawLine(line.p1(), base);
+        painter.setPen(Qt::NoPen);
+        painter.setBrush(color);
+        painter.drawPolygon(QPolygonF{tip, base + across * (3 + width), base - across * (3 + width)});
+    }
+    painter.restore();
+}
+
 QString ModelView::figureTitle() const
 {
     return m_title.isEmpty() ? QString() : tr("Attention of every layer and head — %1").arg(m_title);
@@ -194,6 +236,7 @@ void ModelView::paint(QPainter& painter, const QRect& area, const QFont& font, c
                 painter.drawImage(l.cellRect(layer, head), image);
         }
     }
+    paintArrows(painter, l, screen ? QColor(255, 140, 0, 190) : QColor(230, 120, 0, 200));
     if (m_selectedLayer >= 0 && m_selectedLayer < m_layers && m_selectedHead >= 0 &&
         m_selectedHead < m_heads) {
         painter.setPen(QPen(outline, 3));

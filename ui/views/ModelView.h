@@ -18,6 +18,14 @@ class QPainter;
 
 namespace qkv::ui {
 
+/// An arrow drawn from an earlier head's thumbnail into another's: how strongly the later head reads it
+/// (`strength`, 0 to 1, sets the width).
+struct HeadArrow {
+    int fromLayer = 0;
+    int fromHead = 0;
+    double strength = 0;
+};
+
 /// The thumbnails of a model's attention (the data comes from qkv::attentionOfEveryLayer), drawn with the
 /// weights heatmap's colours: weights 0 to 1 on viridis, causally masked cells grey. A view: it draws and
 /// says which thumbnail was clicked; what is computed and opened is its owner's business.
@@ -59,6 +67,11 @@ public:
     /// Larger matrices are shown averaged over blocks of cells, so a thumbnail's image stays small.
     static constexpr int maximumImageSide = 128;
 
+    /// Arrows from earlier heads into the thumbnail of (`toLayer`, `toHead`), over the thumbnails; none
+    /// removes them. They stay when new thumbnails arrive.
+    void setArrows(int toLayer, int toHead, const QList<HeadArrow>& arrows);
+    const QList<HeadArrow>& arrows() const { return m_arrows; }
+
     /// What a thumbnail's tooltip says can be done with it, after its layer and head.
     void setThumbnailHint(const QString& hint) { m_thumbnailHint = hint; }
 
@@ -89,6 +102,7 @@ private:
     /// Draws title, labels, thumbnails and the selection into `area`.
     void paint(QPainter& painter, const QRect& area, const QFont& font, const QColor& text,
                const QColor& outline, bool screen) const;
+    void paintArrows(QPainter& painter, const Layout& l, const QColor& color) const;
     /// The thumbnail under `position`, as (layer, head); (-1, -1) when none.
     std::pair<int, int> thumbnailAt(const QPoint& position) const;
 
@@ -99,6 +113,9 @@ private:
     QString m_message;
     int m_selectedLayer = -1;
     int m_selectedHead = -1;
+    QList<HeadArrow> m_arrows;
+    int m_arrowLayer = -1;
+    int m_arrowHead = -1;
     QString m_thumbnailHint = tr("click to open, right-click to ablate or scale");
 };
 

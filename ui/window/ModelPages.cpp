@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "ModelPages.h"
 
+#include "CompositionPanel.h"
+#include "DecompositionPanel.h"
 #include "Document.h"
 #include "HeadsPanel.h"
 #include "Heatmap.h"
@@ -32,11 +34,20 @@ ModelPages::ModelPages(ModelLoading* loading, Document* document, QWidget* windo
       m_prediction(new PredictionPanel(m_runner, loading, document, window)),
       m_heads(new HeadsPanel(m_runner, loading, m_prediction, window)),
       m_patching(new PatchingPanel(loading, window)), m_lens(new LensPanel(m_runner, loading, window)),
-      m_modelTab(new QSplitter(window))
+      m_composition(new CompositionPanel(loading, document, m_overview->view())),
+      m_decomposition(new DecompositionPanel(loading, document, window)), m_modelTab(new QSplitter(window))
 {
     m_runner->setObjectName(QStringLiteral("modelRunner"));
     m_modelTab->setObjectName(QStringLiteral("modelTab"));
-    m_modelTab->addWidget(m_overview);
+    // The composition grid under the thumbnails it draws its arrows on.
+    auto* overviewColumn = new QSplitter(Qt::Vertical, m_modelTab);
+    overviewColumn->setObjectName(QStringLiteral("modelOverviewColumn"));
+    overviewColumn->addWidget(m_overview);
+    overviewColumn->addWidget(m_composition);
+    overviewColumn->setStretchFactor(0, 3);
+    overviewColumn->setStretchFactor(1, 2);
+    overviewColumn->setChildrenCollapsible(false);
+    m_modelTab->addWidget(overviewColumn);
     m_modelTab->addWidget(m_interventions);
     m_modelTab->setStretchFactor(0, 3);
     m_modelTab->setStretchFactor(1, 1);
@@ -102,6 +113,14 @@ QDockWidget* ModelPages::addDocks(Workspaces* workspaces, const std::function<QW
     headScores->raise();
     page->tabifyDockWidget(model, lens);
     model->raise(); // the overview in front: the lens computes only once it is shown
+    QMainWindow* head = workspaces->page(Workspace::Head);
+    QDockWidget* terms =
+        workspaces->addDock(Workspace::Head, tr("Score Terms"), QStringLiteral("dockScoreTerms"),
+                            wrap(m_decomposition), Qt::BottomDockWidgetArea);
+    if (auto* normalizers = head->findChild<QDockWidget*>(QStringLiteral("dockNormalizers")))
+        head->tabifyDockWidget(normalizers, terms);
+    if (auto* queryKey = head->findChild<QDockWidget*>(QStringLiteral("dockQueryKeySpace")))
+        queryKey->raise();
     if (auto* show = workspaces->findChild<QAction*>(QStringLiteral("viewAction_dockPatching")))
         show->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
     return model;

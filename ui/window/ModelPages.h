@@ -17,6 +17,8 @@ class QWidget;
 
 namespace qkv::ui {
 
+class CompositionPanel;
+class DecompositionPanel;
 class Document;
 class Figure;
 class HeadsPanel;
@@ -43,6 +45,8 @@ public:
     HeadsPanel* heads() const { return m_heads; }
     PatchingPanel* patching() const { return m_patching; }
     LensPanel* lens() const { return m_lens; }
+    CompositionPanel* composition() const { return m_composition; }
+    DecompositionPanel* decomposition() const { return m_decomposition; }
     /// The widgets of the tabs: Model (thumbnails and interventions), Prediction, Head Scores, Patching,
     /// Logit Lens.
     QWidget* modelTab() const;
@@ -54,7 +58,8 @@ public:
     QList<const Figure*> figures() const;
     /// The tabs as the Model workspace's docks: the model's overview on the left (the Logit Lens a tab behind
     /// it), the Prediction above the Head Scores and Patching tabs on the right, each tab's widget given to
-    /// `wrap` first (the window's scroll area). Returns the overview's dock.
+    /// `wrap` first (the window's scroll area); the Score Terms tab joins the Head workspace's tabs below its
+    /// heatmaps, where the cell it takes apart is selected. Returns the overview's dock.
     QDockWidget* addDocks(Workspaces* workspaces, const std::function<QWidget*(QWidget*)>& wrap);
 
 signals:
@@ -75,6 +80,8 @@ private:
     HeadsPanel* m_heads;
     PatchingPanel* m_patching;
     LensPanel* m_lens;
+    CompositionPanel* m_composition;
+    DecompositionPanel* m_decomposition;
     QSplitter* m_modelTab;
 };
 

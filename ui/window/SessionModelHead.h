@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Which head of the open model the document's session is: the circuits panels (the score decomposition, the
+// composition grid) compute from the model's own weights, so they need the model itself, not only the
+// session's link to its folder.
+
+#include "EigenTypes.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace qkv {
+class Model;
+}
+
+namespace qkv::ui {
+
+class Document;
+class ModelLoading;
+
+struct SessionModelHead {
+    std::shared_ptr<const Model> model;
+    Index layer = 0;
+    Index head = 0; ///< the query head the views show (the document's current head)
+    std::vector<std::int64_t> ids;
+};
+
+/// The model head of the session open in `document` when its model link names the model `loading` opened
+/// last (the same folder, layer and tokens); nullopt when the session has no link or its model is not open
+/// (yet: a saved session's model is reopened in the background).
+std::optional<SessionModelHead> sessionModelHead(const ModelLoading& loading, const Document& document);
+
+} // namespace qkv::ui
