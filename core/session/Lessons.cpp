@@ -218,12 +218,32 @@ LessonPatching readPatching(const Json& value, const Refuser& refuse)
     return patching;
 }
 
+LessonHead readHead(const Json& value, const Refuser& refuse)
+{
+    if (!value.is_object())
+        refuse("head: expected an object, found " + value.dump());
+    refuseUnknownKeys(value, {"layer", "head", "ids"}, "head: ", refuse);
+    for (const char* key : {"layer", "head", "ids"})
+        if (!value.contains(key))
+            refuse(std::string("head: missing \"") + key + "\"");
+    LessonHead head;
+    // Checked against the model when the step plays, as patching's ids are.
+    head.layer = readWholeNumber(value["layer"], "head.layer", maxTokenId, refuse);
+    head.head = readWholeNumber(value["head"], "head.head", maxTokenId, refuse);
+    head.ids = readIds(value["ids"], "head.ids", refuse);
+    if (Index(head.ids.size()) > Limits::maxTokens)
+        refuse("head.ids: " + std::to_string(head.ids.size()) + " tokens, more than " +
+               std::to_string(Limits::maxTokens));
+    return head;
+}
+
 LessonStep readStep(const Json& value, const std::vector<std::string>& views, const Refuser& refuse)
 {
     if (!value.is_object())
         refuse("expected an object, found " + value.dump());
     refuseUnknownKeys(value,
-                      {"text", "session", "edit", "view", "cell", "training", "dock", "patching", "quiz"}, "",
+                      {"text", "session", "edit", "view", "cell", "training", "dock", "patching", "head", "quiz"},
+                      "",
                       refuse);
     LessonStep step;
     if (!value.contains("text"))
@@ -240,14 +260,17 @@ LessonStep readStep(const Json& value, const std::vector<std::string>& views, co
     }
     if (value.contains("dock")) {
         const std::string dock = readText(value["dock"], "dock", refuse);
-        if (dock != "training" && dock != "patching")
-            refuse("dock: unknown dock " + value["dock"].dump() + " (expected training or patching)");
-        (dock == "training" ? step.showTrainingTab : step.showPatching) = true;
+        if (dock != "training" && dock != "patching" && dock != "score_terms")
+            refuse("dock: unknown dock " + value["dock"].dump() + " (expected training, patching or score_terms)");
+        (dock == "training" ? step.showTrainingTab : dock == "patching" ? step.showPatching : step.showScoreTerms) =
+            true;
     }
     if (value.contains("patching")) {
         step.patching = readPatching(value["patching"], refuse);
         step.showPatching = true;
     }
+    if (value.contains("head"))
+        step.head = readHead(value["head"], refuse);
     // A step in the Training workspace shows that tab (or the model it opens), one with patching the Patching
     // panel; any other step needs a figure.
     if (!value.contains("view")) {
@@ -357,6 +380,7 @@ Lesson parseLesson(const std::string& file, const std::string& text, const std::
     // Whether this step meets a session the lesson loaded (not the window's own, nor a trained model's).
     bool known = false;
     bool modelOpen = false; // whether a model is open at this step (the Patching panel needs one)
+    std::optional<Index> headTokens; // the tokens of a model's head a "head" step opened, until replaced
     const InitializerSpec init;
     for (std::size_t k = 0; k < steps.size(); ++k) {
         refuse.setStep(k);
@@ -374,14 +398,27 @@ Lesson parseLesson(const std::string& file, const std::string& text, const std::
         if (step.showPatching && !modelOpen)
             refuse(
                 "patching: needs a model (a \"training\": \"open\" step before it opens the one it trains)");
+        if (step.head && !modelOpen)
+            refuse("head: needs a model (a \"training\": \"open\" step before it opens the one it trains)");
+        if (step.head && (step.example || step.edit || step.training != LessonTraining::None))
+            refuse("head: replaces the session; give \"session\", \"edit\" and \"training\" their own steps");
+        if (step.example || step.training == LessonTraining::Open)
+            headTokens.reset();
+        if (step.head)
+            known = false, headTokens = Index(step.head->ids.size());
         for (const auto& [key, present] :
-             {std::pair{"edit", step.edit.has_value()}, std::pair{"cell", step.cell.has_value()}})
+             {std::pair{"edit", step.edit.has_value()}, std::pair{"cell", step.cell.has_value() && !headTokens}})
             if (present && !known)
                 refuse(std::string(key) +
                        ": no session of known size at this step (load one with \"session\": "
-                       "\"example:NAME\" first; a trained model's size is not known to the lesson)");
+                       "\"example:NAME\" first, or open a model's head with \"head\"; a trained model's size "
+                       "is not known to the lesson)");
         playStep(session, step, init, refuse);
-        if (step.cell && (step.cell->first >= session.n() || step.cell->second >= session.m()))
+        if (headTokens && step.cell && (step.cell->first >= *headTokens || step.cell->second >= *headTokens))
+            refuse("cell: [" + std::to_string(step.cell->first) + ", " + std::to_string(step.cell->second) +
+                   "] is outside the " + std::to_string(*headTokens) + " × " + std::to_string(*headTokens) +
+                   " weights of the model's head, opened on " + std::to_string(*headTokens) + " tokens");
+        else if (!headTokens && step.cell && (step.cell->first >= session.n() || step.cell->second >= session.m()))
             refuse("cell: [" + std::to_string(step.cell->first) + ", " + std::to_string(step.cell->second) +
                    "] is outside the " + std::to_string(session.n()) + " × " + std::to_string(session.m()) +
                    " weights of this step's session");

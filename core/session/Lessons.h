@@ -59,6 +59,12 @@ struct LessonPatching {
     PatchMethod method = PatchMethod::Exact;
 };
 
+/// A head of the open model opened as the session on token ids (as a patching grid's head cell opens it).
+struct LessonHead {
+    Index layer = 0, head = 0;
+    std::vector<std::int64_t> ids;
+};
+
 struct LessonStep {
     std::string text;                   ///< rich text (a small HTML subset)
     std::optional<std::string> example; ///< "love" for "example:love": the session to load
@@ -69,7 +75,9 @@ struct LessonStep {
     bool showTrainingTab =
         false;                 ///< "dock": "training": bring the Training workspace forward (after the view)
     bool showPatching = false; ///< "dock": "patching", or a step with "patching": the Patching panel
+    bool showScoreTerms = false; ///< "dock": "score_terms": the Score Terms panel (a score taken apart)
     std::optional<LessonPatching> patching;
+    std::optional<LessonHead> head;              ///< opened before the view and cell are shown
     std::optional<std::pair<Index, Index>> cell; ///< query row, key column to select
     std::optional<LessonQuiz> quiz;
 };
@@ -83,7 +91,8 @@ struct Lesson {
 /// Parses and checks a lesson: JSON, keys and types, every view among `views`, every example known, the
 /// first step loading a session (or acting in the Training workspace, which needs none), every edit valid for
 /// the session it meets and every cell inside it (an edit or a cell needs a session the lesson loaded: not
-/// none, nor the trained model a "training": "open" step opens, whose size the file cannot know). Throws
+/// none, nor the trained model a "training": "open" step opens, whose size the file cannot know; a cell may
+/// also select in a model's head a "head" step opens on its ids). Throws
 /// qkv::Error "FILE: step K: what is wrong" (K from 1) or "FILE: what is wrong".
 Lesson parseLesson(const std::string& file, const std::string& text, const std::vector<std::string>& views);
 

@@ -118,6 +118,17 @@ void TestLessonFiles::trainingSteps()
                                    "wrong_id": 7, "site": "head_out_pos", "method": "attribution"}},
         {"text": "4", "dock": "patching"}]})",
                                         views);
+    const Lesson opened = parseLesson("h.lesson.json", R"({"title": "T", "steps": [
+        {"text": "1", "training": "start"},
+        {"text": "2", "training": "open", "view": "model"},
+        {"text": "3", "head": {"layer": 1, "head": 0, "ids": [4, 5, 6]}, "view": "weights", "cell": [2, 1]},
+        {"text": "4", "view": "weights", "cell": [2, 2], "dock": "score_terms"}]})",
+                                      views);
+    QCOMPARE(opened.steps[2].head->layer, Index(1));
+    QCOMPARE(opened.steps[2].head->ids, (std::vector<std::int64_t>{4, 5, 6}));
+    QCOMPARE(opened.steps[2].cell, (std::optional<std::pair<Index, Index>>{{2, 1}}));
+    QVERIFY(!opened.steps[2].showScoreTerms);
+    QVERIFY(opened.steps[3].showScoreTerms);
     QVERIFY(!patching.steps[1].showPatching);
     QVERIFY(patching.steps[2].showPatching);
     QVERIFY(patching.steps[3].showPatching);
@@ -193,7 +204,7 @@ void TestLessonFiles::refused_data()
     QTest::newRow("unknown dock")
         << lesson(QStringLiteral(R"({"text": "b", "dock": "model"})"))
         << QStringLiteral(
-               "c.lesson.json: step 2: dock: unknown dock \"model\" (expected training or patching)");
+               "c.lesson.json: step 2: dock: unknown dock \"model\" (expected training, patching or score_terms)");
     QTest::newRow("training step with an unknown view")
         << lesson(QStringLiteral(R"({"text": "b", "training": "open", "view": "nope"})"))
         << QStringLiteral("c.lesson.json: step 2: view: unknown view \"nope\"");
@@ -213,6 +224,28 @@ void TestLessonFiles::refused_data()
                                      R"({"text": "c", "patching": )") +
                       experiment + QStringLiteral("}"));
     };
+    const auto head = [&](const QString& step) {
+        return lesson(QStringLiteral(R"({"text": "b", "training": "open", "view": "model"}, )") + step);
+    };
+    QTest::newRow("head before a model is open")
+        << lesson(QStringLiteral(R"({"text": "b", "head": {"layer": 1, "head": 0, "ids": [1, 2]}, "view": "model"})"))
+        << QStringLiteral("c.lesson.json: step 2: head: needs a model");
+    QTest::newRow("head without ids")
+        << head(QStringLiteral(R"({"text": "c", "head": {"layer": 1, "head": 0}, "view": "model"})"))
+        << QStringLiteral("c.lesson.json: step 3: head: missing \"ids\"");
+    QTest::newRow("head with an unknown key")
+        << head(QStringLiteral(R"({"text": "c", "head": {"layer": 1, "head": 0, "ids": [1], "tokens": 2}, )"
+                               R"("view": "model"})"))
+        << QStringLiteral("c.lesson.json: step 3: head: unknown key \"tokens\"");
+    QTest::newRow("head and an edit in one step")
+        << head(QStringLiteral(R"({"text": "c", "head": {"layer": 1, "head": 0, "ids": [1]}, "view": "model", )"
+                               R"("edit": {"temperature": 2}})"))
+        << QStringLiteral("c.lesson.json: step 3: head: replaces the session");
+    QTest::newRow("cell outside the head's tokens")
+        << head(QStringLiteral(R"({"text": "c", "head": {"layer": 1, "head": 0, "ids": [1, 2, 3]}, )"
+                               R"("view": "weights", "cell": [3, 0]})"))
+        << QStringLiteral("c.lesson.json: step 3: cell: [3, 0] is outside the 3 × 3 weights of the model's "
+                          "head, opened on 3 tokens");
     QTest::newRow("patching before a model is open")
         << lesson(QStringLiteral(R"({"text": "b", "dock": "patching"})"))
         << QStringLiteral("c.lesson.json: step 2: patching: needs a model");

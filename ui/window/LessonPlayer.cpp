@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "LessonPlayer.h"
 
-#include "PatchingPanel.h"
-
 #include "Document.h"
 #include "DocumentCommands.h"
 #include "Error.h"
 #include "Examples.h"
+#include "Model.h"
+#include "ModelLoading.h"
+#include "PatchingPanel.h"
 #include "TrainingPanel.h"
 
 #include <QDockWidget>
@@ -121,6 +122,8 @@ void LessonPlayer::apply()
         openTrained();
     if (step.patching)
         runPatching(*step.patching);
+    if (step.head)
+        openHead(*step.head);
     showViewAndCell();
     emit stepChanged();
 }
@@ -137,16 +140,23 @@ void LessonPlayer::showViewAndCell()
         m_trainingDock->show();
         m_trainingDock->raise();
     }
-    if (m_patchingDock && step.showPatching) {
-        m_patchingDock->show();
-        m_patchingDock->raise();
-    }
+    for (const auto& [dock, shown] : {std::pair{m_patchingDock.data(), step.showPatching},
+                                      std::pair{m_scoreTermsDock.data(), step.showScoreTerms}})
+        if (dock && shown) {
+            dock->show();
+            dock->raise();
+        }
 }
 
 void LessonPlayer::setPatching(PatchingPanel* panel, QDockWidget* dock)
 {
     m_patching = panel;
     m_patchingDock = dock;
+}
+
+void LessonPlayer::setScoreTermsDock(QDockWidget* dock)
+{
+    m_scoreTermsDock = dock;
 }
 
 void LessonPlayer::runPatching(const LessonPatching& patching)
@@ -160,6 +170,25 @@ void LessonPlayer::runPatching(const LessonPatching& patching)
     if (!m_patching->runExperiment(patching.clean, patching.corrupt, patching.answer, patching.wrong,
                                    patching.site, method))
         setNotice(m_patching->message()); // no model open yet, ids outside its vocabulary, …
+}
+
+void LessonPlayer::openHead(const LessonHead& head)
+{
+    if (!m_loading || !m_loading->model()) {
+        setNotice(tr("This step opens a head of the trained model; open the model first (the step before)."));
+        return;
+    }
+    const ModelConfig& config = m_loading->model()->config();
+    if (head.layer >= config.layers || head.head >= config.heads) {
+        setNotice(tr("This step opens layer %1, head %2, but the open model has %3 layers of %4 heads.")
+                      .arg(head.layer)
+                      .arg(head.head)
+                      .arg(config.layers)
+                      .arg(config.heads));
+        return;
+    }
+    if (!m_loading->openHead(head.layer, head.head, head.ids, std::string()))
+        setNotice(tr("The head did not open; the model refused the step's tokens."));
 }
 
 void LessonPlayer::startTraining()

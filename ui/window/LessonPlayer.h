@@ -18,6 +18,7 @@ class QDockWidget;
 namespace qkv::ui {
 
 class Document;
+class ModelLoading;
 class PatchingPanel;
 class TrainingPanel;
 
@@ -37,6 +38,10 @@ public:
     /// The Patching panel a step's "patching" sets up and runs, and the dock "dock": "patching" brings
     /// forward.
     void setPatching(PatchingPanel* panel, QDockWidget* dock);
+    /// What a step's "head" opens a head of the open model with.
+    void setModelLoading(ModelLoading* loading) { m_loading = loading; }
+    /// The dock "dock": "score_terms" brings forward.
+    void setScoreTermsDock(QDockWidget* dock);
     /// What the step's Training workspace action has to tell ("" when it did what the text says): no finished
     /// run to open yet, a run already going, …
     QString notice() const { return m_notice; }
@@ -74,6 +79,8 @@ private:
     void startTraining();
     /// The step's patching experiment in the Patching panel, run (a problem becomes the notice).
     void runPatching(const LessonPatching& patching);
+    /// The step's head of the open model opened as the session (a problem becomes the notice).
+    void openHead(const LessonHead& head);
     /// Opens the trained model when a run has finished; otherwise waits for one (runFinished).
     void openTrained();
     void setNotice(const QString& notice);
@@ -93,6 +100,8 @@ private:
     QPointer<QDockWidget> m_trainingDock;
     QPointer<PatchingPanel> m_patching;
     QPointer<QDockWidget> m_patchingDock;
+    ModelLoading* m_loading = nullptr; // the window's, which outlives the player
+    QPointer<QDockWidget> m_scoreTermsDock;
     std::function<bool()> m_mayReplace;
     QString m_notice;
     bool m_startedRun = false;    ///< this lesson started a run: Back and Next again do not train anew

@@ -322,6 +322,8 @@ void MainWindow::createLessons()
                                 [this] { return maybeSave(); });
     m_lessonPlayer->setPatching(findChild<PatchingPanel*>(),
                                 findChild<QDockWidget*>(QStringLiteral("dockPatching")));
+    m_lessonPlayer->setModelLoading(m_modelLoading);
+    m_lessonPlayer->setScoreTermsDock(findChild<QDockWidget*>(QStringLiteral("dockScoreTerms")));
     m_lessonDock = new QDockWidget(tr("Lesson"), this);
     m_lessonDock->setObjectName(QStringLiteral("dockLesson"));
     m_lessonPanel = new LessonPanel(m_lessonPlayer, m_lessonDock, m_lessonDock);

@@ -113,7 +113,7 @@ void TestLessons::walkEveryLesson_data()
         else
             QTest::newRow(file.c_str()) << QString::fromStdString(file);
     }
-    QCOMPARE(training, 2);
+    QCOMPARE(training, 3);
 }
 
 void TestLessons::walkEveryLesson()
@@ -191,6 +191,8 @@ void TestLessons::trainingLesson_data()
                                      << QStringLiteral("How induction heads form");
     QTest::newRow("patching") << QStringLiteral("10-where-the-model-copies-from.lesson.json")
                               << QStringLiteral("Where does the model copy from?");
+    QTest::newRow("circuits") << QStringLiteral("11-how-an-induction-head-finds-its-key.lesson.json")
+                              << QStringLiteral("How an induction head finds its key");
 }
 
 // The lessons that train, through the window, on a run cut short (the lesson is under test, not the recipe):
@@ -259,6 +261,16 @@ void TestLessons::trainingLesson()
             QVERIFY2(grid.normalized.size() > 0 && grid.computedCells == grid.normalized.size(),
                      qPrintable(where));
         }
+        if (step.head) { // the model's head on the step's tokens, the step's cell selected in it
+            QTRY_VERIFY2(document->session().model && document->session().model->ids == step.head->ids &&
+                             document->session().model->layer == step.head->layer &&
+                             document->session().model->head == step.head->head,
+                         qPrintable(where));
+        }
+        if (step.cell)
+            QCOMPARE(std::pair(document->selectedQuery(), document->selectedKey()), *step.cell);
+        if (step.showScoreTerms)
+            QTRY_VERIFY2(child<QDockWidget>(window, "dockScoreTerms")->isVisible(), qPrintable(where));
         const std::optional<Workspace> workspace =
             step.showTrainingTab || step.training == LessonTraining::Start ? Workspace::Training
             : step.showPatching ? window.workspaces()->workspaceOf(patching)
