@@ -7,7 +7,11 @@
 #include <QProcessEnvironment>
 #include <QString>
 #include <QStringList>
+
 #include <QtTest>
+
+#include <cstdint>
+#include <vector>
 
 namespace qkv::test {
 
@@ -68,6 +72,15 @@ inline QkvlabRun runQkvlabWith(const QProcessEnvironment& environment, const QSt
     run.out = process.readAllStandardOutput();
     run.err = process.readAllStandardError();
     return run;
+}
+
+/// Token ids as a command line writes them: "5,17,3".
+inline QString idList(const std::vector<std::int64_t>& ids)
+{
+    QStringList parts;
+    for (std::int64_t id : ids)
+        parts.append(QString::number(id));
+    return parts.join(QLatin1Char(','));
 }
 
 } // namespace qkv::test

@@ -37,17 +37,10 @@ namespace {
 constexpr int timeoutMs = 120000;
 // The command and this test run the same code on the same weights; the JSON's numbers round-trip.
 constexpr double tolerance = 1e-12;
+using qkv::test::idList;
 using Run = qkv::test::QkvlabRun;
 
 const std::vector<std::int64_t> ids{5, 17, 3, 3, 39, 0};
-
-QString idList(const std::vector<std::int64_t>& values)
-{
-    QStringList parts;
-    for (std::int64_t id : values)
-        parts.append(QString::number(id));
-    return parts.join(QLatin1Char(','));
-}
 
 Run qkvlab(const QStringList& arguments)
 {

@@ -37,6 +37,7 @@ using qkv::test::Tiny;
 namespace {
 
 constexpr int timeoutMs = 120000;
+using qkv::test::idList;
 using Run = qkv::test::QkvlabRun;
 
 const std::vector<std::int64_t> cleanIds{5, 17, 3, 8, 22, 9};
@@ -50,14 +51,6 @@ Tiny shape(const QString& name)
     Tiny tiny = qkv::test::tinyOfFamily(name, "F64", 2);
     tiny.layers = 2;
     return tiny;
-}
-
-QString idList(const std::vector<std::int64_t>& ids)
-{
-    QStringList parts;
-    for (std::int64_t id : ids)
-        parts.append(QString::number(id));
-    return parts.join(QLatin1Char(','));
 }
 
 Run qkvlab(const QStringList& arguments)

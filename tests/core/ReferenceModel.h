@@ -40,6 +40,16 @@ inline std::vector<double> vectorOf(const Checkpoint& checkpoint, const std::str
     return std::vector<double>(v.data(), v.data() + v.size());
 }
 
+/// A table as a matrix, for comparing with the code's.
+inline Matrix matrixOf(const Table& t)
+{
+    Matrix m(Index(t.size()), Index(t.front().size()));
+    for (Index r = 0; r < m.rows(); ++r)
+        for (Index c = 0; c < m.cols(); ++c)
+            m(r, c) = t[std::size_t(r)][std::size_t(c)];
+    return m;
+}
+
 inline Table zeros(std::size_t rows, std::size_t columns)
 {
     return Table(rows, std::vector<double>(columns, 0.0));

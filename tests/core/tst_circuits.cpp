@@ -30,21 +30,13 @@
 
 using namespace qkv;
 using qkv::test::ReferenceModel;
+using qkv::test::matrixOf;
 using qkv::test::Table;
 using qkv::test::Tiny;
 
 namespace {
 
 const std::vector<std::int64_t> ids{5, 17, 3, 3, 39, 0, 22, 5, 17};
-
-Matrix matrixOf(const Table& t)
-{
-    Matrix m(Index(t.size()), Index(t.front().size()));
-    for (Index r = 0; r < m.rows(); ++r)
-        for (Index c = 0; c < m.cols(); ++c)
-            m(r, c) = t[std::size_t(r)][std::size_t(c)];
-    return m;
-}
 
 RowVector rowOf(const std::vector<double>& v)
 {

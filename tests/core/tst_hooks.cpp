@@ -30,6 +30,7 @@ using namespace qkv::training;
 using namespace qkv::transformer;
 using qkv::test::ReferenceModel;
 using qkv::test::ReferenceRun;
+using qkv::test::matrixOf;
 using qkv::test::Table;
 using qkv::test::Tiny;
 
@@ -64,15 +65,6 @@ struct Loaded {
     }
     std::string path() const { return folder.path().toStdString(); }
 };
-
-Matrix matrixOf(const Table& t)
-{
-    Matrix m(Index(t.size()), Index(t.front().size()));
-    for (Index r = 0; r < m.rows(); ++r)
-        for (Index c = 0; c < m.cols(); ++c)
-            m(r, c) = t[std::size_t(r)][std::size_t(c)];
-    return m;
-}
 
 /// Per-head tables side by side (n × heads · width), or stacked (heads · n × n) for the pattern.
 Matrix sideBySide(const std::vector<Table>& heads)
