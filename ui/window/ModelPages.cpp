@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "ModelPages.h"
 
+#include "CircuitsPanel.h"
 #include "Document.h"
 #include "HeadsPanel.h"
 #include "Heatmap.h"
@@ -32,7 +33,7 @@ ModelPages::ModelPages(ModelLoading* loading, Document* document, QWidget* windo
       m_prediction(new PredictionPanel(m_runner, loading, document, window)),
       m_heads(new HeadsPanel(m_runner, loading, m_prediction, window)),
       m_patching(new PatchingPanel(loading, window)), m_lens(new LensPanel(m_runner, loading, window)),
-      m_modelTab(new QSplitter(window))
+      m_circuits(new CircuitsPanel(loading, document, window)), m_modelTab(new QSplitter(window))
 {
     m_runner->setObjectName(QStringLiteral("modelRunner"));
     m_modelTab->setObjectName(QStringLiteral("modelTab"));
@@ -102,9 +103,25 @@ QDockWidget* ModelPages::addDocks(Workspaces* workspaces, const std::function<QW
     headScores->raise();
     page->tabifyDockWidget(model, lens);
     model->raise(); // the overview in front: the lens computes only once it is shown
+    addCircuitsDock(workspaces, wrap);
     if (auto* show = workspaces->findChild<QAction*>(QStringLiteral("viewAction_dockPatching")))
         show->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
     return model;
+}
+
+void ModelPages::addCircuitsDock(Workspaces* workspaces, const std::function<QWidget*(QWidget*)>& wrap)
+{
+    QMainWindow* head = workspaces->page(Workspace::Head);
+    QDockWidget* circuits =
+        workspaces->addDock(Workspace::Head, tr("Circuits"), QStringLiteral("dockCircuits"), wrap(m_circuits),
+                            Qt::BottomDockWidgetArea);
+    // A tab after the head's other views, the Q/K Space tab staying in front (the window raised it).
+    auto* experiments = head->findChild<QDockWidget*>(QStringLiteral("dockExperiments"));
+    if (!experiments)
+        return;
+    head->tabifyDockWidget(experiments, circuits);
+    if (auto* front = head->findChild<QDockWidget*>(QStringLiteral("dockQueryKeySpace")))
+        front->raise();
 }
 
 void ModelPages::showThumbnailMenu(int layer, int head, const QPoint& globalPosition)

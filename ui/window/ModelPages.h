@@ -17,6 +17,7 @@ class QWidget;
 
 namespace qkv::ui {
 
+class CircuitsPanel;
 class Document;
 class Figure;
 class HeadsPanel;
@@ -43,6 +44,8 @@ public:
     HeadsPanel* heads() const { return m_heads; }
     PatchingPanel* patching() const { return m_patching; }
     LensPanel* lens() const { return m_lens; }
+    /// The Circuits tab of the head's workbench (the model's full circuits come from the model open here).
+    CircuitsPanel* circuits() const { return m_circuits; }
     /// The widgets of the tabs: Model (thumbnails and interventions), Prediction, Head Scores, Patching,
     /// Logit Lens.
     QWidget* modelTab() const;
@@ -54,7 +57,8 @@ public:
     QList<const Figure*> figures() const;
     /// The tabs as the Model workspace's docks: the model's overview on the left (the Logit Lens a tab behind
     /// it), the Prediction above the Head Scores and Patching tabs on the right, each tab's widget given to
-    /// `wrap` first (the window's scroll area). Returns the overview's dock.
+    /// `wrap` first (the window's scroll area); and the Circuits tab among the head's views at the bottom of
+    /// the head's workbench, behind the others. Returns the overview's dock.
     QDockWidget* addDocks(Workspaces* workspaces, const std::function<QWidget*(QWidget*)>& wrap);
 
 signals:
@@ -62,6 +66,7 @@ signals:
     void message(const QString& text);
 
 private:
+    void addCircuitsDock(Workspaces* workspaces, const std::function<QWidget*(QWidget*)>& wrap);
     void showThumbnailMenu(int layer, int head, const QPoint& globalPosition);
     /// A session with a model link that names no model open: reopen its folder in the background.
     void followSession();
@@ -75,6 +80,7 @@ private:
     HeadsPanel* m_heads;
     PatchingPanel* m_patching;
     LensPanel* m_lens;
+    CircuitsPanel* m_circuits;
     QSplitter* m_modelTab;
 };
 

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The Circuits tab of the head's workbench: the open head's spectra follow every edit of its weights (and
+// undo), the prompt's QK table is the engine's Q·Kᵀ, and for a head of a model the full OV circuit's copying
+// score and the lists of what the selected token seeks and writes come from the model, off the GUI thread.
+
+#include "CircuitSpectrumPlot.h"
+#include "Circuits.h"
+#include "CircuitsPanel.h"
+#include "CircuitsView.h"
+#include "Document.h"
+#include "DocumentCommands.h"
+#include "EigenvaluePlot.h"
+#include "Heatmap.h"
+#include "MainWindow.h"
+#include "Model.h"
+#include "ModelLoading.h"
+#include "ModelRunner.h"
+
+#include "FuzzyCompare.h"
+#include "TestMain.h"
+#include "TinyModels.h"
+
+#include <QDockWidget>
+#include <QLabel>
+#include <QListWidget>
+#include <QUndoStack>
+#include <QtTest>
+
+using namespace qkv;
+using namespace qkv::ui;
+using qkv::test::fuzzyMismatch;
+
+class TestCircuitsPanel : public QObject {
+    Q_OBJECT
+private slots:
+    void spectraFollowEdits_data();
+    void spectraFollowEdits();
+    void modelHeadShowsItsFullCircuits();
+
+private:
+    static void showWindow(MainWindow& window)
+    {
+        window.resize(1280, 720);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+    }
+    static void showCircuits(MainWindow& window)
+    {
+        auto* dock = window.findChild<QDockWidget*>(QStringLiteral("dockCircuits"));
+        QVERIFY(dock);
+        dock->show();
+        dock->raise();
+    }
+    static CircuitsView* view(MainWindow& window)
+    {
+        return window.findChild<CircuitsView*>(QStringLiteral("circuitsView"));
+    }
+    static CircuitSpectra spectraOf(const Document& document)
+    {
+        return circuitSpectra(sessionHeadFactors(document.session(), 0));
+    }
+    static std::vector<double> ovValues(const CircuitSpectra& spectra)
+    {
+        return spectra.ov ? spectra.ov->singularValues : std::vector<double>();
+    }
+};
+
+void TestCircuitsPanel::spectraFollowEdits_data()
+{
+    QTest::addColumn<QString>("example");
+    QTest::addColumn<bool>("hasOv");
+    QTest::newRow("love: no W_O") << QStringLiteral("example:love") << false;
+    QTest::newRow("multihead: W_O") << QStringLiteral("example:multihead") << true;
+}
+
+void TestCircuitsPanel::spectraFollowEdits()
+{
+    QFETCH(QString, example);
+    QFETCH(bool, hasOv);
+    MainWindow window;
+    showWindow(window);
+    Document* document = window.document();
+    QString error;
+    QVERIFY2(document->open(example, &error), qPrintable(error));
+    document->setCurrentHead(0);
+    showCircuits(window);
+    CircuitsView* circuits = view(window);
+    QVERIFY(circuits);
+    CircuitSpectrumPlot* plot = circuits->spectrumPlot();
+    constexpr double tolerance = 1e-12;
+
+    const CircuitSpectra before = spectraOf(*document);
+    QCOMPARE(before.ov.has_value(), hasOv);
+    QTRY_VERIFY_WITH_TIMEOUT(fuzzyMismatch(plot->plottedQk(), before.qk.singularValues, tolerance).isEmpty(),
+                             5000);
+    QKV_COMPARE_NEAR(plot->plottedOv(), ovValues(before), tolerance);
+    QCOMPARE(circuits->eigenvaluePlot()->ovPointCount(), int(before.ovEigenvalues.size()));
+    QCOMPARE(circuits->copyingText().isEmpty(), before.ovEigenvalues.empty());
+    // Without a model the lists are not there, and a grey line says why.
+    auto* listsMessage = circuits->findChild<QLabel*>(QStringLiteral("circuitListsMessage"));
+    QVERIFY(listsMessage && listsMessage->isVisible() && !listsMessage->text().isEmpty());
+    QVERIFY(!circuits->findChild<QListWidget*>(QStringLiteral("circuitTopKeys"))->isVisible());
+
+    // The QK table is Q·Kᵀ of the engine (these examples have no bias and no positions).
+    document->waitForResult();
+    QKV_COMPARE_NEAR(circuits->qkTable()->values(), document->result()->heads[0].scores, 1e-12);
+
+    // One cell of W_Q, through the undo stack: the plotted spectrum moves with it.
+    const double cell = document->session().heads[0].W_Q(1, 0);
+    document->push(makeCellCommand(document, {MatrixKind::W_Q, 0}, 1, 0, cell + 1.75));
+    const CircuitSpectra after = spectraOf(*document);
+    QVERIFY(!fuzzyMismatch(after.qk.singularValues, before.qk.singularValues, 1e-6).isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(fuzzyMismatch(plot->plottedQk(), after.qk.singularValues, tolerance).isEmpty(),
+                             5000);
+    document->waitForResult();
+    QKV_COMPARE_NEAR(circuits->qkTable()->values(), document->result()->heads[0].scores, 1e-12);
+
+    document->undoStack()->undo();
+    QTRY_VERIFY_WITH_TIMEOUT(fuzzyMismatch(plot->plottedQk(), before.qk.singularValues, tolerance).isEmpty(),
+                             5000);
+    QKV_COMPARE_NEAR(plot->plottedOv(), ovValues(before), tolerance);
+}
+
+void TestCircuitsPanel::modelHeadShowsItsFullCircuits()
+{
+    QTemporaryDir folder;
+    QVERIFY(folder.isValid());
+    qkv::test::writeModel(qkv::test::Tiny(), folder.path(), 5); // GPT-2 shaped: 3 layers, 2 heads, 40 tokens
+    const auto model = std::make_shared<const Model>(Model::open(folder.path().toStdString()));
+    const std::vector<std::int64_t> ids{4, 8, 15, 16, 23};
+
+    MainWindow window;
+    showWindow(window);
+    ModelHeadRequest request;
+    request.layer = 1;
+    request.heads = {1};
+    request.ids = ids;
+    QString error;
+    QVERIFY2(window.modelLoading()->open(model, request, &error, false), qPrintable(error));
+    window.document()->setSelection(2, 0);
+    showCircuits(window);
+    auto* panel = window.findChild<CircuitsPanel*>(QStringLiteral("circuitsPanel"));
+    CircuitsView* circuits = view(window);
+    QVERIFY(panel && circuits);
+
+    const ModelCircuits expected(*model);
+    const FullOvCircuit fullOv = expected.fullOv(1, 1);
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->isBusy() && circuits->modelDisplay().fullOvCopyingScore, 20000);
+    QKV_COMPARE_NEAR(*circuits->modelDisplay().fullOvCopyingScore, fullOv.copyingScore, 1e-9);
+    QVERIFY2(circuits->fullOvCopyingText().endsWith(CircuitsView::formatNumber(fullOv.copyingScore)),
+             qPrintable(circuits->fullOvCopyingText()));
+    QCOMPARE(circuits->eigenvaluePlot()->fullOvPointCount(), int(fullOv.eigenvalues.size()));
+
+    // The lists are for the selected query's token (position 2: id 15), named by the model's labels.
+    const auto firstOf = [](const std::vector<TokenValue>& top, const Model& m) {
+        return QString::fromStdString(tokenLabels(m, {top.front().id}).front());
+    };
+    const std::vector<TokenValue> keys = expected.topKeys(1, 1, 15, 8);
+    const std::vector<TokenValue> writes = expected.ovTop(1, 1, {15}, 8).front();
+    const CircuitsModelDisplay& shown = circuits->modelDisplay();
+    QCOMPARE(shown.lookupToken, 2);
+    QCOMPARE(shown.topKeys.size(), 8);
+    QCOMPARE(shown.topWrites.size(), 8);
+    QVERIFY2(shown.topKeys.front().startsWith(firstOf(keys, *model) + QLatin1Char(' ')),
+             qPrintable(shown.topKeys.front()));
+    QVERIFY2(shown.topWrites.front().startsWith(firstOf(writes, *model) + QLatin1Char(' ')),
+             qPrintable(shown.topWrites.front()));
+    auto* listed = circuits->findChild<QListWidget*>(QStringLiteral("circuitTopKeys"));
+    QVERIFY(listed->isVisible());
+    QCOMPARE(listed->count(), 8);
+
+    // Another selected query: the lists follow it, the full OV circuit stays.
+    window.document()->setSelection(4, 0);
+    const std::vector<TokenValue> keysOf23 = expected.topKeys(1, 1, 23, 8);
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->isBusy() && circuits->modelDisplay().lookupToken == 4 &&
+                                 circuits->modelDisplay().topKeys.size() == 8,
+                             20000);
+    QVERIFY(
+        circuits->modelDisplay().topKeys.front().startsWith(firstOf(keysOf23, *model) + QLatin1Char(' ')));
+    QKV_COMPARE_NEAR(*circuits->modelDisplay().fullOvCopyingScore, fullOv.copyingScore, 1e-9);
+
+    // The session's own head spectra are those of its head as edited (unfolded, as the pipeline holds it).
+    const CircuitSpectra sessionSpectra = circuitSpectra(sessionHeadFactors(window.document()->session(), 0));
+    QKV_COMPARE_NEAR(circuits->spectrumPlot()->plottedQk(), sessionSpectra.qk.singularValues, 1e-12);
+    QKV_COMPARE_NEAR(circuits->spectrumPlot()->plottedOv(), sessionSpectra.ov->singularValues, 1e-12);
+}
+
+QKV_TEST_MAIN(TestCircuitsPanel)
+
+#include "tst_circuitspanel.moc"
