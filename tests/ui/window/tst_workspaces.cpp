@@ -115,7 +115,7 @@ void TestWorkspaces::switchingShowsTheWorkspacesDocks()
     const auto expected = [](Workspace workspace) {
         const QString names =
             workspace == Workspace::Head
-                ? QStringLiteral("dockContext dockControls dockEmbeddings dockExperiments "
+                ? QStringLiteral("dockCircuits dockContext dockControls dockEmbeddings dockExperiments "
                                  "dockHeads dockMask dockMath dockNormalizers dockQueryKeySpace "
                                  "dockShape dockThreeSpaces dockValueSpace dockWeights")
             : workspace == Workspace::Model
