@@ -4,6 +4,7 @@
 #include "CircuitSpectrumPlot.h"
 #include "EigenvaluePlot.h"
 #include "Heatmap.h"
+#include "SeriesPalette.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -57,6 +58,16 @@ QListWidget* newList(const QString& name, QWidget* parent)
     list->setFocusPolicy(Qt::NoFocus);
     list->setMinimumHeight(list->fontMetrics().height() * 3);
     return list;
+}
+
+// The tokens alone, which a narrow list still shows; each value in its item's tooltip.
+void fillList(QListWidget* list, const QList<CircuitToken>& tokens)
+{
+    list->clear();
+    for (const CircuitToken& token : tokens) {
+        auto* item = new QListWidgetItem(token.label, list);
+        item->setToolTip(QStringLiteral("%1: %2").arg(token.label, CircuitsView::formatNumber(token.value)));
+    }
 }
 
 } // namespace
@@ -117,8 +128,9 @@ CircuitsView::CircuitsView(QWidget* parent)
     splitter->addWidget(column(splitter, {m_eigenvalues, m_copying, m_fullCopying}));
     splitter->addWidget(column(splitter, {m_qkTable, m_qkMessage}));
     splitter->addWidget(createLists());
+    // The lists need room for a token and its value; the plots share the rest.
     for (int i = 0; i < splitter->count(); ++i)
-        splitter->setStretchFactor(i, 1);
+        splitter->setStretchFactor(i, i == splitter->count() - 1 ? 3 : 2);
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -171,7 +183,7 @@ QWidget* CircuitsView::createLists()
     layout->addWidget(m_listsBox, 1);
     layout->addWidget(m_listsMessage);
     layout->addStretch(0);
-    box->setMinimumWidth(150);
+    box->setMinimumWidth(fontMetrics().averageCharWidth() * 30);
     return box;
 }
 
@@ -203,10 +215,8 @@ void CircuitsView::setModelDisplay(CircuitsModelDisplay display)
         m_lookup->setCurrentIndex(m_model.lookupToken);
         m_lookup->setEnabled(!m_model.lookupTokens.isEmpty());
     }
-    m_topKeys->clear();
-    m_topKeys->addItems(m_model.topKeys);
-    m_topWrites->clear();
-    m_topWrites->addItems(m_model.topWrites);
+    fillList(m_topKeys, m_model.topKeys);
+    fillList(m_topWrites, m_model.topWrites);
     setNote(m_listsMessage, m_model.listsMessage);
     // Without a model there is nothing to list: the message alone.
     m_listsBox->setVisible(!m_model.lookupTokens.isEmpty());
@@ -248,14 +258,20 @@ void CircuitsView::updateEigenvalues()
 
 void CircuitsView::updateCopying()
 {
+    // Each line starts with its series' mark in its colour: the plot's legend.
+    const auto mark = [](const QString& symbol, const QColor& color) {
+        return QStringLiteral("<span style=\"color:%1\">%2</span> ").arg(color.name(), symbol);
+    };
     m_copying->setText(m_session.ovCopyingScore
-                           ? tr("Copying score of W_OV: %1").arg(formatNumber(*m_session.ovCopyingScore))
+                           ? mark(QStringLiteral("○"), seriesColor(1)) +
+                                 tr("W_OV copying score: %1").arg(formatNumber(*m_session.ovCopyingScore))
                            : QString());
     m_copying->setVisible(m_session.ovCopyingScore.has_value());
     if (m_model.fullOvCopyingScore) {
         m_fullCopying->setForegroundRole(QPalette::WindowText);
         m_fullCopying->setText(
-            tr("Copying score of the full OV circuit: %1").arg(formatNumber(*m_model.fullOvCopyingScore)));
+            mark(QStringLiteral("×"), seriesColor(2)) +
+            tr("full OV copying score: %1").arg(formatNumber(*m_model.fullOvCopyingScore)));
     } else {
         m_fullCopying->setForegroundRole(QPalette::PlaceholderText);
         m_fullCopying->setText(m_model.fullOvMessage);

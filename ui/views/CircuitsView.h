@@ -8,6 +8,7 @@
 
 #include "EigenTypes.h"
 
+#include <QList>
 #include <QStringList>
 #include <QWidget>
 
@@ -41,15 +42,21 @@ struct CircuitsSessionDisplay {
     QString qkMessage;
 };
 
+/// A token of the vocabulary and its value in a list.
+struct CircuitToken {
+    QString label;
+    double value = 0;
+};
+
 /// What the model's head gives: the full OV circuit and the lists for one token.
 struct CircuitsModelDisplay {
     std::vector<std::complex<double>> fullOvEigenvalues;
     std::optional<double> fullOvCopyingScore;
-    QString fullOvMessage;    ///< why there is no full OV circuit ("" when there is)
-    QStringList lookupTokens; ///< the prompt's tokens the combo offers (empty: no combo)
-    int lookupToken = -1;     ///< the one the lists are for
-    QStringList topKeys;      ///< "token  value", best first
-    QStringList topWrites;
+    QString fullOvMessage;       ///< why there is no full OV circuit ("" when there is)
+    QStringList lookupTokens;    ///< the prompt's tokens the combo offers (empty: no combo)
+    int lookupToken = -1;        ///< the one the lists are for
+    QList<CircuitToken> topKeys; ///< best first
+    QList<CircuitToken> topWrites;
     QString listsMessage; ///< why there are no lists ("" when there are)
 };
 

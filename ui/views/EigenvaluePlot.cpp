@@ -56,7 +56,7 @@ EigenvaluePlot::EigenvaluePlot(QWidget* parent) : QWidget(parent), m_plot(new QC
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
-    QCPTextElement* title = setUpPlot(m_plot, QSize(140, 110));
+    QCPTextElement* title = setUpPlot(m_plot, QSize(160, 110));
     title->setText(tr("Eigenvalues"));
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
         axis->setLabelFont(pointSized(m_plot->font(), 8.0));
@@ -81,11 +81,7 @@ EigenvaluePlot::EigenvaluePlot(QWidget* parent) : QWidget(parent), m_plot(new QC
     m_circle->removeFromLegend();
     m_ov = newPoints(m_plot, tr("W_OV"), seriesColor(1), QCPScatterStyle::ssCircle);
     m_fullOv = newPoints(m_plot, tr("full OV"), seriesColor(2), QCPScatterStyle::ssCross);
-    m_plot->legend->setFont(pointSized(m_plot->font(), 7.0));
-    m_plot->legend->setBorderPen(Qt::NoPen);
-    m_plot->legend->setBrush(QColor(255, 255, 255, 200));
-    m_plot->legend->setVisible(true);
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    // No legend: the copying scores' lines under the plot carry each series' mark (CircuitsView).
     // The ranges follow the data area's shape, known once the plot is laid out, before it draws.
     connect(m_plot, &QCustomPlot::afterLayout, this, &EigenvaluePlot::fitAxes);
     setEigenvalues({}, {});
@@ -99,13 +95,6 @@ void EigenvaluePlot::setEigenvalues(const std::vector<std::complex<double>>& ov,
     m_extent = 1.0;
     fill(m_ov, ov, m_extent);
     fill(m_fullOv, fullOv, m_extent);
-    for (QCPGraph* graph : {m_ov, m_fullOv}) {
-        if (graph->dataCount() > 0)
-            graph->addToLegend();
-        else
-            graph->removeFromLegend();
-    }
-    m_plot->legend->setVisible(m_plot->legend->itemCount() > 0);
     fitAxes();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -27,18 +27,17 @@ std::vector<double> finiteOrEmpty(const std::vector<double>& values)
     return values;
 }
 
-// "label   value" for each entry, with the label the model's tokenizer gives the id.
-QStringList tokenValueLines(const Model& model, const std::vector<TokenValue>& entries)
+// Each entry with the label the model's tokenizer gives its id.
+QList<CircuitToken> labelled(const Model& model, const std::vector<TokenValue>& entries)
 {
     std::vector<std::int64_t> ids;
     for (const TokenValue& entry : entries)
         ids.push_back(entry.id);
     const std::vector<std::string> labels = qkv::tokenLabels(model, ids);
-    QStringList lines;
+    QList<CircuitToken> tokens;
     for (std::size_t i = 0; i < entries.size(); ++i)
-        lines << QStringLiteral("%1   %2").arg(QString::fromStdString(labels[i]),
-                                               CircuitsView::formatNumber(entries[i].value));
-    return lines;
+        tokens.append({QString::fromStdString(labels[i]), entries[i].value});
+    return tokens;
 }
 
 } // namespace
@@ -118,11 +117,11 @@ ModelCircuitsOutcome computeModelCircuits(const ModelCircuitsRequest& request)
         if (!std::isfinite(outcome.fullOv->copyingScore))
             throw Error("the full OV circuit's eigenvalues are not finite");
         if (request.query) {
-            outcome.topKeys = tokenValueLines(
+            outcome.topKeys = labelled(
                 *request.model, circuits.topKeys(request.layer, request.head, *request.query, request.top));
             const std::vector<std::vector<TokenValue>> writes =
                 circuits.ovTop(request.layer, request.head, {*request.query}, request.top);
-            outcome.topWrites = tokenValueLines(*request.model, writes.front());
+            outcome.topWrites = labelled(*request.model, writes.front());
         }
     } catch (const Error& e) {
         outcome.fullOv.reset();

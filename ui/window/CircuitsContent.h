@@ -43,8 +43,8 @@ struct ModelCircuitsRequest {
 struct ModelCircuitsOutcome {
     std::shared_ptr<const ModelCircuits> circuits;
     std::optional<FullOvCircuit> fullOv;
-    QStringList topKeys; ///< "label   value", best first (empty without a query)
-    QStringList topWrites;
+    QList<CircuitToken> topKeys; ///< best first (empty without a query)
+    QList<CircuitToken> topWrites;
     QString error; ///< why nothing could be computed ("" when it was)
 };
 

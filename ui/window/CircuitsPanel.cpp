@@ -66,12 +66,13 @@ void CircuitsPanel::refresh()
     refreshModelPart();
 }
 
-void CircuitsPanel::showModelMessage(const QString& why, const QStringList& tokens)
+void CircuitsPanel::showModelMessage(const QString& fullOvWhy, const QString& listsWhy,
+                                     const QStringList& tokens)
 {
     m_requested.reset();
     CircuitsModelDisplay display;
-    display.fullOvMessage = why;
-    display.listsMessage = why;
+    display.fullOvMessage = fullOvWhy;
+    display.listsMessage = listsWhy;
     display.lookupTokens = tokens;
     display.lookupToken = tokens.isEmpty() ? -1 : std::clamp(m_lookupToken, 0, int(tokens.size()) - 1);
     m_view->setModelDisplay(display);
@@ -82,19 +83,22 @@ void CircuitsPanel::refreshModelPart()
 {
     const Session& session = m_document->session();
     if (!session.model) {
-        showModelMessage(tr("For a model's head only (File ▸ Open Model…)."));
+        showModelMessage(tr("Full OV circuit: for a model's head only"),
+                         tr("What a token seeks and writes: for a model's head only (File ▸ Open Model…)."));
         return;
     }
     const std::shared_ptr<const Model> model = m_loading->model();
     if (!model || model->folder() != session.model->folder) {
-        showModelMessage(tr("The session's model is not open."));
+        showModelMessage(tr("Full OV circuit: the model is not open"),
+                         tr("The session's model is not open."));
         return;
     }
     const QStringList tokens = tokenLabels(session.tokens, session.n());
     const int head = std::clamp(m_document->currentHead(), 0, std::max(session.headCount() - 1, 0));
     const std::optional<Index> modelHead = modelHeadOf(session, head, *model, m_loading->request());
     if (!modelHead) {
-        showModelMessage(tr("Which model head this is is not known (open it from the model)."), tokens);
+        showModelMessage(tr("Full OV circuit: which model head this is is not known"),
+                         tr("Which model head this is is not known (open it from the model)."), tokens);
         return;
     }
     const std::vector<std::int64_t>& ids = session.model->ids;
@@ -143,7 +147,8 @@ void CircuitsPanel::finish(ModelCircuitsOutcome outcome, const Request& request,
     m_view->setBusy(false);
     if (!outcome.error.isEmpty()) {
         m_requested.reset(); // asked again, it is computed again
-        showModelMessage(tr("Cannot compute the model's circuits: %1").arg(outcome.error), tokens);
+        const QString why = tr("Cannot compute the model's circuits: %1").arg(outcome.error);
+        showModelMessage(why, why, tokens);
         return;
     }
     m_circuits = outcome.circuits;

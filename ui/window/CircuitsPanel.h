@@ -46,8 +46,8 @@ private:
 
     void refresh();
     void refreshModelPart();
-    /// The model's part is not available: `why` in grey in place of the full OV circuit and the lists.
-    void showModelMessage(const QString& why, const QStringList& tokens = {});
+    /// The model's part is not available: why, in grey, in place of the full OV circuit and of the lists.
+    void showModelMessage(const QString& fullOvWhy, const QString& listsWhy, const QStringList& tokens = {});
     void finish(ModelCircuitsOutcome outcome, const Request& request, const QStringList& tokens, int lookup);
 
     ModelLoading* m_loading;
