@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "CircuitSpectrumPlot.h"
 
+#include "LowPlot.h"
 #include "PlotFigure.h"
 #include "SeriesPalette.h"
 
 #include <qcustomplot.h>
 
+#include <QFontMetrics>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -125,6 +127,13 @@ std::vector<double> CircuitSpectrumPlot::plottedOv() const
     for (auto it = m_ov->data()->constBegin(); it != m_ov->data()->constEnd(); ++it)
         values.push_back(it->value);
     return values;
+}
+
+void CircuitSpectrumPlot::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    fitPlotToHeight(m_plot, m_title, tr("rank"),
+                    isLowPlot(height(), QFontMetrics(m_plot->xAxis->tickLabelFont()).height()));
 }
 
 void CircuitSpectrumPlot::replot()

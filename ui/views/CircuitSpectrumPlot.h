@@ -33,6 +33,9 @@ public:
 
     QCustomPlot* plot() const { return m_plot; }
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
     void replot();
 

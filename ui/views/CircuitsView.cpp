@@ -102,7 +102,6 @@ CircuitsView::CircuitsView(QWidget* parent)
     m_copying->setObjectName(QStringLiteral("circuitCopyingScore"));
     m_fullCopying->setObjectName(QStringLiteral("circuitFullOvCopyingScore"));
     for (QLabel* label : {m_copying, m_fullCopying}) {
-        label->setWordWrap(true);
         label->setTextInteractionFlags(Qt::TextSelectableByMouse);
         label->setToolTip(tr("Σ Re λ / Σ |λ| over the eigenvalues: near 1, attending to a token raises that "
                              "token's own logit (copying); near −1, lowers it"));
@@ -118,6 +117,10 @@ CircuitsView::CircuitsView(QWidget* parent)
     header->setContentsMargins(4, 2, 4, 0);
     header->addWidget(m_title);
     header->addWidget(m_busy);
+    header->addSpacing(8);
+    header->addWidget(m_copying);
+    header->addSpacing(8);
+    header->addWidget(m_fullCopying);
     header->addStretch(1);
     header->addWidget(m_logarithmic);
 
@@ -125,7 +128,7 @@ CircuitsView::CircuitsView(QWidget* parent)
     splitter->setObjectName(QStringLiteral("circuitSplitter"));
     splitter->setChildrenCollapsible(false);
     splitter->addWidget(column(splitter, {m_spectrum, m_spectraMessage}));
-    splitter->addWidget(column(splitter, {m_eigenvalues, m_copying, m_fullCopying}));
+    splitter->addWidget(m_eigenvalues);
     splitter->addWidget(column(splitter, {m_qkTable, m_qkMessage}));
     splitter->addWidget(createLists());
     // The lists need room for a token and its value; the plots share the rest.
@@ -264,14 +267,13 @@ void CircuitsView::updateCopying()
     };
     m_copying->setText(m_session.ovCopyingScore
                            ? mark(QStringLiteral("○"), seriesColor(1)) +
-                                 tr("W_OV copying score: %1").arg(formatNumber(*m_session.ovCopyingScore))
+                                 tr("W_OV copying %1").arg(formatNumber(*m_session.ovCopyingScore))
                            : QString());
     m_copying->setVisible(m_session.ovCopyingScore.has_value());
     if (m_model.fullOvCopyingScore) {
         m_fullCopying->setForegroundRole(QPalette::WindowText);
-        m_fullCopying->setText(
-            mark(QStringLiteral("×"), seriesColor(2)) +
-            tr("full OV copying score: %1").arg(formatNumber(*m_model.fullOvCopyingScore)));
+        m_fullCopying->setText(mark(QStringLiteral("×"), seriesColor(2)) +
+                               tr("full OV copying %1").arg(formatNumber(*m_model.fullOvCopyingScore)));
     } else {
         m_fullCopying->setForegroundRole(QPalette::PlaceholderText);
         m_fullCopying->setText(m_model.fullOvMessage);

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "EigenvaluePlot.h"
 
+#include "LowPlot.h"
 #include "PlotFigure.h"
 #include "SeriesPalette.h"
 
 #include <qcustomplot.h>
 
+#include <QFontMetrics>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -56,8 +58,8 @@ EigenvaluePlot::EigenvaluePlot(QWidget* parent) : QWidget(parent), m_plot(new QC
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
-    QCPTextElement* title = setUpPlot(m_plot, QSize(160, 110));
-    title->setText(tr("Eigenvalues"));
+    m_title = setUpPlot(m_plot, QSize(140, 100));
+    m_title->setText(tr("Eigenvalues"));
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
         axis->setLabelFont(pointSized(m_plot->font(), 8.0));
         axis->setTickLabelFont(pointSized(m_plot->font(), 8.0));
@@ -97,6 +99,13 @@ void EigenvaluePlot::setEigenvalues(const std::vector<std::complex<double>>& ov,
     fill(m_fullOv, fullOv, m_extent);
     fitAxes();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void EigenvaluePlot::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    fitPlotToHeight(m_plot, m_title, tr("Re λ"),
+                    isLowPlot(height(), QFontMetrics(m_plot->xAxis->tickLabelFont()).height()));
 }
 
 int EigenvaluePlot::ovPointCount() const

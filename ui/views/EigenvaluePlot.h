@@ -11,6 +11,7 @@
 class QCustomPlot;
 class QCPCurve;
 class QCPGraph;
+class QCPTextElement;
 
 namespace qkv::ui {
 
@@ -31,10 +32,14 @@ public:
 
     QCustomPlot* plot() const { return m_plot; }
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
     void fitAxes();
 
     QCustomPlot* m_plot;
+    QCPTextElement* m_title;
     QCPCurve* m_circle;
     QCPGraph* m_ov;
     QCPGraph* m_fullOv;

@@ -83,21 +83,20 @@ void CircuitsPanel::refreshModelPart()
 {
     const Session& session = m_document->session();
     if (!session.model) {
-        showModelMessage(tr("Full OV circuit: for a model's head only"),
+        showModelMessage(tr("full OV: a model's head only"),
                          tr("What a token seeks and writes: for a model's head only (File ▸ Open Model…)."));
         return;
     }
     const std::shared_ptr<const Model> model = m_loading->model();
     if (!model || model->folder() != session.model->folder) {
-        showModelMessage(tr("Full OV circuit: the model is not open"),
-                         tr("The session's model is not open."));
+        showModelMessage(tr("full OV: the model is not open"), tr("The session's model is not open."));
         return;
     }
     const QStringList tokens = tokenLabels(session.tokens, session.n());
     const int head = std::clamp(m_document->currentHead(), 0, std::max(session.headCount() - 1, 0));
     const std::optional<Index> modelHead = modelHeadOf(session, head, *model, m_loading->request());
     if (!modelHead) {
-        showModelMessage(tr("Full OV circuit: which model head this is is not known"),
+        showModelMessage(tr("full OV: model head not known"),
                          tr("Which model head this is is not known (open it from the model)."), tokens);
         return;
     }
@@ -129,7 +128,7 @@ void CircuitsPanel::refreshModelPart()
         waiting.fullOvEigenvalues = work.fullOv->eigenvalues;
         waiting.fullOvCopyingScore = work.fullOv->copyingScore;
     } else {
-        waiting.fullOvMessage = tr("Computing the full OV circuit…");
+        waiting.fullOvMessage = tr("full OV: computing…");
     }
     waiting.listsMessage = tr("Computing…");
     m_view->setModelDisplay(waiting);
