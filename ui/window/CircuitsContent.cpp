@@ -81,6 +81,10 @@ CircuitsSessionDisplay sessionCircuitsDisplay(const Session& session, int head)
         display.title = tr("Head %1").arg(head + 1);
         display.spectraMessage =
             tr("Cannot compute the head's circuits: %1").arg(QString::fromStdString(e.what()));
+    } catch (const std::bad_alloc&) {
+        display = CircuitsSessionDisplay();
+        display.title = tr("Head %1").arg(head + 1);
+        display.spectraMessage = tr("Not enough memory for the head's circuits.");
     }
     return display;
 }
@@ -129,6 +133,9 @@ ModelCircuitsOutcome computeModelCircuits(const ModelCircuitsRequest& request)
     } catch (const std::bad_alloc&) {
         outcome.fullOv.reset();
         outcome.error = tr("not enough memory for the model's circuits");
+    } catch (const std::exception& e) { // nothing may escape a worker thread
+        outcome.fullOv.reset();
+        outcome.error = QString::fromLocal8Bit(e.what());
     }
     return outcome;
 }

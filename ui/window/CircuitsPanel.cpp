@@ -47,7 +47,11 @@ CircuitsPanel::CircuitsPanel(ModelLoading* loading, Document* document, QWidget*
         m_lookupToken = int(query);
         request();
     });
-    connect(m_loading, &ModelLoading::modelOpened, this, request);
+    // Another model may sit where the last one was: what was asked of the old one counts for nothing.
+    connect(m_loading, &ModelLoading::modelOpened, this, [this, request] {
+        m_requested.reset();
+        request();
+    });
     connect(m_view, &CircuitsView::lookupTokenChosen, this, [this, request](int index) {
         m_lookupToken = index;
         request();

@@ -57,7 +57,7 @@ private:
     }
     static CircuitSpectra spectraOf(const Document& document)
     {
-        return circuitSpectra(sessionHeadFactors(document.session(), 0));
+        return circuitSpectra(sessionHeadFactors(document.session(), document.currentHead()));
     }
     /// Each entry shown is the model's label of the id listed and its value.
     static void compareList(const QList<CircuitToken>& shown, const std::vector<TokenValue>& top,
@@ -79,21 +79,24 @@ private:
 void TestCircuitsPanel::spectraFollowEdits_data()
 {
     QTest::addColumn<QString>("example");
+    QTest::addColumn<int>("head");
     QTest::addColumn<bool>("hasOv");
-    QTest::newRow("love: no W_O") << QStringLiteral("example:love") << false;
-    QTest::newRow("multihead: W_O") << QStringLiteral("example:multihead") << true;
+    QTest::newRow("love: no W_O") << QStringLiteral("example:love") << 0 << false;
+    QTest::newRow("multihead: W_O") << QStringLiteral("example:multihead") << 0 << true;
+    QTest::newRow("multihead: second head") << QStringLiteral("example:multihead") << 1 << true;
 }
 
 void TestCircuitsPanel::spectraFollowEdits()
 {
     QFETCH(QString, example);
+    QFETCH(int, head);
     QFETCH(bool, hasOv);
     MainWindow window;
     showWindow(window);
     Document* document = window.document();
     QString error;
     QVERIFY2(document->open(example, &error), qPrintable(error));
-    document->setCurrentHead(0);
+    document->setCurrentHead(head);
     showCircuits(window);
     CircuitsView* circuits = view(window);
     QVERIFY(circuits);
@@ -114,17 +117,19 @@ void TestCircuitsPanel::spectraFollowEdits()
 
     // The QK table is Q·Kᵀ of the engine (these examples have no bias and no positions).
     document->waitForResult();
-    QKV_COMPARE_NEAR(circuits->qkTable()->values(), document->result()->heads[0].scores, 1e-12);
+    QKV_COMPARE_NEAR(circuits->qkTable()->values(), document->result()->heads[std::size_t(head)].scores,
+                     1e-12);
 
     // One cell of W_Q, through the undo stack: the plotted spectrum moves with it.
-    const double cell = document->session().heads[0].W_Q(1, 0);
-    document->push(makeCellCommand(document, {MatrixKind::W_Q, 0}, 1, 0, cell + 1.75));
+    const double cell = document->session().heads[std::size_t(head)].W_Q(1, 0);
+    document->push(makeCellCommand(document, {MatrixKind::W_Q, head}, 1, 0, cell + 1.75));
     const CircuitSpectra after = spectraOf(*document);
     QVERIFY(!fuzzyMismatch(after.qk.singularValues, before.qk.singularValues, 1e-6).isEmpty());
     QTRY_VERIFY_WITH_TIMEOUT(fuzzyMismatch(plot->plottedQk(), after.qk.singularValues, tolerance).isEmpty(),
                              5000);
     document->waitForResult();
-    QKV_COMPARE_NEAR(circuits->qkTable()->values(), document->result()->heads[0].scores, 1e-12);
+    QKV_COMPARE_NEAR(circuits->qkTable()->values(), document->result()->heads[std::size_t(head)].scores,
+                     1e-12);
 
     document->undoStack()->undo();
     QTRY_VERIFY_WITH_TIMEOUT(fuzzyMismatch(plot->plottedQk(), before.qk.singularValues, tolerance).isEmpty(),
