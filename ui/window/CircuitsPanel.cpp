@@ -147,6 +147,8 @@ void CircuitsPanel::refreshModelPart()
 void CircuitsPanel::finish(ModelCircuitsOutcome outcome, const Request& request, const QStringList& tokens,
                            int lookup)
 {
+    if (!(m_requested == request))
+        return; // the session moved on to a message of its own (no model, another session) meanwhile
     m_view->setBusy(false);
     if (!outcome.error.isEmpty()) {
         m_requested.reset(); // asked again, it is computed again

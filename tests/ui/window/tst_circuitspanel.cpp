@@ -194,6 +194,17 @@ void TestCircuitsPanel::modelHeadShowsItsFullCircuits()
     const CircuitSpectra sessionSpectra = circuitSpectra(sessionHeadFactors(window.document()->session(), 0));
     QKV_COMPARE_NEAR(circuits->spectrumPlot()->plottedQk(), sessionSpectra.qk.singularValues, 1e-12);
     QKV_COMPARE_NEAR(circuits->spectrumPlot()->plottedOv(), sessionSpectra.ov->singularValues, 1e-12);
+
+    // A session without a model opened while the lists of another token are on their way: they never show.
+    window.document()->setSelection(1, 0);
+    QVERIFY(panel->isBusy());
+    QString openError;
+    QVERIFY2(window.document()->open(QStringLiteral("example:love"), &openError), qPrintable(openError));
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->isBusy(), 20000);
+    QVERIFY(!circuits->modelDisplay().fullOvCopyingScore);
+    QVERIFY(circuits->modelDisplay().topKeys.isEmpty());
+    QVERIFY(!circuits->modelDisplay().listsMessage.isEmpty());
+    QVERIFY(!circuits->isBusy());
 }
 
 QKV_TEST_MAIN(TestCircuitsPanel)
