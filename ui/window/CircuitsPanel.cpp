@@ -50,6 +50,7 @@ CircuitsPanel::CircuitsPanel(ModelLoading* loading, Document* document, QWidget*
     // Another model may sit where the last one was: what was asked of the old one counts for nothing.
     connect(m_loading, &ModelLoading::modelOpened, this, [this, request] {
         m_requested.reset();
+        m_fullOvHead.reset();
         request();
     });
     connect(m_view, &CircuitsView::lookupTokenChosen, this, [this, request](int index) {

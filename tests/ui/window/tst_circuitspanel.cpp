@@ -5,6 +5,7 @@
 
 #include "CircuitSpectrumPlot.h"
 #include "Circuits.h"
+#include "CircuitsContent.h"
 #include "CircuitsPanel.h"
 #include "CircuitsView.h"
 #include "Document.h"
@@ -36,6 +37,8 @@ private slots:
     void spectraFollowEdits_data();
     void spectraFollowEdits();
     void modelHeadShowsItsFullCircuits();
+    void modelHeadOfTheSession_data();
+    void modelHeadOfTheSession();
 
 private:
     static void showWindow(MainWindow& window)
@@ -205,6 +208,51 @@ void TestCircuitsPanel::modelHeadShowsItsFullCircuits()
     QVERIFY(circuits->modelDisplay().topKeys.isEmpty());
     QVERIFY(!circuits->modelDisplay().listsMessage.isEmpty());
     QVERIFY(!circuits->isBusy());
+}
+
+void TestCircuitsPanel::modelHeadOfTheSession_data()
+{
+    QTest::addColumn<QList<int>>("requestedHeads"); // of the request the model's session was cut with
+    QTest::addColumn<bool>("sameIds");              // the request's ids are the link's
+    QTest::addColumn<int>("sessionHead");
+    QTest::addColumn<int>("expected"); // −1: not known
+    QTest::newRow("one head asked, the first") << QList<int>{1} << true << 0 << 1;
+    QTest::newRow("heads asked in order") << QList<int>{1, 0} << true << 1 << 0;
+    QTest::newRow("every head") << QList<int>{} << true << 1 << 1;
+    QTest::newRow("beyond the heads asked") << QList<int>{1} << true << 1 << -1;
+    QTest::newRow("another text: the link's head") << QList<int>{1, 0} << false << 0 << 1;
+    QTest::newRow("another text: others unknown") << QList<int>{1, 0} << false << 1 << -1;
+}
+
+void TestCircuitsPanel::modelHeadOfTheSession()
+{
+    QFETCH(QList<int>, requestedHeads);
+    QFETCH(bool, sameIds);
+    QFETCH(int, sessionHead);
+    QFETCH(int, expected);
+    QTemporaryDir folder;
+    QVERIFY(folder.isValid());
+    qkv::test::writeModel(qkv::test::Tiny(), folder.path(), 7);
+    const Model model = Model::open(folder.path().toStdString());
+    ModelHeadRequest cut;
+    cut.layer = 2;
+    cut.ids = {3, 1, 4};
+    for (int head : requestedHeads)
+        cut.heads.push_back(head);
+    Session session = sessionFromModel(model, cut);
+    session.model = modelLinkFor(model, cut); // as the window links a head it opens
+    QCOMPARE(session.model->head, cut.heads.empty() ? Index(0) : cut.heads.front());
+    ModelHeadRequest open = cut;
+    if (!sameIds)
+        open.ids = {2, 7};
+    const std::optional<Index> head = modelHeadOf(session, sessionHead, model, open);
+    QCOMPARE(head.has_value(), expected >= 0);
+    if (head)
+        QCOMPARE(*head, Index(expected));
+    // A session without a model link has no model head.
+    Session unlinked = session;
+    unlinked.model.reset();
+    QVERIFY(!modelHeadOf(unlinked, sessionHead, model, open));
 }
 
 QKV_TEST_MAIN(TestCircuitsPanel)
