@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "ModelPages.h"
 
+#include "CircuitsPanel.h"
 #include "CompositionPanel.h"
 #include "DecompositionPanel.h"
 #include "Document.h"
@@ -35,7 +36,8 @@ ModelPages::ModelPages(ModelLoading* loading, Document* document, QWidget* windo
       m_heads(new HeadsPanel(m_runner, loading, m_prediction, window)),
       m_patching(new PatchingPanel(loading, window)), m_lens(new LensPanel(m_runner, loading, window)),
       m_composition(new CompositionPanel(loading, document, m_overview->view())),
-      m_decomposition(new DecompositionPanel(loading, document, window)), m_modelTab(new QSplitter(window))
+      m_decomposition(new DecompositionPanel(loading, document, window)),
+      m_circuits(new CircuitsPanel(loading, document, window)), m_modelTab(new QSplitter(window))
 {
     m_runner->setObjectName(QStringLiteral("modelRunner"));
     m_modelTab->setObjectName(QStringLiteral("modelTab"));
@@ -121,9 +123,25 @@ QDockWidget* ModelPages::addDocks(Workspaces* workspaces, const std::function<QW
         head->tabifyDockWidget(normalizers, terms);
     if (auto* queryKey = head->findChild<QDockWidget*>(QStringLiteral("dockQueryKeySpace")))
         queryKey->raise();
+    addCircuitsDock(workspaces, wrap);
     if (auto* show = workspaces->findChild<QAction*>(QStringLiteral("viewAction_dockPatching")))
         show->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
     return model;
+}
+
+void ModelPages::addCircuitsDock(Workspaces* workspaces, const std::function<QWidget*(QWidget*)>& wrap)
+{
+    QMainWindow* head = workspaces->page(Workspace::Head);
+    QDockWidget* circuits =
+        workspaces->addDock(Workspace::Head, tr("Circuits"), QStringLiteral("dockCircuits"), wrap(m_circuits),
+                            Qt::BottomDockWidgetArea);
+    // A tab after the head's other views, the Q/K Space tab staying in front (the window raised it).
+    auto* experiments = head->findChild<QDockWidget*>(QStringLiteral("dockExperiments"));
+    if (!experiments)
+        return;
+    head->tabifyDockWidget(experiments, circuits);
+    if (auto* front = head->findChild<QDockWidget*>(QStringLiteral("dockQueryKeySpace")))
+        front->raise();
 }
 
 void ModelPages::showThumbnailMenu(int layer, int head, const QPoint& globalPosition)

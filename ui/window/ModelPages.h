@@ -17,6 +17,7 @@ class QWidget;
 
 namespace qkv::ui {
 
+class CircuitsPanel;
 class CompositionPanel;
 class DecompositionPanel;
 class Document;
@@ -45,6 +46,8 @@ public:
     HeadsPanel* heads() const { return m_heads; }
     PatchingPanel* patching() const { return m_patching; }
     LensPanel* lens() const { return m_lens; }
+    /// The Circuits tab of the head's workbench (the model's full circuits come from the model open here).
+    CircuitsPanel* circuits() const { return m_circuits; }
     CompositionPanel* composition() const { return m_composition; }
     DecompositionPanel* decomposition() const { return m_decomposition; }
     /// The widgets of the tabs: Model (thumbnails and interventions), Prediction, Head Scores, Patching,
@@ -59,7 +62,8 @@ public:
     /// The tabs as the Model workspace's docks: the model's overview on the left (the Logit Lens a tab behind
     /// it), the Prediction above the Head Scores and Patching tabs on the right, each tab's widget given to
     /// `wrap` first (the window's scroll area); the Score Terms tab joins the Head workspace's tabs below its
-    /// heatmaps, where the cell it takes apart is selected. Returns the overview's dock.
+    /// heatmaps, where the cell it takes apart is selected, and the Circuits tab the head's views at the
+    /// bottom of the head's workbench, behind the others. Returns the overview's dock.
     QDockWidget* addDocks(Workspaces* workspaces, const std::function<QWidget*(QWidget*)>& wrap);
 
 signals:
@@ -67,6 +71,7 @@ signals:
     void message(const QString& text);
 
 private:
+    void addCircuitsDock(Workspaces* workspaces, const std::function<QWidget*(QWidget*)>& wrap);
     void showThumbnailMenu(int layer, int head, const QPoint& globalPosition);
     /// A session with a model link that names no model open: reopen its folder in the background.
     void followSession();
@@ -82,6 +87,7 @@ private:
     LensPanel* m_lens;
     CompositionPanel* m_composition;
     DecompositionPanel* m_decomposition;
+    CircuitsPanel* m_circuits;
     QSplitter* m_modelTab;
 };
 

@@ -9,28 +9,37 @@
 
 namespace qkv::ui {
 
-std::optional<SessionModelHead> sessionModelHead(const ModelLoading& loading, const Document& document)
+std::optional<Index> modelHeadOf(const Session& session, int head, const Model& model,
+                                 const ModelHeadRequest& request)
 {
-    const Session& session = document.session();
-    const std::shared_ptr<const Model> model = loading.model();
-    if (!session.model || !model)
+    if (!session.model || head < 0 || session.model->folder != model.folder())
         return std::nullopt;
     const ModelLink& link = *session.model;
-    const ModelHeadRequest& request = loading.request();
-    if (model->folder() != link.folder || request.layer != link.layer || request.ids != link.ids)
-        return std::nullopt;
-    // The session holds the heads asked for, in order (every query head when none were named); a session
-    // reopened from a file was asked for its first head only, so it is matched by its count of heads.
-    const int current = std::max(0, document.currentHead());
     const std::size_t held = session.heads.size();
-    Index head = link.head;
-    if (held == request.heads.size() && std::size_t(current) < held)
-        head = request.heads[std::size_t(current)];
-    else if (held == std::size_t(model->config().heads))
-        head = current;
-    else if (current != 0)
-        return std::nullopt; // some of the model's heads, which ones the link does not say
-    return SessionModelHead{model, link.layer, head, link.ids};
+    if (link.layer == request.layer && link.ids == request.ids) {
+        if (request.heads.empty()) // every query head, in order
+            return head < model.config().heads ? std::optional<Index>(head) : std::nullopt;
+        if (held == request.heads.size() && std::size_t(head) < held)
+            return request.heads[std::size_t(head)];
+        if (held == std::size_t(model.config().heads)) // a saved session of every head, reopened
+            return head;
+    }
+    if (head == 0) // the link names the session's first head
+        return link.head;
+    return std::nullopt;
+}
+
+std::optional<SessionModelHead> sessionModelHead(const ModelLoading& loading, const Document& document)
+{
+    const std::shared_ptr<const Model> model = loading.model();
+    if (!model)
+        return std::nullopt;
+    const Session& session = document.session();
+    const std::optional<Index> head =
+        modelHeadOf(session, std::max(0, document.currentHead()), *model, loading.request());
+    if (!head)
+        return std::nullopt;
+    return SessionModelHead{model, session.model->layer, *head, session.model->ids};
 }
 
 } // namespace qkv::ui

@@ -5,6 +5,7 @@
 // session's link to its folder.
 
 #include "EigenTypes.h"
+#include "ModelSession.h"
 
 #include <cstdint>
 #include <memory>
@@ -26,6 +27,13 @@ struct SessionModelHead {
     Index head = 0; ///< the query head the views show (the document's current head)
     std::vector<std::int64_t> ids;
 };
+
+/// The query head of `model` that the session's head `head` is, when the session was cut from `model`: by
+/// `request` (the one the window opened it with: its heads, in order, or every head) when the link names the
+/// same layer and tokens, by the count of the session's heads when it holds every head, else only the
+/// session's first head, the one its link names. Nothing when that is not known.
+std::optional<Index> modelHeadOf(const Session& session, int head, const Model& model,
+                                 const ModelHeadRequest& request);
 
 /// The model head of the session open in `document` when its model link names the model `loading` opened
 /// last (the same folder, layer and tokens); nullopt when the session has no link or its model is not open

@@ -115,8 +115,8 @@ void TestWorkspaces::switchingShowsTheWorkspacesDocks()
     const auto expected = [](Workspace workspace) {
         const QString names =
             workspace == Workspace::Head
-                ? QStringLiteral("dockContext dockControls dockEmbeddings dockExperiments dockHeads "
-                                 "dockMask dockMath dockNormalizers dockQueryKeySpace dockScoreTerms "
+                ? QStringLiteral("dockCircuits dockContext dockControls dockEmbeddings dockExperiments "
+                                 "dockHeads dockMask dockMath dockNormalizers dockQueryKeySpace dockScoreTerms "
                                  "dockShape dockThreeSpaces dockValueSpace dockWeights")
             : workspace == Workspace::Model
                 ? QStringLiteral("dockHeadScores dockLogitLens dockModel dockPatching dockPrediction")
