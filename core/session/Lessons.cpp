@@ -380,7 +380,7 @@ Lesson parseLesson(const std::string& file, const std::string& text, const std::
     // Whether this step meets a session the lesson loaded (not the window's own, nor a trained model's).
     bool known = false;
     bool modelOpen = false; // whether a model is open at this step (the Patching panel needs one)
-    std::optional<Index> headTokens; // the tokens of a model's head a "head" step opened, until replaced
+    Index headTokens = -1; // the tokens of a model's head a "head" step opened, until replaced (−1: none)
     const InitializerSpec init;
     for (std::size_t k = 0; k < steps.size(); ++k) {
         refuse.setStep(k);
@@ -403,22 +403,22 @@ Lesson parseLesson(const std::string& file, const std::string& text, const std::
         if (step.head && (step.example || step.edit || step.training != LessonTraining::None))
             refuse("head: replaces the session; give \"session\", \"edit\" and \"training\" their own steps");
         if (step.example || step.training == LessonTraining::Open)
-            headTokens.reset();
+            headTokens = -1;
         if (step.head)
             known = false, headTokens = Index(step.head->ids.size());
         for (const auto& [key, present] :
-             {std::pair{"edit", step.edit.has_value()}, std::pair{"cell", step.cell.has_value() && !headTokens}})
+             {std::pair{"edit", step.edit.has_value()}, std::pair{"cell", step.cell.has_value() && headTokens < 0}})
             if (present && !known)
                 refuse(std::string(key) +
                        ": no session of known size at this step (load one with \"session\": "
                        "\"example:NAME\" first, or open a model's head with \"head\"; a trained model's size "
                        "is not known to the lesson)");
         playStep(session, step, init, refuse);
-        if (headTokens && step.cell && (step.cell->first >= *headTokens || step.cell->second >= *headTokens))
+        if (headTokens >= 0 && step.cell && (step.cell->first >= headTokens || step.cell->second >= headTokens))
             refuse("cell: [" + std::to_string(step.cell->first) + ", " + std::to_string(step.cell->second) +
-                   "] is outside the " + std::to_string(*headTokens) + " × " + std::to_string(*headTokens) +
-                   " weights of the model's head, opened on " + std::to_string(*headTokens) + " tokens");
-        else if (!headTokens && step.cell && (step.cell->first >= session.n() || step.cell->second >= session.m()))
+                   "] is outside the " + std::to_string(headTokens) + " × " + std::to_string(headTokens) +
+                   " weights of the model's head, opened on " + std::to_string(headTokens) + " tokens");
+        else if (headTokens < 0 && step.cell && (step.cell->first >= session.n() || step.cell->second >= session.m()))
             refuse("cell: [" + std::to_string(step.cell->first) + ", " + std::to_string(step.cell->second) +
                    "] is outside the " + std::to_string(session.n()) + " × " + std::to_string(session.m()) +
                    " weights of this step's session");
