@@ -81,12 +81,12 @@ double copyingScore(const Eigenvalues& eigenvalues)
 CircuitSpectra circuitSpectra(const HeadFactors& head)
 {
     if (head.query.rows() != head.key.rows() || head.query.cols() != head.key.cols())
-        throw Error("W_Q is " + std::to_string(head.query.rows()) + " × " + std::to_string(head.query.cols()) +
-                    " and W_K " + std::to_string(head.key.rows()) + " × " + std::to_string(head.key.cols()) +
-                    "; the QK circuit needs the same shape");
+        throw Error("W_Q is " + std::to_string(head.query.rows()) + " × " +
+                    std::to_string(head.query.cols()) + " and W_K " + std::to_string(head.key.rows()) +
+                    " × " + std::to_string(head.key.cols()) + "; the QK circuit needs the same shape");
     if (head.output.size() > 0 && head.output.rows() != head.value.cols())
-        throw Error("W_O has " + std::to_string(head.output.rows()) + " rows for a head of d_v = " +
-                    std::to_string(head.value.cols()));
+        throw Error("W_O has " + std::to_string(head.output.rows()) +
+                    " rows for a head of d_v = " + std::to_string(head.value.cols()));
     for (const auto& [matrix, name] : {std::pair{&head.query, "W_Q"}, std::pair{&head.key, "W_K"},
                                        std::pair{&head.value, "W_V"}, std::pair{&head.output, "W_O"}})
         checkFinite(*matrix, name);
@@ -130,9 +130,18 @@ std::vector<TokenValue> largestEntries(const Eigen::Ref<const RowVector>& row, I
 
 ModelCircuits::ModelCircuits(const Model& model) : m_weights(training::sharedWeights<double>(model)) {}
 
-Index ModelCircuits::layers() const { return m_weights->architecture.layers; }
-Index ModelCircuits::heads() const { return m_weights->architecture.heads; }
-Index ModelCircuits::vocabulary() const { return m_weights->architecture.vocabSize; }
+Index ModelCircuits::layers() const
+{
+    return m_weights->architecture.layers;
+}
+Index ModelCircuits::heads() const
+{
+    return m_weights->architecture.heads;
+}
+Index ModelCircuits::vocabulary() const
+{
+    return m_weights->architecture.vocabSize;
+}
 
 void ModelCircuits::checkHead(Index layer, Index head) const
 {
@@ -204,7 +213,8 @@ FullOvCircuit ModelCircuits::fullOv(Index layer, Index head, const Matrix* toLog
     multiply<double>(embedding, this->head(layer, head).value, read);
     Matrix square(written.rows(), written.rows());
     multiply<double>(written, read, square);
-    checkFinite(square, "layer " + std::to_string(layer) + " head " + std::to_string(head) + "'s full OV circuit");
+    checkFinite(square,
+                "layer " + std::to_string(layer) + " head " + std::to_string(head) + "'s full OV circuit");
     FullOvCircuit circuit;
     circuit.eigenvalues = sortedEigenvalues(DynamicMatrix(square));
     circuit.copyingScore = copyingScore(circuit.eigenvalues);

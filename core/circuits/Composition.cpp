@@ -17,9 +17,9 @@ namespace {
 
 /// One layer's folded factors in float64: what the left (earlier head) and right (later head) sides need.
 struct LayerFactors {
-    std::vector<Matrix> left;        ///< per query head: R_V·W_O, d_h × d
-    std::vector<double> leftNorm;    ///< ‖W_OV‖_F
-    std::vector<Matrix> right;       ///< per query head: [W̃_Q·R_Kᵀ | W̃_K·R_Qᵀ | W̃_V·R_Oᵀ], d × 3·d_h
+    std::vector<Matrix> left;     ///< per query head: R_V·W_O, d_h × d
+    std::vector<double> leftNorm; ///< ‖W_OV‖_F
+    std::vector<Matrix> right; ///< per query head: [W̃_Q·R_Kᵀ | W̃_K·R_Qᵀ | W̃_V·R_Oᵀ], d × 3·d_h
     std::vector<double> qkNorm, ovNorm;
 };
 
@@ -62,7 +62,8 @@ LayerFactors layerFactors(const training::Weights<Scalar>& w, Index layer, bool 
                 f.leftNorm[i] = f.left[i].norm();
             }
             if (right) {
-                const Matrix rq = paddedRows(triangularFactor(wq), dh), rk = paddedRows(triangularFactor(wk), dh);
+                const Matrix rq = paddedRows(triangularFactor(wq), dh),
+                             rk = paddedRows(triangularFactor(wk), dh);
                 const Matrix ro = paddedRows(triangularFactor(wo.transpose()), dh);
                 Matrix sides(a.hiddenSize, 3 * dh);
                 sides.middleCols(0, dh) = wq * rk.transpose();
@@ -99,8 +100,9 @@ std::string rangeText(Index count)
 double CompositionScores::at(CompositionKind kind, Index fromLayer, Index fromHead, Index toLayer,
                              Index toHead) const
 {
-    const std::vector<double>& scores =
-        kind == CompositionKind::Query ? query : kind == CompositionKind::Key ? key : value;
+    const std::vector<double>& scores = kind == CompositionKind::Query ? query
+                                        : kind == CompositionKind::Key ? key
+                                                                       : value;
     return scores[std::size_t(((toLayer * heads + toHead) * layers + fromLayer) * heads + fromHead)];
 }
 
@@ -143,7 +145,8 @@ CompositionScores compositionScores(const training::Weights<Scalar>& w, Index to
         if (isTarget) {
             MatrixOf<Scalar> right(a.hiddenSize, targets * 3 * dh);
             for (Index t = 0; t < targets; ++t)
-                right.middleCols(t * 3 * dh, 3 * dh) = f.right[std::size_t(firstHead + t)].template cast<Scalar>();
+                right.middleCols(t * 3 * dh, 3 * dh) =
+                    f.right[std::size_t(firstHead + t)].template cast<Scalar>();
             // Rows by whole layers, at most about 2²⁴ entries of the product at once.
             const Index rowsPerLayer = heads * dh;
             const Index chunkLayers = std::max<Index>(1, (Index(1) << 24) / (rowsPerLayer * right.cols()));
@@ -158,11 +161,14 @@ CompositionScores compositionScores(const training::Weights<Scalar>& w, Index to
                                 const std::size_t target = std::size_t(firstHead + t);
                                 const double denominator = leftNorm[std::size_t(from * heads + r)] *
                                                            (mode == 2 ? f.ovNorm[target] : f.qkNorm[target]);
-                                std::vector<double>& out =
-                                    mode == 0 ? scores.query : mode == 1 ? scores.key : scores.value;
-                                out[std::size_t(((l * heads + Index(target)) * layers) * heads + from * heads + r)] =
-                                    denominator > 0 ? blockNorm(product, r * dh, (t * 3 + mode) * dh, dh) / denominator
-                                                    : 0.0;
+                                std::vector<double>& out = mode == 0   ? scores.query
+                                                           : mode == 1 ? scores.key
+                                                                       : scores.value;
+                                out[std::size_t(((l * heads + Index(target)) * layers) * heads +
+                                                from * heads + r)] =
+                                    denominator > 0
+                                        ? blockNorm(product, r * dh, (t * 3 + mode) * dh, dh) / denominator
+                                        : 0.0;
                             }
                 });
             }

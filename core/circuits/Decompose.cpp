@@ -112,7 +112,9 @@ double engineScore(const Model& model, const DecomposeRequest& request)
 void checkRequest(const Model& model, const DecomposeRequest& request)
 {
     const ModelConfig& c = model.config();
-    const auto range = [](Index count) { return count == 1 ? std::string("0") : "0 to " + std::to_string(count - 1); };
+    const auto range = [](Index count) {
+        return count == 1 ? std::string("0") : "0 to " + std::to_string(count - 1);
+    };
     if (request.layer < 0 || request.layer >= c.layers)
         throw Error("layer " + std::to_string(request.layer) + " is out of range: the model has layers " +
                     range(c.layers));

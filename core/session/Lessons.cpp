@@ -241,10 +241,9 @@ LessonStep readStep(const Json& value, const std::vector<std::string>& views, co
 {
     if (!value.is_object())
         refuse("expected an object, found " + value.dump());
-    refuseUnknownKeys(value,
-                      {"text", "session", "edit", "view", "cell", "training", "dock", "patching", "head", "quiz"},
-                      "",
-                      refuse);
+    refuseUnknownKeys(
+        value, {"text", "session", "edit", "view", "cell", "training", "dock", "patching", "head", "quiz"},
+        "", refuse);
     LessonStep step;
     if (!value.contains("text"))
         refuse("missing \"text\"");
@@ -261,9 +260,11 @@ LessonStep readStep(const Json& value, const std::vector<std::string>& views, co
     if (value.contains("dock")) {
         const std::string dock = readText(value["dock"], "dock", refuse);
         if (dock != "training" && dock != "patching" && dock != "score_terms")
-            refuse("dock: unknown dock " + value["dock"].dump() + " (expected training, patching or score_terms)");
-        (dock == "training" ? step.showTrainingTab : dock == "patching" ? step.showPatching : step.showScoreTerms) =
-            true;
+            refuse("dock: unknown dock " + value["dock"].dump() +
+                   " (expected training, patching or score_terms)");
+        (dock == "training"   ? step.showTrainingTab
+         : dock == "patching" ? step.showPatching
+                              : step.showScoreTerms) = true;
     }
     if (value.contains("patching")) {
         step.patching = readPatching(value["patching"], refuse);
@@ -380,7 +381,7 @@ Lesson parseLesson(const std::string& file, const std::string& text, const std::
     // Whether this step meets a session the lesson loaded (not the window's own, nor a trained model's).
     bool known = false;
     bool modelOpen = false; // whether a model is open at this step (the Patching panel needs one)
-    Index headTokens = -1; // the tokens of a model's head a "head" step opened, until replaced (−1: none)
+    Index headTokens = -1;  // the tokens of a model's head a "head" step opened, until replaced (−1: none)
     const InitializerSpec init;
     for (std::size_t k = 0; k < steps.size(); ++k) {
         refuse.setStep(k);
@@ -406,19 +407,21 @@ Lesson parseLesson(const std::string& file, const std::string& text, const std::
             headTokens = -1;
         if (step.head)
             known = false, headTokens = Index(step.head->ids.size());
-        for (const auto& [key, present] :
-             {std::pair{"edit", step.edit.has_value()}, std::pair{"cell", step.cell.has_value() && headTokens < 0}})
+        for (const auto& [key, present] : {std::pair{"edit", step.edit.has_value()},
+                                           std::pair{"cell", step.cell.has_value() && headTokens < 0}})
             if (present && !known)
                 refuse(std::string(key) +
                        ": no session of known size at this step (load one with \"session\": "
                        "\"example:NAME\" first, or open a model's head with \"head\"; a trained model's size "
                        "is not known to the lesson)");
         playStep(session, step, init, refuse);
-        if (headTokens >= 0 && step.cell && (step.cell->first >= headTokens || step.cell->second >= headTokens))
+        if (headTokens >= 0 && step.cell &&
+            (step.cell->first >= headTokens || step.cell->second >= headTokens))
             refuse("cell: [" + std::to_string(step.cell->first) + ", " + std::to_string(step.cell->second) +
                    "] is outside the " + std::to_string(headTokens) + " × " + std::to_string(headTokens) +
                    " weights of the model's head, opened on " + std::to_string(headTokens) + " tokens");
-        else if (headTokens < 0 && step.cell && (step.cell->first >= session.n() || step.cell->second >= session.m()))
+        else if (headTokens < 0 && step.cell &&
+                 (step.cell->first >= session.n() || step.cell->second >= session.m()))
             refuse("cell: [" + std::to_string(step.cell->first) + ", " + std::to_string(step.cell->second) +
                    "] is outside the " + std::to_string(session.n()) + " × " + std::to_string(session.m()) +
                    " weights of this step's session");

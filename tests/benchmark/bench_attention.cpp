@@ -715,7 +715,8 @@ int main(int argc, char** argv)
         args.insert(args.begin() + 1, defaultMinTime);
     }
     const bool json = flagValue(args, "benchmark_format", "console") == "json";
-    // The model, patching and circuit benchmarks write a 500 MB checkpoint first: only when the filter names them.
+    // The model, patching and circuit benchmarks write a 500 MB checkpoint first: only when the filter names
+    // them.
     const std::string filter = flagValue(args, "benchmark_filter", "");
     const bool modelWanted = filter.find("Model") != std::string::npos ||
                              filter.find("Predict") != std::string::npos ||

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// qkv_bench's circuit benchmarks, on the GPT-2-small-shaped checkpoint of bench_model.cpp (docs/performance.md):
+// qkv_bench's circuit benchmarks, on the GPT-2-small-shaped checkpoint of bench_model.cpp
+// (docs/performance.md):
 //   BM_CompositionScores/f32/gpt2_small   the Q-, K- and V-composition scores of every pair of heads in
 //                                         different layers, from the float32 weights (read before timing).
 //                                         circuits_peers.py compares it with PyTorch doing TransformerLens's

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The QK and OV circuits, composition scores and a score's decomposition (Circuits.h, Composition.h,
 // Decompose.h) on tiny GPT-2, LLaMA (grouped-query attention, lm_head) and Qwen2 (q/k/v biases, tied)
-// checkpoints in float64, against a reference that reads the checkpoint's tensors by their Hugging Face names,
-// folds the norms, forms every d × d and V × V matrix the factored code avoids and takes its SVD and
+// checkpoints in float64, against a reference that reads the checkpoint's tensors by their Hugging Face
+// names, folds the norms, forms every d × d and V × V matrix the factored code avoids and takes its SVD and
 // eigenvalues directly: at 1e-9. A session's head: its QK table is the engine's Q·Kᵀ.
 
 #include "AttentionEngine.h"
@@ -29,8 +29,8 @@
 #include <numeric>
 
 using namespace qkv;
-using qkv::test::ReferenceModel;
 using qkv::test::matrixOf;
+using qkv::test::ReferenceModel;
 using qkv::test::Table;
 using qkv::test::Tiny;
 
@@ -58,9 +58,9 @@ struct Written {
 
 /// A head's unfolded matrices read by the checkpoint's names, as the conventions table reads them.
 struct ReferenceHead {
-    Matrix wq, wk, wv, wo;   // d × d_h, d × d_h, d × d_h, d_h × d
-    RowVector gain, shift;   // the layer's input norm (shift empty for RMSNorm)
-    RowVector bq, bk;        // empty without biases
+    Matrix wq, wk, wv, wo; // d × d_h, d × d_h, d × d_h, d_h × d
+    RowVector gain, shift; // the layer's input norm (shift empty for RMSNorm)
+    RowVector bq, bk;      // empty without biases
 };
 
 ReferenceHead referenceHead(const Written& w, int layer, int head)
@@ -96,14 +96,21 @@ ReferenceHead referenceHead(const Written& w, int layer, int head)
     return h;
 }
 
-Matrix folded(const ReferenceHead& h, const Matrix& side) { return h.gain.transpose().asDiagonal() * side; }
+Matrix folded(const ReferenceHead& h, const Matrix& side)
+{
+    return h.gain.transpose().asDiagonal() * side;
+}
 
-Matrix embedding(const Written& w) { return matrixOf(w.reference->table(w.tiny.llama ? "model.embed_tokens.weight" : "wte.weight")); }
+Matrix embedding(const Written& w)
+{
+    return matrixOf(w.reference->table(w.tiny.llama ? "model.embed_tokens.weight" : "wte.weight"));
+}
 
 /// W̃_U: d × V.
 Matrix foldedUnembedding(const Written& w)
 {
-    return rowOf(w.reference->finalGain()).transpose().asDiagonal() * matrixOf(w.reference->unembedding()).transpose();
+    return rowOf(w.reference->finalGain()).transpose().asDiagonal() *
+           matrixOf(w.reference->unembedding()).transpose();
 }
 
 Matrix dense(const ReferenceHead& h, bool qk)
@@ -141,7 +148,8 @@ void compareEigenvalues(const Eigenvalues& actual, const Eigenvalues& expected, 
                 used[i] = true;
                 found = true;
             }
-        QVERIFY2(found, qPrintable(QStringLiteral("eigenvalue %1 + %2i has no match").arg(e.real()).arg(e.imag())));
+        QVERIFY2(found,
+                 qPrintable(QStringLiteral("eigenvalue %1 + %2i has no match").arg(e.real()).arg(e.imag())));
     }
     for (std::size_t i = 1; i < actual.size(); ++i) // listed by modulus, descending
         QVERIFY(std::abs(actual[i]) <= std::abs(actual[i - 1]) + 1e-12);
@@ -152,7 +160,10 @@ void compareValues(const std::vector<double>& actual, const std::vector<double>&
     QCOMPARE(actual.size(), expected.size());
     for (std::size_t i = 0; i < actual.size(); ++i)
         QVERIFY2(std::abs(actual[i] - expected[i]) <= tolerance * std::max(1.0, std::abs(expected[i])),
-                 qPrintable(QStringLiteral("%1: %2 against %3").arg(i).arg(actual[i], 0, 'g', 17).arg(expected[i], 0, 'g', 17)));
+                 qPrintable(QStringLiteral("%1: %2 against %3")
+                                .arg(i)
+                                .arg(actual[i], 0, 'g', 17)
+                                .arg(expected[i], 0, 'g', 17)));
 }
 
 /// Entry by entry within `tolerance` of the larger of 1 and b's largest entry.
@@ -209,7 +220,8 @@ private slots:
                 Matrix rows(Index(ids.size()), w.tiny.d);
                 for (std::size_t i = 0; i < ids.size(); ++i)
                     rows.row(Index(i)) = embed.row(Index(ids[i]));
-                QVERIFY(closeMatrices(circuits.tokenQk(layer, head, ids), rows * qk * rows.transpose(), 1e-9));
+                QVERIFY(
+                    closeMatrices(circuits.tokenQk(layer, head, ids), rows * qk * rows.transpose(), 1e-9));
                 const auto tops = circuits.ovTop(layer, head, ids, 5);
                 const Matrix written = rows * ov * unembed;
                 for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -248,7 +260,8 @@ private slots:
                         const bool earlier = l1 < l2;
                         const Matrix ov = dense(referenceHead(w, l1, h1), false);
                         const double q = earlier ? compositionReference(ov, dense(later, true)) : 0.0;
-                        const double k = earlier ? compositionReference(ov, dense(later, true).transpose()) : 0.0;
+                        const double k =
+                            earlier ? compositionReference(ov, dense(later, true).transpose()) : 0.0;
                         const double v = earlier ? compositionReference(ov, dense(later, false)) : 0.0;
                         for (const CompositionScores* scores : {&all, &one}) {
                             compareValues({scores->at(CompositionKind::Query, l1, h1, l2, h2)}, {q}, 1e-9);
@@ -285,10 +298,12 @@ private slots:
                     for (int l = 0; l < layer; ++l) {
                         const Matrix wo = matrixOf(w.reference->outputProjection(l));
                         for (int h = 0; h < t.heads; ++h)
-                            rows.push_back(rowOf(run.z[std::size_t(l)][std::size_t(h)][std::size_t(position)]) *
-                                           wo.middleRows(h * dh, dh));
+                            rows.push_back(
+                                rowOf(run.z[std::size_t(l)][std::size_t(h)][std::size_t(position)]) *
+                                wo.middleRows(h * dh, dh));
                         if (!t.llama)
-                            rows.push_back(rowOf(w.reference->vec("h." + std::to_string(l) + ".attn.c_proj.bias")));
+                            rows.push_back(
+                                rowOf(w.reference->vec("h." + std::to_string(l) + ".attn.c_proj.bias")));
                         rows.push_back(rowOf(run.mlpOut[std::size_t(l)][std::size_t(position)]));
                     }
                     RowVector sum = RowVector::Zero(t.d);
@@ -305,7 +320,8 @@ private slots:
                     const double divisor = std::sqrt((stream.array() - mean).square().mean() + t.epsilon);
                     Matrix out(Index(rows.size()) + 1, dh);
                     for (std::size_t c = 0; c < rows.size(); ++c) {
-                        const RowVector centred = t.llama ? rows[c] : RowVector(rows[c].array() - rows[c].mean());
+                        const RowVector centred =
+                            t.llama ? rows[c] : RowVector(rows[c].array() - rows[c].mean());
                         out.row(Index(c)) = (centred / divisor).cwiseProduct(h.gain) * weight;
                     }
                     out.row(Index(rows.size())).setZero();
@@ -323,7 +339,8 @@ private slots:
                         }
                     return out;
                 };
-                const Matrix terms = parts(query, h.wq, h.bq) * parts(key, h.wk, h.bk).transpose() / std::sqrt(double(dh));
+                const Matrix terms =
+                    parts(query, h.wq, h.bq) * parts(key, h.wk, h.bk).transpose() / std::sqrt(double(dh));
                 QVERIFY(streamMismatch <= 1e-12);
                 QCOMPARE(d.terms.rows(), terms.rows());
                 QCOMPARE(Index(d.components.size()), terms.rows());
@@ -341,8 +358,8 @@ private slots:
     {
         const Written w(QStringLiteral("gpt2"), 34);
         const ScoreDecomposition d = decomposeScore(*w.model, {2, 1, ids, 4, 1});
-        const std::vector<std::string> expected{"embed", "pos",     "L0H0", "L0H1", "L0.b_O", "L0.mlp",
-                                                "L1H0",  "L1H1",    "L1.b_O", "L1.mlp", "bias"};
+        const std::vector<std::string> expected{"embed", "pos",  "L0H0",   "L0H1",   "L0.b_O", "L0.mlp",
+                                                "L1H0",  "L1H1", "L1.b_O", "L1.mlp", "bias"};
         QCOMPARE(d.components, expected);
         const Written llama(QStringLiteral("llama"), 35);
         QCOMPARE(decomposeScore(*llama.model, {1, 3, ids, 4, 1}).components,
@@ -362,13 +379,22 @@ private slots:
             }
             QFAIL("not refused");
         };
-        refused([&] { circuits.head(3, 0); }, QStringLiteral("layer 3 is out of range: the model has layers 0 to 2"));
-        refused([&] { circuits.head(0, 4); }, QStringLiteral("head 4 is out of range: the model has heads 0 to 3"));
-        refused([&] { circuits.tokenQk(0, 0, {1, 40}); }, QStringLiteral("token 1 (id 40) is outside the vocabulary"));
+        refused([&] { circuits.head(3, 0); },
+                QStringLiteral("layer 3 is out of range: the model has layers 0 to 2"));
+        refused([&] { circuits.head(0, 4); },
+                QStringLiteral("head 4 is out of range: the model has heads 0 to 3"));
+        refused(
+            [&] {
+                circuits.tokenQk(0, 0, {1, 40});
+            },
+            QStringLiteral("token 1 (id 40) is outside the vocabulary"));
         refused([&] { qkv::compositionScores(*training::sharedWeights<double>(*w.model), 5); },
                 QStringLiteral("layer 5 is out of range"));
-        refused([&] { decomposeScore(*w.model, {0, 0, ids, 9, 0}); },
-                QStringLiteral("the query position 9 is out of range: the text has positions 0 to 8"));
+        refused(
+            [&] {
+                decomposeScore(*w.model, {0, 0, ids, 9, 0});
+            },
+            QStringLiteral("the query position 9 is out of range: the text has positions 0 to 8"));
         refused([&] { decomposeScore(*w.model, {0, 0, {}, 0, 0}); }, QStringLiteral("no tokens"));
         bool stopped = false;
         try {
@@ -389,8 +415,8 @@ private slots:
         const CircuitSpectra spectra = circuitSpectra(factors);
         const Matrix qk = factors.query * factors.key.transpose();
         QVERIFY(closeMatrices(session.X * qk * session.X.transpose(), result.heads[0].scores, 1e-12));
-        compareValues(spectra.qk.singularValues,
-                      singularValues(qk, std::min(session.dModel(), session.dK())), 1e-12);
+        compareValues(spectra.qk.singularValues, singularValues(qk, std::min(session.dModel(), session.dK())),
+                      1e-12);
         QCOMPARE(bool(spectra.ov), session.W_O.has_value());
     }
 };

@@ -28,9 +28,9 @@
 using namespace qkv;
 using namespace qkv::training;
 using namespace qkv::transformer;
+using qkv::test::matrixOf;
 using qkv::test::ReferenceModel;
 using qkv::test::ReferenceRun;
-using qkv::test::matrixOf;
 using qkv::test::Table;
 using qkv::test::Tiny;
 

@@ -201,10 +201,9 @@ void TestLessonFiles::refused_data()
                "c.lesson.json: step 2: training: unknown action \"stop\" (expected start or open)");
     QTest::newRow("training not text") << lesson(QStringLiteral(R"({"text": "b", "training": 1})"))
                                        << QStringLiteral("c.lesson.json: step 2: training: expected text");
-    QTest::newRow("unknown dock")
-        << lesson(QStringLiteral(R"({"text": "b", "dock": "model"})"))
-        << QStringLiteral(
-               "c.lesson.json: step 2: dock: unknown dock \"model\" (expected training, patching or score_terms)");
+    QTest::newRow("unknown dock") << lesson(QStringLiteral(R"({"text": "b", "dock": "model"})"))
+                                  << QStringLiteral("c.lesson.json: step 2: dock: unknown dock \"model\" "
+                                                    "(expected training, patching or score_terms)");
     QTest::newRow("training step with an unknown view")
         << lesson(QStringLiteral(R"({"text": "b", "training": "open", "view": "nope"})"))
         << QStringLiteral("c.lesson.json: step 2: view: unknown view \"nope\"");
@@ -228,7 +227,8 @@ void TestLessonFiles::refused_data()
         return lesson(QStringLiteral(R"({"text": "b", "training": "open", "view": "model"}, )") + step);
     };
     QTest::newRow("head before a model is open")
-        << lesson(QStringLiteral(R"({"text": "b", "head": {"layer": 1, "head": 0, "ids": [1, 2]}, "view": "model"})"))
+        << lesson(QStringLiteral(
+               R"({"text": "b", "head": {"layer": 1, "head": 0, "ids": [1, 2]}, "view": "model"})"))
         << QStringLiteral("c.lesson.json: step 2: head: needs a model");
     QTest::newRow("head without ids")
         << head(QStringLiteral(R"({"text": "c", "head": {"layer": 1, "head": 0}, "view": "model"})"))
@@ -238,8 +238,9 @@ void TestLessonFiles::refused_data()
                                R"("view": "model"})"))
         << QStringLiteral("c.lesson.json: step 3: head: unknown key \"tokens\"");
     QTest::newRow("head and an edit in one step")
-        << head(QStringLiteral(R"({"text": "c", "head": {"layer": 1, "head": 0, "ids": [1]}, "view": "model", )"
-                               R"("edit": {"temperature": 2}})"))
+        << head(QStringLiteral(
+               R"({"text": "c", "head": {"layer": 1, "head": 0, "ids": [1]}, "view": "model", )"
+               R"("edit": {"temperature": 2}})"))
         << QStringLiteral("c.lesson.json: step 3: head: replaces the session");
     QTest::newRow("cell outside the head's tokens")
         << head(QStringLiteral(R"({"text": "c", "head": {"layer": 1, "head": 0, "ids": [1, 2, 3]}, )"

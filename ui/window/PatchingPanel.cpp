@@ -466,7 +466,8 @@ void PatchingPanel::setMetrics(std::optional<double> clean, std::optional<double
         cleanText = QString::number(*clean, 'g', 12);
         corruptText = QString::number(*corrupt, 'g', 12);
     }
-    m_metrics->setText(clean || corrupt ? tr("m_clean %1, m_corrupt %2").arg(cleanText, corruptText) : QString());
+    m_metrics->setText(clean || corrupt ? tr("m_clean %1, m_corrupt %2").arg(cleanText, corruptText)
+                                        : QString());
 }
 
 void PatchingPanel::showMessage(const QString& message, bool problem)

@@ -32,7 +32,8 @@ QAction* setUpProgressControls(const QString& prefix, QLabel* status, QProgressB
 void reserveProgressText(QProgressBar* progress, int largest)
 {
     QString widest = progress->format();
-    widest.replace(QLatin1String("%v"), QString::number(largest)).replace(QLatin1String("%m"), QString::number(largest));
+    widest.replace(QLatin1String("%v"), QString::number(largest))
+        .replace(QLatin1String("%m"), QString::number(largest));
     progress->setMinimumWidth(
         std::min(progress->fontMetrics().horizontalAdvance(widest) + 24, progress->maximumWidth()));
 }

@@ -115,9 +115,10 @@ void TestWorkspaces::switchingShowsTheWorkspacesDocks()
     const auto expected = [](Workspace workspace) {
         const QString names =
             workspace == Workspace::Head
-                ? QStringLiteral("dockCircuits dockContext dockControls dockEmbeddings dockExperiments "
-                                 "dockHeads dockMask dockMath dockNormalizers dockQueryKeySpace dockScoreTerms "
-                                 "dockShape dockThreeSpaces dockValueSpace dockWeights")
+                ? QStringLiteral(
+                      "dockCircuits dockContext dockControls dockEmbeddings dockExperiments "
+                      "dockHeads dockMask dockMath dockNormalizers dockQueryKeySpace dockScoreTerms "
+                      "dockShape dockThreeSpaces dockValueSpace dockWeights")
             : workspace == Workspace::Model
                 ? QStringLiteral("dockHeadScores dockLogitLens dockModel dockPatching dockPrediction")
                 : QStringLiteral("dockTraining");
