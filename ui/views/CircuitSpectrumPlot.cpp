@@ -17,12 +17,6 @@ namespace qkv::ui {
 
 namespace {
 
-QFont pointSized(QFont font, double points)
-{
-    font.setPointSizeF(points);
-    return font;
-}
-
 QCPGraph* newSeries(QCustomPlot* plot, const QString& name, const QColor& color,
                     QCPScatterStyle::ScatterShape shape)
 {
@@ -60,11 +54,7 @@ CircuitSpectrumPlot::CircuitSpectrumPlot(QWidget* parent) : QWidget(parent), m_p
     layout->addWidget(m_plot);
     m_title = setUpPlot(m_plot, QSize(160, 110));
     m_title->setText(tr("Singular values"));
-    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
-        axis->setLabelFont(pointSized(m_plot->font(), 8.0));
-        axis->setTickLabelFont(pointSized(m_plot->font(), 8.0));
-        axis->setLabelPadding(2);
-    }
+    useSmallAxisLabels(m_plot, 8.0);
     m_plot->xAxis->setLabel(tr("rank"));
     // Ranks are whole numbers: ticks at 1, 2, … or at multiples of them when there are many.
     auto ranks = QSharedPointer<QCPAxisTickerFixed>::create();
@@ -73,20 +63,7 @@ CircuitSpectrumPlot::CircuitSpectrumPlot(QWidget* parent) : QWidget(parent), m_p
     m_plot->xAxis->setTicker(ranks);
     m_qk = newSeries(m_plot, tr("W_QK"), seriesColor(0), QCPScatterStyle::ssDisc);
     m_ov = newSeries(m_plot, tr("W_OV"), seriesColor(1), QCPScatterStyle::ssSquare);
-    // The legend in a row under the axes, where it hides no point.
-    auto* legendRow = new QCPLayoutGrid;
-    m_plot->plotLayout()->addElement(2, 0, legendRow);
-    m_plot->plotLayout()->setRowStretchFactor(2, 0.001);
-    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
-    legendRow->addElement(0, 0, new QCPLayoutElement(m_plot));
-    legendRow->addElement(0, 1, m_plot->legend);
-    legendRow->addElement(0, 2, new QCPLayoutElement(m_plot));
-    legendRow->setColumnStretchFactors({1.0, 0.001, 1.0});
-    m_plot->legend->setFont(pointSized(m_plot->font(), 7.0));
-    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    m_plot->legend->setBorderPen(Qt::NoPen);
-    m_plot->legend->setMargins(QMargins(2, 0, 2, 0));
-    m_plot->legend->setVisible(true);
+    putLegendBelowAxes(m_plot);
     replot();
 }
 

@@ -17,12 +17,6 @@ namespace qkv::ui {
 
 namespace {
 
-QFont pointSized(QFont font, double points)
-{
-    font.setPointSizeF(points);
-    return font;
-}
-
 QCPGraph* newPoints(QCustomPlot* plot, const QString& name, const QColor& color,
                     QCPScatterStyle::ScatterShape shape)
 {
@@ -60,12 +54,9 @@ EigenvaluePlot::EigenvaluePlot(QWidget* parent) : QWidget(parent), m_plot(new QC
     layout->addWidget(m_plot);
     m_title = setUpPlot(m_plot, QSize(140, 100));
     m_title->setText(tr("Eigenvalues"));
-    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
-        axis->setLabelFont(pointSized(m_plot->font(), 8.0));
-        axis->setTickLabelFont(pointSized(m_plot->font(), 8.0));
-        axis->setLabelPadding(2);
+    useSmallAxisLabels(m_plot, 8.0);
+    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis})
         axis->ticker()->setTickCount(4);
-    }
     m_plot->xAxis->setLabel(tr("Re λ"));
     m_plot->yAxis->setLabel(tr("Im λ"));
     m_circle = new QCPCurve(m_plot->xAxis, m_plot->yAxis);

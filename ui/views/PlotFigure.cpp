@@ -260,6 +260,38 @@ QCPTextElement* setUpPlot(QCustomPlot* plot, const QSize& minimumSize)
     return title;
 }
 
+QFont pointSized(QFont font, double points)
+{
+    font.setPointSizeF(points);
+    return font;
+}
+
+void useSmallAxisLabels(QCustomPlot* plot, double points)
+{
+    for (QCPAxis* axis : {plot->xAxis, plot->yAxis}) {
+        axis->setLabelFont(pointSized(plot->font(), points));
+        axis->setTickLabelFont(pointSized(plot->font(), points));
+        axis->setLabelPadding(2);
+    }
+}
+
+void putLegendBelowAxes(QCustomPlot* plot)
+{
+    auto* legendRow = new QCPLayoutGrid;
+    plot->plotLayout()->addElement(2, 0, legendRow);
+    plot->plotLayout()->setRowStretchFactor(2, 0.001);
+    plot->axisRect()->insetLayout()->take(plot->legend);
+    legendRow->addElement(0, 0, new QCPLayoutElement(plot));
+    legendRow->addElement(0, 1, plot->legend);
+    legendRow->addElement(0, 2, new QCPLayoutElement(plot));
+    legendRow->setColumnStretchFactors({1.0, 0.001, 1.0});
+    plot->legend->setFont(pointSized(plot->font(), 7.0));
+    plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    plot->legend->setBorderPen(Qt::NoPen);
+    plot->legend->setMargins(QMargins(2, 0, 2, 0));
+    plot->legend->setVisible(true);
+}
+
 QString plotLibraryVersion()
 {
     return QStringLiteral("QCustomPlot ") + QLatin1String(QCUSTOMPLOT_VERSION_STR);

@@ -3,6 +3,7 @@
 // The one place a QCustomPlot becomes a figure: every plot-based view's renderFigure() ends here.
 
 #include <QColor>
+#include <QFont>
 #include <QSize>
 #include <QString>
 
@@ -34,6 +35,15 @@ bool beginFigure(QPainter& painter, QPaintDevice* device, const QSize& size);
 /// repaint with the rest of the window (not at once), and a bold
 /// title row above the axes. Returns the title element.
 QCPTextElement* setUpPlot(QCustomPlot* plot, const QSize& minimumSize);
+
+/// `font` at `points` points.
+QFont pointSized(QFont font, double points);
+/// Axis and tick labels at `points` points, close to their axes: the low plots' labels.
+void useSmallAxisLabels(QCustomPlot* plot, double points);
+/// The legend in a row of its own under the axes, where it hides no point: centred between two empty cells
+/// (alone in the row it would spread its entries over the plot's width), its entries side by side, small and
+/// without a border.
+void putLegendBelowAxes(QCustomPlot* plot);
 
 /// The colours and text size of the plots' frame: background, axes, tick labels, titles and legends (the
 /// data's own colours are the views' business).

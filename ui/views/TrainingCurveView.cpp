@@ -21,12 +21,6 @@ constexpr double axisPoints = 8.0; // the tick and axis labels: small, the plots
 constexpr double legendPoints = 7.0;
 constexpr int maximumLegendItems = 8; // more lines than this: a legend would hide them
 
-QFont pointSized(QFont font, double points)
-{
-    font.setPointSizeF(points);
-    return font;
-}
-
 /// The ticks made of `mantissas` × 10^e for every e divisible by `stride`, inside [lower, upper].
 QVector<double> ticksOf(std::initializer_list<int> mantissas, int stride, double lower, double upper)
 {
@@ -75,11 +69,7 @@ TrainingCurveView::TrainingCurveView(const QString& name, const CurveAxes& axes,
     layout->addWidget(m_plot);
     m_title = setUpPlot(m_plot, QSize(160, 80));
     m_title->setText(axes.title);
-    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
-        axis->setLabelFont(pointSized(m_plot->font(), axisPoints));
-        axis->setTickLabelFont(pointSized(m_plot->font(), axisPoints));
-        axis->setLabelPadding(2);
-    }
+    useSmallAxisLabels(m_plot, axisPoints);
     m_plot->xAxis->setLabel(axes.xLabel);
     m_plot->yAxis->setLabel(axes.yLabel);
     if (axes.logarithmic) {

@@ -17,12 +17,6 @@ namespace qkv::ui {
 
 namespace {
 
-QFont pointSized(QFont font, double points)
-{
-    font.setPointSizeF(points);
-    return font;
-}
-
 QCPBars* newBars(QCustomPlot* plot, const QString& name, const QColor& color)
 {
     auto* bars = new QCPBars(plot->xAxis, plot->yAxis);
@@ -43,30 +37,12 @@ TrainingProbeView::TrainingProbeView(QWidget* parent) : QWidget(parent), m_plot(
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
     m_title = setUpPlot(m_plot, QSize(160, 80));
-    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
-        axis->setLabelFont(pointSized(m_plot->font(), 8.0));
-        axis->setTickLabelFont(pointSized(m_plot->font(), 8.0));
-        axis->setLabelPadding(2);
-    }
+    useSmallAxisLabels(m_plot, 8.0);
     m_plot->xAxis->setLabel(tr("position"));
     m_plot->yAxis->setLabel(tr("loss"));
     m_other = newBars(m_plot, tr("other"), neutralSeriesColor());
     m_scored = newBars(m_plot, tr("scored"), seriesColor(1));
-    // The legend in a row under the bars, where it hides none of them, centred between two empty cells
-    // (alone in the row it would spread its two entries over the plot's width).
-    auto* legendRow = new QCPLayoutGrid;
-    m_plot->plotLayout()->addElement(2, 0, legendRow);
-    m_plot->plotLayout()->setRowStretchFactor(2, 0.001);
-    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
-    legendRow->addElement(0, 0, new QCPLayoutElement(m_plot));
-    legendRow->addElement(0, 1, m_plot->legend);
-    legendRow->addElement(0, 2, new QCPLayoutElement(m_plot));
-    legendRow->setColumnStretchFactors({1.0, 0.001, 1.0});
-    m_plot->legend->setFont(pointSized(m_plot->font(), 7.0));
-    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    m_plot->legend->setBorderPen(Qt::NoPen);
-    m_plot->legend->setMargins(QMargins(2, 0, 2, 0));
-    m_plot->legend->setVisible(true);
+    putLegendBelowAxes(m_plot);
     clear(QString());
 }
 
