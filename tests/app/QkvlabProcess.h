@@ -74,6 +74,17 @@ inline QkvlabRun runQkvlabWith(const QProcessEnvironment& environment, const QSt
     return run;
 }
 
+/// The JSON keys appear in this order in a command's printed text, from `from` on.
+inline bool keysInOrder(const QByteArray& text, const QStringList& keys, qsizetype from = 0)
+{
+    for (const QString& key : keys) {
+        from = text.indexOf(QByteArray("\"") + key.toUtf8() + "\":", from);
+        if (from < 0)
+            return false;
+    }
+    return true;
+}
+
 /// Token ids as a command line writes them: "5,17,3".
 inline QString idList(const std::vector<std::int64_t>& ids)
 {

@@ -38,6 +38,7 @@ constexpr int timeoutMs = 120000;
 // The command and this test run the same code on the same weights; the JSON's numbers round-trip.
 constexpr double tolerance = 1e-12;
 using qkv::test::idList;
+using qkv::test::keysInOrder;
 using Run = qkv::test::QkvlabRun;
 
 const std::vector<std::int64_t> ids{5, 17, 3, 3, 39, 0};
@@ -53,17 +54,6 @@ Tiny shape(const QString& family)
     Tiny tiny = qkv::test::tinyOfFamily(family, "F64", 2);
     tiny.layers = 2;
     return tiny;
-}
-
-/// The keys of an object appear in this order in the printed text, from `from` on.
-bool keysInOrder(const QByteArray& text, const QStringList& keys, qsizetype from = 0)
-{
-    for (const QString& key : keys) {
-        from = text.indexOf(QByteArray("\"") + key.toUtf8() + "\":", from);
-        if (from < 0)
-            return false;
-    }
-    return true;
 }
 
 QStringList keysOf(const QJsonObject& object)

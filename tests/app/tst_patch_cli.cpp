@@ -38,6 +38,7 @@ namespace {
 
 constexpr int timeoutMs = 120000;
 using qkv::test::idList;
+using qkv::test::keysInOrder;
 using Run = qkv::test::QkvlabRun;
 
 const std::vector<std::int64_t> cleanIds{5, 17, 3, 8, 22, 9};
@@ -72,18 +73,6 @@ QStringList patchArguments(const QString& folder, const QString& site, const QSt
 QJsonObject parsed(const Run& run)
 {
     return QJsonDocument::fromJson(run.out).object();
-}
-
-/// The keys of the top-level object appear in this order in the printed text.
-bool keysInOrder(const QByteArray& text, const QStringList& keys)
-{
-    qsizetype at = 0;
-    for (const QString& key : keys) {
-        at = text.indexOf(QByteArray("\"") + key.toUtf8() + "\":", at);
-        if (at < 0)
-            return false;
-    }
-    return true;
 }
 
 QStringList strings(const QJsonValue& value)
